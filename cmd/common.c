@@ -1,0 +1,214 @@
+/* common.c: messages, escaping and option helpers shared by commands. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <errno.h>
+
+#include "cmd.h"
+
+void
+msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("redlock: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+usage_error(const struct cmd *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("redlock: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (c != NULL)
+		fprintf(stderr, "; usage: redlock %s (see redlock %s --help)\n",
+		    c->usage, c->name);
+	else
+		fputs("; see redlock --help\n", stderr);
+	return EXIT_USAGE;
+}
+
+int
+print_help(const struct cmd *c)
+{
+	printf("usage: redlock [GLOBAL OPTIONS] %s\n\n%s", c->usage, c->help);
+	return flush_stdout();
+}
+
+const char *
+esc(const char *s)
+{
+	static char bufs[4][1024];
+	static int next;
+	char *b = bufs[next++ % 4], *o = b;
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (s == NULL)
+		return "-";
+	for (; *p != '\0' && o < b + sizeof(bufs[0]) - 8; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			o += sprintf(o, "\\x%02x", *p);
+		else if (*p == '\\')
+			o += sprintf(o, "\\\\");
+		else
+			*o++ = (char)*p;
+	}
+	if (*p != '\0')
+		o += sprintf(o, "...");
+	*o = '\0';
+	return b;
+}
+
+/* Length of the valid UTF-8 sequence at P, or 0. */
+static size_t
+utf8_len(const unsigned char *p)
+{
+	size_t n, i;
+	unsigned int cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
+	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+void
+json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	if (s == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	while (*p != '\0') {
+		if (*p == '"' || *p == '\\') {
+			fputc('\\', f);
+			fputc(*p++, f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else if ((n = utf8_len(p)) == 0) {
+			fputs("\\ufffd", f);
+			p++;
+		} else {
+			fwrite(p, 1, n, f);
+			p += n;
+		}
+	}
+	fputc('"', f);
+}
+
+int
+fail(rl_client *c, enum rl_err e, const char *name)
+{
+	switch (e) {
+	case RL_OK:
+		return 0;
+	case RL_EWRONGTYPE:
+		msg("%s is not a lock: %s; nothing was changed, choose another "
+		    "name", esc(name), esc(rl_errstr(c)));
+		return EXIT_WRONGTYPE;
+	case RL_ECONNECT:
+		msg("%s; check --url and that the server is up",
+		    esc(rl_errstr(c)));
+		return EXIT_UNAVAILABLE;
+	case RL_EAUTH:
+		msg("%s", esc(rl_errstr(c)));
+		return EXIT_UNAVAILABLE;
+	case RL_EUSAGE:
+		msg("%s", esc(rl_errstr(c)));
+		return EXIT_USAGE;
+	case RL_ENOMEM:
+		msg("out of memory");
+		return EXIT_SOFTWARE;
+	case RL_EINTR:
+	case RL_EPROTO:
+	default:
+		msg("%s; please report this", esc(rl_errstr(c)));
+		return EXIT_SOFTWARE;
+	}
+}
+
+rl_client *
+client_open(const struct globals *g, int *status)
+{
+	rl_client *c = rl_client_new(&g->url, g->connect_timeout_ms,
+	    g->timeout_ms);
+	enum rl_err e;
+
+	if (c == NULL) {
+		msg("out of memory");
+		*status = EXIT_SOFTWARE;
+		return NULL;
+	}
+	if ((e = rl_connect(c)) != RL_OK) {
+		*status = fail(c, e, "");
+		rl_client_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+int
+parse_duration(const struct cmd *c, const char *opt, const char *arg,
+    int64_t *ms)
+{
+	if (rl_duration_parse(arg, ms) < 0) {
+		usage_error(c, "%s: bad duration '%s': use 250ms, 30s, 5m, 2h "
+		    "or seconds", opt, esc(arg));
+		return -1;
+	}
+	return 0;
+}
+
+void
+format_time(int64_t epoch_ms, char *buf, size_t len)
+{
+	time_t t = (time_t)(epoch_ms / 1000);
+	struct tm tm;
+	char s[32];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03dZ", s, (int)(epoch_ms % 1000));
+}
+
+int
+flush_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		msg("cannot write to standard output: %s", strerror(errno));
+		return EXIT_SOFTWARE;
+	}
+	return 0;
+}

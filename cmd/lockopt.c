@@ -1,0 +1,194 @@
+/* lockopt.c: the options and the acquisition that lock and exec share. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+#define DEFAULT_TTL_MS 30000
+#define OWNER_MAX_LEN 256
+
+void
+lockopts_init(struct lockopts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->wait_ms = -1;
+	o->ttl_ms = DEFAULT_TTL_MS;
+	o->conflict = EXIT_BUSY;
+}
+
+int
+lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	char *end;
+	long v;
+
+	switch (ch) {
+	case 'w':
+		return parse_duration(c, "--wait", arg, &o->wait_ms) < 0 ? -1 : 1;
+	case 'n':
+		o->wait_ms = 0;
+		return 1;
+	case 't':
+		if (parse_duration(c, "--ttl", arg, &o->ttl_ms) < 0)
+			return -1;
+		if (o->ttl_ms < 10) {
+			usage_error(c, "--ttl must be at least 10ms");
+			return -1;
+		}
+		return 1;
+	case 'E':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno != 0 || end == arg || *end != '\0' || v < 0 ||
+		    v > 255) {
+			usage_error(c, "--conflict-exit-code: '%s' is not a "
+			    "number from 0 to 255", esc(arg));
+			return -1;
+		}
+		o->conflict = (int)v;
+		return 1;
+	case 'O':
+		if (arg[0] == '\0' || strlen(arg) > OWNER_MAX_LEN) {
+			usage_error(c, "--owner: the token must be 1 to %d bytes",
+			    OWNER_MAX_LEN);
+			return -1;
+		}
+		o->owner = arg;
+		return 1;
+	case 'q':
+		o->quiet = 1;
+		return 1;
+	case 'v':
+		o->verbose = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int
+lockopts_finish(const struct cmd *c, struct lockopts *o)
+{
+	const char *env = getenv("REDLOCK_OWNER");
+
+	if (o->owner != NULL)
+		return 0;
+	if (env != NULL && env[0] != '\0') {
+		if (strlen(env) > OWNER_MAX_LEN) {
+			usage_error(c, "REDLOCK_OWNER is longer than %d bytes",
+			    OWNER_MAX_LEN);
+			return -1;
+		}
+		o->owner = env;
+		return 0;
+	}
+	if (rl_owner_new(o->owner_buf, sizeof(o->owner_buf)) < 0) {
+		msg("cannot make an owner token: getrandom: %s",
+		    strerror(errno));
+		return -1;
+	}
+	o->owner = o->owner_buf;
+	return 0;
+}
+
+void
+event(const struct lockopts *o, const char *fmt, ...)
+{
+	struct timeval tv;
+	char when[40];
+	va_list ap;
+
+	if (!o->verbose)
+		return;
+	gettimeofday(&tv, NULL);
+	format_time((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000, when,
+	    sizeof(when));
+	fprintf(stderr, "redlock: %s ", when);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *
+self_host(void)
+{
+	static char host[256];
+
+	if (host[0] == '\0' && gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "unknown");
+	return host;
+}
+
+const char *
+self_user(void)
+{
+	static char user[64];
+	struct passwd *pw;
+
+	if (user[0] != '\0')
+		return user;
+	if ((pw = getpwuid(geteuid())) != NULL)
+		snprintf(user, sizeof(user), "%s", pw->pw_name);
+	else
+		snprintf(user, sizeof(user), "%ld", (long)geteuid());
+	return user;
+}
+
+/* "held by web1 pid 4242 (pg_dump) for 1m12s, lease 17.9s left" */
+static void
+describe(const struct rl_attempt *a, char *buf, size_t len)
+{
+	char held[32], lease[32];
+
+	rl_duration_format(a->held_ms, held, sizeof(held));
+	rl_duration_format(a->pttl, lease, sizeof(lease));
+	if (a->host != NULL)
+		snprintf(buf, len, "held by %s pid %ld (%s) for %s, lease %s "
+		    "left", esc(a->host), a->pid, esc(a->cmd), held, lease);
+	else
+		snprintf(buf, len, "held by owner %s, lease %s left",
+		    esc(a->owner), lease);
+}
+
+int
+lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
+    const struct rl_meta *meta, struct rl_attempt *a)
+{
+	int64_t start = rl_now_ms();
+	char who[1024], waited[32];
+	enum rl_err e;
+
+	e = rl_acquire(rc, name, o->owner, o->ttl_ms, o->wait_ms, meta, NULL,
+	    NULL, a);
+	if (e != RL_OK)
+		return fail(rc, e, name);
+	if (a->acquired) {
+		if (a->holds > 1)
+			event(o, "re-entered %s (holds %lld, fence %lld)",
+			    esc(name), (long long)a->holds,
+			    (long long)a->fence);
+		else
+			event(o, "acquired %s (fence %lld, lease %lldms)",
+			    esc(name), (long long)a->fence,
+			    (long long)o->ttl_ms);
+		return 0;
+	}
+	if (!o->quiet) {
+		describe(a, who, sizeof(who));
+		rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
+		if (o->wait_ms == 0)
+			msg("%s is busy: %s; wait for it with -w DURATION",
+			    esc(name), who);
+		else
+			msg("gave up on %s after waiting %s: %s; wait longer "
+			    "with -w", esc(name), waited, who);
+	}
+	return o->conflict;
+}

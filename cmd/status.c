@@ -1,0 +1,221 @@
+/* status.c: who holds a lock, for how long, and how many wait for it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static int run(struct globals *, int, char **);
+
+const struct cmd cmd_status = {
+	"status", "status [--json] [NAME]",
+	"Show who holds NAME (exit 0) or that it is free (exit 1). Without NAME,\n"
+	"list every lock held with redlock's metadata (exit 0 if any).\n\n"
+	"      --json              one JSON object (an array without NAME)\n"
+	"  -h, --help              show this help\n",
+	run
+};
+
+struct listing {
+	rl_client *rc;
+	int json;
+	int count;
+	enum rl_err err;
+	const char *errname;
+	char *errname_buf;
+};
+
+static void
+json_num(const char *key, int64_t v, int known)
+{
+	printf(",\"%s\":", key);
+	if (known)
+		printf("%lld", (long long)v);
+	else
+		fputs("null", stdout);
+}
+
+static void
+print_json(const char *name, const struct rl_status *st)
+{
+	fputs("{\"name\":", stdout);
+	json_str(stdout, name);
+	printf(",\"held\":%s", st->held ? "true" : "false");
+	if (st->held) {
+		fputs(",\"mode\":\"exclusive\",\"owner\":", stdout);
+		json_str(stdout, st->owner);
+		fputs(",\"host\":", stdout);
+		json_str(stdout, st->host);
+		json_num("pid", st->pid, st->pid > 0);
+		fputs(",\"user\":", stdout);
+		json_str(stdout, st->user);
+		fputs(",\"cmd\":", stdout);
+		json_str(stdout, st->cmd);
+		json_num("since_ms", st->since_ms, st->since_ms >= 0);
+		json_num("held_ms", st->held_ms, st->held_ms >= 0);
+		json_num("holds", st->holds, 1);
+		json_num("lease_ms", st->pttl, st->pttl >= 0);
+		json_num("fence", st->fence, st->fence >= 0);
+	}
+	json_num("waiting", st->waiting, 1);
+	fputs("}", stdout);
+}
+
+static void
+print_long(const char *name, const struct rl_status *st)
+{
+	char t[48], d[32];
+
+	if (!st->held) {
+		printf("%s: free\n", esc(name));
+		if (st->waiting > 0)
+			printf("  waiting  %lld\n", (long long)st->waiting);
+		return;
+	}
+	printf("%s: held\n", esc(name));
+	printf("  owner    %s\n", esc(st->owner));
+	printf("  host     %s\n", esc(st->host));
+	if (st->pid > 0)
+		printf("  pid      %ld\n", st->pid);
+	else
+		printf("  pid      -\n");
+	printf("  user     %s\n", esc(st->user));
+	printf("  command  %s\n", esc(st->cmd));
+	if (st->since_ms >= 0) {
+		format_time(st->since_ms, t, sizeof(t));
+		rl_duration_format(st->held_ms, d, sizeof(d));
+		printf("  since    %s (%s ago)\n", t, d);
+	} else
+		printf("  since    -\n");
+	printf("  holds    %lld\n", (long long)st->holds);
+	if (st->pttl >= 0) {
+		rl_duration_format(st->pttl, d, sizeof(d));
+		printf("  lease    %s left\n", d);
+	} else
+		printf("  lease    no expiry\n");
+	if (st->fence >= 0)
+		printf("  fence    %lld\n", (long long)st->fence);
+	else
+		printf("  fence    -\n");
+	printf("  mode     exclusive\n");
+	printf("  waiting  %lld\n", (long long)st->waiting);
+}
+
+static void
+print_line(const char *name, const struct rl_status *st)
+{
+	char d[32], l[32];
+
+	rl_duration_format(st->held_ms, d, sizeof(d));
+	rl_duration_format(st->pttl, l, sizeof(l));
+	printf("%s: held by %s pid %ld (%s) for %s, lease %s left, fence "
+	    "%lld, %lld waiting\n", esc(name), esc(st->host), st->pid,
+	    esc(st->cmd), d, l, (long long)st->fence,
+	    (long long)st->waiting);
+}
+
+static int
+list_one(void *arg, const char *name)
+{
+	struct listing *l = arg;
+	struct rl_status st;
+	enum rl_err e;
+
+	if ((e = rl_status(l->rc, name, &st)) != RL_OK) {
+		if (e == RL_EWRONGTYPE)
+			return 0;	/* not ours to show; say nothing */
+		l->err = e;
+		l->errname_buf = strdup(name);
+		return 1;
+	}
+	if (!st.held)
+		return 0;	/* expired since SCAN saw it */
+	if (l->json) {
+		fputs(l->count ? ",\n " : "\n ", stdout);
+		print_json(name, &st);
+	} else
+		print_line(name, &st);
+	l->count++;
+	return 0;
+}
+
+static int
+list_all(rl_client *rc, int json)
+{
+	struct listing l = { rc, json, 0, RL_OK, NULL, NULL };
+	uint64_t cursor = 0;
+	enum rl_err e;
+	int status;
+
+	if (json)
+		fputs("[", stdout);
+	do {
+		e = rl_scan(rc, &cursor, list_one, &l);
+	} while (e == RL_OK && l.err == RL_OK && cursor != 0);
+	if (json)
+		fputs(l.count ? "\n]\n" : "]\n", stdout);
+	if (e == RL_OK && l.err != RL_OK)
+		e = l.err;
+	if (e != RL_OK) {
+		status = fail(rc, e, l.errname_buf ? l.errname_buf : "");
+		free(l.errname_buf);
+		return status;
+	}
+	if ((status = flush_stdout()) != 0)
+		return status;
+	return l.count > 0 ? EXIT_HELD : EXIT_NOT_HELD;
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct rl_status st;
+	enum rl_err e;
+	rl_client *rc;
+	const char *name;
+	int ch, json = 0, status;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'J':
+			json = 1;
+			break;
+		case 'h':
+			return print_help(&cmd_status);
+		default:
+			return usage_error(&cmd_status, "unknown option");
+		}
+	}
+	if (optind + 1 < argc)
+		return usage_error(&cmd_status, "one NAME at most, got '%s' too",
+		    esc(argv[optind + 1]));
+	name = optind < argc ? argv[optind] : NULL;
+	if (name != NULL && name[0] == '\0')
+		return usage_error(&cmd_status, "NAME is empty");
+	if ((rc = client_open(g, &status)) == NULL)
+		return status;
+	if (name == NULL) {
+		status = list_all(rc, json);
+		rl_client_free(rc);
+		return status;
+	}
+	if ((e = rl_status(rc, name, &st)) != RL_OK) {
+		status = fail(rc, e, name);
+		rl_client_free(rc);
+		return status;
+	}
+	if (json) {
+		print_json(name, &st);
+		putchar('\n');
+	} else
+		print_long(name, &st);
+	rl_client_free(rc);
+	if ((status = flush_stdout()) != 0)
+		return status;
+	return st.held ? EXIT_HELD : EXIT_NOT_HELD;
+}

@@ -1,0 +1,93 @@
+/* unlock.c: give back one hold of NAME, or delete it with --force. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static int run(struct globals *, int, char **);
+
+const struct cmd cmd_unlock = {
+	"unlock", "unlock [--owner TOKEN | --force] NAME",
+	"Release one hold of NAME taken with TOKEN; the last one frees it\n"
+	"and wakes a waiter.\n\n"
+	"      --owner TOKEN       the token lock printed (default: $REDLOCK_OWNER)\n"
+	"      --force             delete NAME whoever holds it, and wake waiters\n"
+	"  -h, --help              show this help\n",
+	run
+};
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "owner", required_argument, NULL, 'O' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *owner = NULL, *name;
+	struct rl_attempt a;
+	enum rl_release rel;
+	enum rl_err e;
+	int64_t holds;
+	rl_client *rc;
+	int ch, force = 0, deleted, status;
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'O':
+			owner = optarg;
+			break;
+		case 'F':
+			force = 1;
+			break;
+		case 'h':
+			return print_help(&cmd_unlock);
+		default:
+			return usage_error(&cmd_unlock, "unknown option");
+		}
+	}
+	if (optind >= argc)
+		return usage_error(&cmd_unlock, "missing NAME");
+	if (optind + 1 < argc)
+		return usage_error(&cmd_unlock, "one NAME only, got '%s' too",
+		    esc(argv[optind + 1]));
+	name = argv[optind];
+	if (name[0] == '\0')
+		return usage_error(&cmd_unlock, "NAME is empty");
+	if (force && owner != NULL)
+		return usage_error(&cmd_unlock,
+		    "--owner and --force exclude each other");
+	if (!force && owner == NULL)
+		owner = getenv("REDLOCK_OWNER");
+	if (!force && (owner == NULL || owner[0] == '\0'))
+		return usage_error(&cmd_unlock, "which hold? give --owner TOKEN "
+		    "(printed by lock) or set REDLOCK_OWNER, or --force");
+
+	if ((rc = client_open(g, &status)) == NULL)
+		return status;
+	if (force) {
+		e = rl_force_release(rc, name, &deleted, &a);
+		if (e != RL_OK)
+			status = fail(rc, e, name);
+		else if (!deleted) {
+			msg("%s was not held; nothing to delete", esc(name));
+			status = EXIT_NOT_HELD;
+		} else
+			status = 0;
+	} else {
+		e = rl_release(rc, name, owner, &rel, &holds, &a);
+		if (e != RL_OK)
+			status = fail(rc, e, name);
+		else if (rel == RL_NOT_OWNER) {
+			msg("%s is not held by that owner (%s); nothing was "
+			    "changed", esc(name), holds ? "another owner holds "
+			    "it" : "it is free: the lease may have expired");
+			status = EXIT_NOT_HELD;
+		} else
+			status = 0;
+	}
+	rl_client_free(rc);
+	return status;
+}

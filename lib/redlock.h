@@ -1,0 +1,166 @@
+/*
+ * redlock.h: the lock engine behind the redlock command.
+ *
+ * Locks live in Redis in Redisson's key layout and are changed only by the
+ * Lua scripts in lua/, one EVALSHA per operation. This library never
+ * prints and never exits: every call returns an enum rl_err and leaves a
+ * one-line description on the client (rl_errstr).
+ */
+#ifndef REDLOCK_H
+#define REDLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RL_VERSION "0.1.0"
+
+enum rl_err {
+	RL_OK = 0,
+	RL_EUSAGE,	/* bad argument: URL, duration, name */
+	RL_ECONNECT,	/* server unreachable or connection lost */
+	RL_EAUTH,	/* authentication or SELECT refused */
+	RL_EWRONGTYPE,	/* a key of the lock holds another type */
+	RL_EPROTO,	/* unexpected reply */
+	RL_EINTR,	/* the interrupt descriptor became readable */
+	RL_ENOMEM
+};
+
+/* Durations: "250ms", "30s", "5m", "2h" or bare (fractional) seconds. */
+int rl_duration_parse(const char *s, int64_t *ms);
+/* Format MS for people: "850ms", "12.3s", "4m05s", "2h03m". */
+void rl_duration_format(int64_t ms, char *buf, size_t len);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+int64_t rl_now_ms(void);
+
+/* Connection targets. */
+struct rl_url {
+	char *host;	/* TCP host, NULL for a unix socket */
+	int port;
+	char *path;	/* unix socket path, NULL for TCP */
+	char *user;	/* ACL user, NULL for the default user */
+	char *password;	/* NULL: no AUTH */
+	int db;
+};
+
+#define RL_DEFAULT_URL "redis://127.0.0.1:6379"
+
+/* Parse S into U. On failure returns -1 and describes why in ERR. */
+int rl_url_parse(const char *s, struct rl_url *u, char *err, size_t errlen);
+/* The URL again, without its password: safe to print and to export. */
+int rl_url_format(const struct rl_url *u, char *buf, size_t len);
+void rl_url_clear(struct rl_url *u);
+
+/* Owner tokens: a random UUID (getrandom) and ":" and the pid. */
+#define RL_OWNER_MAX 64
+int rl_owner_new(char *buf, size_t len);
+
+/* Redisson's key names: "PREFIX:{NAME}", or "PREFIX:NAME" when NAME
+ * already contains "{". Returns a malloc'd string or NULL. */
+char *rl_key(const char *prefix, const char *name);
+/* The lock NAME behind a metadata key "redlock_holder:...", malloc'd. */
+char *rl_key_name(const char *prefix, const char *key, size_t keylen);
+
+#define RL_PREFIX_CHANNEL "redisson_lock__channel"
+#define RL_PREFIX_QUEUE "redisson_lock_queue"
+#define RL_PREFIX_TIMEOUT "redisson_lock_timeout"
+#define RL_PREFIX_TOKEN "redisson_lock_token"
+#define RL_PREFIX_HOLDER "redlock_holder"
+
+/* A connection to one server. */
+typedef struct rl_client rl_client;
+
+rl_client *rl_client_new(const struct rl_url *u, int64_t connect_timeout_ms,
+    int64_t timeout_ms);
+enum rl_err rl_connect(rl_client *c);
+const char *rl_errstr(const rl_client *c);
+/* A descriptor that interrupts waits with RL_EINTR once readable
+ * (a self-pipe for signals); -1 for none. */
+void rl_set_interrupt_fd(rl_client *c, int fd);
+void rl_client_free(rl_client *c);
+
+/* Who the holder is, recorded next to the lock for status. */
+struct rl_meta {
+	const char *host;
+	long pid;
+	const char *user;
+	const char *cmd;
+};
+
+/* What an acquisition attempt found. Strings point into the client and
+ * stay valid until its next call. */
+struct rl_attempt {
+	int acquired;
+	int64_t fence;		/* acquired: fencing token */
+	int64_t holds;		/* acquired: hold count (> 1: re-entered) */
+	int64_t pttl;		/* busy: lease left in ms, -1 when none */
+	const char *owner;	/* busy: holder's owner token */
+	const char *host;	/* busy: holder's host, pid, ... if recorded */
+	long pid;
+	const char *cmd;
+	int64_t held_ms;	/* busy: how long it has been held, -1 unknown */
+	const char *badkey;	/* RL_EWRONGTYPE: the key and its type */
+	const char *badtype;
+};
+
+/* One attempt, one round trip. */
+enum rl_err rl_try_acquire(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, const struct rl_meta *meta, struct rl_attempt *a);
+
+/* Called after each busy attempt while waiting; a non-zero return stops
+ * the wait (reported as busy). */
+typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
+
+/* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). Waiting
+ * subscribes to the lock's channel and retries on each release message or
+ * when the lease it was told runs out; it never polls on a timer. */
+enum rl_err rl_acquire(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
+    rl_wait_cb cb, void *cbarg, struct rl_attempt *a);
+
+enum rl_release {
+	RL_RELEASED,	/* last hold given back, waiters woken */
+	RL_DECREMENTED,	/* holds remain */
+	RL_NOT_OWNER	/* the owner does not hold the lock */
+};
+
+/* Give back one hold. *HOLDS: holds left (RL_DECREMENTED), or 1 when
+ * someone else holds it, 0 when free (RL_NOT_OWNER). */
+enum rl_err rl_release(rl_client *c, const char *name, const char *owner,
+    enum rl_release *r, int64_t *holds, struct rl_attempt *a);
+
+/* Delete the lock whoever holds it; *DELETED says whether one was held. */
+enum rl_err rl_force_release(rl_client *c, const char *name, int *deleted,
+    struct rl_attempt *a);
+
+/* Extend the lease; *OURS is 0 when the lock is gone or not ours. */
+enum rl_err rl_renew(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, int *ours);
+
+struct rl_status {
+	int held;
+	int64_t waiting;	/* fair waiters queued */
+	int64_t pttl;		/* lease left, ms; -1 when no expiry */
+	const char *owner;
+	int64_t holds;
+	const char *host;	/* NULL when not recorded (Redisson holder) */
+	long pid;		/* 0 when not recorded */
+	const char *user;
+	const char *cmd;
+	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
+	int64_t fence;		/* -1 when not recorded */
+	int64_t held_ms;	/* -1 when not recorded */
+	const char *badkey;
+	const char *badtype;
+};
+
+/* One atomic read of the lock; strings valid until the next call. */
+enum rl_err rl_status(rl_client *c, const char *name, struct rl_status *st);
+
+/* Iterate over the names of locks with holder metadata (SCAN, never
+ * KEYS). Start with *CURSOR = 0; done when it comes back 0. FN is called
+ * once per name; a non-zero return stops. */
+enum rl_err rl_scan(rl_client *c, uint64_t *cursor,
+    int (*fn)(void *arg, const char *name), void *arg);
+
+#endif

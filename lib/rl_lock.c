@@ -1,0 +1,477 @@
+/* rl_lock.c: acquire, wait, release, renew and inspect one lock. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_int.h"
+#include "rl_scripts.h"
+
+/* A wait on a lock without expiry (never set by redlock) still retries
+ * this often, so a lost release message cannot hang a waiter. */
+#define RL_NO_TTL_RETRY_MS 1000
+
+struct keys {
+	char *lock, *channel, *holder, *token, *queue;
+};
+
+static void
+keys_free(struct keys *k)
+{
+	free(k->lock);
+	free(k->channel);
+	free(k->holder);
+	free(k->token);
+	free(k->queue);
+}
+
+static enum rl_err
+keys_make(rl_client *c, const char *name, struct keys *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	k->lock = strdup(name);
+	k->channel = rl_key(RL_PREFIX_CHANNEL, name);
+	k->holder = rl_key(RL_PREFIX_HOLDER, name);
+	k->token = rl_key(RL_PREFIX_TOKEN, name);
+	k->queue = rl_key(RL_PREFIX_QUEUE, name);
+	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue) {
+		keys_free(k);
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	}
+	return RL_OK;
+}
+
+/* Reply accessors: NULL, -1 or DEF when the element is missing or nil. */
+static const redisReply *
+elem(const redisReply *r, size_t i)
+{
+	if (r->type != REDIS_REPLY_ARRAY || i >= r->elements)
+		return NULL;
+	return r->element[i];
+}
+
+static int64_t
+elem_int(const redisReply *r, size_t i, int64_t def)
+{
+	const redisReply *e = elem(r, i);
+
+	if (e == NULL || e->type != REDIS_REPLY_INTEGER)
+		return def;
+	return e->integer;
+}
+
+static const char *
+elem_str(const redisReply *r, size_t i)
+{
+	const redisReply *e = elem(r, i);
+
+	if (e == NULL || (e->type != REDIS_REPLY_STRING &&
+	    e->type != REDIS_REPLY_STATUS))
+		return NULL;
+	return e->str;
+}
+
+static enum rl_err
+unexpected(rl_client *c, const char *script)
+{
+	return rl_seterr(c, RL_EPROTO,
+	    "unexpected reply from the %s script: is this a Redis server?",
+	    script);
+}
+
+static enum rl_err
+wrongtype(rl_client *c, const redisReply *r, const char **key,
+    const char **type)
+{
+	*key = elem_str(r, 1);
+	*type = elem_str(r, 2);
+	return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
+	    *key ? *key : "?", *type ? *type : "?");
+}
+
+enum rl_err
+rl_try_acquire(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, const struct rl_meta *meta, struct rl_attempt *a)
+{
+	struct keys k;
+	char ttl[24], pid[24];
+	const char *keys[3], *args[6];
+	redisReply *r;
+	enum rl_err e;
+	int64_t st;
+
+	memset(a, 0, sizeof(*a));
+	if ((e = keys_make(c, name, &k)) != RL_OK)
+		return e;
+	snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+	snprintf(pid, sizeof(pid), "%ld", meta ? meta->pid : 0L);
+	keys[0] = k.lock;
+	keys[1] = k.token;
+	keys[2] = k.holder;
+	args[0] = ttl;
+	args[1] = owner;
+	args[2] = meta && meta->host ? meta->host : "";
+	args[3] = pid;
+	args[4] = meta && meta->user ? meta->user : "";
+	args[5] = meta && meta->cmd ? meta->cmd : "";
+	e = rl_eval(c, &rl_script_acquire, 3, keys, 6, args, &r);
+	keys_free(&k);
+	if (e != RL_OK)
+		return e;
+	st = elem_int(r, 0, -2);
+	if (st == 1) {
+		a->acquired = 1;
+		a->fence = elem_int(r, 1, 0);
+		a->holds = elem_int(r, 2, 1);
+	} else if (st == 0) {
+		a->pttl = elem_int(r, 1, -1);
+		a->owner = elem_str(r, 2);
+		a->host = elem_str(r, 3);
+		a->pid = (long)elem_int(r, 4, 0);
+		a->cmd = elem_str(r, 6);
+		a->held_ms = elem_int(r, 7, -1);
+	} else if (st == -1)
+		return wrongtype(c, r, &a->badkey, &a->badtype);
+	else
+		return unexpected(c, "acquire");
+	return RL_OK;
+}
+
+static void
+unsubscribe(rl_client *c)
+{
+	if (c->sub != NULL)
+		redisFree(c->sub);
+	c->sub = NULL;
+	free(c->subchannel);
+	c->subchannel = NULL;
+}
+
+static enum rl_err
+subscribe(rl_client *c, const char *channel)
+{
+	const char *argv[2] = { "SUBSCRIBE", channel };
+	redisReply *r;
+	enum rl_err e;
+
+	unsubscribe(c);
+	if ((e = rl_open(c, &c->sub)) != RL_OK)
+		return e;
+	r = redisCommandArgv(c->sub, 2, argv, NULL);
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+		if (r != NULL)
+			freeReplyObject(r);
+		unsubscribe(c);
+		return rl_seterr(c, RL_ECONNECT,
+		    "cannot subscribe to the release channel of the lock");
+	}
+	freeReplyObject(r);
+	if ((c->subchannel = strdup(channel)) == NULL) {
+		unsubscribe(c);
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	}
+	return RL_OK;
+}
+
+/* Take every reply already read; *GOT says whether one was a message. */
+static enum rl_err
+drain(rl_client *c, int *got)
+{
+	void *v;
+
+	for (;;) {
+		if (redisGetReplyFromReader(c->sub, &v) != REDIS_OK)
+			return rl_seterr(c, RL_EPROTO,
+			    "bad reply on the release channel: %s",
+			    c->sub->errstr);
+		if (v == NULL)
+			return RL_OK;
+		*got = 1;
+		freeReplyObject(v);
+	}
+}
+
+/* Block until a release message, TIMEOUT_MS, or an interrupt. */
+static enum rl_err
+wait_message(rl_client *c, int64_t timeout_ms)
+{
+	struct pollfd pfd[2];
+	int got = 0, n, nfds = 1;
+	enum rl_err e;
+
+	if ((e = drain(c, &got)) != RL_OK || got)
+		return e;
+	pfd[0].fd = c->sub->fd;
+	pfd[0].events = POLLIN;
+	if (c->intr_fd >= 0) {
+		pfd[1].fd = c->intr_fd;
+		pfd[1].events = POLLIN;
+		nfds = 2;
+	}
+	if (timeout_ms > INT_MAX)
+		timeout_ms = INT_MAX;
+	n = poll(pfd, (nfds_t)nfds, (int)timeout_ms);
+	if (n < 0 && errno != EINTR)
+		return rl_seterr(c, RL_EPROTO, "poll: %s", strerror(errno));
+	if (n < 0 && c->intr_fd < 0)
+		return RL_OK;
+	if (nfds == 2 && (n < 0 || pfd[1].revents != 0))
+		return RL_EINTR;
+	if (n > 0 && pfd[0].revents != 0) {
+		if (redisBufferRead(c->sub) != REDIS_OK) {
+			char url[512];
+
+			rl_url_format(&c->url, url, sizeof(url));
+			return rl_seterr(c, RL_ECONNECT,
+			    "lost connection to %s while waiting: %s", url,
+			    c->sub->errstr);
+		}
+		return drain(c, &got);
+	}
+	return RL_OK;
+}
+
+enum rl_err
+rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
+    int64_t wait_ms, const struct rl_meta *meta, rl_wait_cb cb, void *cbarg,
+    struct rl_attempt *a)
+{
+	int64_t deadline = wait_ms < 0 ? -1 : rl_now_ms() + wait_ms;
+	int64_t now, timeout;
+	char *channel;
+	enum rl_err e;
+
+	e = rl_try_acquire(c, name, owner, ttl_ms, meta, a);
+	if (e != RL_OK || a->acquired || wait_ms == 0)
+		return e;
+	/* Subscribe, then try again: a release between the first attempt
+	 * and the subscription would otherwise go unheard. */
+	if ((channel = rl_key(RL_PREFIX_CHANNEL, name)) == NULL)
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	e = subscribe(c, channel);
+	free(channel);
+	if (e != RL_OK)
+		return e;
+	for (;;) {
+		e = rl_try_acquire(c, name, owner, ttl_ms, meta, a);
+		if (e != RL_OK || a->acquired)
+			break;
+		if (cb != NULL && cb(cbarg, a) != 0)
+			break;
+		now = rl_now_ms();
+		if (deadline >= 0 && now >= deadline)
+			break;
+		timeout = a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS;
+		if (deadline >= 0 && deadline - now < timeout)
+			timeout = deadline - now;
+		if ((e = wait_message(c, timeout)) != RL_OK)
+			break;
+	}
+	unsubscribe(c);
+	return e;
+}
+
+enum rl_err
+rl_release(rl_client *c, const char *name, const char *owner,
+    enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
+{
+	struct keys k;
+	const char *keys[3], *args[2];
+	redisReply *r;
+	enum rl_err e;
+	int64_t st;
+
+	memset(a, 0, sizeof(*a));
+	if ((e = keys_make(c, name, &k)) != RL_OK)
+		return e;
+	keys[0] = k.lock;
+	keys[1] = k.channel;
+	keys[2] = k.holder;
+	args[0] = owner;
+	args[1] = "0";
+	e = rl_eval(c, &rl_script_release, 3, keys, 2, args, &r);
+	keys_free(&k);
+	if (e != RL_OK)
+		return e;
+	st = elem_int(r, 0, -2);
+	*holds = elem_int(r, 1, 0);
+	switch (st) {
+	case 2:
+		*rel = RL_RELEASED;
+		*holds = 0;
+		break;
+	case 1:
+		*rel = RL_DECREMENTED;
+		break;
+	case 0:
+		*rel = RL_NOT_OWNER;
+		break;
+	case -1:
+		return wrongtype(c, r, &a->badkey, &a->badtype);
+	default:
+		return unexpected(c, "release");
+	}
+	return RL_OK;
+}
+
+enum rl_err
+rl_force_release(rl_client *c, const char *name, int *deleted,
+    struct rl_attempt *a)
+{
+	struct keys k;
+	const char *keys[3], *args[1] = { "0" };
+	redisReply *r;
+	enum rl_err e;
+
+	memset(a, 0, sizeof(*a));
+	if ((e = keys_make(c, name, &k)) != RL_OK)
+		return e;
+	keys[0] = k.lock;
+	keys[1] = k.channel;
+	keys[2] = k.holder;
+	e = rl_eval(c, &rl_script_force, 3, keys, 1, args, &r);
+	keys_free(&k);
+	if (e != RL_OK)
+		return e;
+	if (r->type == REDIS_REPLY_INTEGER) {
+		*deleted = r->integer == 1;
+		return RL_OK;
+	}
+	if (elem_int(r, 0, -2) == -1)
+		return wrongtype(c, r, &a->badkey, &a->badtype);
+	return unexpected(c, "force");
+}
+
+enum rl_err
+rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
+    int *ours)
+{
+	struct keys k;
+	const char *keys[2], *args[2];
+	char ttl[24];
+	redisReply *r;
+	enum rl_err e;
+
+	if ((e = keys_make(c, name, &k)) != RL_OK)
+		return e;
+	snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
+	keys[0] = k.lock;
+	keys[1] = k.holder;
+	args[0] = ttl;
+	args[1] = owner;
+	e = rl_eval(c, &rl_script_renew, 2, keys, 2, args, &r);
+	keys_free(&k);
+	if (e != RL_OK)
+		return e;
+	if (r->type != REDIS_REPLY_INTEGER)
+		return unexpected(c, "renew");
+	*ours = r->integer == 1;
+	return RL_OK;
+}
+
+enum rl_err
+rl_status(rl_client *c, const char *name, struct rl_status *st)
+{
+	struct keys k;
+	const char *keys[3];
+	redisReply *r;
+	enum rl_err e;
+
+	memset(st, 0, sizeof(*st));
+	if ((e = keys_make(c, name, &k)) != RL_OK)
+		return e;
+	keys[0] = k.lock;
+	keys[1] = k.holder;
+	keys[2] = k.queue;
+	e = rl_eval(c, &rl_script_status, 3, keys, 0, NULL, &r);
+	keys_free(&k);
+	if (e != RL_OK)
+		return e;
+	switch (elem_int(r, 0, -2)) {
+	case 1:
+		st->held = 1;
+		st->pttl = elem_int(r, 2, -1);
+		st->owner = elem_str(r, 3);
+		st->holds = elem_int(r, 4, 0);
+		st->host = elem_str(r, 5);
+		st->pid = (long)elem_int(r, 6, 0);
+		st->user = elem_str(r, 7);
+		st->cmd = elem_str(r, 8);
+		st->since_ms = elem_int(r, 9, -1);
+		st->fence = elem_int(r, 10, -1);
+		st->held_ms = elem_int(r, 11, -1);
+		/* FALLTHROUGH */
+	case 0:
+		st->waiting = elem_int(r, 1, 0);
+		return RL_OK;
+	case -1:
+		return wrongtype(c, r, &st->badkey, &st->badtype);
+	default:
+		return unexpected(c, "status");
+	}
+}
+
+enum rl_err
+rl_scan(rl_client *c, uint64_t *cursor, int (*fn)(void *, const char *),
+    void *arg)
+{
+	char cur[24], pattern[64];
+	const char *argv[6];
+	redisReply *r;
+	enum rl_err e = RL_OK;
+	size_t i;
+
+	if (c->ctx == NULL && (e = rl_connect(c)) != RL_OK)
+		return e;
+	snprintf(cur, sizeof(cur), "%llu", (unsigned long long)*cursor);
+	snprintf(pattern, sizeof(pattern), "%s:*", RL_PREFIX_HOLDER);
+	argv[0] = "SCAN";
+	argv[1] = cur;
+	argv[2] = "MATCH";
+	argv[3] = pattern;
+	argv[4] = "COUNT";
+	argv[5] = "1000";
+	r = redisCommandArgv(c->ctx, 6, argv, NULL);
+	if (r == NULL) {
+		char url[512];
+
+		rl_url_format(&c->url, url, sizeof(url));
+		return rl_seterr(c, RL_ECONNECT, "lost connection to %s: %s",
+		    url, c->ctx->errstr);
+	}
+	if (r->type == REDIS_REPLY_ERROR) {
+		e = rl_seterr(c, RL_EPROTO, "SCAN failed: %.160s", r->str);
+		goto out;
+	}
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    r->element[1]->type != REDIS_REPLY_ARRAY) {
+		e = unexpected(c, "SCAN");
+		goto out;
+	}
+	*cursor = strtoull(r->element[0]->str, NULL, 10);
+	for (i = 0; i < r->element[1]->elements; i++) {
+		const redisReply *k = r->element[1]->element[i];
+		char *name;
+		int stop;
+
+		if (k->type != REDIS_REPLY_STRING)
+			continue;
+		name = rl_key_name(RL_PREFIX_HOLDER, k->str, k->len);
+		if (name == NULL)
+			continue;
+		stop = fn(arg, name);
+		free(name);
+		if (stop) {
+			*cursor = 0;
+			break;
+		}
+	}
+out:
+	freeReplyObject(r);
+	return e;
+}

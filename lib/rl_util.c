@@ -1,0 +1,158 @@
+/* rl_util.c: durations, clocks, owner tokens and Redisson's key names. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "redlock.h"
+
+/* Longest accepted duration: about 10 years, far inside int64 ms. */
+#define RL_DURATION_MAX (10LL * 366 * 24 * 3600 * 1000)
+
+int
+rl_duration_parse(const char *s, int64_t *ms)
+{
+	const char *p = s;
+	size_t digits = 0;
+	double v, mult;
+	char *end;
+
+	if (s == NULL)
+		return -1;
+	while (isdigit((unsigned char)*p)) {
+		p++;
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (isdigit((unsigned char)*p)) {
+			p++;
+			digits++;
+		}
+	}
+	if (digits == 0)
+		return -1;
+	if (strcmp(p, "") == 0 || strcmp(p, "s") == 0)
+		mult = 1000;
+	else if (strcmp(p, "ms") == 0)
+		mult = 1;
+	else if (strcmp(p, "m") == 0)
+		mult = 60 * 1000;
+	else if (strcmp(p, "h") == 0)
+		mult = 3600 * 1000;
+	else
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end != p || !isfinite(v))
+		return -1;
+	v = ceil(v * mult);
+	if (v > (double)RL_DURATION_MAX)
+		return -1;
+	*ms = (int64_t)v;
+	return 0;
+}
+
+void
+rl_duration_format(int64_t ms, char *buf, size_t len)
+{
+	if (ms < 0)
+		snprintf(buf, len, "-");
+	else if (ms < 1000)
+		snprintf(buf, len, "%lldms", (long long)ms);
+	else if (ms < 60 * 1000)
+		snprintf(buf, len, "%lld.%llds", (long long)(ms / 1000),
+		    (long long)(ms % 1000 / 100));
+	else if (ms < 3600 * 1000)
+		snprintf(buf, len, "%lldm%02llds", (long long)(ms / 60000),
+		    (long long)(ms / 1000 % 60));
+	else
+		snprintf(buf, len, "%lldh%02lldm", (long long)(ms / 3600000),
+		    (long long)(ms / 60000 % 60));
+}
+
+int64_t
+rl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+rl_owner_new(char *buf, size_t len)
+{
+	unsigned char r[16];
+	size_t got = 0;
+	ssize_t n;
+	int w;
+
+	while (got < sizeof(r)) {
+		n = getrandom(r + got, sizeof(r) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	r[6] = (unsigned char)((r[6] & 0x0f) | 0x40);	/* version 4 */
+	r[8] = (unsigned char)((r[8] & 0x3f) | 0x80);	/* variant 1 */
+	w = snprintf(buf, len,
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	    "%02x%02x%02x%02x%02x%02x:%ld",
+	    r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+	    r[10], r[11], r[12], r[13], r[14], r[15], (long)getpid());
+	if (w < 0 || (size_t)w >= len)
+		return -1;
+	return 0;
+}
+
+char *
+rl_key(const char *prefix, const char *name)
+{
+	size_t n = strlen(prefix) + strlen(name) + 4;
+	char *k = malloc(n);
+
+	if (k == NULL)
+		return NULL;
+	if (strchr(name, '{') != NULL)
+		snprintf(k, n, "%s:%s", prefix, name);
+	else
+		snprintf(k, n, "%s:{%s}", prefix, name);
+	return k;
+}
+
+char *
+rl_key_name(const char *prefix, const char *key, size_t keylen)
+{
+	size_t plen = strlen(prefix);
+	const char *s;
+	size_t n;
+	char *name;
+
+	if (keylen < plen + 2 || memcmp(key, prefix, plen) != 0 ||
+	    key[plen] != ':')
+		return NULL;
+	s = key + plen + 1;
+	n = keylen - plen - 1;
+	if (n >= 2 && s[0] == '{' && s[n - 1] == '}' &&
+	    memchr(s + 1, '{', n - 2) == NULL) {
+		s++;
+		n -= 2;
+	}
+	if (memchr(s, '\0', n) != NULL)
+		return NULL;
+	name = malloc(n + 1);
+	if (name == NULL)
+		return NULL;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	return name;
+}

@@ -1,0 +1,14 @@
+-- renew: extend the lease of lock NAME if, and only if, OWNER still holds it.
+-- Never re-creates a lock that is gone.
+-- KEYS[1]  NAME                   hash: owner -> hold count
+-- KEYS[2]  redlock_holder:{NAME}  hash: owner -> JSON metadata
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner token
+-- Returns 1 when renewed, 0 when NAME is gone, not a lock, or held by another.
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if redis.call('TYPE', KEYS[2]).ok == 'hash' then
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+end
+return 1
