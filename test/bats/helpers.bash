@@ -1,0 +1,113 @@
+# helpers.bash: private redis-server processes and a redlock wrapper.
+bats_require_minimum_version 1.5.0
+bats_load_library bats-support
+bats_load_library bats-assert
+
+RL=${REDLOCK_BIN:-$BATS_TEST_DIRNAME/../../build/asan/redlock}
+
+# start_redis VAR [ARGS...]: start a redis-server on a free loopback port in
+# its own directory; sets VAR_PORT, VAR_PID and VAR_DIR (exported).
+start_redis() {
+	local var=$1 port pid dir i j
+	shift
+	for i in $(seq 1 30); do
+		port=$((20000 + RANDOM % 40000))
+		# Something already answers there: not a free port.
+		redis-cli -p "$port" ping >/dev/null 2>&1 && continue
+		dir=$BATS_FILE_TMPDIR/redis-$port
+		mkdir -p "$dir"
+		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+		    --appendonly no --dir "$dir" --logfile "$dir/log" "$@" \
+		    >"$dir/out" 2>&1 3>&- &
+		pid=$!
+		for j in $(seq 1 100); do
+			if redis-cli -p "$port" info server 2>/dev/null |
+			    grep -q "^process_id:$pid"; then
+				export "${var}_PORT=$port" "${var}_PID=$pid" \
+				    "${var}_DIR=$dir"
+				return 0
+			fi
+			if redis-cli -p "$port" info server 2>&1 |
+			    grep -q NOAUTH; then
+				export "${var}_PORT=$port" "${var}_PID=$pid" \
+				    "${var}_DIR=$dir"
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.02
+		done
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	echo "cannot start redis-server" >&2
+	return 1
+}
+
+stop_redis() {
+	local pid=$1
+	[ -n "$pid" ] || return 0
+	kill -CONT "$pid" 2>/dev/null
+	kill "$pid" 2>/dev/null
+	for _ in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.02
+	done
+	kill -9 "$pid" 2>/dev/null
+	return 0
+}
+
+# A port where nothing listens.
+free_port() {
+	local port
+	while :; do
+		port=$((20000 + RANDOM % 40000))
+		redis-cli -p "$port" ping >/dev/null 2>&1 || break
+	done
+	echo "$port"
+}
+
+rcli() { redis-cli -p "$R_PORT" "$@"; }
+rl() { "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
+
+# Milliseconds since the epoch, from the local clock and from the server's.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+server_ms() { rcli time | { read -r s; read -r us; echo $((s * 1000 + us / 1000)); }; }
+
+# wait_for TIMEOUT_S CMD...: poll CMD until it succeeds, at most TIMEOUT_S.
+wait_for() {
+	local deadline=$(($(date +%s%N) / 1000000 + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(($(date +%s%N) / 1000000))" -lt "$deadline" ] || return 1
+		sleep 0.01
+	done
+}
+
+# Waiters subscribed to the release channel of lock $1.
+subscribers() { rcli pubsub numsub "redisson_lock__channel:{$1}" | sed -n 2p; }
+has_subscribers() { [ "$(subscribers "$1")" -ge "$2" ]; }
+key_gone() { [ "$(rcli exists "$1")" = 0 ]; }
+
+# Calls of each command since the last CONFIG RESETSTAT: "evalsha=1 ...".
+# Redis counts the commands scripts run too.
+commandstats() {
+	rcli "$@" info commandstats |
+	    sed -n 's/^cmdstat_\([a-z|]*\):calls=\([0-9]*\),.*/\1=\2/p' |
+	    grep -v -e '^info=' -e '^config|resetstat=' | sort | tr '\n' ' '
+}
+
+# toplevel CMD...: run CMD and print the commands clients sent while it
+# ran, one per line, as MONITOR saw them (not those run inside scripts).
+toplevel() {
+	local mon=$BATS_TEST_TMPDIR/monitor.$$
+	redis-cli -p "$R_PORT" monitor >"$mon" 2>&1 3>&- &
+	local mpid=$!
+	wait_for 5 eval 'rcli client list | grep -q "cmd=monitor"'
+	"$@" >/dev/null
+	rcli echo toplevel-end >/dev/null
+	wait_for 5 grep -q toplevel-end "$mon"
+	kill "$mpid"
+	wait "$mpid" 2>/dev/null || true
+	grep -v -e ' lua\]' -e '"client" "list"' -e toplevel-end -e '^OK$' "$mon" |
+	    sed -n 's/^[0-9.]* \[[0-9]* [^]]*\] "\([^"]*\)".*/\1/p'
+}

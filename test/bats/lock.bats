@@ -1,0 +1,278 @@
+#!/usr/bin/env bats
+# lock, unlock and status on one server.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() { rcli flushall >/dev/null; }
+
+@test "lock prints an owner token and the lock is a Redisson hash with a lease" {
+	run -0 --separate-stderr rl lock -t 10s x
+	assert_output --regexp '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}:[0-9]+$'
+	[ "$(rcli type x)" = hash ]
+	[ "$(rcli hget x "$output")" = 1 ]
+	pttl=$(rcli pttl x)
+	[ "$pttl" -gt 9000 ] && [ "$pttl" -le 10000 ]
+	[ "$(rcli type 'redlock_holder:{x}')" = hash ]
+	[ "$(rcli pttl 'redlock_holder:{x}')" -gt 9000 ]
+}
+
+@test "lock -n on a held lock exits 75 at once, -E chooses the status" {
+	rl lock x >/dev/null
+	t0=$(now_ms)
+	run -75 --separate-stderr rl lock -n x
+	t1=$(now_ms)
+	[ $((t1 - t0)) -lt 200 ]
+	assert_output ''
+	[[ $stderr == "redlock: x is busy: held by "* ]]
+	run -3 --separate-stderr rl lock -n -E 3 x
+	run -3 --separate-stderr rl lock x -n -q -E 3
+	assert_equal "$stderr" ''
+}
+
+@test "a waiter acquires within 50 ms of the holder's unlock, woken by pub/sub" {
+	tok=$(rl lock x)
+	rl lock -w 10s x >"$BATS_TEST_TMPDIR/w" 3>&- &
+	wpid=$!
+	wait_for 5 has_subscribers x 1
+	before=$(server_ms)
+	rl unlock --owner "$tok" x
+	wait "$wpid"
+	wtok=$(cat "$BATS_TEST_TMPDIR/w")
+	[ "$(rcli hget x "$wtok")" = 1 ]
+	since=$(rl status --json x | jq -r .since_ms)
+	echo "acquired $((since - before)) ms after unlock started" >&3
+	[ $((since - before)) -lt 50 ]
+}
+
+@test "a waiter on a lock that expires acquires within 100 ms of the expiry" {
+	rl lock -t 400ms x >/dev/null
+	expiry=$(($(rl status --json x | jq -r .since_ms) + 400))
+	run -0 rl lock -w 5s x
+	since=$(rl status --json x | jq -r .since_ms)
+	echo "acquired $((since - expiry)) ms after the expiry" >&3
+	[ "$since" -ge "$expiry" ]
+	[ $((since - expiry)) -lt 100 ]
+}
+
+@test "waiting is pushed: no retries while the holder keeps the lock" {
+	rl lock -t 5s x >/dev/null
+	rl lock -w 2s x 3>&- &
+	wpid=$!
+	wait_for 5 has_subscribers x 1
+	rcli config resetstat >/dev/null
+	status=0
+	wait "$wpid" || status=$?
+	[ "$status" -eq 75 ]
+	# After subscribing: one attempt, then none until --wait ran out and
+	# one last try. A polling client would have tried every few ms.
+	calls=$(commandstats | grep -o 'evalsha=[0-9]*' | cut -d= -f2)
+	[ "$calls" -le 2 ]
+}
+
+@test "re-entry: the same owner holds twice, releases twice, then 0 is published" {
+	tok=$(rl lock x)
+	run -0 rl lock --owner "$tok" x
+	assert_output "$tok"
+	[ "$(rcli hget x "$tok")" = 2 ]
+	REDLOCK_OWNER=$tok rl lock -n x >/dev/null
+	[ "$(rcli hget x "$tok")" = 3 ]
+	rl unlock --owner "$tok" x
+	[ "$(rcli hget x "$tok")" = 2 ]
+	REDLOCK_OWNER=$tok rl unlock x
+	[ "$(rcli hget x "$tok")" = 1 ]
+	timeout 10 redis-cli -p "$R_PORT" subscribe 'redisson_lock__channel:{x}' \
+	    >"$BATS_TEST_TMPDIR/sub" 3>&- &
+	wait_for 5 has_subscribers x 1
+	rl unlock --owner "$tok" x
+	key_gone x
+	key_gone 'redlock_holder:{x}'
+	wait_for 5 grep -q '^message$' "$BATS_TEST_TMPDIR/sub"
+	run tail -n 1 "$BATS_TEST_TMPDIR/sub"
+	assert_output 0
+	kill %1 2>/dev/null || true
+}
+
+@test "unlock with a wrong token exits 1 and leaves the lock alone" {
+	tok=$(rl lock x)
+	run -1 --separate-stderr rl unlock --owner "00000000-0000-4000-8000-000000000000:1" x
+	[[ $stderr == *"x is not held by that owner (another owner holds it)"* ]]
+	[ "$(rcli hget x "$tok")" = 1 ]
+	[ "$(rcli exists 'redlock_holder:{x}')" = 1 ]
+}
+
+@test "after A's lease expired and B took the lock, A's unlock exits 1" {
+	a=$(rl lock -t 100ms x)
+	b=$(rl lock -w 5s x)
+	run -1 --separate-stderr rl unlock --owner "$a" x
+	[ "$(rcli hget x "$b")" = 1 ]
+	[ "$(rcli hexists x "$a")" = 0 ]
+	rl unlock --owner "$b" x
+	run -1 --separate-stderr rl unlock --owner "$b" x
+	[[ $stderr == *"it is free"* ]]
+}
+
+@test "unlock --force deletes whoever holds it and wakes a waiter" {
+	rl lock x >/dev/null
+	rl lock -w 10s x >"$BATS_TEST_TMPDIR/w" 3>&- &
+	wpid=$!
+	wait_for 5 has_subscribers x 1
+	run -0 rl unlock --force x
+	wait "$wpid"
+	[ "$(rcli hget x "$(cat "$BATS_TEST_TMPDIR/w")")" = 1 ]
+	rl unlock --force x
+	run -1 --separate-stderr rl unlock --force x
+	[[ $stderr == *"x was not held"* ]]
+}
+
+@test "fencing tokens strictly increase over 200 acquisitions by 4 processes and after FLUSHALL" {
+	log=$BATS_TEST_TMPDIR/fences
+	worker() {
+		for _ in $(seq 1 50); do
+			tok=$(rl lock -w 30s f) || return 1
+			rl status --json f | jq -r .fence >>"$log"
+			rl unlock --owner "$tok" f || return 1
+		done
+	}
+	worker 3>&- & p1=$!
+	worker 3>&- & p2=$!
+	worker 3>&- & p3=$!
+	worker 3>&- & p4=$!
+	wait $p1 && wait $p2 && wait $p3 && wait $p4
+	[ "$(wc -l <"$log")" -eq 200 ]
+	sort -n -c -u "$log"	# already strictly increasing, in file order
+	max=$(tail -n 1 "$log")
+	rcli flushall >/dev/null
+	tok=$(rl lock f)
+	next=$(rl status --json f | jq -r .fence)
+	[ "$next" -gt "$max" ]
+}
+
+@test "a re-entry keeps the fencing token; a fresh acquisition takes the next" {
+	tok=$(rl lock x)
+	f1=$(rl status --json x | jq -r .fence)
+	rl lock --owner "$tok" x >/dev/null
+	[ "$(rl status --json x | jq -r .fence)" = "$f1" ]
+	run -0 --separate-stderr rl lock -v --owner "$tok" x
+	[[ $stderr == *"re-entered x (holds 3, fence $f1)"* ]]
+	rl unlock --force x
+	rl lock x >/dev/null
+	[ "$(rl status --json x | jq -r .fence)" = $((f1 + 1)) ]
+}
+
+@test "a key of another type is never touched: lock, unlock, status exit 65" {
+	rcli set x foo >/dev/null
+	run -65 --separate-stderr rl lock x
+	[[ $stderr == "redlock: x is not a lock: key x holds a string; nothing was changed"* ]]
+	run -65 --separate-stderr rl lock -n x
+	run -65 --separate-stderr rl unlock --owner t x
+	run -65 --separate-stderr rl unlock --force x
+	run -65 --separate-stderr rl status x
+	run -65 --separate-stderr rl status --json x
+	[ "$(rcli get x)" = foo ]
+	[ "$(rcli dbsize)" = 1 ]
+	rcli del x >/dev/null
+	rcli lpush 'redisson_lock_token:{y}' 1 >/dev/null
+	run -65 --separate-stderr rl lock y
+	[ "$(rcli exists y)" = 0 ]
+	rcli rpush x a >/dev/null
+	rcli del 'redisson_lock_token:{y}' >/dev/null
+	run -65 --separate-stderr rl lock x
+	[ "$(rcli lrange x 0 -1)" = a ]
+}
+
+@test "status: exit 0 with every field when held, 1 when free; --json is valid" {
+	run -1 --separate-stderr rl status x
+	assert_output 'x: free'
+	run -1 --separate-stderr rl status --json x
+	echo "$output" | jq -e '.name == "x" and .held == false and .waiting == 0'
+	tok=$(rl lock -t 20s x)
+	run -0 --separate-stderr rl status x
+	assert_line --index 0 'x: held'
+	for f in owner host pid user command since holds lease fence mode waiting; do
+		assert_line --regexp "^  $f +[^ ]"
+	done
+	assert_line "  owner    $tok"
+	assert_line "  host     $(hostname)"
+	assert_line "  holds    1"
+	run -0 --separate-stderr rl status --json x
+	echo "$output" | jq -e --arg t "$tok" --arg h "$(hostname)" --arg u "$(id -un)" '
+	    .name == "x" and .held == true and .owner == $t and .host == $h
+	    and .user == $u and (.pid | type) == "number" and (.cmd | type) == "string"
+	    and (.since_ms | type) == "number" and .held_ms >= 0 and .holds == 1
+	    and .lease_ms > 19000 and .lease_ms <= 20000 and (.fence | type) == "number"
+	    and .mode == "exclusive" and .waiting == 0'
+}
+
+@test "status without NAME lists every held lock (SCAN), JSON array too" {
+	run -1 rl status
+	assert_output ''
+	run -1 rl status --json
+	assert_output '[]'
+	rl lock a >/dev/null
+	rl lock 'b{c}' >/dev/null
+	rl lock 'odd
+name' >/dev/null
+	run -0 --separate-stderr rl status
+	assert_line --regexp '^a: held by '
+	assert_line --regexp '^b\{c\}: held by '
+	assert_line --regexp '^odd\\x0aname: held by '
+	run -0 --separate-stderr rl status --json
+	echo "$output" | jq -e 'length == 3 and (map(.name) | sort) == ["a", "b{c}", "odd\nname"]'
+	[ "$(rcli exists 'redlock_holder:b{c}')" = 1 ]
+}
+
+@test "status reads a lock held by a Redisson client (no metadata)" {
+	rcli hset x 'b5c3a1f2-0000-4000-8000-000000000001:57' 1 >/dev/null
+	rcli pexpire x 30000 >/dev/null
+	run -0 --separate-stderr rl status --json x
+	echo "$output" | jq -e '.held and .owner == "b5c3a1f2-0000-4000-8000-000000000001:57" and .host == null and .fence == null'
+	run -75 --separate-stderr rl lock -n x
+	[[ $stderr == *"held by owner b5c3a1f2-0000-4000-8000-000000000001:57"* ]]
+}
+
+@test "control characters in names and metadata are escaped on output" {
+	rl lock $'a\033[2Jb' >/dev/null
+	run -0 --separate-stderr rl status $'a\033[2Jb'
+	assert_line --index 0 'a\x1b[2Jb: held'
+	run -75 --separate-stderr rl lock -n $'a\033[2Jb'
+	[[ $stderr != *$'\033'* ]]
+}
+
+@test "after SCRIPT FLUSH the next lock and unlock still work" {
+	tok=$(rl lock x)
+	rcli script flush >/dev/null
+	run -0 rl unlock --owner "$tok" x
+	key_gone x
+	rcli script flush >/dev/null
+	run -0 rl lock x
+}
+
+@test "an uncontended lock and unlock each cost one script call" {
+	tok=$(rl lock warm) && rl unlock --owner "$tok" warm
+	rcli config resetstat >/dev/null
+	tok=$(rl lock x)
+	[[ " $(commandstats)" == *" evalsha=1 "* ]]
+	[[ "$(commandstats)" != *eval=* ]]
+	rcli config resetstat >/dev/null
+	rl unlock --owner "$tok" x
+	[[ " $(commandstats)" == *" evalsha=1 "* ]]
+	# What clients sent, without what the scripts ran: one EVALSHA each.
+	run -0 toplevel rl lock y
+	assert_output EVALSHA
+	tok=$(rl lock z)
+	run -0 toplevel rl unlock --owner "$tok" z
+	assert_output EVALSHA
+}
+
+@test "names are arguments, never script text" {
+	for n in "x') return 1 --" '"; redis.call("FLUSHALL") --' '*' '{' '}' '{}' ' '; do
+		rcli set canary 1 >/dev/null
+		tok=$(rl lock "$n")
+		[ "$(rcli hget "$n" "$tok")" = 1 ]
+		rl unlock --owner "$tok" "$n"
+		[ "$(rcli exists "$n")" = 0 ]
+		[ "$(rcli get canary)" = 1 ]
+	done
+}
