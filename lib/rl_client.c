@@ -111,7 +111,8 @@ reply_error(rl_client *c, const redisReply *r, const char *doing)
 	char url[512];
 
 	rl_url_format(&c->url, url, sizeof(url));
-	if (strncmp(r->str, "NOAUTH", 6) == 0)
+	if (strncmp(r->str, "NOAUTH", 6) == 0 ||
+	    strstr(r->str, "unauthenticated") != NULL)
 		return rl_seterr(c, RL_EAUTH,
 		    "%s requires authentication: give the password in the URL "
 		    "or in REDLOCK_PASSWORD", url);

@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# Usage errors, --help, --version and the manual. No server is needed:
+# usage errors are found before connecting (the URL points nowhere).
+
+load helpers
+
+setup() {
+	export REDLOCK_URL="redis://127.0.0.1:$(free_port)"
+}
+
+@test "bad durations are usage errors (64) naming the option" {
+	for d in 10x abc -5 '' 1e3 0x10 ' 5' 5s5 inf nan 1.2.3 30S 99999999999h; do
+		run -64 --separate-stderr "$RL" lock --wait "$d" x
+		[[ $stderr == "redlock: --wait: bad duration '$d': use 250ms, 30s, 5m, 2h or seconds; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)" ]]
+		run -64 --separate-stderr "$RL" lock -t "$d" x
+		[[ $stderr == *"--ttl: bad duration"* ]]
+	done
+	run -64 --separate-stderr "$RL" --connect-timeout 2y status x
+	[[ $stderr == *"--connect-timeout: bad duration '2y'"* ]]
+	run -64 --separate-stderr "$RL" --timeout 0 status x
+	run -64 --separate-stderr "$RL" lock -t 0 x
+	[[ $stderr == *"--ttl must be at least 10ms"* ]]
+}
+
+@test "good durations are accepted (then the server is unreachable: 69)" {
+	for d in 250ms 30s 5m 2h 1.5 0.25s .5 10; do
+		run -69 --separate-stderr "$RL" lock -w "$d" x
+	done
+}
+
+@test "-E takes 0 to 255 and nothing else" {
+	for n in -1 256 600 x 3x ''; do
+		run -64 --separate-stderr "$RL" lock -E "$n" x
+		[[ $stderr == *"--conflict-exit-code: '$n' is not a number from 0 to 255"* ]]
+	done
+	run -69 "$RL" lock -E 0 x
+	run -69 "$RL" lock -E 255 x
+}
+
+@test "unknown options, commands and missing operands are usage errors" {
+	run -64 --separate-stderr "$RL" lock --bogus x
+	[[ $stderr == *"unrecognized option"* ]]
+	[[ $stderr == *"usage: redlock lock [OPTIONS] NAME"* ]]
+	run -64 --separate-stderr "$RL" lock
+	[[ $stderr == "redlock: missing NAME; usage: redlock lock [OPTIONS] NAME"* ]]
+	run -64 --separate-stderr "$RL" lock a b
+	run -64 --separate-stderr "$RL" lock ''
+	run -64 --separate-stderr "$RL" unlock
+	run -64 --separate-stderr "$RL" unlock x
+	[[ $stderr == *"give --owner TOKEN"* ]]
+	REDLOCK_OWNER= run -64 "$RL" unlock x
+	run -64 --separate-stderr "$RL" unlock --owner t --force x
+	run -64 --separate-stderr "$RL" status a b
+	run -64 --separate-stderr "$RL" status --bogus
+	run -64 --separate-stderr "$RL"
+	[[ $stderr == "redlock: missing COMMAND; see redlock --help" ]]
+	run -64 --separate-stderr "$RL" frobnicate x
+	[[ $stderr == "redlock: unknown command 'frobnicate'; see redlock --help" ]]
+	run -64 --separate-stderr "$RL" --bogus status
+	run -64 --separate-stderr "$RL" lock --owner '' x
+}
+
+@test "--help and --version print to stdout and exit 0" {
+	run -0 --separate-stderr "$RL" --help
+	assert_line --index 0 'usage: redlock [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARG...]'
+	for c in lock unlock status; do
+		run -0 --separate-stderr "$RL" "$c" --help
+		assert_line --index 0 --partial "usage: redlock [GLOBAL OPTIONS] $c"
+		run -0 --separate-stderr "$RL" "$c" -h
+	done
+	run -0 "$RL" --version
+	assert_output --regexp '^redlock [0-9]+\.[0-9]+\.[0-9]+$'
+}
+
+@test "a full stdout is an error, not a silent success" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	run -70 --separate-stderr sh -c '"$0" --help >/dev/full' "$RL"
+	[[ $stderr == "redlock: cannot write to standard output: "* ]]
+}
+
+# Options as the reader sees them: --long and -s tokens.
+help_options() {
+	{
+		"$RL" --help
+		for c in lock unlock status; do "$RL" "$c" --help; done
+	} | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+man_options() {
+	mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b |
+	    grep -oE -- '(^|[ ,[(|])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
+}
+
+@test "every option in --help is in the manual and the other way round" {
+	diff -u <(help_options) <(man_options)
+	[ "$(help_options | wc -l)" -gt 15 ]
+}
+
+@test "the manual is mandoc -Tlint clean and lists every exit status" {
+	run -0 mandoc -Tlint -Wwarning "$BATS_TEST_DIRNAME/../../man/redlock.1"
+	assert_output ''
+	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b)
+	for code in 0 1 64 65 69 70 75; do
+		grep -qE "^ +$code( |$)" <<<"$page"
+	done
+}

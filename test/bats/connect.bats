@@ -1,0 +1,161 @@
+#!/usr/bin/env bats
+# URLs, authentication, databases, timeouts and unreachable servers.
+
+load helpers
+
+setup_file() {
+	start_redis R
+	start_redis A --requirepass s3cret
+	redis-cli -p "$A_PORT" -a s3cret --no-auth-warning \
+	    acl setuser alice on '>alicepw' '~*' '&*' '+@all' >/dev/null
+}
+teardown_file() {
+	stop_redis "$R_PID"
+	stop_redis "$A_PID"
+}
+setup() {
+	rcli flushall >/dev/null
+	redis-cli -p "$A_PORT" -a s3cret --no-auth-warning flushall >/dev/null
+}
+acli() { redis-cli -p "$A_PORT" -a s3cret --no-auth-warning "$@"; }
+
+@test "nothing listening: exit 69 at once, naming the URL without its password" {
+	port=$(free_port)
+	t0=$(now_ms)
+	run -69 --separate-stderr "$RL" --connect-timeout 1s \
+	    -u "redis://bob:hunter2@127.0.0.1:$port" lock x
+	t1=$(now_ms)
+	[ $((t1 - t0)) -lt 1200 ]
+	[[ $stderr == "redlock: cannot connect to redis://bob@127.0.0.1:$port: Connection refused"* ]]
+	[[ $stderr != *hunter2* ]]
+	assert_output ''
+}
+
+@test "a server that does not answer: exit 69 within --timeout + 200 ms" {
+	start_redis S
+	kill -STOP "$S_PID"
+	t0=$(now_ms)
+	run -69 --separate-stderr "$RL" --timeout 500ms -u "redis://127.0.0.1:$S_PORT" lock x
+	t1=$(now_ms)
+	stop_redis "$S_PID"
+	echo "gave up after $((t1 - t0)) ms" >&3
+	[ $((t1 - t0)) -lt 700 ]
+	[[ $stderr == *"redis://127.0.0.1:$S_PORT: timed out"* ]]
+}
+
+@test "a connect that hangs: exit 69 within --connect-timeout + 200 ms" {
+	# A listening socket that never accepts, with its backlog full, keeps
+	# new connections in SYN_SENT: connect(2) itself has to time out.
+	command -v python3 >/dev/null || skip "python3 is needed for the listener"
+	port=$(free_port)
+	python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(0)
+fill = []
+for _ in range(8):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(("127.0.0.1", int(sys.argv[1])))
+    except BlockingIOError: pass
+    fill.append(c)
+print("ready", flush=True)
+time.sleep(20)
+' "$port" >"$BATS_TEST_TMPDIR/listener" 3>&- &
+	lpid=$!
+	wait_for 5 grep -q ready "$BATS_TEST_TMPDIR/listener"
+	t0=$(now_ms)
+	run -69 --separate-stderr "$RL" --connect-timeout 300ms --timeout 300ms \
+	    -u "redis://127.0.0.1:$port" lock x
+	t1=$(now_ms)
+	kill "$lpid"
+	echo "gave up after $((t1 - t0)) ms: $stderr" >&3
+	[ $((t1 - t0)) -lt 500 ]
+	[[ $stderr == *"timed out"* ]]
+}
+
+@test "password in the URL, in REDLOCK_PASSWORD, and an ACL user" {
+	run -0 "$RL" -u "redis://:s3cret@127.0.0.1:$A_PORT" lock x
+	REDLOCK_PASSWORD=s3cret run -0 "$RL" -u "redis://127.0.0.1:$A_PORT" lock y
+	run -0 "$RL" -u "redis://alice:alicepw@127.0.0.1:$A_PORT" lock z
+	[ "$(acli exists x y z)" = 3 ]
+}
+
+@test "a wrong password or none: exit 69 with an authentication message" {
+	run -69 --separate-stderr "$RL" -u "redis://:wrong@127.0.0.1:$A_PORT" lock x
+	[[ $stderr == *"authentication to redis://127.0.0.1:$A_PORT refused"* ]]
+	[[ $stderr != *wrong* ]] || [[ $stderr == *WRONGPASS* ]]
+	run -69 --separate-stderr "$RL" -u "redis://alice:nope@127.0.0.1:$A_PORT" lock x
+	[[ $stderr == *"authentication to redis://alice@127.0.0.1:$A_PORT refused"* ]]
+	[[ $stderr != *nope* ]]
+	run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$A_PORT" lock x
+	[[ $stderr == *"requires authentication"* ]]
+	[ "$(acli dbsize)" = 0 ]
+}
+
+@test "a database number selects the database, once per connection" {
+	tok=$("$RL" -u "redis://127.0.0.1:$R_PORT/3" lock x)
+	[ "$(rcli -n 3 hget x "$tok")" = 1 ]
+	[ "$(rcli -n 0 exists x)" = 0 ]
+	REDLOCK_URL="redis://127.0.0.1:$R_PORT/3" run -0 "$RL" status x
+	run -0 toplevel "$RL" -u "redis://127.0.0.1:$R_PORT/3" lock y
+	assert_output $'SELECT\nEVALSHA'
+}
+
+@test "AUTH and SELECT are the only round trips added to one EVALSHA" {
+	acli config resetstat >/dev/null
+	"$RL" -u "redis://:s3cret@127.0.0.1:$A_PORT/2" lock x >/dev/null
+	# redis-cli's own AUTH for INFO is the second auth call.
+	stats=" $(acli info commandstats | sed -n 's/^cmdstat_\([a-z]*\):calls=\([0-9]*\),.*/\1=\2/p' | tr '\n' ' ')"
+	[[ $stats == *" auth=2 "* ]]
+	[[ $stats == *" select=1 "* ]]
+	[[ $stats == *" evalsha=1 "* ]]
+	[[ $stats != *" eval="* ]]
+}
+
+@test "a unix socket URL with a database" {
+	start_redis U --unixsocket "$BATS_FILE_TMPDIR/r.sock" --unixsocketperm 700
+	tok=$("$RL" -u "unix://$BATS_FILE_TMPDIR/r.sock?db=1" lock x)
+	[ "$(redis-cli -s "$BATS_FILE_TMPDIR/r.sock" -n 1 hget x "$tok")" = 1 ]
+	stop_redis "$U_PID"
+}
+
+@test "REDLOCK_URL is the default; -u overrides it" {
+	REDLOCK_URL="redis://127.0.0.1:$R_PORT" run -0 "$RL" lock x
+	port=$(free_port)
+	REDLOCK_URL="redis://127.0.0.1:$port" run -0 "$RL" -u "redis://127.0.0.1:$R_PORT" lock y
+	REDLOCK_URL="redis://127.0.0.1:$port" run -69 "$RL" lock z
+}
+
+@test "bad URLs are usage errors with a hint, and touch nothing" {
+	run -64 --separate-stderr "$RL" -u "rediss://127.0.0.1:$R_PORT" lock x
+	[[ $stderr == *"rediss:// (TLS) is not supported"* ]]
+	run -64 --separate-stderr "$RL" -u "http://127.0.0.1:$R_PORT" lock x
+	[[ $stderr == *"a URL starts with redis:// or unix://"* ]]
+	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:99999" lock x
+	[[ $stderr == *"port must be a number"* ]]
+	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT/x" lock x
+	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" -u "redis://127.0.0.1:$R_PORT" lock x
+	[[ $stderr == *"not supported yet"* ]]
+	REDLOCK_URL="redis://127.0.0.1:$R_PORT,redis://127.0.0.1:$R_PORT" run -64 "$RL" lock x
+	[ "$(rcli dbsize)" = 0 ]
+}
+
+@test "the Redis socket is close-on-exec" {
+	# A lock waiting for a held lock has both its sockets open; its
+	# descriptors must all be marked close-on-exec.
+	tok=$(rl lock x)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" lock -w 10s x 3>&- &
+	wpid=$!
+	wait_for 5 has_subscribers x 1
+	socks=0
+	for fd in /proc/$wpid/fd/*; do
+		[[ $(readlink "$fd") == socket:* ]] || continue
+		socks=$((socks + 1))
+		flags=$(awk '/^flags:/ {print $2}' "/proc/$wpid/fdinfo/${fd##*/}")
+		# O_CLOEXEC is 02000000 (octal) in fdinfo's flags.
+		[ $((0$flags & 02000000)) -ne 0 ]
+	done
+	[ "$socks" -eq 2 ]
+	rl unlock --owner "$tok" x
+	wait "$wpid"
+}

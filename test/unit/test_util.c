@@ -1,0 +1,255 @@
+/* test_util.c: durations, URLs, owner tokens and key names. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "redlock.h"
+
+static int64_t
+dur(const char *s)
+{
+	int64_t ms = -12345;
+
+	if (rl_duration_parse(s, &ms) < 0)
+		return -1;
+	return ms;
+}
+
+static void
+test_duration_units(void **state)
+{
+	(void)state;
+	assert_int_equal(dur("250ms"), 250);
+	assert_int_equal(dur("30s"), 30000);
+	assert_int_equal(dur("5m"), 300000);
+	assert_int_equal(dur("2h"), 7200000);
+	assert_int_equal(dur("10"), 10000);
+	assert_int_equal(dur("0"), 0);
+	assert_int_equal(dur("0ms"), 0);
+}
+
+static void
+test_duration_fractions(void **state)
+{
+	(void)state;
+	assert_int_equal(dur("1.5"), 1500);
+	assert_int_equal(dur(".5"), 500);
+	assert_int_equal(dur("2."), 2000);
+	assert_int_equal(dur("0.25s"), 250);
+	assert_int_equal(dur("1.5m"), 90000);
+	/* Below a millisecond rounds up: a wait is never shortened to 0. */
+	assert_int_equal(dur("0.0001"), 1);
+	assert_int_equal(dur("0.5ms"), 1);
+}
+
+static void
+test_duration_rejects(void **state)
+{
+	static const char *bad[] = {
+		"", "s", "ms", ".", "-1", "+1", " 1", "1 ", "1x", "1S", "1sec",
+		"1e3", "0x10", "inf", "nan", "1.2.3", "1..", "5s5", "1d",
+		"99999999999h", NULL
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; bad[i] != NULL; i++) {
+		int64_t ms = 7;
+
+		assert_int_equal(rl_duration_parse(bad[i], &ms), -1);
+		assert_int_equal(ms, 7);	/* untouched on error */
+	}
+	assert_int_equal(rl_duration_parse(NULL, NULL), -1);
+}
+
+static void
+test_duration_format(void **state)
+{
+	char b[32];
+
+	(void)state;
+	rl_duration_format(850, b, sizeof(b));
+	assert_string_equal(b, "850ms");
+	rl_duration_format(12345, b, sizeof(b));
+	assert_string_equal(b, "12.3s");
+	rl_duration_format(245000, b, sizeof(b));
+	assert_string_equal(b, "4m05s");
+	rl_duration_format(7380000, b, sizeof(b));
+	assert_string_equal(b, "2h03m");
+	rl_duration_format(-1, b, sizeof(b));
+	assert_string_equal(b, "-");
+}
+
+static void
+url_ok(const char *s, const char *host, int port, const char *path,
+    const char *user, const char *pass, int db, const char *shown)
+{
+	struct rl_url u;
+	char err[256], out[256];
+
+	assert_int_equal(rl_url_parse(s, &u, err, sizeof(err)), 0);
+	if (host)
+		assert_string_equal(u.host, host);
+	else
+		assert_null(u.host);
+	assert_int_equal(u.port, port);
+	if (path)
+		assert_string_equal(u.path, path);
+	else
+		assert_null(u.path);
+	if (user)
+		assert_string_equal(u.user, user);
+	else
+		assert_null(u.user);
+	if (pass)
+		assert_string_equal(u.password, pass);
+	else
+		assert_null(u.password);
+	assert_int_equal(u.db, db);
+	assert_int_equal(rl_url_format(&u, out, sizeof(out)), 0);
+	assert_string_equal(out, shown);
+	rl_url_clear(&u);
+}
+
+static void
+test_url_parse(void **state)
+{
+	(void)state;
+	url_ok("redis://127.0.0.1:6379", "127.0.0.1", 6379, NULL, NULL, NULL,
+	    0, "redis://127.0.0.1:6379");
+	url_ok("redis://db.example", "db.example", 6379, NULL, NULL, NULL, 0,
+	    "redis://db.example:6379");
+	url_ok("redis://h:7000/3", "h", 7000, NULL, NULL, NULL, 3,
+	    "redis://h:7000/3");
+	url_ok("redis://h/", "h", 6379, NULL, NULL, NULL, 0,
+	    "redis://h:6379");
+	url_ok("redis://:s3cret@h:1", "h", 1, NULL, NULL, "s3cret", 0,
+	    "redis://h:1");
+	url_ok("redis://alice:pw@h:2/5", "h", 2, NULL, "alice", "pw", 5,
+	    "redis://alice@h:2/5");
+	url_ok("redis://alice@h", "h", 6379, NULL, "alice", NULL, 0,
+	    "redis://alice@h:6379");
+	url_ok("redis://:p%40ss%3Aw@h", "h", 6379, NULL, NULL, "p@ss:w", 0,
+	    "redis://h:6379");
+	url_ok("redis://:a@b@h", "h", 6379, NULL, NULL, "a@b", 0,
+	    "redis://h:6379");
+	url_ok("redis://[::1]:6380", "::1", 6380, NULL, NULL, NULL, 0,
+	    "redis://[::1]:6380");
+	url_ok("redis://", "127.0.0.1", 6379, NULL, NULL, NULL, 0,
+	    "redis://127.0.0.1:6379");
+	url_ok("unix:///run/redis.sock", NULL, 0, "/run/redis.sock", NULL,
+	    NULL, 0, "unix:///run/redis.sock");
+	url_ok("unix:///tmp/r.sock?db=2", NULL, 0, "/tmp/r.sock", NULL, NULL,
+	    2, "unix:///tmp/r.sock?db=2");
+}
+
+static void
+url_bad(const char *s, const char *why)
+{
+	struct rl_url u;
+	char err[256] = "";
+
+	assert_int_equal(rl_url_parse(s, &u, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, why));
+	assert_null(u.host);
+	assert_null(u.password);
+}
+
+static void
+test_url_rejects(void **state)
+{
+	(void)state;
+	url_bad("rediss://h:6379", "TLS");
+	url_bad("redis+sentinel://h:26379/m", "not supported yet");
+	url_bad("http://h", "redis:// or unix://");
+	url_bad("h:6379", "redis:// or unix://");
+	url_bad("redis://h:0", "port");
+	url_bad("redis://h:65536", "port");
+	url_bad("redis://h:80x", "port");
+	url_bad("redis://h:", "port");
+	url_bad("redis://h/db", "database number");
+	url_bad("redis://h/-1", "database number");
+	url_bad("redis://[::1", "unclosed");
+	url_bad("redis://:%zz@h", "password");
+	url_bad("redis://:%00@h", "password");
+	url_bad("unix://relative.sock", "absolute path");
+	url_bad("unix:///s.sock?database=1", "?db=N");
+}
+
+static void
+test_owner_token(void **state)
+{
+	char a[RL_OWNER_MAX], b[RL_OWNER_MAX], pid[32], small[10];
+	const char *colon;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(rl_owner_new(a, sizeof(a)), 0);
+	assert_int_equal(rl_owner_new(b, sizeof(b)), 0);
+	assert_string_not_equal(a, b);
+	/* xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx:PID */
+	assert_int_equal(a[8], '-');
+	assert_int_equal(a[13], '-');
+	assert_int_equal(a[14], '4');
+	assert_non_null(strchr("89ab", a[19]));
+	assert_int_equal(a[23], '-');
+	for (i = 0; i < 36; i++)
+		if (i != 8 && i != 13 && i != 18 && i != 23)
+			assert_non_null(strchr("0123456789abcdef", a[i]));
+	colon = strchr(a, ':');
+	assert_ptr_equal(colon, a + 36);
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	assert_string_equal(colon + 1, pid);
+	assert_int_equal(rl_owner_new(small, sizeof(small)), -1);
+}
+
+static void
+test_keys(void **state)
+{
+	char *k;
+
+	(void)state;
+	k = rl_key("redisson_lock__channel", "deploy");
+	assert_string_equal(k, "redisson_lock__channel:{deploy}");
+	free(k);
+	/* A name with a brace is its own hash tag, as in Redisson. */
+	k = rl_key("redisson_lock_token", "a{b}");
+	assert_string_equal(k, "redisson_lock_token:a{b}");
+	free(k);
+	k = rl_key_name("redlock_holder", "redlock_holder:{deploy}", 23);
+	assert_string_equal(k, "deploy");
+	free(k);
+	k = rl_key_name("redlock_holder", "redlock_holder:a{b}", 19);
+	assert_string_equal(k, "a{b}");
+	free(k);
+	k = rl_key_name("redlock_holder", "redlock_holder:{a}{b}", 21);
+	assert_string_equal(k, "{a}{b}");
+	free(k);
+	assert_null(rl_key_name("redlock_holder", "other:{x}", 9));
+	assert_null(rl_key_name("redlock_holder", "redlock_holder:", 15));
+	assert_null(rl_key_name("redlock_holder", "redlock_holder:a\0b", 18));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_duration_units),
+		cmocka_unit_test(test_duration_fractions),
+		cmocka_unit_test(test_duration_rejects),
+		cmocka_unit_test(test_duration_format),
+		cmocka_unit_test(test_url_parse),
+		cmocka_unit_test(test_url_rejects),
+		cmocka_unit_test(test_owner_token),
+		cmocka_unit_test(test_keys),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
