@@ -44,6 +44,9 @@ void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const struct cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int print_help(const struct cmd *c);
+/* getopt returned '?': name the word it stopped at; EXIT_USAGE. */
+int bad_option(const struct cmd *c, char **argv, const char *shortopts,
+    const struct option *longopts);
 /* S with control characters escaped, for terminals and logs; up to four
  * results stay valid at once. */
 const char *esc(const char *s);

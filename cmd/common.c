@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include <errno.h>
+#include <getopt.h>
 
 #include "cmd.h"
 
@@ -35,6 +36,30 @@ usage_error(const struct cmd *c, const char *fmt, ...)
 	else
 		fputs("; see redlock --help\n", stderr);
 	return EXIT_USAGE;
+}
+
+int
+bad_option(const struct cmd *c, char **argv, const char *shortopts,
+    const struct option *longopts)
+{
+	const char *word = optind > 0 ? argv[optind - 1] : "?";
+	const char *p;
+	size_t n;
+
+	if (strncmp(word, "--", 2) == 0) {
+		n = strcspn(word + 2, "=");
+		for (; longopts->name != NULL; longopts++)
+			if (strlen(longopts->name) == n &&
+			    strncmp(longopts->name, word + 2, n) == 0 &&
+			    longopts->has_arg == required_argument)
+				return usage_error(c, "option '%s' needs a value",
+				    esc(word));
+	} else if (optopt != 0 && (p = strchr(shortopts, optopt)) != NULL &&
+	    p[1] == ':')
+		return usage_error(c, "option '-%c' needs a value", optopt);
+	else if (optopt != 0)
+		return usage_error(c, "unknown option '-%c'", optopt);
+	return usage_error(c, "unknown option '%s'", esc(word));
 }
 
 int

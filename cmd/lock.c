@@ -66,7 +66,7 @@ run(struct globals *g, int argc, char **argv)
 		if ((r = lockopts_parse(&cmd_lock, &o, ch, optarg)) < 0)
 			return EXIT_USAGE;
 		if (r == 0)
-			return usage_error(&cmd_lock, "unknown option");
+			return bad_option(&cmd_lock, argv, LOCKOPTS_SHORT "h", longopts);
 	}
 	if (optind >= argc)
 		return usage_error(&cmd_lock, "missing NAME");
@@ -87,7 +87,7 @@ run(struct globals *g, int argc, char **argv)
 	if ((rc = client_open(g, &status)) == NULL)
 		return status;
 	status = lock_acquire(rc, name, &o, &meta, &a);
-	if (status == 0) {
+	if (a.acquired) {
 		printf("%s\n", o.owner);
 		if ((status = flush_stdout()) != 0) {
 			/* Nobody learnt the token: do not leave NAME held. */

@@ -98,6 +98,7 @@ main(int argc, char **argv)
 	/* hiredis writes with write(2): a dead server must be an error
 	 * reply, not a silent death by SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
+	opterr = 0;	/* one line per error: bad_option() says it */
 
 	while ((ch = getopt_long(argc, argv, "+u:h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -132,7 +133,7 @@ main(int argc, char **argv)
 			printf("redlock %s\n", RL_VERSION);
 			return flush_stdout();
 		default:
-			return usage_error(NULL, "unknown global option");
+			return bad_option(NULL, argv, "+u:h", longopts);
 		}
 	}
 	if (optind >= argc)

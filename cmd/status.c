@@ -188,7 +188,7 @@ run(struct globals *g, int argc, char **argv)
 		case 'h':
 			return print_help(&cmd_status);
 		default:
-			return usage_error(&cmd_status, "unknown option");
+			return bad_option(&cmd_status, argv, "h", longopts);
 		}
 	}
 	if (optind + 1 < argc)

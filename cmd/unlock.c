@@ -45,7 +45,7 @@ run(struct globals *g, int argc, char **argv)
 		case 'h':
 			return print_help(&cmd_unlock);
 		default:
-			return usage_error(&cmd_unlock, "unknown option");
+			return bad_option(&cmd_unlock, argv, "h", longopts);
 		}
 	}
 	if (optind >= argc)

@@ -163,4 +163,42 @@ enum rl_err rl_status(rl_client *c, const char *name, struct rl_status *st);
 enum rl_err rl_scan(rl_client *c, uint64_t *cursor,
     int (*fn)(void *arg, const char *name), void *arg);
 
+/* Lease arithmetic (Guarantee 2): renew every ttl/3; a lease confirmed by
+ * a renewal sent at T is trusted locally until T + ttl - drift, with
+ * drift = ttl/100 + 2 ms for clock rate differences and delivery. */
+int64_t rl_renew_period_ms(int64_t ttl_ms);
+int64_t rl_drift_ms(int64_t ttl_ms);
+int64_t rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms);
+
+/* The lease keeper renews a held lock on its own schedule without ever
+ * blocking its caller's poll loop for longer than a renewal period: the
+ * caller polls rl_keeper_fd() for input and calls rl_keeper_step() when it
+ * is readable or when rl_keeper_wake_ms() has come. It never re-creates
+ * a lock that is gone. */
+typedef struct rl_keeper rl_keeper;
+
+enum rl_keep {
+	RL_KEEP_OK,	/* held; renewals on schedule or being retried */
+	RL_KEEP_GONE	/* a renewal found the lock gone or held by another */
+};
+
+/* C is the keeper's own connection (it may be connected already). SENT_MS
+ * is when the acquisition was sent, on CLOCK_MONOTONIC. */
+rl_keeper *rl_keeper_new(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, int64_t sent_ms);
+int rl_keeper_fd(const rl_keeper *k);
+int64_t rl_keeper_wake_ms(const rl_keeper *k);
+/* Send time of the last confirmed renewal (or of the acquisition). */
+int64_t rl_keeper_confirmed_ms(const rl_keeper *k);
+int64_t rl_keeper_deadline_ms(const rl_keeper *k);
+/* Renewals confirmed so far. */
+int64_t rl_keeper_renewals(const rl_keeper *k);
+/* Do what is due at NOW. An error return means this renewal failed (the
+ * message is on the client) and will be retried; *STATE says whether the
+ * lock is still ours. */
+enum rl_err rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state);
+/* Wait for a renewal in flight, so the connection is free for release. */
+void rl_keeper_settle(rl_keeper *k);
+void rl_keeper_free(rl_keeper *k);
+
 #endif

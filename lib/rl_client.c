@@ -211,6 +211,18 @@ rl_open(rl_client *c, redisContext **out)
 	return RL_OK;
 }
 
+void
+rl_disconnect(rl_client *c)
+{
+	if (c->last != NULL) {
+		freeReplyObject(c->last);
+		c->last = NULL;
+	}
+	if (c->ctx != NULL)
+		redisFree(c->ctx);
+	c->ctx = NULL;
+}
+
 enum rl_err
 rl_connect(rl_client *c)
 {

@@ -29,6 +29,8 @@ struct rl_client {
 enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 enum rl_err rl_open(rl_client *c, redisContext **out);
+/* Drop the command connection (after a timeout or an error). */
+void rl_disconnect(rl_client *c);
 /* Run a script: EVALSHA, and EVAL when the server does not know it.
  * The reply is kept in c->last. */
 enum rl_err rl_eval(rl_client *c, const struct rl_script *s, int nkeys,

@@ -39,8 +39,13 @@ setup() {
 
 @test "unknown options, commands and missing operands are usage errors" {
 	run -64 --separate-stderr "$RL" lock --bogus x
-	[[ $stderr == *"unrecognized option"* ]]
-	[[ $stderr == *"usage: redlock lock [OPTIONS] NAME"* ]]
+	assert_equal "$stderr" "redlock: unknown option '--bogus'; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr "$RL" lock -Z x
+	assert_equal "$stderr" "redlock: unknown option '-Z'; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr "$RL" lock x -w
+	assert_equal "$stderr" "redlock: option '-w' needs a value; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr "$RL" lock x --ttl
+	assert_equal "$stderr" "redlock: option '--ttl' needs a value; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
 	run -64 --separate-stderr "$RL" lock
 	[[ $stderr == "redlock: missing NAME; usage: redlock lock [OPTIONS] NAME"* ]]
 	run -64 --separate-stderr "$RL" lock a b
@@ -57,6 +62,7 @@ setup() {
 	run -64 --separate-stderr "$RL" frobnicate x
 	[[ $stderr == "redlock: unknown command 'frobnicate'; see redlock --help" ]]
 	run -64 --separate-stderr "$RL" --bogus status
+	assert_equal "$stderr" "redlock: unknown option '--bogus'; see redlock --help"
 	run -64 --separate-stderr "$RL" lock --owner '' x
 }
 

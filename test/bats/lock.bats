@@ -29,6 +29,9 @@ setup() { rcli flushall >/dev/null; }
 	run -3 --separate-stderr rl lock -n -E 3 x
 	run -3 --separate-stderr rl lock x -n -q -E 3
 	assert_equal "$stderr" ''
+	# -E 0 makes busy look like success, but no token is printed.
+	run -0 --separate-stderr rl lock -n -q -E 0 x
+	assert_output ''
 }
 
 @test "a waiter acquires within 50 ms of the holder's unlock, woken by pub/sub" {

@@ -1,0 +1,279 @@
+/* rl_keeper.c: renew a held lease on schedule, from a caller's poll loop. */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_int.h"
+#include "rl_scripts.h"
+
+struct rl_keeper {
+	rl_client *c;
+	char *lock, *holder, *owner;
+	char ttl[24];
+	int64_t ttl_ms;
+	int64_t period;
+	int64_t confirmed;	/* send time of the last confirmed renewal */
+	int64_t renewals;
+	int inflight;
+	int64_t sent;		/* send time of the renewal in flight */
+	int64_t next;		/* when the next renewal is due */
+};
+
+int64_t
+rl_renew_period_ms(int64_t ttl_ms)
+{
+	return ttl_ms / 3 > 0 ? ttl_ms / 3 : 1;
+}
+
+int64_t
+rl_drift_ms(int64_t ttl_ms)
+{
+	return ttl_ms / 100 + 2;
+}
+
+int64_t
+rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms)
+{
+	return sent_ms + ttl_ms - rl_drift_ms(ttl_ms);
+}
+
+rl_keeper *
+rl_keeper_new(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, int64_t sent_ms)
+{
+	rl_keeper *k = calloc(1, sizeof(*k));
+
+	if (k == NULL)
+		return NULL;
+	k->c = c;
+	k->lock = strdup(name);
+	k->holder = rl_key(RL_PREFIX_HOLDER, name);
+	k->owner = strdup(owner);
+	if (k->lock == NULL || k->holder == NULL || k->owner == NULL) {
+		rl_keeper_free(k);
+		return NULL;
+	}
+	snprintf(k->ttl, sizeof(k->ttl), "%lld", (long long)ttl_ms);
+	k->ttl_ms = ttl_ms;
+	k->period = rl_renew_period_ms(ttl_ms);
+	k->confirmed = sent_ms;
+	k->next = sent_ms + k->period;
+	return k;
+}
+
+void
+rl_keeper_free(rl_keeper *k)
+{
+	if (k == NULL)
+		return;
+	free(k->lock);
+	free(k->holder);
+	free(k->owner);
+	free(k);
+}
+
+int
+rl_keeper_fd(const rl_keeper *k)
+{
+	return k->inflight && k->c->ctx != NULL ? k->c->ctx->fd : -1;
+}
+
+/* How long a renewal may go unanswered before the connection is dropped
+ * and the renewal sent again on a new one. */
+static int64_t
+reply_timeout(const rl_keeper *k)
+{
+	int64_t t = k->period;
+
+	if (k->c->timeout_ms > 0 && k->c->timeout_ms < t)
+		t = k->c->timeout_ms;
+	return t;
+}
+
+/* After a failure, try again soon, but never spin. */
+static int64_t
+retry_gap(const rl_keeper *k)
+{
+	int64_t g = k->period / 10;
+
+	return g < 10 ? 10 : g;
+}
+
+int64_t
+rl_keeper_wake_ms(const rl_keeper *k)
+{
+	return k->inflight ? k->sent + reply_timeout(k) : k->next;
+}
+
+int64_t
+rl_keeper_confirmed_ms(const rl_keeper *k)
+{
+	return k->confirmed;
+}
+
+int64_t
+rl_keeper_deadline_ms(const rl_keeper *k)
+{
+	return rl_lease_deadline_ms(k->confirmed, k->ttl_ms);
+}
+
+int64_t
+rl_keeper_renewals(const rl_keeper *k)
+{
+	return k->renewals;
+}
+
+static enum rl_err
+failed(rl_keeper *k, int64_t now, int drop)
+{
+	if (drop)
+		rl_disconnect(k->c);
+	k->inflight = 0;
+	k->next = now + (drop ? 0 : retry_gap(k));
+	return RL_ECONNECT;
+}
+
+static enum rl_err
+send_renewal(rl_keeper *k, int64_t now, int full)
+{
+	const struct rl_script *s = &rl_script_renew;
+	const char *argv[7];
+	int done = 0;
+
+	argv[0] = full ? "EVAL" : "EVALSHA";
+	argv[1] = full ? s->src : s->sha;
+	argv[2] = "2";
+	argv[3] = k->lock;
+	argv[4] = k->holder;
+	argv[5] = k->ttl;
+	argv[6] = k->owner;
+	if (redisAppendCommandArgv(k->c->ctx, 7, argv, NULL) != REDIS_OK)
+		goto fail;
+	while (!done)
+		if (redisBufferWrite(k->c->ctx, &done) != REDIS_OK)
+			goto fail;
+	if (!full) {
+		k->inflight = 1;
+		k->sent = now;
+	}
+	return RL_OK;
+fail:
+	rl_seterr(k->c, RL_ECONNECT, "cannot send a renewal: %s",
+	    k->c->ctx->errstr);
+	failed(k, now, 1);
+	k->next = now + retry_gap(k);
+	return RL_ECONNECT;
+}
+
+/* Read what has arrived, without blocking. */
+static enum rl_err
+read_reply(rl_keeper *k, int64_t now, enum rl_keep *state)
+{
+	struct pollfd p = { k->c->ctx->fd, POLLIN, 0 };
+	redisReply *r = NULL;
+	void *v;
+
+	if (redisGetReplyFromReader(k->c->ctx, &v) != REDIS_OK)
+		goto broken;
+	if (v == NULL) {
+		if (poll(&p, 1, 0) <= 0)
+			goto pending;
+		if (redisBufferRead(k->c->ctx) != REDIS_OK ||
+		    redisGetReplyFromReader(k->c->ctx, &v) != REDIS_OK)
+			goto broken;
+		if (v == NULL)
+			goto pending;
+	}
+	r = v;
+	if (r->type == REDIS_REPLY_INTEGER) {
+		k->inflight = 0;
+		if (r->integer == 1) {
+			k->confirmed = k->sent;
+			k->renewals++;
+			k->next = k->sent + k->period;
+		} else
+			*state = RL_KEEP_GONE;
+		freeReplyObject(r);
+		return RL_OK;
+	}
+	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+		/* The server lost its script cache: send the script itself,
+		 * keeping the earlier send time (the conservative one). */
+		freeReplyObject(r);
+		return send_renewal(k, now, 1);
+	}
+	rl_seterr(k->c, RL_EPROTO, "renewal failed: %.160s",
+	    r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+	freeReplyObject(r);
+	return failed(k, now, 0);
+pending:
+	if (now >= k->sent + reply_timeout(k)) {
+		rl_seterr(k->c, RL_ECONNECT,
+		    "no answer to a renewal after %lldms",
+		    (long long)reply_timeout(k));
+		return failed(k, now, 1);
+	}
+	return RL_OK;
+broken:
+	rl_seterr(k->c, RL_ECONNECT, "lost connection while renewing: %s",
+	    k->c->ctx->errstr);
+	return failed(k, now, 1);
+}
+
+enum rl_err
+rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state)
+{
+	enum rl_err e;
+
+	*state = RL_KEEP_OK;
+	if (k->inflight)
+		return read_reply(k, now, state);
+	if (now < k->next)
+		return RL_OK;
+	if (k->c->ctx == NULL) {
+		/* Reconnect, bounded so the caller's loop is never held up
+		 * past a renewal period. */
+		int64_t ct = k->c->connect_timeout_ms, t = k->c->timeout_ms;
+
+		if (ct > k->period)
+			k->c->connect_timeout_ms = k->period;
+		if (t <= 0 || t > k->period)
+			k->c->timeout_ms = k->period;
+		e = rl_connect(k->c);
+		k->c->connect_timeout_ms = ct;
+		k->c->timeout_ms = t;
+		if (e != RL_OK) {
+			k->next = rl_now_ms() + retry_gap(k);
+			return e;
+		}
+		now = rl_now_ms();
+	}
+	return send_renewal(k, now, 0);
+}
+
+void
+rl_keeper_settle(rl_keeper *k)
+{
+	void *v = NULL;
+
+	if (!k->inflight || k->c->ctx == NULL)
+		return;
+	if (redisGetReply(k->c->ctx, &v) != REDIS_OK || v == NULL) {
+		rl_disconnect(k->c);
+	} else {
+		redisReply *r = v;
+
+		if (r->type == REDIS_REPLY_ERROR &&
+		    strncmp(r->str, "NOSCRIPT", 8) == 0) {
+			/* The EVAL sent after it is still to come. */
+			freeReplyObject(r);
+			if (redisGetReply(k->c->ctx, &v) != REDIS_OK)
+				rl_disconnect(k->c);
+			else if (v != NULL)
+				freeReplyObject(v);
+		} else
+			freeReplyObject(r);
+	}
+	k->inflight = 0;
+}
