@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 #include <getopt.h>
+#include <signal.h>
+#include <sys/types.h>
 #include <stdio.h>
 
 #include "../lib/redlock.h"
@@ -37,6 +39,7 @@ struct cmd {
 extern const struct cmd cmd_lock;
 extern const struct cmd cmd_unlock;
 extern const struct cmd cmd_status;
+extern const struct cmd cmd_exec;
 
 /* "redlock: " and the message, one line on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -100,7 +103,8 @@ int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg);
 /* Settle the owner token; -1 (reported) when none can be made. */
 int lockopts_finish(const struct cmd *c, struct lockopts *o);
-/* Acquire NAME as O says; 0 when held, else the exit status (reported). */
+/* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the
+ * wait, else the exit status (reported). */
 int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a);
 /* With -v: a timestamped line on stderr. */
@@ -109,5 +113,46 @@ void event(const struct lockopts *o, const char *fmt, ...)
 /* This host's name and the effective user, for the holder metadata. */
 const char *self_host(void);
 const char *self_user(void);
+
+/* Signals as bytes on a self-pipe (sig.c). */
+extern const int relayed_signals[6];	/* INT TERM HUP QUIT USR1 USR2 */
+/* Catch SIGS (N of them) into a fresh self-pipe; returns its read end,
+ * non-blocking and close-on-exec, or -1. */
+int sig_catch(const int *sigs, int n);
+/* The next caught signal, 0 when none is pending. */
+int sig_next(int fd);
+/* Default dispositions and the mask redlock started with: for COMMAND. */
+void sig_restore(void);
+void sig_block_all(sigset_t *old);
+void sig_unblock(const sigset_t *old);
+
+/* watchdog.c: keep a held lease alive while COMMAND or a watched process
+ * runs, and act on its loss. */
+enum on_lost { ON_LOST_TERM, ON_LOST_KILL, ON_LOST_IGNORE };
+enum lost { LOST_NO, LOST_GONE, LOST_UNREACHABLE };
+
+struct watch {
+	rl_client *rc;		/* the watchdog's own connection */
+	const char *name;
+	const char *owner;
+	const struct lockopts *lo;
+	int64_t sent_ms;	/* when the acquisition was sent */
+	enum on_lost on_lost;
+	int64_t kill_after_ms;
+	pid_t child;		/* COMMAND, leading its process group; or 0 */
+	int parent_fd;		/* EOF when redlock died; or -1 */
+	int pid_fd;		/* pidfd of the watched process; or -1 */
+	int sig_fd;		/* SIGCHLD (and, with no child, TERM...) */
+	/* What happened. */
+	int child_status;	/* wait status of COMMAND */
+	enum lost lost;
+	int64_t lost_after_ms;	/* since the last confirmation, at loss */
+	int orphaned;		/* redlock died first */
+	int released;
+};
+
+/* Renew until the child exits (or the watched process, or a signal with
+ * no child), acting on loss; release the hold unless lost. */
+void watch_run(struct watch *w);
 
 #endif

@@ -1,8 +1,12 @@
 /* lock.c: acquire NAME, print the owner token, and exit holding it. */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -14,6 +18,10 @@ const struct cmd cmd_lock = {
 	"Acquire NAME and print the owner token; the lease lasts --ttl.\n"
 	"Give the token to unlock (--owner, or REDLOCK_OWNER).\n\n"
 	LOCKOPTS_HELP
+	"      --keepalive         renew the lease from a detached watchdog until\n"
+	"                          unlock, or until the process --pid exits\n"
+	"      --pid PID           with --keepalive: the process to outlive\n"
+	"                          (default: the caller, redlock's parent)\n"
 	"  -h, --help              show this help\n",
 	run
 };
@@ -42,11 +50,54 @@ parent_cmd(char *buf, size_t len)
 			buf[i] = ' ';
 }
 
+/* Fork the detached watchdog of --keepalive: it renews until the lock is
+ * gone (unlock), the watched process exits, or it is signalled, and then
+ * releases. It owns the connection from here on. */
+static pid_t
+start_keepalive(rl_client *rc, const char *name, struct lockopts *o,
+    const struct rl_attempt *a, int pid_fd)
+{
+	struct watch w;
+	pid_t pid;
+	int fd;
+
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) != 0)
+		return pid;
+	setsid();
+	/* Let go of the caller's terminal and pipes: tok=$(redlock lock
+	 * --keepalive x) must not wait for this process. */
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	memset(&w, 0, sizeof(w));
+	w.rc = rc;
+	w.name = name;
+	w.owner = o->owner;
+	w.lo = o;
+	w.sent_ms = a->sent_ms;
+	w.on_lost = ON_LOST_TERM;
+	w.child = 0;
+	w.parent_fd = -1;
+	w.pid_fd = pid_fd;
+	w.sig_fd = sig_catch(relayed_signals, 6);
+	watch_run(&w);
+	rl_client_free(rc);
+	exit(0);
+}
+
 static int
 run(struct globals *g, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		LOCKOPTS_LONG,
+		{ "keepalive", no_argument, NULL, 'k' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -56,13 +107,31 @@ run(struct globals *g, int argc, char **argv)
 	rl_client *rc;
 	char cmdline[512];
 	const char *name;
-	int ch, r, status;
+	int ch, r, status, keepalive = 0, pid_fd = -1;
+	pid_t watched = 0, keeper = 0;
+	long v;
 
 	lockopts_init(&o);
 	while ((ch = getopt_long(argc, argv, LOCKOPTS_SHORT "h", longopts,
 	    NULL)) != -1) {
 		if (ch == 'h')
 			return print_help(&cmd_lock);
+		if (ch == 'k') {
+			keepalive = 1;
+			continue;
+		}
+		if (ch == 'p') {
+			char *end;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    v <= 0 || v > INT_MAX)
+				return usage_error(&cmd_lock, "--pid: '%s' is "
+				    "not a process id", esc(optarg));
+			watched = (pid_t)v;
+			continue;
+		}
 		if ((r = lockopts_parse(&cmd_lock, &o, ch, optarg)) < 0)
 			return EXIT_USAGE;
 		if (r == 0)
@@ -76,8 +145,29 @@ run(struct globals *g, int argc, char **argv)
 	name = argv[optind];
 	if (name[0] == '\0')
 		return usage_error(&cmd_lock, "NAME is empty");
+	if (watched != 0 && !keepalive)
+		return usage_error(&cmd_lock, "--pid goes with --keepalive");
+	if (keepalive && o.ttl_ms < 30)
+		return usage_error(&cmd_lock, "--keepalive needs --ttl of at "
+		    "least 30ms to renew it every ttl/3");
 	if (lockopts_finish(&cmd_lock, &o) < 0)
 		return EXIT_USAGE;
+	if (keepalive) {
+		if (watched == 0)
+			watched = getppid();
+		/* Held open from now on, the pidfd names this very process
+		 * even if its number is reused later. */
+		if ((pid_fd = (int)pidfd_open(watched, 0)) < 0) {
+			if (errno == ESRCH)
+				return usage_error(&cmd_lock, "--pid: no "
+				    "process %ld", (long)watched);
+			msg("cannot watch process %ld: pidfd_open: %s (Linux "
+			    "5.3 or later is needed)", (long)watched,
+			    strerror(errno));
+			return EXIT_SOFTWARE;
+		}
+		fcntl(pid_fd, F_SETFD, FD_CLOEXEC);
+	}
 
 	parent_cmd(cmdline, sizeof(cmdline));
 	meta.host = self_host();
@@ -87,6 +177,17 @@ run(struct globals *g, int argc, char **argv)
 	if ((rc = client_open(g, &status)) == NULL)
 		return status;
 	status = lock_acquire(rc, name, &o, &meta, &a);
+	if (a.acquired && keepalive &&
+	    (keeper = start_keepalive(rc, name, &o, &a, pid_fd)) < 0) {
+		enum rl_release rel;
+		int64_t holds;
+
+		msg("cannot start the keepalive watchdog: fork: %s",
+		    strerror(errno));
+		rl_release(rc, name, o.owner, &rel, &holds, &a);
+		rl_client_free(rc);
+		return EXIT_SOFTWARE;
+	}
 	if (a.acquired) {
 		printf("%s\n", o.owner);
 		if ((status = flush_stdout()) != 0) {
@@ -94,9 +195,14 @@ run(struct globals *g, int argc, char **argv)
 			enum rl_release rel;
 			int64_t holds;
 
-			rl_release(rc, name, o.owner, &rel, &holds, &a);
+			if (keeper > 0)
+				kill(keeper, SIGTERM);	/* it releases */
+			else
+				rl_release(rc, name, o.owner, &rel, &holds, &a);
 		}
 	}
+	if (pid_fd >= 0)
+		close(pid_fd);
 	rl_client_free(rc);
 	return status;
 }

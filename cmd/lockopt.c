@@ -157,16 +157,49 @@ describe(const struct rl_attempt *a, char *buf, size_t len)
 		    esc(a->owner), lease);
 }
 
+struct progress {
+	const char *name;
+	int drawn;
+};
+
+/* The waiting line on a terminal, redrawn in place. */
+static int
+draw(void *arg, const struct rl_attempt *a)
+{
+	struct progress *p = arg;
+	char held[32];
+
+	if (a->host != NULL) {
+		rl_duration_format(a->held_ms, held, sizeof(held));
+		fprintf(stderr, "\r\033[Kwaiting for %s: held by %s pid %ld "
+		    "(%s) for %s", esc(p->name), esc(a->host), a->pid,
+		    esc(a->cmd), held);
+	} else {
+		rl_duration_format(a->pttl, held, sizeof(held));
+		fprintf(stderr, "\r\033[Kwaiting for %s: held by owner %s, "
+		    "lease %s left", esc(p->name), esc(a->owner), held);
+	}
+	fflush(stderr);
+	p->drawn = 1;
+	return 0;
+}
+
 int
 lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a)
 {
 	int64_t start = rl_now_ms();
+	struct progress p = { name, 0 };
 	char who[1024], waited[32];
+	int line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	enum rl_err e;
 
-	e = rl_acquire(rc, name, o->owner, o->ttl_ms, o->wait_ms, meta, NULL,
-	    NULL, a);
+	e = rl_acquire(rc, name, o->owner, o->ttl_ms, o->wait_ms, meta,
+	    line ? draw : NULL, &p, a);
+	if (p.drawn)
+		fputs("\r\033[K", stderr);
+	if (e == RL_EINTR)
+		return -1;
 	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (a->acquired) {

@@ -12,6 +12,7 @@
 #define DEFAULT_TIMEOUT_MS 5000
 
 static const struct cmd *commands[] = {
+	&cmd_exec,
 	&cmd_lock,
 	&cmd_unlock,
 	&cmd_status,
@@ -23,6 +24,8 @@ static const char global_help[] =
     "Distributed locks on Redis for shell scripts, cron and CI.\n"
     "\n"
     "Commands:\n"
+    "  exec [OPTIONS] NAME -- COMMAND [ARG...]\n"
+    "                          run COMMAND holding NAME, renewing its lease\n"
     "  lock [OPTIONS] NAME     acquire NAME and print the owner token\n"
     "  unlock [--owner TOKEN | --force] NAME\n"
     "                          release one hold of NAME\n"

@@ -91,6 +91,7 @@ struct rl_meta {
  * stay valid until its next call. */
 struct rl_attempt {
 	int acquired;
+	int64_t sent_ms;	/* when the attempt was sent (CLOCK_MONOTONIC) */
 	int64_t fence;		/* acquired: fencing token */
 	int64_t holds;		/* acquired: hold count (> 1: re-entered) */
 	int64_t pttl;		/* busy: lease left in ms, -1 when none */
@@ -107,8 +108,9 @@ struct rl_attempt {
 enum rl_err rl_try_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, const struct rl_meta *meta, struct rl_attempt *a);
 
-/* Called after each busy attempt while waiting; a non-zero return stops
- * the wait (reported as busy). */
+/* Called after each busy attempt while waiting, and about once a second
+ * in between with the lease and hold times advanced locally (no round
+ * trip); a non-zero return stops the wait (reported as busy). */
 typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
 
 /* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). Waiting

@@ -12,6 +12,8 @@
 /* A wait on a lock without expiry (never set by redlock) still retries
  * this often, so a lost release message cannot hang a waiter. */
 #define RL_NO_TTL_RETRY_MS 1000
+/* How often a waiting caller's callback is called between attempts. */
+#define RL_TICK_MS 1000
 
 struct keys {
 	char *lock, *channel, *holder, *token, *queue;
@@ -118,6 +120,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	args[3] = pid;
 	args[4] = meta && meta->user ? meta->user : "";
 	args[5] = meta && meta->cmd ? meta->cmd : "";
+	a->sent_ms = rl_now_ms();
 	e = rl_eval(c, &rl_script_acquire, 3, keys, 6, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
@@ -195,15 +198,16 @@ drain(rl_client *c, int *got)
 	}
 }
 
-/* Block until a release message, TIMEOUT_MS, or an interrupt. */
+/* Block until a release message (*GOT), TIMEOUT_MS, or an interrupt. */
 static enum rl_err
-wait_message(rl_client *c, int64_t timeout_ms)
+wait_message(rl_client *c, int64_t timeout_ms, int *got)
 {
 	struct pollfd pfd[2];
-	int got = 0, n, nfds = 1;
+	int n, nfds = 1;
 	enum rl_err e;
 
-	if ((e = drain(c, &got)) != RL_OK || got)
+	*got = 0;
+	if ((e = drain(c, got)) != RL_OK || *got)
 		return e;
 	pfd[0].fd = c->sub->fd;
 	pfd[0].events = POLLIN;
@@ -230,7 +234,7 @@ wait_message(rl_client *c, int64_t timeout_ms)
 			    "lost connection to %s while waiting: %s", url,
 			    c->sub->errstr);
 		}
-		return drain(c, &got);
+		return drain(c, got);
 	}
 	return RL_OK;
 }
@@ -241,8 +245,9 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
     struct rl_attempt *a)
 {
 	int64_t deadline = wait_ms < 0 ? -1 : rl_now_ms() + wait_ms;
-	int64_t now, timeout;
+	int64_t now, then, retry, wake;
 	char *channel;
+	int got;
 	enum rl_err e;
 
 	e = rl_try_acquire(c, name, owner, ttl_ms, meta, a);
@@ -260,17 +265,34 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		e = rl_try_acquire(c, name, owner, ttl_ms, meta, a);
 		if (e != RL_OK || a->acquired)
 			break;
-		if (cb != NULL && cb(cbarg, a) != 0)
-			break;
 		now = rl_now_ms();
-		if (deadline >= 0 && now >= deadline)
-			break;
-		timeout = a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS;
-		if (deadline >= 0 && deadline - now < timeout)
-			timeout = deadline - now;
-		if ((e = wait_message(c, timeout)) != RL_OK)
-			break;
+		retry = now + (a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS);
+		for (;;) {
+			if (cb != NULL && cb(cbarg, a) != 0)
+				goto out;
+			if (deadline >= 0 && now >= deadline)
+				goto out;
+			wake = retry;
+			if (deadline >= 0 && deadline < wake)
+				wake = deadline;
+			if (cb != NULL && now + RL_TICK_MS < wake)
+				wake = now + RL_TICK_MS;
+			if ((e = wait_message(c, wake - now, &got)) != RL_OK)
+				goto out;
+			then = now;
+			now = rl_now_ms();
+			if (got || now >= retry ||
+			    (deadline >= 0 && now >= deadline))
+				break;	/* try again */
+			/* A tick for the caller: advance what it was told. */
+			if (a->held_ms >= 0)
+				a->held_ms += now - then;
+			if (a->pttl >= 0)
+				a->pttl = a->pttl > now - then ?
+				    a->pttl - (now - then) : 0;
+		}
 	}
+out:
 	unsubscribe(c);
 	return e;
 }

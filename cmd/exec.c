@@ -1,0 +1,409 @@
+/* exec.c: run COMMAND while holding NAME; a watchdog renews the lease. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static int run(struct globals *, int, char **);
+
+const struct cmd cmd_exec = {
+	"exec", "exec [OPTIONS] NAME -- COMMAND [ARG...]",
+	"Acquire NAME, run COMMAND (no shell), renew the lease every ttl/3\n"
+	"until it exits, release, and exit with its status.\n\n"
+	LOCKOPTS_HELP
+	"      --on-lost ACTION    when the lease is lost: term (SIGTERM, then\n"
+	"                          SIGKILL after --kill-after), kill, or ignore\n"
+	"                          (default: term)\n"
+	"      --kill-after DURATION\n"
+	"                          SIGKILL this long after SIGTERM (default: 5s)\n"
+	"  -h, --help              show this help\n",
+	run
+};
+
+#define DEFAULT_KILL_AFTER_MS 5000
+
+/* What the watchdog tells redlock, over a pipe. */
+struct report {
+	int kind;		/* REPORT_STARTED, REPORT_DONE */
+	pid_t child;
+	int status;		/* wait status of COMMAND; -1: not started */
+	int lost;		/* enum lost */
+	int64_t lost_after_ms;
+};
+enum { REPORT_STARTED = 1, REPORT_DONE };
+
+static int
+child_exit(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_SOFTWARE;
+}
+
+/* "pg_dump -Fc db", for the holder metadata. */
+static void
+join(char **argv, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; argv[i] != NULL && n + 1 < len; i++) {
+		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
+
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	if (n >= len)
+		buf[len - 1] = '\0';
+}
+
+static void
+put_env(const char *k, const char *v)
+{
+	if (setenv(k, v, 1) < 0)
+		msg("cannot set %s: %s", k, strerror(errno));
+}
+
+/* In the child: become COMMAND. */
+static void __attribute__((noreturn))
+become(char **cmd, const struct globals *g, const char *name,
+    const struct lockopts *o, int64_t fence, int tty)
+{
+	char num[32];
+
+	setpgid(0, 0);
+	if (tty) {
+		/* COMMAND gets the terminal, as a shell would give it. */
+		signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, getpid());
+	}
+	sig_restore();
+	put_env("REDLOCK_NAME", name);
+	put_env("REDLOCK_OWNER", o->owner);
+	snprintf(num, sizeof(num), "%lld", (long long)fence);
+	put_env("REDLOCK_FENCE", num);
+	snprintf(num, sizeof(num), "%lld", (long long)o->ttl_ms);
+	put_env("REDLOCK_TTL_MS", num);
+	put_env("REDLOCK_URL", g->url_text);
+	execvp(cmd[0], cmd);
+	msg("cannot run %s: %s", esc(cmd[0]), strerror(errno));
+	_exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);
+}
+
+static void
+report(int fd, const struct report *r)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, r, sizeof(*r));
+	while (n < 0 && errno == EINTR);
+}
+
+/* The watchdog: start COMMAND, keep the lease, release, report. */
+static void __attribute__((noreturn))
+watchdog(rl_client *rc, char **cmd, const struct globals *g,
+    const char *name, struct lockopts *o, enum on_lost on_lost,
+    int64_t kill_after, const struct rl_attempt *a, int parent_fd,
+    int report_fd)
+{
+	struct report r = { 0 };
+	struct watch w;
+	sigset_t old;
+	int sigchld = SIGCHLD, tty;
+	size_t i;
+	pid_t pid;
+
+	/* Signals for COMMAND reach it from redlock, not from here: a kill
+	 * of every redlock process must not deliver them twice. */
+	for (i = 0; i < sizeof(relayed_signals) / sizeof(relayed_signals[0]);
+	    i++)
+		signal(relayed_signals[i], SIG_IGN);
+	memset(&w, 0, sizeof(w));
+	w.sig_fd = sig_catch(&sigchld, 1);
+	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	sig_block_all(&old);
+	pid = fork();
+	if (pid == 0)
+		become(cmd, g, name, o, a->fence, tty);
+	if (pid > 0)
+		setpgid(pid, pid);
+	sig_unblock(&old);
+	if (pid < 0) {
+		msg("cannot start COMMAND: fork: %s", strerror(errno));
+		r.kind = REPORT_DONE;
+		r.status = -1;
+		report(report_fd, &r);
+		rl_release(rc, name, o->owner, &(enum rl_release){ 0 },
+		    &(int64_t){ 0 }, &(struct rl_attempt){ 0 });
+		rl_client_free(rc);
+		exit(0);
+	}
+	r.kind = REPORT_STARTED;
+	r.child = pid;
+	report(report_fd, &r);
+
+	w.rc = rc;
+	w.name = name;
+	w.owner = o->owner;
+	w.lo = o;
+	w.sent_ms = a->sent_ms;
+	w.on_lost = on_lost;
+	w.kill_after_ms = kill_after;
+	w.child = pid;
+	w.parent_fd = parent_fd;
+	w.pid_fd = -1;
+	watch_run(&w);
+	if (tty) {
+		signal(SIGTTOU, SIG_IGN);
+		tcsetpgrp(STDIN_FILENO, getpgrp());
+	}
+	r.kind = REPORT_DONE;
+	r.status = w.child_status;
+	r.lost = w.lost;
+	r.lost_after_ms = w.lost_after_ms;
+	report(report_fd, &r);
+	rl_client_free(rc);
+	exit(0);
+}
+
+/* Stop the wait on NAME at a signal: exit 128+N, COMMAND never started. */
+static int
+interrupted(int sig_fd, const char *name, const struct lockopts *o)
+{
+	int s = sig_next(sig_fd);
+
+	if (s == 0)
+		s = SIGINT;
+	event(o, "left the wait for %s on signal %d", esc(name), s);
+	return 128 + s;
+}
+
+static int
+parse_on_lost(const char *s, enum on_lost *out)
+{
+	if (strcmp(s, "term") == 0)
+		*out = ON_LOST_TERM;
+	else if (strcmp(s, "kill") == 0)
+		*out = ON_LOST_KILL;
+	else if (strcmp(s, "ignore") == 0)
+		*out = ON_LOST_IGNORE;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		LOCKOPTS_LONG,
+		{ "on-lost", required_argument, NULL, 'L' },
+		{ "kill-after", required_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	enum on_lost on_lost = ON_LOST_TERM;
+	int64_t kill_after = DEFAULT_KILL_AFTER_MS;
+	struct lockopts o;
+	struct rl_attempt a;
+	struct rl_meta meta;
+	struct report rep, done = { 0 };
+	char cmdline[512], **cmd;
+	const char *name;
+	int ch, r, status, dd, sig_fd, alive[2], rpipe[2], got_done = 0, s;
+	int pending[8], npending = 0;
+	pid_t wd, child = 0;
+	rl_client *rc;
+	sigset_t old;
+
+	lockopts_init(&o);
+	/* Our words end at "--"; COMMAND's begin after it. */
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
+		;
+	while ((ch = getopt_long(dd, argv, LOCKOPTS_SHORT "h", longopts,
+	    NULL)) != -1) {
+		if (ch == 'h')
+			return print_help(&cmd_exec);
+		if (ch == 'L') {
+			if (parse_on_lost(optarg, &on_lost) < 0)
+				return usage_error(&cmd_exec, "--on-lost: '%s' "
+				    "is not term, kill or ignore", esc(optarg));
+			continue;
+		}
+		if (ch == 'K') {
+			if (parse_duration(&cmd_exec, "--kill-after", optarg,
+			    &kill_after) < 0)
+				return EXIT_USAGE;
+			continue;
+		}
+		if ((r = lockopts_parse(&cmd_exec, &o, ch, optarg)) < 0)
+			return EXIT_USAGE;
+		if (r == 0)
+			return bad_option(&cmd_exec, argv, LOCKOPTS_SHORT "h",
+			    longopts);
+	}
+	if (optind >= dd)
+		return usage_error(&cmd_exec, "missing NAME");
+	if (optind + 1 < dd)
+		return usage_error(&cmd_exec, "one NAME, then -- and COMMAND; "
+		    "got '%s' before --", esc(argv[optind + 1]));
+	name = argv[optind];
+	if (name[0] == '\0')
+		return usage_error(&cmd_exec, "NAME is empty");
+	if (dd >= argc)
+		return usage_error(&cmd_exec, "missing -- before COMMAND");
+	if (dd + 1 >= argc)
+		return usage_error(&cmd_exec, "missing COMMAND after --");
+	cmd = argv + dd + 1;
+	if (o.ttl_ms < 30)
+		return usage_error(&cmd_exec, "exec needs --ttl of at least "
+		    "30ms to renew it every ttl/3");
+	if (lockopts_finish(&cmd_exec, &o) < 0)
+		return EXIT_USAGE;
+
+	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
+		msg("cannot set up signals: %s", strerror(errno));
+		return EXIT_SOFTWARE;
+	}
+	join(cmd, cmdline, sizeof(cmdline));
+	meta.host = self_host();
+	meta.pid = (long)getpid();
+	meta.user = self_user();
+	meta.cmd = cmdline;
+	if ((rc = client_open(g, &status)) == NULL)
+		return status;
+	rl_set_interrupt_fd(rc, sig_fd);
+	status = lock_acquire(rc, name, &o, &meta, &a);
+	if (status == -1) {
+		rl_client_free(rc);
+		return interrupted(sig_fd, name, &o);
+	}
+	if (!a.acquired) {
+		rl_client_free(rc);
+		return status;
+	}
+	/* A signal that came while acquiring: COMMAND never starts. */
+	if ((s = sig_next(sig_fd)) != 0) {
+		enum rl_release rel;
+		int64_t holds;
+
+		rl_release(rc, name, o.owner, &rel, &holds, &a);
+		rl_client_free(rc);
+		event(&o, "released %s: signal %d before COMMAND started",
+		    esc(name), s);
+		return 128 + s;
+	}
+
+	if (pipe2(alive, O_CLOEXEC) < 0 || pipe2(rpipe, O_CLOEXEC) < 0) {
+		msg("cannot start the watchdog: pipe: %s", strerror(errno));
+		rl_client_free(rc);
+		return EXIT_SOFTWARE;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	sig_block_all(&old);
+	wd = fork();
+	if (wd == 0) {
+		sig_unblock(&old);
+		close(alive[1]);
+		close(rpipe[0]);
+		close(sig_fd);
+		watchdog(rc, cmd, g, name, &o, on_lost, kill_after, &a,
+		    alive[0], rpipe[1]);
+	}
+	sig_unblock(&old);
+	close(alive[0]);
+	close(rpipe[1]);
+	if (wd < 0) {
+		enum rl_release rel;
+		int64_t holds;
+
+		msg("cannot start the watchdog: fork: %s", strerror(errno));
+		rl_release(rc, name, o.owner, &rel, &holds, &a);
+		rl_client_free(rc);
+		return EXIT_SOFTWARE;
+	}
+	/* The connection is the watchdog's now. */
+	rl_client_free(rc);
+
+	/* Relay signals to COMMAND's process group until the watchdog
+	 * reports COMMAND's end. */
+	for (;;) {
+		struct pollfd p[2] = {
+			{ sig_fd, POLLIN, 0 }, { rpipe[0], POLLIN, 0 }
+		};
+		ssize_t n;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		while ((s = sig_next(sig_fd)) != 0) {
+			if (child > 0) {
+				if (kill(-child, s) < 0 && errno == ESRCH)
+					kill(child, s);
+			} else if (npending < 8)
+				pending[npending++] = s;
+		}
+		if (p[1].revents == 0)
+			continue;
+		n = read(rpipe[0], &rep, sizeof(rep));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(rep))
+			break;	/* EOF: the watchdog is gone */
+		if (rep.kind == REPORT_STARTED) {
+			child = rep.child;
+			for (int i = 0; i < npending; i++)
+				if (kill(-child, pending[i]) < 0 &&
+				    errno == ESRCH)
+					kill(child, pending[i]);
+			npending = 0;
+		} else if (rep.kind == REPORT_DONE) {
+			done = rep;
+			got_done = 1;
+		}
+	}
+	while (waitpid(wd, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!got_done) {
+		/* The watchdog died: COMMAND runs unprotected. Stop it and
+		 * give the lock back. */
+		if (child > 0 && kill(-child, SIGKILL) < 0 && errno == ESRCH)
+			kill(child, SIGKILL);
+		if ((rc = client_open(g, &s)) != NULL) {
+			enum rl_release rel;
+			int64_t holds;
+
+			rl_release(rc, name, o.owner, &rel, &holds, &a);
+			rl_client_free(rc);
+		}
+		msg("the watchdog of %s died (status %d): COMMAND was killed "
+		    "and the lock released", esc(name), child_exit(status));
+		return EXIT_LOST;
+	}
+	if (done.status == -1)
+		return EXIT_SOFTWARE;
+	if (done.lost != LOST_NO && on_lost != ON_LOST_IGNORE) {
+		char ago[32];
+
+		rl_duration_format(done.lost_after_ms, ago, sizeof(ago));
+		msg("lost the lock on %s while COMMAND ran (%s; lease last "
+		    "confirmed %s before the loss): COMMAND was terminated", esc(name),
+		    done.lost == LOST_GONE ? "it was gone or held by another "
+		    "owner" : "the server stopped answering", ago);
+		return EXIT_LOST;
+	}
+	return child_exit(done.status);
+}
