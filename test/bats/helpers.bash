@@ -20,7 +20,7 @@ start_redis() {
 		    --appendonly no --dir "$dir" --logfile "$dir/log" "$@" \
 		    >"$dir/out" 2>&1 3>&- &
 		pid=$!
-		for j in $(seq 1 100); do
+		for j in $(seq 1 250); do
 			if redis-cli -p "$port" info server 2>/dev/null |
 			    grep -q "^process_id:$pid"; then
 				export "${var}_PORT=$port" "${var}_PID=$pid" \
@@ -39,7 +39,8 @@ start_redis() {
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
-	echo "cannot start redis-server" >&2
+	echo "cannot start redis-server; its last log:" >&2
+	cat "$dir/out" "$dir/log" >&2
 	return 1
 }
 
@@ -110,4 +111,15 @@ toplevel() {
 	wait "$mpid" 2>/dev/null || true
 	grep -v -e ' lua\]' -e '"client" "list"' -e toplevel-end -e '^OK$' "$mon" |
 	    sed -n 's/^[0-9.]* \[[0-9]* [^]]*\] "\([^"]*\)".*/\1/p'
+}
+
+# A process that has exited: gone, or a zombie waiting to be reaped.
+dead() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+all_dead() {
+	local p
+	for p in "$@"; do dead "$p" || return 1; done
 }

@@ -1,0 +1,116 @@
+#!/bin/bash
+# bench/run.sh: redlock against flock(1), measured alternately in one run.
+# usage: bench/run.sh path/to/redlock [ROUNDS]
+# Prints a table and writes bench/RESULTS.md. Timings are wall clock per
+# command, medians and p90 over ROUNDS (default 41), with the ratio to
+# flock measured in the same rounds.
+set -eu
+rl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+rounds=${2:-41}
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+for _ in $(seq 1 20); do
+	port=$((20000 + RANDOM % 40000))
+	redis-cli -p "$port" ping >/dev/null 2>&1 && continue
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+	    --dir "$dir" --logfile "$dir/log" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1 100); do
+		redis-cli -p "$port" info server 2>/dev/null |
+		    grep -q "^process_id:$pid" && break 2
+		sleep 0.02
+	done
+	kill "$pid" 2>/dev/null || true
+	pid=
+done
+[ -n "$pid" ] || { echo "bench: cannot start redis-server" >&2; exit 1; }
+export REDLOCK_URL=redis://127.0.0.1:$port
+lockfile=$dir/flock
+
+ns() { date +%s%N; }
+# time_us CMD...: one run's wall time in microseconds.
+time_us() {
+	local t0 t1
+	t0=$(ns)
+	"$@" >/dev/null
+	t1=$(ns)
+	echo $(((t1 - t0) / 1000))
+}
+# stats FILE: "median p90" of the numbers in FILE.
+stats() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END {
+	    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+	    p = v[int(NR * 0.9 + 0.999)]
+	    printf "%d %d\n", m, p }'
+}
+
+# Warm up: the script cache, the page cache, the dynamic linker.
+for _ in 1 2 3; do
+	"$rl" exec warm -- true
+	flock "$lockfile" true
+done
+
+: >"$dir/exec" >"$dir/lockunlock" >"$dir/flock"
+for _ in $(seq 1 "$rounds"); do
+	time_us flock "$lockfile" true >>"$dir/flock"
+	time_us "$rl" exec bench -- true >>"$dir/exec"
+	t0=$(ns)
+	tok=$("$rl" lock bench)
+	"$rl" unlock --owner "$tok" bench
+	echo $((($(ns) - t0) / 1000)) >>"$dir/lockunlock"
+done
+
+# Handoff: from the start of unlock to the waiter's acquisition, on the
+# server's clock (TIME and the new holder's since_ms).
+: >"$dir/handoff"
+for _ in $(seq 1 "$rounds"); do
+	tok=$("$rl" lock -t 10s hand)
+	"$rl" lock -w 10s hand >"$dir/w" &
+	w=$!
+	until [ "$(redis-cli -p "$port" pubsub numsub 'redisson_lock__channel:{hand}' | sed -n 2p)" = 1 ]; do
+		sleep 0.002
+	done
+	before=$(redis-cli -p "$port" time | { read -r s; read -r us; echo $((s * 1000000 + us)); })
+	"$rl" unlock --owner "$tok" hand
+	wait "$w"
+	since=$("$rl" status --json hand | jq -r .since_ms)
+	echo $((since * 1000 - before)) >>"$dir/handoff"
+	"$rl" unlock --owner "$(cat "$dir/w")" hand
+done
+
+read -r fm fp < <(stats "$dir/flock")
+read -r em ep < <(stats "$dir/exec")
+read -r lm lp < <(stats "$dir/lockunlock")
+read -r hm hp < <(stats "$dir/handoff")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+table=$(cat <<TABLE
+| scenario | median | p90 | median / flock |
+| --- | --- | --- | --- |
+| \`flock FILE true\` | ${fm} us | ${fp} us | 1.00 |
+| \`redlock exec NAME -- true\` (uncontended) | ${em} us | ${ep} us | $(ratio "$em" "$fm") |
+| \`redlock lock\` + \`redlock unlock\` (two processes) | ${lm} us | ${lp} us | $(ratio "$lm" "$fm") |
+| handoff: unlock start to next holder's acquisition (ms clock) | ${hm} us | ${hp} us | - |
+TABLE
+)
+echo "$table"
+{
+	echo "# Benchmark results"
+	echo
+	echo "Written by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d),"
+	echo "$(nproc) cores, $(uname -sr), $(redis-server --version | cut -d' ' -f3),"
+	echo "$rounds rounds, redlock and flock alternating in each round."
+	echo "Wall time per command from the shell, including fork and exec."
+	echo "Handoff times come from the server's clock at millisecond"
+	echo "resolution (since_ms of the new holder), so they read in steps"
+	echo "of 1000 us."
+	echo
+	echo "$table"
+} >"$here/RESULTS.md"

@@ -1,0 +1,341 @@
+#!/usr/bin/env bats
+# exec: COMMAND under the lock, the watchdog, signals and faults.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	kill -CONT "$R_PID"
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+}
+teardown() { kill -CONT "$R_PID"; }
+
+# exec in the background with its pid in $epid: redlock itself, not a shell.
+bg_exec() {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec "$@" 3>&- &
+	epid=$!
+}
+
+@test "exit status: COMMAND's own, 128+N for a signal, 127 not found, 126 not executable" {
+	run -7 rl exec x -- sh -c 'exit 7'
+	run -0 rl exec x -- true
+	run -137 rl exec x -- sh -c 'kill -9 $$'
+	run -143 rl exec x -- sh -c 'kill -TERM $$'
+	run -127 --separate-stderr rl exec x -- /nonexistent/cmd
+	assert_equal "$stderr" "redlock: cannot run /nonexistent/cmd: No such file or directory"
+	run -127 --separate-stderr rl exec x -- no-such-command-anywhere
+	printf 'echo hi\n' >"$D/noexec"
+	chmod 644 "$D/noexec"
+	run -126 --separate-stderr rl exec x -- "$D/noexec"
+	[[ $stderr == *"Permission denied"* ]]
+	key_gone x
+}
+
+@test "usage errors exit 64 and run nothing" {
+	run -64 --separate-stderr rl exec x
+	[[ $stderr == *"missing -- before COMMAND"* ]]
+	run -64 --separate-stderr rl exec x --
+	[[ $stderr == *"missing COMMAND after --"* ]]
+	run -64 --separate-stderr rl exec -- touch "$D/ran"
+	[[ $stderr == *"missing NAME"* ]]
+	run -64 --separate-stderr rl exec x y -- touch "$D/ran"
+	run -64 --separate-stderr rl exec --on-lost maybe x -- touch "$D/ran"
+	[[ $stderr == *"--on-lost: 'maybe' is not term, kill or ignore"* ]]
+	run -64 --separate-stderr rl exec --kill-after 5q x -- touch "$D/ran"
+	run -64 --separate-stderr rl exec -t 20ms x -- touch "$D/ran"
+	run -64 --separate-stderr rl exec --bogus x -- touch "$D/ran"
+	[ ! -e "$D/ran" ]
+	[ "$(rcli dbsize)" = 0 ]
+}
+
+@test "COMMAND's words after -- are its own, options included" {
+	run -0 rl exec x -- printf '%s|' -n --ttl -- -w
+	assert_output -- '-n|--ttl|--|-w|'
+}
+
+@test "COMMAND sees REDLOCK_NAME, _OWNER, _FENCE, _TTL_MS and _URL without the password" {
+	start_redis P --requirepass pw
+	run -0 --separate-stderr "$RL" -u "redis://:pw@127.0.0.1:$P_PORT" exec -t 9s x -- \
+	    sh -c 'redis-cli -p '"$P_PORT"' -a pw --no-auth-warning hget x "$REDLOCK_OWNER"; env | grep ^REDLOCK_ | sort'
+	stop_redis "$P_PID"
+	assert_line --index 0 1
+	assert_line "REDLOCK_NAME=x"
+	assert_line --regexp '^REDLOCK_OWNER=[0-9a-f-]{36}:[0-9]+$'
+	assert_line --regexp '^REDLOCK_FENCE=[0-9]+$'
+	assert_line "REDLOCK_TTL_MS=9000"
+	assert_line "REDLOCK_URL=redis://127.0.0.1:$P_PORT"
+	refute_output --partial pw@
+}
+
+@test "the lease stays alive through a COMMAND that outlives it several times" {
+	bg_exec --ttl 1s x -- sleep 4
+	wait_for 5 eval '[ "$(rcli exists x)" = 1 ]'
+	for _ in $(seq 1 10); do
+		pttl=$(rcli pttl x)
+		[ "$pttl" -gt 0 ]
+		run -75 rl lock -n x
+		sleep 0.25
+	done
+	wait "$epid"
+	key_gone x
+}
+
+@test "status shows exec's pid and COMMAND while it runs" {
+	bg_exec x -- sleep 30
+	wait_for 5 eval '[ "$(rcli exists x)" = 1 ]'
+	run -0 rl status --json x
+	echo "$output" | jq -e --argjson p "$epid" '.pid == $p and .cmd == "sleep 30"'
+	kill -TERM "$epid"
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 143 ]
+	key_gone x
+}
+
+@test "DEL behind exec's back: SIGTERM within ttl/3 + 200 ms, exit 79" {
+	bg_exec --ttl 900ms x -- sh -c 'trap "date +%s%N >'"$D"'/term; exit 0" TERM; sleep 30 & wait'
+	wait_for 5 eval '[ "$(rcli exists x)" = 1 ]'
+	sleep 0.2
+	t_del=$(date +%s%N)
+	rcli del x >/dev/null
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 79 ]
+	took=$((($(cat "$D/term") - t_del) / 1000000))
+	echo "SIGTERM $took ms after DEL" >&3
+	[ "$took" -lt 500 ]
+	key_gone x
+}
+
+@test "a COMMAND that ignores SIGTERM is SIGKILLed after --kill-after" {
+	bg_exec --ttl 600ms --kill-after 700ms x -- sh -c 'trap "" TERM; sleep 30'
+	wait_for 5 eval '[ "$(rcli exists x)" = 1 ]'
+	t_del=$(now_ms)
+	rcli del x >/dev/null
+	status=0
+	wait "$epid" || status=$?
+	took=$(($(now_ms) - t_del))
+	echo "exited $took ms after DEL" >&3
+	[ "$status" -eq 79 ]
+	[ "$took" -ge 700 ]
+	[ "$took" -lt $((200 + 700 + 500)) ]
+}
+
+@test "--on-lost kill sends SIGKILL at once" {
+	bg_exec --ttl 600ms --on-lost kill x -- sh -c 'trap "" TERM; sleep 30'
+	wait_for 5 eval '[ "$(rcli exists x)" = 1 ]'
+	t_del=$(now_ms)
+	rcli del x >/dev/null
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 79 ]
+	[ $(($(now_ms) - t_del)) -lt 700 ]
+}
+
+@test "--on-lost ignore lets COMMAND finish, warns, and exits with its status" {
+	run -5 --separate-stderr rl exec --ttl 300ms --on-lost ignore x -- \
+	    sh -c 'sleep 0.2; redis-cli -p '"$R_PORT"' del x >/dev/null; sleep 0.6; exit 5'
+	[[ $stderr == "redlock: lost the lock on x (gone or held by another owner; last confirmed "*"); COMMAND goes on unprotected (--on-lost ignore)" ]]
+}
+
+@test "a paused server: COMMAND is dead before the last confirmed renewal + ttl, exit 79" {
+	bg_exec -v --ttl 2s x -- sh -c 'trap "date +%s%N >'"$D"'/died; exit 1" TERM; sleep 30 & wait' 2>"$D/events"
+	wait_for 5 grep -q 'renewed x' "$D/events"
+	t_stop=$(now_ms)
+	kill -STOP "$R_PID"
+	status=0
+	wait "$epid" || status=$?
+	kill -CONT "$R_PID"
+	[ "$status" -eq 79 ]
+	died=$(($(cat "$D/died") / 1000000))
+	last=$(grep 'renewed x' "$D/events" | tail -n 1 | cut -d' ' -f2)
+	last_ms=$(($(date -d "$last" +%s%N) / 1000000))
+	echo "died $((died - last_ms)) ms after the last confirmed renewal, $((died - t_stop)) ms after the stop" >&3
+	[ "$died" -lt $((last_ms + 2000)) ]
+	[ "$died" -lt $((t_stop + 2000)) ]
+	grep -q 'lost x: the server stopped answering' "$D/events"
+	grep -q 'lost the lock on x while COMMAND ran (the server stopped answering' "$D/events"
+}
+
+@test "kill -9 of redlock: COMMAND and its grandchild are gone, and the lock, within 1 s" {
+	bg_exec x -- sh -c 'echo $$ >'"$D"'/c; sleep 60 & echo $! >'"$D"'/g; wait'
+	wait_for 5 test -s "$D/g"
+	c=$(cat "$D/c") g=$(cat "$D/g")
+	kill -9 "$epid"
+	t0=$(now_ms)
+	wait_for 1 eval 'all_dead '"$c $g"' && key_gone x'
+	echo "cleaned up in $(($(now_ms) - t0)) ms" >&3
+}
+
+@test "kill -9 of the watchdog: redlock kills COMMAND, releases and exits 79" {
+	bg_exec x -- sh -c 'echo $$ >'"$D"'/c; sleep 60'
+	wait_for 5 test -s "$D/c"
+	c=$(cat "$D/c")
+	wd=$(ps -o ppid= -p "$c" | tr -d ' ')
+	[ "$wd" != "$epid" ]
+	kill -9 "$wd"
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 79 ]
+	wait_for 1 dead "$c"
+	key_gone x
+}
+
+@test "SIGTERM to redlock: COMMAND's trap runs, exit with its status, lock released" {
+	bg_exec x -- sh -c 'trap "echo trapped >'"$D"'/t; exit 42" TERM; echo >'"$D"'/ready; sleep 30 & wait'
+	wait_for 5 test -e "$D/ready"
+	kill -TERM "$epid"
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 42 ]
+	[ "$(cat "$D/t")" = trapped ]
+	key_gone x
+	key_gone 'redlock_holder:{x}'
+}
+
+@test "USR1 and HUP reach COMMAND once each" {
+	bg_exec x -- sh -c 'n=0; trap "n=\$((n+1)); echo usr1 \$n >>'"$D"'/sig" USR1; trap "echo hup >>'"$D"'/sig; exit 3" HUP; echo >'"$D"'/ready; while :; do sleep 0.05; done'
+	wait_for 5 test -e "$D/ready"
+	kill -USR1 "$epid"
+	wait_for 5 grep -q 'usr1 1' "$D/sig"
+	kill -HUP "$epid"
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 3 ]
+	run cat "$D/sig"
+	assert_output $'usr1 1\nhup'
+}
+
+@test "SIGINT while waiting: exit 130, COMMAND never ran, nothing left in Redis" {
+	tok=$(rl lock x)
+	bg_exec -w 30s x -- touch "$D/ran"
+	wait_for 5 has_subscribers x 1
+	kill -INT "$epid"
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 130 ]
+	[ ! -e "$D/ran" ]
+	[ "$(subscribers x)" = 0 ]
+	[ "$(rcli hlen x)" = 1 ]
+	[ "$(rcli hget x "$tok")" = 1 ]
+	[ "$(rcli hlen 'redlock_holder:{x}')" = 1 ]
+}
+
+@test "nested exec with the inherited owner re-enters; all holds are returned" {
+	run -0 rl exec x -- "$RL" -u "redis://127.0.0.1:$R_PORT" exec x -- \
+	    sh -c 'redis-cli -p '"$R_PORT"' hget x "$REDLOCK_OWNER"'
+	assert_output 2
+	key_gone x
+	key_gone 'redlock_holder:{x}'
+}
+
+@test "zero overlap: 8 workers x 25 exec runs on one lock" {
+	worker() {
+		for _ in $(seq 1 25); do
+			rl exec -w 60s ov -- sh -c '
+			    mkdir "$0/cs" 2>/dev/null || echo overlap >>"$0/overlaps"
+			    sleep 0.005
+			    echo done >>"$0/done"
+			    rmdir "$0/cs"' "$D" || echo "fail $?" >>"$D/fails"
+		done
+	}
+	pids=
+	for _ in $(seq 1 8); do worker 3>&- & pids="$pids $!"; done
+	for p in $pids; do wait "$p"; done
+	[ ! -e "$D/fails" ]
+	[ ! -e "$D/overlaps" ]
+	[ "$(wc -l <"$D/done")" -eq 200 ]
+	key_gone ov
+}
+
+@test "zero overlap with -n: successes and 75s add up to 200" {
+	worker() {
+		for _ in $(seq 1 25); do
+			s=0
+			rl exec -n -q ov -- sh -c '
+			    mkdir "$0/cs" 2>/dev/null || echo overlap >>"$0/overlaps"
+			    sleep 0.005
+			    rmdir "$0/cs"' "$D" || s=$?
+			case $s in
+			0) echo ok >>"$D/ok" ;;
+			75) echo busy >>"$D/busy" ;;
+			*) echo "fail $s" >>"$D/fails" ;;
+			esac
+		done
+	}
+	pids=
+	for _ in $(seq 1 8); do worker 3>&- & pids="$pids $!"; done
+	for p in $pids; do wait "$p"; done
+	[ ! -e "$D/fails" ]
+	[ ! -e "$D/overlaps" ]
+	ok=$(cat "$D/ok" 2>/dev/null | wc -l) busy=$(cat "$D/busy" 2>/dev/null | wc -l)
+	echo "$ok acquired, $busy busy" >&3
+	[ $((ok + busy)) -eq 200 ]
+	[ "$ok" -gt 0 ]
+}
+
+@test "stdin reaches COMMAND, and COMMAND holds no socket to the server" {
+	run -0 bash -c 'echo hi | "$0" -u "redis://127.0.0.1:$1" exec x -- cat' "$RL" "$R_PORT"
+	assert_output hi
+	run -0 rl exec x -- sh -c 'for f in /proc/$$/fd/*; do readlink "$f" || :; done'
+	refute_output --partial socket:
+}
+
+@test "-v logs acquire, renew and release with timestamps" {
+	run -0 --separate-stderr rl exec -v --ttl 300ms x -- sleep 0.5
+	[[ $stderr =~ redlock:\ 20[0-9-]+T[0-9:.]+Z\ acquired\ x\ \(fence\ [0-9]+,\ lease\ 300ms\) ]]
+	[[ $stderr == *"renewed x (lease 300ms)"* ]]
+	[[ $stderr == *"released x"* ]]
+}
+
+@test "a waiting line is drawn on a terminal, and not otherwise" {
+	command -v script >/dev/null || skip "script(1) is needed for a terminal"
+	tok=$(rl lock -t 1500ms x)
+	run -0 script -qfec "$RL -u redis://127.0.0.1:$R_PORT exec -w 5s x -- true" /dev/null
+	assert_output --partial "waiting for x: held by $(hostname) pid "
+	rl lock -t 1500ms y >/dev/null
+	run -0 --separate-stderr rl exec -w 5s y -- true
+	assert_equal "$stderr" ''
+}
+
+@test "lock --keepalive --pid: the lease outlives its ttl while PID lives, ends soon after" {
+	sleep 2.5 3>&- &
+	p=$!
+	tok=$(rl lock --keepalive --pid "$p" -t 600ms x)
+	sleep 1.8
+	[ "$(rcli hget x "$tok")" = 1 ]
+	[ "$(rcli pttl x)" -gt 0 ]
+	wait "$p"
+	t0=$(now_ms)
+	wait_for 5 key_gone x
+	took=$(($(now_ms) - t0))
+	echo "released $took ms after PID exited" >&3
+	[ "$took" -lt $((200 + 500)) ]
+}
+
+@test "lock --keepalive: unlock ends the keepalive process" {
+	sleep 30 3>&- &
+	p=$!
+	tok=$(rl lock --keepalive --pid "$p" -t 600ms x)
+	kp=$(pgrep -f -- "--keepalive --pid $p")
+	[ -n "$kp" ]
+	rl unlock --owner "$tok" x
+	wait_for 2 dead "$kp"
+	kill "$p"
+	run -64 --separate-stderr rl lock --pid 1 x
+	[[ $stderr == *"--pid goes with --keepalive"* ]]
+}
+
+@test "lock --keepalive returns at once inside \$(...) and its keeper leaves on SIGTERM, releasing" {
+	sleep 30 3>&- &
+	p=$!
+	t0=$(now_ms)
+	tok=$(rl lock --keepalive --pid "$p" x)
+	[ $(($(now_ms) - t0)) -lt 1000 ]
+	kp=$(pgrep -f -- "--keepalive --pid $p")
+	kill -TERM "$kp"
+	wait_for 2 key_gone x
+	kill "$p"
+}
