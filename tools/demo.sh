@@ -12,7 +12,7 @@ cleanup() {
 trap cleanup EXIT
 
 for _ in $(seq 1 20); do
-	port=$((20000 + RANDOM % 40000))
+	port=$((20000 + RANDOM % 12000))
 	redis-cli -p "$port" ping >/dev/null 2>&1 && continue
 	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 	    --dir "$dir" --logfile "$dir/log" >/dev/null 2>&1 &
