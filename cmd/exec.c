@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -79,10 +80,13 @@ put_env(const char *k, const char *v)
 /* In the child: become COMMAND. */
 static void __attribute__((noreturn))
 become(char **cmd, const struct globals *g, const char *name,
-    const struct lockopts *o, int64_t fence, int tty)
+    const struct lockopts *o, int64_t fence, int tty, pid_t watchdog_pid)
 {
 	char num[32];
 
+	/* If the watchdog dies too, the kernel kills COMMAND. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != watchdog_pid)
+		_exit(EXIT_LOST);
 	setpgid(0, 0);
 	if (tty) {
 		/* COMMAND gets the terminal, as a shell would give it. */
@@ -124,7 +128,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	sigset_t old;
 	int sigchld = SIGCHLD, tty;
 	size_t i;
-	pid_t pid;
+	pid_t pid, me;
 
 	/* Signals for COMMAND reach it from redlock, not from here: a kill
 	 * of every redlock process must not deliver them twice. */
@@ -134,10 +138,11 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	memset(&w, 0, sizeof(w));
 	w.sig_fd = sig_catch(&sigchld, 1);
 	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	me = getpid();
 	sig_block_all(&old);
 	pid = fork();
 	if (pid == 0)
-		become(cmd, g, name, o, a->fence, tty);
+		become(cmd, g, name, o, a->fence, tty, me);
 	if (pid > 0)
 		setpgid(pid, pid);
 	sig_unblock(&old);

@@ -69,7 +69,7 @@ setup() {
 @test "--help and --version print to stdout and exit 0" {
 	run -0 --separate-stderr "$RL" --help
 	assert_line --index 0 'usage: redlock [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARG...]'
-	for c in lock unlock status; do
+	for c in exec lock unlock status; do
 		run -0 --separate-stderr "$RL" "$c" --help
 		assert_line --index 0 --partial "usage: redlock [GLOBAL OPTIONS] $c"
 		run -0 --separate-stderr "$RL" "$c" -h
@@ -88,7 +88,7 @@ setup() {
 help_options() {
 	{
 		"$RL" --help
-		for c in lock unlock status; do "$RL" "$c" --help; done
+		for c in exec lock unlock status; do "$RL" "$c" --help; done
 	} | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
 man_options() {
@@ -105,7 +105,7 @@ man_options() {
 	run -0 mandoc -Tlint -Wwarning "$BATS_TEST_DIRNAME/../../man/redlock.1"
 	assert_output ''
 	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b)
-	for code in 0 1 64 65 69 70 75; do
+	for code in 0 1 64 65 69 70 75 79 126 127; do
 		grep -qE "^ +$code( |$)" <<<"$page"
 	done
 }

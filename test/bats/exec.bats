@@ -183,6 +183,15 @@ bg_exec() {
 	key_gone x
 }
 
+@test "kill -9 of redlock and its watchdog together: the kernel kills COMMAND" {
+	bg_exec x -- sh -c 'echo $$ >'"$D"'/c; exec sleep 60'
+	wait_for 5 test -s "$D/c"
+	c=$(cat "$D/c")
+	wd=$(ps -o ppid= -p "$c" | tr -d ' ')
+	kill -9 "$epid" "$wd"
+	wait_for 1 dead "$c"
+}
+
 @test "SIGTERM to redlock: COMMAND's trap runs, exit with its status, lock released" {
 	bg_exec x -- sh -c 'trap "echo trapped >'"$D"'/t; exit 42" TERM; echo >'"$D"'/ready; sleep 30 & wait'
 	wait_for 5 test -e "$D/ready"
