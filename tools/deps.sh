@@ -5,8 +5,8 @@
 # the exact command and fails.
 set -eu
 build="gcc make jq libhiredis-dev"
-test="$build redis-server redis-tools bats bats-support bats-assert libcmocka-dev mandoc util-linux"
-bench="$build redis-server redis-tools util-linux"
+test="$build redis-server redis-tools bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname"
+bench="$build redis-server redis-tools util-linux hostname"
 case "${1:-}" in
 build) want=$build ;;
 test) want=$test ;;
