@@ -40,6 +40,7 @@ extern const struct cmd cmd_lock;
 extern const struct cmd cmd_unlock;
 extern const struct cmd cmd_status;
 extern const struct cmd cmd_exec;
+extern const struct cmd cmd_queue;
 
 /* "redlock: " and the message, one line on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -74,10 +75,14 @@ struct lockopts {
 	const char *owner;	/* --owner or REDLOCK_OWNER, else generated */
 	int quiet;
 	int verbose;
+	int fair;
+	int64_t waiter_timeout_ms;
 	char owner_buf[RL_OWNER_MAX];
 };
 
 #define LOCKOPTS_SHORT "w:nt:E:qv"
+#define OPT_FAIR 0x100
+#define OPT_WAITER_TIMEOUT 0x101
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -85,11 +90,17 @@ struct lockopts {
 	{ "conflict-exit-code", required_argument, NULL, 'E' }, \
 	{ "owner", required_argument, NULL, 'O' }, \
 	{ "quiet", no_argument, NULL, 'q' }, \
-	{ "verbose", no_argument, NULL, 'v' }
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "fair", no_argument, NULL, OPT_FAIR }, \
+	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }
 #define LOCKOPTS_HELP \
 	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
 	"  -n, --no-wait           give up at once if NAME is held\n" \
 	"  -t, --ttl DURATION      lease (default: 30s)\n" \
+	"      --fair              first come, first served: wait in NAME's queue\n" \
+	"      --waiter-timeout DURATION\n" \
+	"                          a fair waiter silent this long leaves the queue\n" \
+	"                          (default: 5s; it refreshes its place every third)\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
 	"      --owner TOKEN       re-enter a hold taken with TOKEN\n" \

@@ -107,7 +107,7 @@ run(struct globals *g, int argc, char **argv)
 	rl_client *rc;
 	char cmdline[512];
 	const char *name;
-	int ch, r, status, keepalive = 0, pid_fd = -1;
+	int ch, r, status, keepalive = 0, pid_fd = -1, sig_fd;
 	pid_t watched = 0, keeper = 0;
 	long v;
 
@@ -174,9 +174,23 @@ run(struct globals *g, int argc, char **argv)
 	meta.pid = (long)getppid();
 	meta.user = self_user();
 	meta.cmd = cmdline;
+	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
+		msg("cannot set up signals: %s", strerror(errno));
+		return EXIT_SOFTWARE;
+	}
 	if ((rc = client_open(g, &status)) == NULL)
 		return status;
+	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
+	rl_set_interrupt_fd(rc, sig_fd);
 	status = lock_acquire(rc, name, &o, &meta, &a);
+	if (status == -1) {
+		int s = sig_next(sig_fd);
+
+		rl_client_free(rc);
+		if (pid_fd >= 0)
+			close(pid_fd);
+		return 128 + (s ? s : SIGINT);
+	}
 	if (a.acquired && keepalive &&
 	    (keeper = start_keepalive(rc, name, &o, &a, pid_fd)) < 0) {
 		enum rl_release rel;

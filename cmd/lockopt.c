@@ -11,6 +11,7 @@
 #include "cmd.h"
 
 #define DEFAULT_TTL_MS 30000
+#define DEFAULT_WAITER_TIMEOUT_MS 5000
 #define OWNER_MAX_LEN 256
 
 void
@@ -20,6 +21,7 @@ lockopts_init(struct lockopts *o)
 	o->wait_ms = -1;
 	o->ttl_ms = DEFAULT_TTL_MS;
 	o->conflict = EXIT_BUSY;
+	o->waiter_timeout_ms = DEFAULT_WAITER_TIMEOUT_MS;
 }
 
 int
@@ -61,6 +63,18 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 			return -1;
 		}
 		o->owner = arg;
+		return 1;
+	case OPT_FAIR:
+		o->fair = 1;
+		return 1;
+	case OPT_WAITER_TIMEOUT:
+		if (parse_duration(c, "--waiter-timeout", arg,
+		    &o->waiter_timeout_ms) < 0)
+			return -1;
+		if (o->waiter_timeout_ms < 30) {
+			usage_error(c, "--waiter-timeout must be at least 30ms");
+			return -1;
+		}
 		return 1;
 	case 'q':
 		o->quiet = 1;
@@ -152,33 +166,71 @@ describe(const struct rl_attempt *a, char *buf, size_t len)
 	if (a->host != NULL)
 		snprintf(buf, len, "held by %s pid %ld (%s) for %s, lease %s "
 		    "left", esc(a->host), a->pid, esc(a->cmd), held, lease);
-	else
+	else if (a->owner != NULL)
 		snprintf(buf, len, "held by owner %s, lease %s left",
 		    esc(a->owner), lease);
+	else
+		snprintf(buf, len, "free, but %lld fair waiter%s ahead",
+		    (long long)a->queued, a->queued == 1 ? " is" : "s are");
 }
 
 struct progress {
 	const char *name;
+	const struct lockopts *o;
+	int line;
 	int drawn;
 };
 
-/* The waiting line on a terminal, redrawn in place. */
+static const char *
+ordinal(int64_t n)
+{
+	static char buf[32];
+	const char *sfx = "th";
+
+	if (n % 100 < 11 || n % 100 > 13) {
+		if (n % 10 == 1)
+			sfx = "st";
+		else if (n % 10 == 2)
+			sfx = "nd";
+		else if (n % 10 == 3)
+			sfx = "rd";
+	}
+	snprintf(buf, sizeof(buf), "%lld%s", (long long)n, sfx);
+	return buf;
+}
+
+/* While waiting: -v events, and the waiting line on a terminal, redrawn
+ * in place. */
 static int
-draw(void *arg, const struct rl_attempt *a)
+waiting(void *arg, const struct rl_attempt *a)
 {
 	struct progress *p = arg;
-	char held[32];
+	char held[32], place[64] = "";
 
+	if (a->rejoined) {
+		if (p->drawn)
+			fputs("\r\033[K", stderr);
+		p->drawn = 0;
+		event(p->o, "was dropped from the queue of %s (silent past "
+		    "--waiter-timeout); queued again at the tail", esc(p->name));
+	}
+	if (!p->line)
+		return 0;
+	if (a->position > 0)
+		snprintf(place, sizeof(place), " (%s of %lld)",
+		    ordinal(a->position), (long long)a->queued);
 	if (a->host != NULL) {
 		rl_duration_format(a->held_ms, held, sizeof(held));
-		fprintf(stderr, "\r\033[Kwaiting for %s: held by %s pid %ld "
-		    "(%s) for %s", esc(p->name), esc(a->host), a->pid,
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: held by %s pid %ld "
+		    "(%s) for %s", esc(p->name), place, esc(a->host), a->pid,
 		    esc(a->cmd), held);
-	} else {
+	} else if (a->owner != NULL) {
 		rl_duration_format(a->pttl, held, sizeof(held));
-		fprintf(stderr, "\r\033[Kwaiting for %s: held by owner %s, "
-		    "lease %s left", esc(p->name), esc(a->owner), held);
-	}
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: held by owner %s, "
+		    "lease %s left", esc(p->name), place, esc(a->owner), held);
+	} else
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: free, handing over",
+		    esc(p->name), place);
 	fflush(stderr);
 	p->drawn = 1;
 	return 0;
@@ -189,13 +241,17 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a)
 {
 	int64_t start = rl_now_ms();
-	struct progress p = { name, 0 };
+	struct progress p = { name, o, 0, 0 };
+	struct rl_fair fair;
 	char who[1024], waited[32];
-	int line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	enum rl_err e;
 
+	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
+	fair.waiter_timeout_ms = o->waiter_timeout_ms;
+	fair.want_position = p.line;
 	e = rl_acquire(rc, name, o->owner, o->ttl_ms, o->wait_ms, meta,
-	    line ? draw : NULL, &p, a);
+	    o->fair ? &fair : NULL, p.line || o->verbose ? waiting : NULL, &p,
+	    a);
 	if (p.drawn)
 		fputs("\r\033[K", stderr);
 	if (e == RL_EINTR)

@@ -16,6 +16,7 @@ static const struct cmd *commands[] = {
 	&cmd_lock,
 	&cmd_unlock,
 	&cmd_status,
+	&cmd_queue,
 };
 
 static const char global_help[] =
@@ -30,6 +31,8 @@ static const char global_help[] =
     "  unlock [--owner TOKEN | --force] NAME\n"
     "                          release one hold of NAME\n"
     "  status [--json] [NAME]  who holds NAME, or every lock\n"
+    "  queue [--json] [--watch[=INTERVAL]] NAME\n"
+    "                          the holder and the fair waiters of NAME\n"
     "\n"
     "Global options:\n"
     "  -u, --url URL           redis://[[user]:password@]host[:port][/db] or\n"

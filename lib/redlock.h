@@ -66,6 +66,7 @@ char *rl_key_name(const char *prefix, const char *key, size_t keylen);
 #define RL_PREFIX_TIMEOUT "redisson_lock_timeout"
 #define RL_PREFIX_TOKEN "redisson_lock_token"
 #define RL_PREFIX_HOLDER "redlock_holder"
+#define RL_PREFIX_WAITER "redlock_waiter"
 
 /* A connection to one server. */
 typedef struct rl_client rl_client;
@@ -100,13 +101,31 @@ struct rl_attempt {
 	long pid;
 	const char *cmd;
 	int64_t held_ms;	/* busy: how long it has been held, -1 unknown */
+	int64_t position;	/* fair, asked for: place in the queue, 1 first */
+	int64_t queued;		/* fair: waiters in the queue */
+	int64_t head_wait_ms;	/* fair, lock free: until its head is evicted */
+	int rejoined;		/* fair: evicted earlier, queued again at the tail */
 	const char *badkey;	/* RL_EWRONGTYPE: the key and its type */
 	const char *badtype;
 };
 
-/* One attempt, one round trip. */
+/* Fair (FIFO) acquisition: waiters queue on the server and refresh their
+ * deadline every waiter_timeout/3 while they wait. */
+struct rl_fair {
+	int64_t waiter_timeout_ms;
+	int want_position;	/* report the place in the queue (O(n) LPOS) */
+};
+
+enum rl_join {
+	RL_JOIN_NO,		/* do not queue when busy (-n) */
+	RL_JOIN_YES,		/* queue at the tail when busy */
+	RL_JOIN_AGAIN		/* queued before: being absent means evicted */
+};
+
+/* One attempt, one round trip. FAIR is NULL for a plain lock. */
 enum rl_err rl_try_acquire(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, const struct rl_meta *meta, struct rl_attempt *a);
+    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
+    enum rl_join join, struct rl_attempt *a);
 
 /* Called after each busy attempt while waiting, and about once a second
  * in between with the lease and hold times advanced locally (no round
@@ -114,11 +133,17 @@ enum rl_err rl_try_acquire(rl_client *c, const char *name, const char *owner,
 typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
 
 /* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). Waiting
- * subscribes to the lock's channel and retries on each release message or
- * when the lease it was told runs out; it never polls on a timer. */
+ * subscribes to the lock's channel (a fair waiter: to its own) and retries
+ * on each release message or when the lease it was told runs out; a fair
+ * waiter also at its heartbeat. A fair waiter that stops waiting without
+ * the lock leaves the queue. */
 enum rl_err rl_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
-    rl_wait_cb cb, void *cbarg, struct rl_attempt *a);
+    const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
+    struct rl_attempt *a);
+
+/* Take OWNER out of the fair queue of NAME. */
+enum rl_err rl_leave(rl_client *c, const char *name, const char *owner);
 
 enum rl_release {
 	RL_RELEASED,	/* last hold given back, waiters woken */
@@ -158,6 +183,32 @@ struct rl_status {
 
 /* One atomic read of the lock; strings valid until the next call. */
 enum rl_err rl_status(rl_client *c, const char *name, struct rl_status *st);
+
+/* One entry of the queue command: the holder or a waiter. */
+struct rl_qentry {
+	const char *owner;
+	int64_t ms;		/* holder: lease left (-1: none); waiter: until its
+				 * deadline (INT64_MIN: none) */
+	const char *host;	/* NULL when not recorded (Redisson) */
+	long pid;
+	const char *user;
+	const char *cmd;
+	int64_t since_ms;	/* held for / waiting for; -1 when unknown */
+};
+
+struct rl_queue {
+	int held;
+	struct rl_qentry holder;
+	size_t n;
+	struct rl_qentry *waiters;	/* head first; free with rl_queue_clear */
+	const char *badkey;
+	const char *badtype;
+};
+
+/* The holder and the waiters of NAME, read atomically; strings are valid
+ * until the next call on C. */
+enum rl_err rl_queue(rl_client *c, const char *name, struct rl_queue *q);
+void rl_queue_clear(struct rl_queue *q);
 
 /* Iterate over the names of locks with holder metadata (SCAN, never
  * KEYS). Start with *CURSOR = 0; done when it comes back 0. FN is called

@@ -235,7 +235,7 @@ enum rl_err
 rl_eval(rl_client *c, const struct rl_script *s, int nkeys, const char **keys,
     int nargs, const char **args, redisReply **out)
 {
-	const char *argv[16];
+	const char *argv[24];
 	char nk[16];
 	redisReply *r;
 	int argc = 0, i;

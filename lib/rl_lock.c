@@ -1,6 +1,7 @@
 /* rl_lock.c: acquire, wait, release, renew and inspect one lock. */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #define RL_TICK_MS 1000
 
 struct keys {
-	char *lock, *channel, *holder, *token, *queue;
+	char *lock, *channel, *holder, *token, *queue, *timeout, *waiter;
 };
 
 static void
@@ -27,6 +28,8 @@ keys_free(struct keys *k)
 	free(k->holder);
 	free(k->token);
 	free(k->queue);
+	free(k->timeout);
+	free(k->waiter);
 }
 
 static enum rl_err
@@ -40,7 +43,10 @@ keys_make(rl_client *c, const char *name, struct keys *k)
 	k->holder = rl_key(RL_PREFIX_HOLDER, name);
 	k->token = rl_key(RL_PREFIX_TOKEN, name);
 	k->queue = rl_key(RL_PREFIX_QUEUE, name);
-	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue) {
+	k->timeout = rl_key(RL_PREFIX_TIMEOUT, name);
+	k->waiter = rl_key(RL_PREFIX_WAITER, name);
+	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue ||
+	    !k->timeout || !k->waiter) {
 		keys_free(k);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}
@@ -97,11 +103,12 @@ wrongtype(rl_client *c, const redisReply *r, const char **key,
 
 enum rl_err
 rl_try_acquire(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, const struct rl_meta *meta, struct rl_attempt *a)
+    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
+    enum rl_join join, struct rl_attempt *a)
 {
 	struct keys k;
-	char ttl[24], pid[24];
-	const char *keys[3], *args[6];
+	char ttl[24], pid[24], wt[24], flags[4], *f = flags;
+	const char *keys[6], *args[9];
 	redisReply *r;
 	enum rl_err e;
 	int64_t st;
@@ -111,17 +118,32 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 		return e;
 	snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	snprintf(pid, sizeof(pid), "%ld", meta ? meta->pid : 0L);
+	snprintf(wt, sizeof(wt), "%lld",
+	    (long long)(fair ? fair->waiter_timeout_ms : 0));
+	if (fair && join != RL_JOIN_NO)
+		*f++ = 'j';
+	if (fair && join == RL_JOIN_AGAIN)
+		*f++ = 'r';
+	if (fair && fair->want_position)
+		*f++ = 'p';
+	*f = '\0';
 	keys[0] = k.lock;
 	keys[1] = k.token;
 	keys[2] = k.holder;
+	keys[3] = k.queue;
+	keys[4] = k.timeout;
+	keys[5] = k.waiter;
 	args[0] = ttl;
 	args[1] = owner;
 	args[2] = meta && meta->host ? meta->host : "";
 	args[3] = pid;
 	args[4] = meta && meta->user ? meta->user : "";
 	args[5] = meta && meta->cmd ? meta->cmd : "";
+	args[6] = fair ? "fair" : "";
+	args[7] = wt;
+	args[8] = flags;
 	a->sent_ms = rl_now_ms();
-	e = rl_eval(c, &rl_script_acquire, 3, keys, 6, args, &r);
+	e = rl_eval(c, &rl_script_acquire, 6, keys, 9, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -137,6 +159,10 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 		a->pid = (long)elem_int(r, 4, 0);
 		a->cmd = elem_str(r, 6);
 		a->held_ms = elem_int(r, 7, -1);
+		a->position = elem_int(r, 8, 0);
+		a->queued = elem_int(r, 9, 0);
+		a->head_wait_ms = elem_int(r, 10, -1);
+		a->rejoined = elem_int(r, 11, 0) == 1;
 	} else if (st == -1)
 		return wrongtype(c, r, &a->badkey, &a->badtype);
 	else
@@ -239,34 +265,61 @@ wait_message(rl_client *c, int64_t timeout_ms, int *got)
 	return RL_OK;
 }
 
+/* A fair waiter refreshes its place this often. */
+static int64_t
+heartbeat_ms(const struct rl_fair *fair)
+{
+	int64_t h = fair->waiter_timeout_ms / 3;
+
+	return h > 0 ? h : 1;
+}
+
 enum rl_err
 rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
-    int64_t wait_ms, const struct rl_meta *meta, rl_wait_cb cb, void *cbarg,
-    struct rl_attempt *a)
+    int64_t wait_ms, const struct rl_meta *meta, const struct rl_fair *fair,
+    rl_wait_cb cb, void *cbarg, struct rl_attempt *a)
 {
 	int64_t deadline = wait_ms < 0 ? -1 : rl_now_ms() + wait_ms;
 	int64_t now, then, retry, wake;
-	char *channel;
-	int got;
+	enum rl_join join = wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES;
+	char *channel, *lockch;
+	int got, joined = 0;
 	enum rl_err e;
 
-	e = rl_try_acquire(c, name, owner, ttl_ms, meta, a);
+	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair, join, a);
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
+	joined = fair != NULL;
 	/* Subscribe, then try again: a release between the first attempt
-	 * and the subscription would otherwise go unheard. */
-	if ((channel = rl_key(RL_PREFIX_CHANNEL, name)) == NULL)
+	 * and the subscription would otherwise go unheard. A fair waiter
+	 * is woken on its own channel, the others on the lock's. */
+	if ((lockch = rl_key(RL_PREFIX_CHANNEL, name)) == NULL)
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	if (fair != NULL) {
+		size_t n = strlen(lockch) + strlen(owner) + 2;
+
+		if ((channel = malloc(n)) != NULL)
+			snprintf(channel, n, "%s:%s", lockch, owner);
+		free(lockch);
+		if (channel == NULL)
+			return rl_seterr(c, RL_ENOMEM, "out of memory");
+	} else
+		channel = lockch;
 	e = subscribe(c, channel);
 	free(channel);
 	if (e != RL_OK)
-		return e;
+		goto out;
 	for (;;) {
-		e = rl_try_acquire(c, name, owner, ttl_ms, meta, a);
+		e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
+		    joined ? RL_JOIN_AGAIN : join, a);
 		if (e != RL_OK || a->acquired)
 			break;
 		now = rl_now_ms();
 		retry = now + (a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS);
+		if (fair != NULL && now + heartbeat_ms(fair) < retry)
+			retry = now + heartbeat_ms(fair);
+		if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
+			retry = now + a->head_wait_ms + 1;
 		for (;;) {
 			if (cb != NULL && cb(cbarg, a) != 0)
 				goto out;
@@ -294,6 +347,40 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	}
 out:
 	unsubscribe(c);
+	if (joined && !a->acquired && e != RL_ECONNECT) {
+		/* Leave the queue, keeping the first error's message and the
+		 * last attempt's reply (the strings in A point into it). */
+		char keep[sizeof(c->errstr)];
+		redisReply *last = c->last;
+
+		memcpy(keep, c->errstr, sizeof(keep));
+		c->last = NULL;
+		rl_leave(c, name, owner);
+		if (c->last != NULL)
+			freeReplyObject(c->last);
+		c->last = last;
+		memcpy(c->errstr, keep, sizeof(keep));
+	}
+	return e;
+}
+
+enum rl_err
+rl_leave(rl_client *c, const char *name, const char *owner)
+{
+	struct keys k;
+	const char *keys[5];
+	redisReply *r;
+	enum rl_err e;
+
+	if ((e = keys_make(c, name, &k)) != RL_OK)
+		return e;
+	keys[0] = k.lock;
+	keys[1] = k.channel;
+	keys[2] = k.queue;
+	keys[3] = k.timeout;
+	keys[4] = k.waiter;
+	e = rl_eval(c, &rl_script_leave, 5, keys, 1, &owner, &r);
+	keys_free(&k);
 	return e;
 }
 
@@ -302,7 +389,7 @@ rl_release(rl_client *c, const char *name, const char *owner,
     enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
 {
 	struct keys k;
-	const char *keys[3], *args[2];
+	const char *keys[6], *args[2];
 	redisReply *r;
 	enum rl_err e;
 	int64_t st;
@@ -313,9 +400,12 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	keys[0] = k.lock;
 	keys[1] = k.channel;
 	keys[2] = k.holder;
+	keys[3] = k.queue;
+	keys[4] = k.timeout;
+	keys[5] = k.waiter;
 	args[0] = owner;
 	args[1] = "0";
-	e = rl_eval(c, &rl_script_release, 3, keys, 2, args, &r);
+	e = rl_eval(c, &rl_script_release, 6, keys, 2, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -345,7 +435,7 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
     struct rl_attempt *a)
 {
 	struct keys k;
-	const char *keys[3], *args[1] = { "0" };
+	const char *keys[4], *args[1] = { "0" };
 	redisReply *r;
 	enum rl_err e;
 
@@ -355,7 +445,8 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 	keys[0] = k.lock;
 	keys[1] = k.channel;
 	keys[2] = k.holder;
-	e = rl_eval(c, &rl_script_force, 3, keys, 1, args, &r);
+	keys[3] = k.queue;
+	e = rl_eval(c, &rl_script_force, 4, keys, 1, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -435,6 +526,66 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 	default:
 		return unexpected(c, "status");
 	}
+}
+
+static void
+qentry(const redisReply *e, struct rl_qentry *q)
+{
+	q->owner = elem_str(e, 0);
+	q->ms = elem_int(e, 1, INT64_MIN);
+	q->host = elem_str(e, 2);
+	q->pid = (long)elem_int(e, 3, 0);
+	q->user = elem_str(e, 4);
+	q->cmd = elem_str(e, 5);
+	q->since_ms = elem_int(e, 6, -1);
+}
+
+enum rl_err
+rl_queue(rl_client *c, const char *name, struct rl_queue *q)
+{
+	struct keys k;
+	const char *keys[5];
+	redisReply *r;
+	enum rl_err e;
+	size_t i;
+
+	memset(q, 0, sizeof(*q));
+	if ((e = keys_make(c, name, &k)) != RL_OK)
+		return e;
+	keys[0] = k.lock;
+	keys[1] = k.holder;
+	keys[2] = k.queue;
+	keys[3] = k.timeout;
+	keys[4] = k.waiter;
+	e = rl_eval(c, &rl_script_queue, 5, keys, 0, NULL, &r);
+	keys_free(&k);
+	if (e != RL_OK)
+		return e;
+	if (elem_int(r, 0, 0) == -1)
+		return wrongtype(c, r, &q->badkey, &q->badtype);
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
+	    r->element[1]->type != REDIS_REPLY_ARRAY)
+		return unexpected(c, "queue");
+	if (r->element[1]->elements > 0) {
+		q->held = 1;
+		qentry(r->element[1], &q->holder);
+	}
+	q->n = r->elements - 2;
+	if (q->n > 0 &&
+	    (q->waiters = calloc(q->n, sizeof(*q->waiters))) == NULL) {
+		q->n = 0;
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < q->n; i++)
+		qentry(r->element[i + 2], &q->waiters[i]);
+	return RL_OK;
+}
+
+void
+rl_queue_clear(struct rl_queue *q)
+{
+	free(q->waiters);
+	memset(q, 0, sizeof(*q));
 }
 
 enum rl_err

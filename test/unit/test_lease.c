@@ -195,7 +195,7 @@ test_acquire_replies(void **state)
 
 	(void)state;
 	serve(1, mk_arr(3, mk_int(1), mk_int(1795321426684683LL), mk_int(2)));
-	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, &a), RL_OK);
+	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a), RL_OK);
 	assert_true(a.acquired);
 	assert_int_equal(a.fence, 1795321426684683LL);
 	assert_int_equal(a.holds, 2);
@@ -205,7 +205,7 @@ test_acquire_replies(void **state)
 	    mk_str(REDIS_REPLY_STRING, "web1"), mk_int(4242),
 	    mk_str(REDIS_REPLY_STRING, "root"),
 	    mk_str(REDIS_REPLY_STRING, "pg_dump"), mk_int(72000)));
-	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, &a), RL_OK);
+	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a), RL_OK);
 	assert_false(a.acquired);
 	assert_int_equal(a.pttl, 2500);
 	assert_string_equal(a.owner, "other:7");
@@ -219,20 +219,20 @@ test_acquire_replies(void **state)
 	    mk_str(REDIS_REPLY_STRING, "uuid:57"), mk(REDIS_REPLY_NIL),
 	    mk(REDIS_REPLY_NIL), mk(REDIS_REPLY_NIL), mk(REDIS_REPLY_NIL),
 	    mk(REDIS_REPLY_NIL)));
-	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, &a), RL_OK);
+	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a), RL_OK);
 	assert_null(a.host);
 	assert_int_equal(a.held_ms, -1);
 
 	serve(1, mk_arr(3, mk_int(-1), mk_str(REDIS_REPLY_STRING, "x"),
 	    mk_str(REDIS_REPLY_STRING, "string")));
-	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, &a),
+	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a),
 	    RL_EWRONGTYPE);
 	assert_string_equal(a.badkey, "x");
 	assert_string_equal(a.badtype, "string");
 	assert_string_equal(rl_errstr(c), "key x holds a string");
 
 	serve(1, mk_int(3));
-	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, &a),
+	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a),
 	    RL_EPROTO);
 	done(c);
 }

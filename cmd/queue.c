@@ -1,0 +1,230 @@
+/* queue.c: the holder of a lock and its fair waiters, in order. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static int run(struct globals *, int, char **);
+
+const struct cmd cmd_queue = {
+	"queue", "queue [--json] [--watch[=INTERVAL]] NAME",
+	"Show who holds NAME and who waits for it in its fair queue, in order:\n"
+	"position, owner, host, pid, waiting for, deadline.\n\n"
+	"      --json              one JSON object (one per line with --watch)\n"
+	"      --watch[=INTERVAL]  redraw every INTERVAL (default: 1s) until\n"
+	"                          interrupted\n"
+	"  -h, --help              show this help\n",
+	run
+};
+
+#define DEFAULT_WATCH_MS 1000
+
+static void
+json_int(const char *key, int64_t v, int known)
+{
+	printf(",\"%s\":", key);
+	if (known)
+		printf("%lld", (long long)v);
+	else
+		fputs("null", stdout);
+}
+
+static void
+json_entry(const struct rl_qentry *e)
+{
+	fputs("\"owner\":", stdout);
+	json_str(stdout, e->owner);
+	fputs(",\"host\":", stdout);
+	json_str(stdout, e->host);
+	json_int("pid", e->pid, e->pid > 0);
+	fputs(",\"user\":", stdout);
+	json_str(stdout, e->user);
+	fputs(",\"cmd\":", stdout);
+	json_str(stdout, e->cmd);
+}
+
+static void
+print_json(const char *name, const struct rl_queue *q)
+{
+	size_t i;
+
+	fputs("{\"name\":", stdout);
+	json_str(stdout, name);
+	printf(",\"held\":%s,\"holder\":", q->held ? "true" : "false");
+	if (q->held) {
+		putchar('{');
+		json_entry(&q->holder);
+		json_int("held_ms", q->holder.since_ms,
+		    q->holder.since_ms >= 0);
+		json_int("lease_ms", q->holder.ms, q->holder.ms >= 0);
+		putchar('}');
+	} else
+		fputs("null", stdout);
+	fputs(",\"waiters\":[", stdout);
+	for (i = 0; i < q->n; i++) {
+		const struct rl_qentry *w = &q->waiters[i];
+
+		printf("%s{\"position\":%zu,", i ? "," : "", i + 1);
+		json_entry(w);
+		json_int("waiting_ms", w->since_ms, w->since_ms >= 0);
+		json_int("deadline_ms", w->ms, w->ms != INT64_MIN);
+		putchar('}');
+	}
+	fputs("]}\n", stdout);
+}
+
+static void
+print_text(const char *name, const struct rl_queue *q)
+{
+	char held[32], lease[32], waiting[32], deadline[32], pid[24];
+	size_t i;
+
+	if (q->held) {
+		rl_duration_format(q->holder.since_ms, held, sizeof(held));
+		rl_duration_format(q->holder.ms, lease, sizeof(lease));
+		if (q->holder.host != NULL)
+			printf("%s: held by %s pid %ld (%s) for %s, lease %s "
+			    "left\n", esc(name), esc(q->holder.host),
+			    q->holder.pid, esc(q->holder.cmd), held, lease);
+		else
+			printf("%s: held by owner %s, lease %s left\n",
+			    esc(name), esc(q->holder.owner), lease);
+	} else
+		printf("%s: free\n", esc(name));
+	if (q->n == 0) {
+		printf("no one waiting\n");
+		return;
+	}
+	printf("%-4s %-45s %-16s %-8s %-9s %-9s %s\n", "POS", "OWNER", "HOST",
+	    "PID", "WAITING", "DEADLINE", "COMMAND");
+	for (i = 0; i < q->n; i++) {
+		const struct rl_qentry *w = &q->waiters[i];
+
+		rl_duration_format(w->since_ms, waiting, sizeof(waiting));
+		if (w->ms == INT64_MIN)
+			snprintf(deadline, sizeof(deadline), "-");
+		else if (w->ms > 0)
+			rl_duration_format(w->ms, deadline, sizeof(deadline));
+		else
+			snprintf(deadline, sizeof(deadline), "expired");
+		if (w->pid > 0)
+			snprintf(pid, sizeof(pid), "%ld", w->pid);
+		else
+			snprintf(pid, sizeof(pid), "-");
+		printf("%-4zu %-45s %-16s %-8s %-9s %-9s %s\n", i + 1,
+		    esc(w->owner), esc(w->host), pid, waiting, deadline,
+		    esc(w->cmd));
+	}
+}
+
+static int
+show(rl_client *rc, const char *name, int json)
+{
+	struct rl_queue q;
+	enum rl_err e;
+
+	if ((e = rl_queue(rc, name, &q)) != RL_OK) {
+		rl_queue_clear(&q);
+		return fail(rc, e, name);
+	}
+	if (json)
+		print_json(name, &q);
+	else
+		print_text(name, &q);
+	rl_queue_clear(&q);
+	return flush_stdout();
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "watch", optional_argument, NULL, 'W' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int64_t every = 0;
+	rl_client *rc;
+	const char *name;
+	int ch, json = 0, status, tty, sig_fd;
+	int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'J':
+			json = 1;
+			break;
+		case 'W':
+			every = DEFAULT_WATCH_MS;
+			if (optarg != NULL && (parse_duration(&cmd_queue,
+			    "--watch", optarg, &every) < 0))
+				return EXIT_USAGE;
+			if (every < 100)
+				return usage_error(&cmd_queue,
+				    "--watch: redraw at most every 100ms");
+			break;
+		case 'h':
+			return print_help(&cmd_queue);
+		default:
+			return bad_option(&cmd_queue, argv, "h", longopts);
+		}
+	}
+	if (optind >= argc)
+		return usage_error(&cmd_queue, "missing NAME");
+	if (optind + 1 < argc)
+		return usage_error(&cmd_queue, "one NAME only, got '%s' too",
+		    esc(argv[optind + 1]));
+	name = argv[optind];
+	if (name[0] == '\0')
+		return usage_error(&cmd_queue, "NAME is empty");
+	if ((rc = client_open(g, &status)) == NULL)
+		return status;
+	if (every == 0) {
+		status = show(rc, name, json);
+		rl_client_free(rc);
+		return status;
+	}
+
+	/* --watch: a snapshot every interval until a signal ends it. */
+	if ((sig_fd = sig_catch(sigs, 3)) < 0) {
+		msg("cannot set up signals: %s", strerror(errno));
+		rl_client_free(rc);
+		return EXIT_SOFTWARE;
+	}
+	tty = isatty(STDOUT_FILENO) && !json;
+	for (;;) {
+		struct pollfd p = { sig_fd, POLLIN, 0 };
+		struct timeval tv;
+		char when[40], iv[32];
+
+		gettimeofday(&tv, NULL);
+		format_time((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000,
+		    when, sizeof(when));
+		rl_duration_format(every, iv, sizeof(iv));
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		if (!json)
+			printf("%s  every %s: redlock queue %s\n\n", when, iv,
+			    esc(name));
+		if ((status = show(rc, name, json)) != 0)
+			break;
+		if (!tty && !json)
+			putchar('\n');
+		if ((status = flush_stdout()) != 0)
+			break;
+		if (poll(&p, 1, (int)every) > 0 && sig_next(sig_fd) != 0) {
+			status = 0;
+			break;
+		}
+	}
+	rl_client_free(rc);
+	return status;
+}

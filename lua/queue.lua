@@ -1,0 +1,48 @@
+-- queue: the holder of lock NAME and its fair waiters in order, read
+-- atomically (for the queue command; it walks the whole queue).
+-- KEYS[1]  NAME                           hash: owner -> hold count
+-- KEYS[2]  redlock_holder:{NAME}          hash: owner -> JSON metadata
+-- KEYS[3]  redisson_lock_queue:{NAME}     list: fair waiters, head first
+-- KEYS[4]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
+-- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
+-- Returns {-1, key, type} when KEY is not of the type a lock needs, else
+--   {now_ms, holder, waiters...} where holder is {} when free, else
+--   {owner, pttl, host, pid, user, cmd, held_ms}, and each waiter is
+--   {owner, deadline_ms_left, host, pid, user, cmd, waiting_ms};
+--   unknown fields are nil.
+local want = {'hash', 'hash', 'list', 'zset', 'hash'}
+for i = 1, 5 do
+  local t = redis.call('TYPE', KEYS[i]).ok
+  if t ~= 'none' and t ~= want[i] then return {-1, KEYS[i], t} end
+end
+local function decode(json)
+  if not json then return {} end
+  local ok, d = pcall(cjson.decode, json)
+  if ok and type(d) == 'table' then return d end
+  return {}
+end
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function since(d)
+  local s = tonumber(d.since_ms)
+  if s then return now_ms - s end
+  return false
+end
+local out = {now_ms}
+local owner = redis.call('HKEYS', KEYS[1])[1]
+if owner then
+  local d = decode(redis.call('HGET', KEYS[2], owner))
+  out[2] = {owner, redis.call('PTTL', KEYS[1]), d.host or false,
+            tonumber(d.pid) or false, d.user or false, d.cmd or false,
+            since(d)}
+else
+  out[2] = {}
+end
+for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+  local dl = tonumber(redis.call('ZSCORE', KEYS[4], w))
+  local d = decode(redis.call('HGET', KEYS[5], w))
+  out[#out + 1] = {w, dl and (dl - now_ms) or false, d.host or false,
+                   tonumber(d.pid) or false, d.user or false,
+                   d.cmd or false, since(d)}
+end
+return out

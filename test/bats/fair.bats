@@ -1,0 +1,271 @@
+#!/usr/bin/env bats
+# --fair: FIFO queues, heartbeats, eviction, leaving, and the queue command.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+}
+
+Q='redisson_lock_queue:{x}'
+Z='redisson_lock_timeout:{x}'
+qlen() { rcli llen "$Q"; }
+qlen_is() { [ "$(qlen)" = "$1" ]; }
+
+# fair_exec TAG ARGS...: a fair exec of x in the background, recording when
+# COMMAND started and ended; its pid is in $fpid.
+fair_exec() {
+	local tag=$1
+	shift
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair "$@" x -- \
+	    sh -c 'date +%s%N >"$0/$1.start"; echo "$1" >>"$0/order"; date +%s%N >"$0/$1.end"' \
+	    "$D" "$tag" 3>&- &
+	fpid=$!
+}
+
+@test "FIFO: 20 waiters acquire in exactly the order they queued" {
+	tok=$(rl lock x)
+	pids=
+	for i in $(seq 1 20); do
+		fair_exec "$i" -w 60s
+		pids="$pids $fpid"
+		wait_for 5 qlen_is "$i"
+	done
+	rl unlock --owner "$tok" x
+	for p in $pids; do wait "$p"; done
+	run cat "$D/order"
+	assert_output "$(seq 1 20)"
+	[ "$(rcli exists "$Q" "$Z" 'redlock_waiter:{x}' x)" = 0 ]
+}
+
+@test "a plain attempt never jumps a fair queue; -n --fair does not join it" {
+	tok=$(rl lock x)
+	fair_exec a -w 30s
+	wait_for 5 qlen_is 1
+	rl unlock --owner "$tok" x
+	wait "$fpid"
+	tok=$(rl lock x)
+	run -75 --separate-stderr rl lock --fair -n x
+	qlen_is 0
+	[ "$(rcli zcard "$Z")" = 0 ]
+}
+
+@test "kill -9 of the head and of a middle waiter: the queue moves past both within waiter-timeout + 1 s" {
+	tok=$(rl lock x)
+	n=0
+	for w in a b c d; do
+		fair_exec "$w" -w 30s --waiter-timeout 1s
+		eval "p_$w=$fpid"
+		n=$((n + 1))
+		wait_for 5 qlen_is "$n"
+	done
+	kill -9 "$p_a" "$p_c"
+	t_kill=$(date +%s%N)
+	rl unlock --owner "$tok" x
+	wait "$p_b" "$p_d"
+	b=$((($(cat "$D/b.start") - t_kill) / 1000000))
+	d=$((($(cat "$D/d.start") - t_kill) / 1000000))
+	echo "b started $b ms, d $d ms after the kill" >&3
+	[ "$b" -lt 2000 ] && [ "$d" -lt 2000 ]
+	run cat "$D/order"
+	assert_output $'b\nd'
+	[ "$(rcli exists "$Q" "$Z")" = 0 ]
+}
+
+@test "a live waiter waiting 4x its waiter timeout is never evicted and acquires in its turn" {
+	tok=$(rl lock -t 10s x)
+	fair_exec first -w 30s --waiter-timeout 500ms
+	p1=$fpid
+	wait_for 5 qlen_is 1
+	fair_exec second -w 30s --waiter-timeout 500ms
+	p2=$fpid
+	wait_for 5 qlen_is 2
+	for _ in $(seq 1 10); do
+		sleep 0.2
+		[ "$(rcli lindex "$Q" 0)" = "$(rcli lindex "$Q" 0)" ]
+		qlen_is 2
+	done
+	rl unlock --owner "$tok" x
+	wait "$p1" "$p2"
+	run cat "$D/order"
+	assert_output $'first\nsecond'
+}
+
+@test "--wait running out and SIGINT both leave nothing in the list or the zset" {
+	tok=$(rl lock x)
+	fair_exec late -w 300ms
+	p=$fpid
+	status=0
+	wait "$p" || status=$?
+	[ "$status" -eq 75 ]
+	[ "$(rcli exists "$Q" "$Z" 'redlock_waiter:{x}')" = 0 ]
+	fair_exec cut -w 30s
+	wait_for 5 qlen_is 1
+	kill -INT "$fpid"
+	status=0
+	wait "$fpid" || status=$?
+	[ "$status" -eq 130 ]
+	[ "$(rcli exists "$Q" "$Z" 'redlock_waiter:{x}')" = 0 ]
+	[ ! -e "$D/cut.start" ]
+	"$RL" -u "redis://127.0.0.1:$R_PORT" lock --fair -w 30s x 3>&- &
+	lp=$!
+	wait_for 5 qlen_is 1
+	kill -TERM "$lp"
+	status=0
+	wait "$lp" || status=$?
+	[ "$status" -eq 143 ]
+	[ "$(rcli exists "$Q" "$Z" 'redlock_waiter:{x}')" = 0 ]
+}
+
+@test "when the head leaves a free lock, the next waiter is woken at once" {
+	tok=$(rl lock x)
+	fair_exec a -w 30s
+	pa=$fpid
+	wait_for 5 qlen_is 1
+	fair_exec b -w 30s
+	pb=$fpid
+	wait_for 5 qlen_is 2
+	kill -STOP "$pa"
+	rl unlock --owner "$tok" x	# wakes a, which is stopped
+	sleep 0.2
+	t0=$(date +%s%N)
+	kill -INT "$pa"
+	kill -CONT "$pa"
+	wait "$pb"
+	took=$((($(cat "$D/b.start") - t0) / 1000000))
+	echo "b started $took ms after a left" >&3
+	[ "$took" -lt 500 ]
+	wait "$pa" || true
+}
+
+@test "a waiter paused past its timeout is evicted, then rejoins at the tail and says so with -v" {
+	tok=$(rl lock x)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" lock -v --fair --waiter-timeout 300ms -w 30s x \
+	    >"$D/a.out" 2>"$D/a.err" 3>&- &
+	pa=$!
+	wait_for 5 qlen_is 1
+	kill -STOP "$pa"
+	fair_exec b -w 30s --waiter-timeout 300ms
+	pb=$fpid
+	wait_for 5 qlen_is 2
+	sleep 0.6	# a's deadline passes; b's heartbeat evicts it
+	wait_for 5 qlen_is 1
+	[ "$(rcli zscore "$Z" "$(rcli lindex "$Q" 0)")" != "" ]
+	kill -CONT "$pa"
+	wait_for 5 grep -q 'queued again at the tail' "$D/a.err"
+	rl unlock --owner "$tok" x
+	wait "$pb"
+	wait "$pa"
+	run cat "$D/order"
+	assert_output b
+	[ -s "$D/a.out" ]
+}
+
+@test "handoff through 50 fair waiters: each next COMMAND starts within 50 ms of the previous one's end" {
+	tok=$(rl lock -t 60s x)
+	pids=
+	for i in $(seq 1 50); do
+		fair_exec "$i" -w 120s
+		pids="$pids $fpid"
+		wait_for 5 qlen_is "$i"
+	done
+	rl unlock --owner "$tok" x
+	for p in $pids; do wait "$p"; done
+	run cat "$D/order"
+	assert_output "$(seq 1 50)"
+	worst=0
+	for i in $(seq 2 50); do
+		gap=$((($(cat "$D/$i.start") - $(cat "$D/$((i - 1)).end")) / 1000000))
+		[ "$gap" -gt "$worst" ] && worst=$gap
+	done
+	echo "worst gap between one COMMAND's end and the next's start: $worst ms" >&3
+	[ "$worst" -lt 50 ]
+}
+
+@test "queue: holder line, then position, owner, host, pid, waiting, deadline" {
+	tok=$(rl lock x)
+	run -0 rl queue x
+	assert_line --index 0 --regexp "^x: held by $(hostname) pid [0-9]+ \(.*\) for [0-9.]+m?s, lease [0-9.]+s left$"
+	assert_line --index 1 'no one waiting'
+	fair_exec a -w 30s
+	wait_for 5 qlen_is 1
+	fair_exec b -w 30s
+	wait_for 5 qlen_is 2
+	run -0 rl queue x
+	assert_line --index 1 --regexp '^POS +OWNER +HOST +PID +WAITING +DEADLINE +COMMAND$'
+	assert_line --index 2 --regexp "^1 +[0-9a-f-]{36}:[0-9]+ +$(hostname) +[0-9]+ +[0-9.]+m?s +[0-9.]+s +sh -c "
+	assert_line --index 3 --regexp "^2 +[0-9a-f-]{36}:[0-9]+ +$(hostname) +[0-9]+ +[0-9.]+m?s +[0-9.]+s +sh -c "
+	run -0 rl status --json x
+	echo "$output" | jq -e '.waiting == 2'
+	rl unlock --owner "$tok" x
+	wait
+	run -0 rl queue x
+	assert_output $'x: free\nno one waiting'
+}
+
+@test "queue --json follows its schema" {
+	tok=$(rl lock x)
+	fair_exec a -w 30s
+	wait_for 5 qlen_is 1
+	run -0 rl queue --json x
+	echo "$output" | jq -e --arg h "$(hostname)" '
+	    (keys == ["held", "holder", "name", "waiters"]) and .name == "x" and .held
+	    and (.holder | keys == ["cmd", "held_ms", "host", "lease_ms", "owner", "pid", "user"])
+	    and (.waiters | length == 1)
+	    and (.waiters[0] | keys == ["cmd", "deadline_ms", "host", "owner", "pid", "position", "user", "waiting_ms"])
+	    and .waiters[0].position == 1 and .waiters[0].host == $h
+	    and (.waiters[0].pid | type) == "number" and .waiters[0].deadline_ms > 0
+	    and .waiters[0].waiting_ms >= 0'
+	rl unlock --owner "$tok" x
+	wait
+	run -0 rl queue --json x
+	echo "$output" | jq -e '.held == false and .holder == null and .waiters == []'
+}
+
+@test "queue --watch shows snapshots until SIGINT, then exits 0" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" queue --watch=200ms x >"$D/watch" 3>&- &
+	p=$!
+	wait_for 5 eval '[ "$(grep -c "redlock queue x" "$D/watch")" -ge 2 ]'
+	kill -INT "$p"
+	status=0
+	wait "$p" || status=$?
+	[ "$status" -eq 0 ]
+	grep -q 'x: free' "$D/watch"
+	run -64 --separate-stderr rl queue --watch=0 x
+	run -64 --separate-stderr rl queue
+}
+
+@test "a queue written in Redisson's layout is shown, and its expired entry evicted at the next acquisition" {
+	tok=$(rl lock x)
+	now=$(server_ms)
+	rcli rpush "$Q" 'java-a:41' 'java-b:42' >/dev/null
+	rcli zadd "$Z" $((now - 1000)) 'java-a:41' $((now + 60000)) 'java-b:42' >/dev/null
+	run -0 rl queue x
+	assert_line --index 2 --regexp '^1 +java-a:41 +- +- +- +expired +-$'
+	assert_line --index 3 --regexp '^2 +java-b:42 +- +- +- +[0-9.]+s +-$'
+	run -0 rl queue --json x
+	echo "$output" | jq -e '.waiters[0] | .owner == "java-a:41" and .host == null and .pid == null and .deadline_ms < 0'
+	run -75 rl lock --fair -n x
+	run -0 rcli lrange "$Q" 0 -1
+	assert_output 'java-b:42'
+	[ "$(rcli zscore "$Z" 'java-a:41')" = "" ]
+}
+
+@test "the waiting line shows the place in the queue on a terminal" {
+	command -v script >/dev/null || skip "script(1) is needed for a terminal"
+	tok=$(rl lock -t 1500ms x)
+	fair_exec a -w 30s
+	wait_for 5 qlen_is 1
+	run -0 script -qfec "$RL -u redis://127.0.0.1:$R_PORT exec --fair -w 10s x -- true" /dev/null
+	assert_output --partial "waiting for x (2nd of 2): held by "
+}
+
+@test "--fair usage: --waiter-timeout takes a duration of at least 30ms" {
+	run -64 --separate-stderr rl lock --fair --waiter-timeout 10ms x
+	[[ $stderr == *"--waiter-timeout must be at least 30ms"* ]]
+	run -64 --separate-stderr rl lock --fair --waiter-timeout soon x
+	[ "$(rcli dbsize)" = 0 ]
+}
