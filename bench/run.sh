@@ -101,11 +101,17 @@ table=$(cat <<TABLE
 TABLE
 )
 echo "$table"
+echo
+fair=$(printf '%s\n%s\n%s\n' \
+    "| fair waiters | handoff median | handoff p99 | EVALSHA us/call, busy path | EVALSHA us/call, handoffs |" \
+    "| --- | --- | --- | --- | --- |" \
+    "$("$here/fair.sh" "$rl" "$port")")
+echo "$fair"
 {
 	echo "# Benchmark results"
 	echo
 	echo "Written by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d),"
-	echo "$(nproc) cores, $(uname -sr), $(redis-server --version | cut -d' ' -f3),"
+	echo "$(nproc) cores, $(uname -sr), Redis $(redis-server --version | cut -d' ' -f3 | cut -d= -f2),"
 	echo "$rounds rounds, redlock and flock alternating in each round."
 	echo "Wall time per command from the shell, including fork and exec."
 	echo "Handoff times come from the server's clock at millisecond"
@@ -113,4 +119,12 @@ echo "$table"
 	echo "of 1000 us."
 	echo
 	echo "$table"
+	echo
+	echo 'Fair queues (bench/fair.sh): N `exec --fair` waiters queued behind a'
+	echo "holder, then handed the lock one after another. Handoff is the gap"
+	echo "from one COMMAND's end to the next one's start (release, wake-up,"
+	echo "acquire, watchdog and COMMAND start). The busy path is 200 attempts"
+	echo 'of `lock --fair -n` with N queued: the script every heartbeat runs.'
+	echo
+	echo "$fair"
 } >"$here/RESULTS.md"

@@ -171,7 +171,7 @@ run(struct globals *g, int argc, char **argv)
 
 	parent_cmd(cmdline, sizeof(cmdline));
 	meta.host = self_host();
-	meta.pid = (long)getppid();
+	meta.pid = (long)(keepalive ? watched : getppid());
 	meta.user = self_user();
 	meta.cmd = cmdline;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {

@@ -13,7 +13,8 @@
 -- ARGV[7]  "fair", or "" for a plain lock
 -- ARGV[8]  fair: waiter timeout in ms (a deadline this far ahead)
 -- ARGV[9]  fair: flags; "j": join the queue when busy, "r": the caller had
---          joined before, "p": report the caller's position (LPOS)
+--          joined before, "p": report the caller's position (LPOS, O(n),
+--          for the waiting line on a terminal only)
 -- Returns {1, fence, holds}            acquired (holds > 1: re-entered)
 --         {0, pttl, owner, host, pid, user, cmd, held_ms,
 --          position, queued, head_wait_ms, rejoined}
@@ -115,8 +116,9 @@ if fair then
   end
   queued = redis.call('LLEN', KEYS[4])
   if string.find(flags, 'p', 1, true) then
-    local p = redis.call('LPOS', KEYS[4], ARGV[2])
-    if p then position = p + 1 end
+    -- LPOS needs Redis 6.0.6; without it the place is simply unknown.
+    local p = redis.pcall('LPOS', KEYS[4], ARGV[2])
+    if type(p) == 'number' then position = p + 1 end
   end
   head = redis.call('LINDEX', KEYS[4], 0)
   if free and head and head ~= ARGV[2] then

@@ -1,5 +1,6 @@
 #!/bin/bash
-# demo.sh: two contenders for one lock on a private redis-server.
+# demo.sh: contending exec runs, status, and a fair queue on a private
+# redis-server.
 # usage: tools/demo.sh path/to/redlock
 set -eu
 rl_bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -32,31 +33,43 @@ say() { printf '\n%s$ %s%s\n' "$bold" "$*" "$off"; }
 rl() { "$rl_bin" "$@"; }
 
 echo "redis-server on 127.0.0.1:$port (private, in $dir)"
-say 'tok=$(redlock lock -t 1m backup)      # job A takes the lock'
-tok=$(rl lock -t 1m backup)
-echo "$tok"
+numsub() {
+	redis-cli -p "$port" pubsub numsub "$1" | sed -n 2p
+}
+
+say 'redlock exec backup -- sh -c "echo A: backing up; sleep 2" &    # job A'
+rl exec backup -- sh -c 'echo "A: backing up"; sleep 2' &
+a=$!
+until [ "$(redis-cli -p "$port" exists backup)" = 1 ]; do sleep 0.01; done
+say 'redlock exec -n backup -- echo never        # job B: busy, gives up (75)'
+rl exec -n backup -- echo never 2>&1 || echo "(exit $?)"
+say 'redlock exec -w 10s backup -- echo C: my turn &   # job C waits'
+rl exec -w 10s backup -- sh -c 'echo "C: my turn"' &
+c=$!
+until [ "$(numsub 'redisson_lock__channel:{backup}')" = 1 ]; do sleep 0.01; done
 say 'redlock status backup'
 rl status backup || true
-say 'redlock lock -n backup                  # job B: busy, exit 75'
-rl lock -n backup 2>&1 || echo "(exit $?)"
-say 'redlock lock -w 10s backup &            # job C waits for the lock'
-start=$(date +%s%N)
-rl lock -w 10s backup >"$dir/c" &
-waiter=$!
-until [ "$(redis-cli -p "$port" pubsub numsub 'redisson_lock__channel:{backup}' | sed -n 2p)" = 1 ]; do
-	sleep 0.01
-done
-sleep 1
-say 'redlock unlock --owner "$tok" backup   # A is done; C is woken at once'
 t0=$(date +%s%N)
-rl unlock --owner "$tok" backup
-wait "$waiter"
-t1=$(date +%s%N)
-echo "C acquired $(( (t1 - t0) / 1000000 )) ms after A's unlock began (waited $(( (t1 - start) / 1000000 )) ms in all)"
-say 'redlock status --json backup'
-rl status --json backup
-say 'redlock unlock --owner "$(cat c)" backup && redlock status backup'
-rl unlock --owner "$(cat "$dir/c")" backup
-rl status backup || echo "(exit $?: free)"
+wait "$a"
+wait "$c"
+echo "(A ended; C was woken by the release, not by polling)"
+
+say 'redlock lock -t 1m deploy; three fair waiters queue up: redlock exec --fair ...'
+tok=$(rl lock -t 1m deploy)
+waiters=
+for who in 1 2 3; do
+	rl exec --fair -w 30s deploy -- sh -c "echo deploy $who" &
+	waiters="$waiters $!"
+	until [ "$(redis-cli -p "$port" llen 'redisson_lock_queue:{deploy}')" = "$who" ]; do
+		sleep 0.01
+	done
+done
+say 'redlock queue deploy'
+rl queue deploy
+say 'redlock unlock --owner "$tok" deploy       # they run in arrival order'
+rl unlock --owner "$tok" deploy
+for w in $waiters; do wait "$w"; done
+say 'redlock status deploy'
+rl status deploy || echo "(exit $?: free)"
 echo
 echo "demo done; redis-server stopped"

@@ -69,7 +69,7 @@ setup() {
 @test "--help and --version print to stdout and exit 0" {
 	run -0 --separate-stderr "$RL" --help
 	assert_line --index 0 'usage: redlock [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARG...]'
-	for c in exec lock unlock status; do
+	for c in exec lock unlock status queue; do
 		run -0 --separate-stderr "$RL" "$c" --help
 		assert_line --index 0 --partial "usage: redlock [GLOBAL OPTIONS] $c"
 		run -0 --separate-stderr "$RL" "$c" -h
@@ -88,7 +88,7 @@ setup() {
 help_options() {
 	{
 		"$RL" --help
-		for c in exec lock unlock status; do "$RL" "$c" --help; done
+		for c in exec lock unlock status queue; do "$RL" "$c" --help; done
 	} | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
 man_options() {
