@@ -22,11 +22,17 @@ enum {
 	EXIT_LOST = 79
 };
 
+#define MAX_URLS 16
+/* The lease whose node timeout commands without --ttl use. */
+#define DEFAULT_TTL_FOR_TIMEOUT 30000
+
 struct globals {
-	struct rl_url url;
-	char url_text[512];	/* without the password */
+	struct rl_url url[MAX_URLS];	/* several: Redlock across masters */
+	size_t nurl;
+	char url_text[4096];	/* comma-separated, without passwords */
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
+	int timeout_given;
 };
 
 struct cmd {
@@ -58,8 +64,10 @@ const char *esc(const char *s);
 void json_str(FILE *f, const char *s);
 /* The exit status for a library error, after printing its message. */
 int fail(rl_client *c, enum rl_err e, const char *name);
-/* A connected client for the global URL, or NULL with *STATUS set. */
-rl_client *client_open(const struct globals *g, int *status);
+/* A connected client for the global URL(s), or NULL with *STATUS set.
+ * With several masters, TTL_MS sets the node timeout unless --timeout
+ * was given. */
+rl_client *client_open(const struct globals *g, int64_t ttl_ms, int *status);
 int parse_duration(const struct cmd *c, const char *opt, const char *arg,
     int64_t *ms);
 /* "2026-11-22T04:30:00.123Z" for event lines and status. */

@@ -185,10 +185,10 @@ fail(rl_client *c, enum rl_err e, const char *name)
 }
 
 rl_client *
-client_open(const struct globals *g, int *status)
+client_open(const struct globals *g, int64_t ttl_ms, int *status)
 {
-	rl_client *c = rl_client_new(&g->url, g->connect_timeout_ms,
-	    g->timeout_ms);
+	rl_client *c = rl_client_new_multi(g->url, g->nurl,
+	    g->connect_timeout_ms, g->timeout_ms);
 	enum rl_err e;
 
 	if (c == NULL) {
@@ -196,6 +196,8 @@ client_open(const struct globals *g, int *status)
 		*status = EXIT_SOFTWARE;
 		return NULL;
 	}
+	rl_set_node_timeout(c, g->timeout_given ? g->timeout_ms :
+	    rl_node_timeout_for(ttl_ms));
 	if ((e = rl_connect(c)) != RL_OK) {
 		*status = fail(c, e, "");
 		rl_client_free(c);

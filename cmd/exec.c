@@ -276,6 +276,9 @@ run(struct globals *g, int argc, char **argv)
 	if (o.ttl_ms < 30)
 		return usage_error(&cmd_exec, "exec needs --ttl of at least "
 		    "30ms to renew it every ttl/3");
+	if (o.fair && g->nurl > 1)
+		return usage_error(&cmd_exec, "--fair is not available with several "
+		    "masters (Redlock): give one URL, or drop --fair");
 	if (lockopts_finish(&cmd_exec, &o) < 0)
 		return EXIT_USAGE;
 
@@ -288,7 +291,7 @@ run(struct globals *g, int argc, char **argv)
 	meta.pid = (long)getpid();
 	meta.user = self_user();
 	meta.cmd = cmdline;
-	if ((rc = client_open(g, &status)) == NULL)
+	if ((rc = client_open(g, o.ttl_ms, &status)) == NULL)
 		return status;
 	rl_set_interrupt_fd(rc, sig_fd);
 	status = lock_acquire(rc, name, &o, &meta, &a);
@@ -387,7 +390,7 @@ run(struct globals *g, int argc, char **argv)
 		 * give the lock back. */
 		if (child > 0 && kill(-child, SIGKILL) < 0 && errno == ESRCH)
 			kill(child, SIGKILL);
-		if ((rc = client_open(g, &s)) != NULL) {
+		if ((rc = client_open(g, o.ttl_ms, &s)) != NULL) {
 			enum rl_release rel;
 			int64_t holds;
 

@@ -150,6 +150,9 @@ run(struct globals *g, int argc, char **argv)
 	if (keepalive && o.ttl_ms < 30)
 		return usage_error(&cmd_lock, "--keepalive needs --ttl of at "
 		    "least 30ms to renew it every ttl/3");
+	if (o.fair && g->nurl > 1)
+		return usage_error(&cmd_lock, "--fair is not available with several "
+		    "masters (Redlock): give one URL, or drop --fair");
 	if (lockopts_finish(&cmd_lock, &o) < 0)
 		return EXIT_USAGE;
 	if (keepalive) {
@@ -178,7 +181,7 @@ run(struct globals *g, int argc, char **argv)
 		msg("cannot set up signals: %s", strerror(errno));
 		return EXIT_SOFTWARE;
 	}
-	if ((rc = client_open(g, &status)) == NULL)
+	if ((rc = client_open(g, o.ttl_ms, &status)) == NULL)
 		return status;
 	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
 	rl_set_interrupt_fd(rc, sig_fd);

@@ -163,15 +163,22 @@ describe(const struct rl_attempt *a, char *buf, size_t len)
 
 	rl_duration_format(a->held_ms, held, sizeof(held));
 	rl_duration_format(a->pttl, lease, sizeof(lease));
-	if (a->host != NULL)
+	if (a->too_slow)
+		snprintf(buf, len, "%zu masters granted it, but too slowly: "
+		    "nothing was left of the lease after the drift; released "
+		    "everywhere (try a longer --ttl)", a->nodes_ok);
+	else if (a->host != NULL)
 		snprintf(buf, len, "held by %s pid %ld (%s) for %s, lease %s "
 		    "left", esc(a->host), a->pid, esc(a->cmd), held, lease);
 	else if (a->owner != NULL)
 		snprintf(buf, len, "held by owner %s, lease %s left",
 		    esc(a->owner), lease);
-	else
+	else if (a->queued > 0)
 		snprintf(buf, len, "free, but %lld fair waiter%s ahead",
 		    (long long)a->queued, a->queued == 1 ? " is" : "s are");
+	else
+		snprintf(buf, len, "no quorum of masters granted it (%zu "
+		    "did); released everywhere", a->nodes_ok);
 }
 
 struct progress {

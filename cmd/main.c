@@ -36,11 +36,13 @@ static const char global_help[] =
     "\n"
     "Global options:\n"
     "  -u, --url URL           redis://[[user]:password@]host[:port][/db] or\n"
-    "                          unix:///path/to.sock[?db=N]\n"
+    "                          unix:///path/to.sock[?db=N]; several (repeated\n"
+    "                          or comma-separated): Redlock across masters\n"
     "                          (default: $REDLOCK_URL, else " RL_DEFAULT_URL ")\n"
     "      --connect-timeout DURATION\n"
     "                          give up connecting after DURATION (default: 2s)\n"
-    "      --timeout DURATION  give up on a reply after DURATION (default: 5s)\n"
+    "      --timeout DURATION  give up on a reply after DURATION (default: 5s;\n"
+    "                          with several masters ttl/100, 5ms to 50ms)\n"
     "  -h, --help              show this help; COMMAND --help for a command\n"
     "      --version           print the version\n"
     "\n"
@@ -57,29 +59,84 @@ find(const char *name)
 	return NULL;
 }
 
+/* Parse S, one URL or several separated by commas, into g->url. */
 static int
-set_url(struct globals *g, const char *s)
+add_urls(struct globals *g, const char *s)
 {
-	char err[256];
-	const char *pw;
+	char err[256], *copy, *word, *save = NULL;
+	int status = 0;
 
-	if (strchr(s, ',') != NULL) {
-		msg("several URLs (Redlock across masters) are not supported "
-		    "yet; give one URL");
-		return EXIT_USAGE;
-	}
-	if (rl_url_parse(s, &g->url, err, sizeof(err)) < 0) {
-		msg("bad URL: %s", err);
-		return EXIT_USAGE;
-	}
-	pw = getenv("REDLOCK_PASSWORD");
-	if (g->url.password == NULL && pw != NULL && pw[0] != '\0' &&
-	    (g->url.password = strdup(pw)) == NULL) {
+	if ((copy = strdup(s)) == NULL) {
 		msg("out of memory");
 		return EXIT_SOFTWARE;
 	}
-	rl_url_format(&g->url, g->url_text, sizeof(g->url_text));
+	for (word = strtok_r(copy, ",", &save); word != NULL;
+	    word = strtok_r(NULL, ",", &save)) {
+		if (g->nurl == MAX_URLS) {
+			msg("at most %d URLs (masters)", MAX_URLS);
+			status = EXIT_USAGE;
+			break;
+		}
+		if (rl_url_parse(word, &g->url[g->nurl], err, sizeof(err)) < 0) {
+			msg("bad URL: %s", err);
+			status = EXIT_USAGE;
+			break;
+		}
+		g->nurl++;
+	}
+	free(copy);
+	return status;
+}
+
+static int
+settle_urls(struct globals *g)
+{
+	const char *pw = getenv("REDLOCK_PASSWORD");
+	size_t i, n = 0;
+
+	if (g->nurl == 0) {
+		msg("no URL given; see redlock --help");
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < g->nurl; i++) {
+		for (size_t j = 0; j < i; j++) {
+			const struct rl_url *a = &g->url[i], *b = &g->url[j];
+
+			if (a->db == b->db && a->port == b->port &&
+			    (a->host && b->host ? strcmp(a->host, b->host) == 0 :
+			    a->path && b->path && strcmp(a->path, b->path) == 0)) {
+				char u[512];
+
+				rl_url_format(b, u, sizeof(u));
+				msg("%s is given twice: each master counts once "
+				    "towards the quorum", esc(u));
+				return EXIT_USAGE;
+			}
+		}
+		if (g->url[i].password == NULL && pw != NULL && pw[0] != '\0' &&
+		    (g->url[i].password = strdup(pw)) == NULL) {
+			msg("out of memory");
+			return EXIT_SOFTWARE;
+		}
+		if (i > 0 && n + 1 < sizeof(g->url_text))
+			g->url_text[n++] = ',';
+		rl_url_format(&g->url[i], g->url_text + n,
+		    sizeof(g->url_text) - n);
+		n = strlen(g->url_text);
+	}
 	return 0;
+}
+
+static struct globals g;
+
+static void
+clear_globals(void)
+{
+	size_t i;
+
+	for (i = 0; i < g.nurl; i++)
+		rl_url_clear(&g.url[i]);
+	g.nurl = 0;
 }
 
 int
@@ -93,12 +150,11 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct globals g;
 	const struct cmd *c;
-	const char *url = NULL;
+	const char *env;
 	int ch, status;
 
-	memset(&g, 0, sizeof(g));
+	atexit(clear_globals);
 	g.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
 	g.timeout_ms = DEFAULT_TIMEOUT_MS;
 	/* hiredis writes with write(2): a dead server must be an error
@@ -109,12 +165,8 @@ main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+u:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'u':
-			if (url != NULL) {
-				msg("several --url (Redlock across masters) are "
-				    "not supported yet; give one");
-				return EXIT_USAGE;
-			}
-			url = optarg;
+			if ((status = add_urls(&g, optarg)) != 0)
+				return status;
 			break;
 		case 'C':
 			if (parse_duration(NULL, "--connect-timeout", optarg,
@@ -131,6 +183,7 @@ main(int argc, char **argv)
 			if (g.timeout_ms == 0)
 				return usage_error(NULL,
 				    "--timeout must be more than 0");
+			g.timeout_given = 1;
 			break;
 		case 'h':
 			fputs(global_help, stdout);
@@ -147,17 +200,17 @@ main(int argc, char **argv)
 	if ((c = find(argv[optind])) == NULL)
 		return usage_error(NULL, "unknown command '%s'",
 		    esc(argv[optind]));
-	if (url == NULL)
-		url = getenv("REDLOCK_URL");
-	if (url == NULL || url[0] == '\0')
-		url = RL_DEFAULT_URL;
-	if ((status = set_url(&g, url)) != 0)
+	if (g.nurl == 0) {
+		env = getenv("REDLOCK_URL");
+		if ((status = add_urls(&g, env != NULL && env[0] != '\0' ?
+		    env : RL_DEFAULT_URL)) != 0)
+			return status;
+	}
+	if ((status = settle_urls(&g)) != 0)
 		return status;
 
 	argc -= optind;
 	argv += optind;
 	optind = 0;	/* GNU getopt: start afresh on the command's words */
-	status = c->run(&g, argc, argv);
-	rl_url_clear(&g.url);
-	return status;
+	return c->run(&g, argc, argv);
 }

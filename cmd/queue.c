@@ -185,7 +185,10 @@ run(struct globals *g, int argc, char **argv)
 	name = argv[optind];
 	if (name[0] == '\0')
 		return usage_error(&cmd_queue, "NAME is empty");
-	if ((rc = client_open(g, &status)) == NULL)
+	if (g->nurl > 1)
+		return usage_error(&cmd_queue, "fair queues are not available "
+		    "with several masters (Redlock): give one URL");
+	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
 	if (every == 0) {
 		status = show(rc, name, json);

@@ -35,8 +35,72 @@ json_num(const char *key, int64_t v, int known)
 		fputs("null", stdout);
 }
 
+/* Several masters: each one's view, then the verdict's numbers. */
 static void
-print_json(const char *name, const struct rl_status *st)
+json_nodes(rl_client *rc, const struct rl_status *st)
+{
+	struct rl_status ns;
+	const char *err;
+	char url[512];
+	size_t i;
+
+	printf(",\"quorum\":%zu,\"held_on\":%zu,\"nodes\":[",
+	    rl_quorum(rl_nodes(rc)), st->held_on);
+	for (i = 0; i < rl_nodes(rc); i++) {
+		rl_node_status(rc, i, &ns, url, sizeof(url), &err);
+		fputs(i ? ",{\"url\":" : "{\"url\":", stdout);
+		json_str(stdout, url);
+		if (err != NULL) {
+			fputs(",\"error\":", stdout);
+			json_str(stdout, err);
+			fputs("}", stdout);
+			continue;
+		}
+		printf(",\"held\":%s,\"owner\":", ns.held ? "true" : "false");
+		json_str(stdout, ns.held ? ns.owner : NULL);
+		printf(",\"lease_ms\":");
+		if (ns.held && ns.pttl >= 0)
+			printf("%lld", (long long)ns.pttl);
+		else
+			fputs("null", stdout);
+		printf(",\"fence\":");
+		if (ns.held && ns.fence >= 0)
+			printf("%lld", (long long)ns.fence);
+		else
+			fputs("null", stdout);
+		fputs("}", stdout);
+	}
+	fputs("]", stdout);
+}
+
+static void
+print_nodes(rl_client *rc, const struct rl_status *st)
+{
+	struct rl_status ns;
+	const char *err;
+	char url[512], lease[32];
+	size_t i;
+
+	printf("  quorum   held on %zu of %zu masters (need %zu)\n",
+	    st->held_on, rl_nodes(rc), rl_quorum(rl_nodes(rc)));
+	for (i = 0; i < rl_nodes(rc); i++) {
+		rl_node_status(rc, i, &ns, url, sizeof(url), &err);
+		if (err != NULL)
+			printf("  master   %s: no answer: %s\n", esc(url),
+			    esc(err));
+		else if (!ns.held)
+			printf("  master   %s: free\n", esc(url));
+		else {
+			rl_duration_format(ns.pttl, lease, sizeof(lease));
+			printf("  master   %s: held by %s, lease %s left, fence "
+			    "%lld\n", esc(url), esc(ns.owner), lease,
+			    (long long)ns.fence);
+		}
+	}
+}
+
+static void
+print_json(rl_client *rc, const char *name, const struct rl_status *st)
 {
 	fputs("{\"name\":", stdout);
 	json_str(stdout, name);
@@ -58,6 +122,8 @@ print_json(const char *name, const struct rl_status *st)
 		json_num("fence", st->fence, st->fence >= 0);
 	}
 	json_num("waiting", st->waiting, 1);
+	if (rl_nodes(rc) > 1)
+		json_nodes(rc, st);
 	fputs("}", stdout);
 }
 
@@ -132,7 +198,7 @@ list_one(void *arg, const char *name)
 		return 0;	/* expired since SCAN saw it */
 	if (l->json) {
 		fputs(l->count ? ",\n " : "\n ", stdout);
-		print_json(name, &st);
+		print_json(l->rc, name, &st);
 	} else
 		print_line(name, &st);
 	l->count++;
@@ -197,7 +263,7 @@ run(struct globals *g, int argc, char **argv)
 	name = optind < argc ? argv[optind] : NULL;
 	if (name != NULL && name[0] == '\0')
 		return usage_error(&cmd_status, "NAME is empty");
-	if ((rc = client_open(g, &status)) == NULL)
+	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
 	if (name == NULL) {
 		status = list_all(rc, json);
@@ -210,10 +276,13 @@ run(struct globals *g, int argc, char **argv)
 		return status;
 	}
 	if (json) {
-		print_json(name, &st);
+		print_json(rc, name, &st);
 		putchar('\n');
-	} else
+	} else {
 		print_long(name, &st);
+		if (rl_nodes(rc) > 1)
+			print_nodes(rc, &st);
+	}
 	rl_client_free(rc);
 	if ((status = flush_stdout()) != 0)
 		return status;

@@ -65,7 +65,7 @@ run(struct globals *g, int argc, char **argv)
 		return usage_error(&cmd_unlock, "which hold? give --owner TOKEN "
 		    "(printed by lock) or set REDLOCK_OWNER, or --force");
 
-	if ((rc = client_open(g, &status)) == NULL)
+	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
 	if (force) {
 		e = rl_force_release(rc, name, &deleted, &a);

@@ -68,11 +68,34 @@ char *rl_key_name(const char *prefix, const char *key, size_t keylen);
 #define RL_PREFIX_HOLDER "redlock_holder"
 #define RL_PREFIX_WAITER "redlock_waiter"
 
-/* A connection to one server. */
+/* A connection to one server, or to several masters for Redlock. */
 typedef struct rl_client rl_client;
+struct rl_status;
 
 rl_client *rl_client_new(const struct rl_url *u, int64_t connect_timeout_ms,
     int64_t timeout_ms);
+
+/* Redlock: one lock across N independent masters (N <= 16). Every
+ * operation runs on all of them in parallel (non-blocking connects,
+ * pipelined script calls, one poll), each with the node timeout, and
+ * needs a quorum of N/2+1. */
+rl_client *rl_client_new_multi(const struct rl_url *urls, size_t n,
+    int64_t connect_timeout_ms, int64_t timeout_ms);
+size_t rl_nodes(const rl_client *c);
+/* How long a master may take to answer (default: rl_node_timeout_for()
+ * of a 30s lease). */
+void rl_set_node_timeout(rl_client *c, int64_t ms);
+/* ttl/100 clamped to 5..50 ms. */
+int64_t rl_node_timeout_for(int64_t ttl_ms);
+size_t rl_quorum(size_t n);
+/* What is left of a lease of TTL_MS acquired in ELAPSED_MS, after the
+ * drift; <= 0 means not acquired. */
+int64_t rl_validity_ms(int64_t ttl_ms, int64_t elapsed_ms);
+
+/* Per master, after rl_status on several: the URL (no password), its own
+ * view of the lock, or why it did not answer (NULL when it did). */
+int rl_node_status(rl_client *c, size_t i, struct rl_status *st,
+    char *url, size_t urllen, const char **err);
 enum rl_err rl_connect(rl_client *c);
 const char *rl_errstr(const rl_client *c);
 /* A descriptor that interrupts waits with RL_EINTR once readable
@@ -105,6 +128,10 @@ struct rl_attempt {
 	int64_t queued;		/* fair: waiters in the queue */
 	int64_t head_wait_ms;	/* fair, lock free: until its head is evicted */
 	int rejoined;		/* fair: evicted earlier, queued again at the tail */
+	size_t nodes_ok;	/* several masters: how many granted it */
+	int too_slow;		/* several masters: a quorum granted it, but no
+				 * validity was left (ttl - elapsed - drift) */
+	int64_t validity_ms;	/* several masters: what was left of the lease */
 	const char *badkey;	/* RL_EWRONGTYPE: the key and its type */
 	const char *badtype;
 };
@@ -166,6 +193,8 @@ enum rl_err rl_renew(rl_client *c, const char *name, const char *owner,
 
 struct rl_status {
 	int held;
+	size_t held_on;		/* several masters: nodes where OWNER holds it */
+	size_t answered;	/* several masters: nodes that answered */
 	int64_t waiting;	/* fair waiters queued */
 	int64_t pttl;		/* lease left, ms; -1 when no expiry */
 	const char *owner;

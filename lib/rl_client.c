@@ -33,26 +33,63 @@ copy(char **dst, const char *src)
 	return (*dst = strdup(src)) == NULL ? -1 : 0;
 }
 
+static int
+url_copy(struct rl_url *d, const struct rl_url *u)
+{
+	d->port = u->port;
+	d->db = u->db;
+	if (copy(&d->host, u->host) < 0 || copy(&d->path, u->path) < 0 ||
+	    copy(&d->user, u->user) < 0 || copy(&d->password, u->password) < 0)
+		return -1;
+	return 0;
+}
+
 rl_client *
 rl_client_new(const struct rl_url *u, int64_t connect_timeout_ms,
     int64_t timeout_ms)
 {
-	rl_client *c = calloc(1, sizeof(*c));
+	return rl_client_new_multi(u, 1, connect_timeout_ms, timeout_ms);
+}
 
-	if (c == NULL)
+rl_client *
+rl_client_new_multi(const struct rl_url *urls, size_t n,
+    int64_t connect_timeout_ms, int64_t timeout_ms)
+{
+	rl_client *c;
+	size_t i;
+
+	if (n == 0 || n > RL_MAX_NODES || (c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
-	c->url.port = u->port;
-	c->url.db = u->db;
-	if (copy(&c->url.host, u->host) < 0 || copy(&c->url.path, u->path) < 0 ||
-	    copy(&c->url.user, u->user) < 0 ||
-	    copy(&c->url.password, u->password) < 0) {
-		rl_client_free(c);
-		return NULL;
-	}
+	c->n = n;
 	c->connect_timeout_ms = connect_timeout_ms;
 	c->timeout_ms = timeout_ms;
+	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
+	if (url_copy(&c->url, &urls[0]) < 0)
+		goto fail;
+	if (n > 1) {
+		if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL)
+			goto fail;
+		for (i = 0; i < n; i++)
+			if (url_copy(&c->nodes[i].url, &urls[i]) < 0)
+				goto fail;
+	}
 	return c;
+fail:
+	rl_client_free(c);
+	return NULL;
+}
+
+size_t
+rl_nodes(const rl_client *c)
+{
+	return c->n;
+}
+
+void
+rl_set_node_timeout(rl_client *c, int64_t ms)
+{
+	c->node_timeout_ms = ms;
 }
 
 void
@@ -70,9 +107,9 @@ rl_client_free(rl_client *c)
 		freeReplyObject(c->last);
 	if (c->ctx != NULL)
 		redisFree(c->ctx);
-	if (c->sub != NULL)
-		redisFree(c->sub);
-	free(c->subchannel);
+	for (size_t i = 0; i < c->nsubs; i++)
+		redisFree(c->subs[i]);
+	rl_multi_free(c);
 	rl_url_clear(&c->url);
 	free(c);
 }
@@ -88,13 +125,14 @@ tv_ms(int64_t ms)
 }
 
 /* The error of a failed context as one line naming the URL. */
-static enum rl_err
-ctx_error(rl_client *c, redisContext *ctx, const char *what)
+enum rl_err
+rl_ctx_error(rl_client *c, const struct rl_url *u, redisContext *ctx,
+    const char *what)
 {
 	char url[512];
 	const char *why = ctx->errstr;
 
-	rl_url_format(&c->url, url, sizeof(url));
+	rl_url_format(u, url, sizeof(url));
 	if (strstr(why, "temporarily unavailable") != NULL ||
 	    strstr(why, "timed out") != NULL)
 		why = "timed out (see --connect-timeout and --timeout)";
@@ -105,12 +143,13 @@ ctx_error(rl_client *c, redisContext *ctx, const char *what)
 }
 
 /* Map a server error reply to an enum rl_err and a message. */
-static enum rl_err
-reply_error(rl_client *c, const redisReply *r, const char *doing)
+enum rl_err
+rl_reply_error(rl_client *c, const struct rl_url *u, const redisReply *r,
+    const char *doing)
 {
 	char url[512];
 
-	rl_url_format(&c->url, url, sizeof(url));
+	rl_url_format(u, url, sizeof(url));
 	if (strncmp(r->str, "NOAUTH", 6) == 0 ||
 	    strstr(r->str, "unauthenticated") != NULL)
 		return rl_seterr(c, RL_EAUTH,
@@ -139,16 +178,16 @@ reply_error(rl_client *c, const redisReply *r, const char *doing)
 }
 
 static enum rl_err
-command(rl_client *c, redisContext *ctx, int argc, const char **argv,
-    const char *doing)
+command(rl_client *c, const struct rl_url *u, redisContext *ctx, int argc,
+    const char **argv, const char *doing)
 {
 	redisReply *r = redisCommandArgv(ctx, argc, argv, NULL);
 	enum rl_err e = RL_OK;
 
 	if (r == NULL)
-		return ctx_error(c, ctx, "lost connection to");
+		return rl_ctx_error(c, u, ctx, "lost connection to");
 	if (r->type == REDIS_REPLY_ERROR)
-		e = reply_error(c, r, doing);
+		e = rl_reply_error(c, u, r, doing);
 	freeReplyObject(r);
 	return e;
 }
@@ -156,21 +195,29 @@ command(rl_client *c, redisContext *ctx, int argc, const char **argv,
 enum rl_err
 rl_open(rl_client *c, redisContext **out)
 {
-	struct timeval ct = tv_ms(c->connect_timeout_ms);
+	return rl_open_url(c, &c->url, c->connect_timeout_ms, c->timeout_ms,
+	    out);
+}
+
+enum rl_err
+rl_open_url(rl_client *c, const struct rl_url *u, int64_t connect_ms,
+    int64_t timeout_ms, redisContext **out)
+{
+	struct timeval ct = tv_ms(connect_ms);
 	redisContext *ctx;
 	const char *argv[3];
 	enum rl_err e;
 	char db[16];
 	int fl;
 
-	if (c->url.path != NULL)
-		ctx = redisConnectUnixWithTimeout(c->url.path, ct);
+	if (u->path != NULL)
+		ctx = redisConnectUnixWithTimeout(u->path, ct);
 	else
-		ctx = redisConnectWithTimeout(c->url.host, c->url.port, ct);
+		ctx = redisConnectWithTimeout(u->host, u->port, ct);
 	if (ctx == NULL)
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	if (ctx->err) {
-		e = ctx_error(c, ctx, "cannot connect to");
+		e = rl_ctx_error(c, u, ctx, "cannot connect to");
 		redisFree(ctx);
 		return e;
 	}
@@ -180,29 +227,29 @@ rl_open(rl_client *c, redisContext **out)
 		return rl_seterr(c, RL_ECONNECT, "cannot set close-on-exec: %s",
 		    strerror(errno));
 	}
-	if (c->timeout_ms > 0 &&
-	    redisSetTimeout(ctx, tv_ms(c->timeout_ms)) != REDIS_OK) {
-		e = ctx_error(c, ctx, "cannot set the timeout on");
+	if (timeout_ms > 0 &&
+	    redisSetTimeout(ctx, tv_ms(timeout_ms)) != REDIS_OK) {
+		e = rl_ctx_error(c, u, ctx, "cannot set the timeout on");
 		redisFree(ctx);
 		return e;
 	}
-	if (c->url.password != NULL) {
+	if (u->password != NULL) {
 		int n = 0;
 
 		argv[n++] = "AUTH";
-		if (c->url.user != NULL)
-			argv[n++] = c->url.user;
-		argv[n++] = c->url.password;
-		if ((e = command(c, ctx, n, argv, "AUTH")) != RL_OK) {
+		if (u->user != NULL)
+			argv[n++] = u->user;
+		argv[n++] = u->password;
+		if ((e = command(c, u, ctx, n, argv, "AUTH")) != RL_OK) {
 			redisFree(ctx);
 			return e == RL_EPROTO ? RL_EAUTH : e;
 		}
 	}
-	if (c->url.db != 0) {
-		snprintf(db, sizeof(db), "%d", c->url.db);
+	if (u->db != 0) {
+		snprintf(db, sizeof(db), "%d", u->db);
 		argv[0] = "SELECT";
 		argv[1] = db;
-		if ((e = command(c, ctx, 2, argv, "SELECT")) != RL_OK) {
+		if ((e = command(c, u, ctx, 2, argv, "SELECT")) != RL_OK) {
 			redisFree(ctx);
 			return e == RL_EPROTO ? RL_EAUTH : e;
 		}
@@ -226,6 +273,9 @@ rl_disconnect(rl_client *c)
 enum rl_err
 rl_connect(rl_client *c)
 {
+	/* Several masters connect in parallel at their first exchange. */
+	if (c->n > 1)
+		return RL_OK;
 	if (c->ctx != NULL)
 		return RL_OK;
 	return rl_open(c, &c->ctx);
@@ -269,7 +319,8 @@ rl_eval(rl_client *c, const struct rl_script *s, int nkeys, const char **keys,
 		r = redisCommandArgv(c->ctx, argc, argv, NULL);
 	}
 	if (r == NULL) {
-		enum rl_err e = ctx_error(c, c->ctx, "lost connection to");
+		enum rl_err e = rl_ctx_error(c, &c->url, c->ctx,
+		    "lost connection to");
 
 		redisFree(c->ctx);
 		c->ctx = NULL;
@@ -277,7 +328,7 @@ rl_eval(rl_client *c, const struct rl_script *s, int nkeys, const char **keys,
 	}
 	c->last = r;
 	if (r->type == REDIS_REPLY_ERROR)
-		return reply_error(c, r, s->name);
+		return rl_reply_error(c, &c->url, r, s->name);
 	*out = r;
 	return RL_OK;
 }

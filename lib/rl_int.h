@@ -14,13 +14,32 @@ struct rl_script {
 	const char *src;
 };
 
-struct rl_client {
+#define RL_MAX_NODES 16
+
+/* One master of a Redlock set: a non-blocking connection driven by
+ * rl_exchange(), and a pub/sub connection while waiting. */
+struct rl_node {
 	struct rl_url url;
+	redisContext *ctx;
+	int connecting;		/* connect(2) still in progress */
+	int expect;		/* AUTH/SELECT replies still to come */
+	int sent_full;		/* EVAL sent after NOSCRIPT */
+	int waiting;		/* a reply is due */
+	int64_t deadline;
+	redisReply *reply;	/* the script's reply, or NULL (err) */
+	char err[160];
+};
+
+struct rl_client {
+	struct rl_url url;	/* one server; nodes[0]'s with several */
+	size_t n;		/* masters: 1, or several for Redlock */
+	struct rl_node *nodes;	/* n > 1 */
+	int64_t node_timeout_ms;
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
 	redisContext *ctx;	/* commands and scripts */
-	redisContext *sub;	/* pub/sub while waiting, opened on demand */
-	char *subchannel;	/* what sub is subscribed to */
+	redisContext *subs[RL_MAX_NODES];	/* pub/sub while waiting */
+	size_t nsubs;
 	int intr_fd;
 	redisReply *last;	/* kept so returned strings stay valid */
 	char errstr[256];
@@ -29,11 +48,37 @@ struct rl_client {
 enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 enum rl_err rl_open(rl_client *c, redisContext **out);
+enum rl_err rl_open_url(rl_client *c, const struct rl_url *u,
+    int64_t connect_ms, int64_t timeout_ms, redisContext **out);
+enum rl_err rl_ctx_error(rl_client *c, const struct rl_url *u,
+    redisContext *ctx, const char *what);
+enum rl_err rl_reply_error(rl_client *c, const struct rl_url *u,
+    const redisReply *r, const char *doing);
 /* Drop the command connection (after a timeout or an error). */
 void rl_disconnect(rl_client *c);
 /* Run a script: EVALSHA, and EVAL when the server does not know it.
  * The reply is kept in c->last. */
 enum rl_err rl_eval(rl_client *c, const struct rl_script *s, int nkeys,
     const char **keys, int nargs, const char **args, redisReply **out);
+
+/* rl_multi.c: Redlock across several masters. */
+void rl_multi_free(rl_client *c);
+/* Run one script on every master at once; NEED: how many must be
+ * connected for anything to be sent. Replies land in nodes[i].reply
+ * (NULL on failure, with nodes[i].err). Returns how many were sent to. */
+size_t rl_exchange(rl_client *c, const struct rl_script *s, int nkeys,
+    const char **keys, int nargs, const char **args, size_t need);
+enum rl_err rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
+    const char **args, int nargs, int64_t ttl_ms, struct rl_attempt *a);
+enum rl_err rl_multi_release(rl_client *c, const char **keys,
+    const char **args, enum rl_release *rel, int64_t *holds,
+    struct rl_attempt *a);
+enum rl_err rl_multi_force(rl_client *c, const char **keys, const char **args,
+    int *deleted, struct rl_attempt *a);
+enum rl_err rl_multi_renew(rl_client *c, const char **keys,
+    const char **args, int *ours);
+enum rl_err rl_multi_status(rl_client *c, const char **keys,
+    struct rl_status *st);
+enum rl_err rl_multi_subscribe(rl_client *c, const char *channel);
 
 #endif

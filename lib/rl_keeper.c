@@ -38,6 +38,26 @@ rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms)
 	return sent_ms + ttl_ms - rl_drift_ms(ttl_ms);
 }
 
+int64_t
+rl_validity_ms(int64_t ttl_ms, int64_t elapsed_ms)
+{
+	return ttl_ms - elapsed_ms - rl_drift_ms(ttl_ms);
+}
+
+size_t
+rl_quorum(size_t n)
+{
+	return n / 2 + 1;
+}
+
+int64_t
+rl_node_timeout_for(int64_t ttl_ms)
+{
+	int64_t t = ttl_ms / 100;
+
+	return t < 5 ? 5 : t > 50 ? 50 : t;
+}
+
 rl_keeper *
 rl_keeper_new(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t sent_ms)
@@ -76,6 +96,8 @@ rl_keeper_free(rl_keeper *k)
 int
 rl_keeper_fd(const rl_keeper *k)
 {
+	if (k->c->n > 1)
+		return -1;	/* renewal rounds run to their end at once */
 	return k->inflight && k->c->ctx != NULL ? k->c->ctx->fd : -1;
 }
 
@@ -227,6 +249,27 @@ rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state)
 	enum rl_err e;
 
 	*state = RL_KEEP_OK;
+	if (k->c->n > 1) {
+		/* Several masters: one round on all of them, bounded by the
+		 * node timeout; it counts only with a quorum. */
+		int ours = 0;
+
+		if (now < k->next)
+			return RL_OK;
+		e = rl_renew(k->c, k->lock, k->owner, k->ttl_ms, &ours);
+		if (e != RL_OK) {
+			k->next = rl_now_ms() + retry_gap(k);
+			return e;
+		}
+		if (!ours) {
+			*state = RL_KEEP_GONE;
+			return RL_OK;
+		}
+		k->confirmed = now;
+		k->renewals++;
+		k->next = now + k->period;
+		return RL_OK;
+	}
 	if (k->inflight)
 		return read_reply(k, now, state);
 	if (now < k->next)
@@ -257,7 +300,7 @@ rl_keeper_settle(rl_keeper *k)
 {
 	void *v = NULL;
 
-	if (!k->inflight || k->c->ctx == NULL)
+	if (k->c->n > 1 || !k->inflight || k->c->ctx == NULL)
 		return;
 	if (redisGetReply(k->c->ctx, &v) != REDIS_OK || v == NULL) {
 		rl_disconnect(k->c);

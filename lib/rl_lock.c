@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "rl_int.h"
 #include "rl_scripts.h"
@@ -142,6 +143,15 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	args[6] = fair ? "fair" : "";
 	args[7] = wt;
 	args[8] = flags;
+	if (c->n > 1) {
+		if (fair != NULL)
+			e = rl_seterr(c, RL_EUSAGE, "fair locks are not "
+			    "available across several masters");
+		else
+			e = rl_multi_try_acquire(c, keys, 6, args, 9, ttl_ms, a);
+		keys_free(&k);
+		return e;
+	}
 	a->sent_ms = rl_now_ms();
 	e = rl_eval(c, &rl_script_acquire, 6, keys, 9, args, &r);
 	keys_free(&k);
@@ -173,11 +183,11 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 static void
 unsubscribe(rl_client *c)
 {
-	if (c->sub != NULL)
-		redisFree(c->sub);
-	c->sub = NULL;
-	free(c->subchannel);
-	c->subchannel = NULL;
+	size_t i;
+
+	for (i = 0; i < c->nsubs; i++)
+		redisFree(c->subs[i]);
+	c->nsubs = 0;
 }
 
 static enum rl_err
@@ -188,9 +198,12 @@ subscribe(rl_client *c, const char *channel)
 	enum rl_err e;
 
 	unsubscribe(c);
-	if ((e = rl_open(c, &c->sub)) != RL_OK)
+	if (c->n > 1)
+		return rl_multi_subscribe(c, channel);
+	if ((e = rl_open(c, &c->subs[0])) != RL_OK)
 		return e;
-	r = redisCommandArgv(c->sub, 2, argv, NULL);
+	c->nsubs = 1;
+	r = redisCommandArgv(c->subs[0], 2, argv, NULL);
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
 		if (r != NULL)
 			freeReplyObject(r);
@@ -199,48 +212,60 @@ subscribe(rl_client *c, const char *channel)
 		    "cannot subscribe to the release channel of the lock");
 	}
 	freeReplyObject(r);
-	if ((c->subchannel = strdup(channel)) == NULL) {
-		unsubscribe(c);
-		return rl_seterr(c, RL_ENOMEM, "out of memory");
-	}
 	return RL_OK;
+}
+
+/* Drop subscription I (its connection failed). */
+static void
+drop_sub(rl_client *c, size_t i)
+{
+	redisFree(c->subs[i]);
+	c->subs[i] = c->subs[--c->nsubs];
 }
 
 /* Take every reply already read; *GOT says whether one was a message. */
 static enum rl_err
 drain(rl_client *c, int *got)
 {
+	size_t i;
 	void *v;
 
-	for (;;) {
-		if (redisGetReplyFromReader(c->sub, &v) != REDIS_OK)
-			return rl_seterr(c, RL_EPROTO,
-			    "bad reply on the release channel: %s",
-			    c->sub->errstr);
-		if (v == NULL)
-			return RL_OK;
-		*got = 1;
-		freeReplyObject(v);
+	for (i = 0; i < c->nsubs; i++) {
+		for (;;) {
+			if (redisGetReplyFromReader(c->subs[i], &v) != REDIS_OK)
+				return rl_seterr(c, RL_EPROTO,
+				    "bad reply on the release channel: %s",
+				    c->subs[i]->errstr);
+			if (v == NULL)
+				break;
+			*got = 1;
+			freeReplyObject(v);
+		}
 	}
+	return RL_OK;
 }
 
 /* Block until a release message (*GOT), TIMEOUT_MS, or an interrupt. */
 static enum rl_err
 wait_message(rl_client *c, int64_t timeout_ms, int *got)
 {
-	struct pollfd pfd[2];
-	int n, nfds = 1;
+	struct pollfd pfd[RL_MAX_NODES + 1];
+	size_t i, ns = c->nsubs;
+	int n, nfds;
 	enum rl_err e;
 
 	*got = 0;
 	if ((e = drain(c, got)) != RL_OK || *got)
 		return e;
-	pfd[0].fd = c->sub->fd;
-	pfd[0].events = POLLIN;
+	for (i = 0; i < ns; i++) {
+		pfd[i].fd = c->subs[i]->fd;
+		pfd[i].events = POLLIN;
+	}
+	nfds = (int)ns;
 	if (c->intr_fd >= 0) {
-		pfd[1].fd = c->intr_fd;
-		pfd[1].events = POLLIN;
-		nfds = 2;
+		pfd[ns].fd = c->intr_fd;
+		pfd[ns].events = POLLIN;
+		nfds++;
 	}
 	if (timeout_ms > INT_MAX)
 		timeout_ms = INT_MAX;
@@ -249,20 +274,42 @@ wait_message(rl_client *c, int64_t timeout_ms, int *got)
 		return rl_seterr(c, RL_EPROTO, "poll: %s", strerror(errno));
 	if (n < 0 && c->intr_fd < 0)
 		return RL_OK;
-	if (nfds == 2 && (n < 0 || pfd[1].revents != 0))
+	if (c->intr_fd >= 0 && (n < 0 || pfd[ns].revents != 0))
 		return RL_EINTR;
-	if (n > 0 && pfd[0].revents != 0) {
-		if (redisBufferRead(c->sub) != REDIS_OK) {
+	if (n <= 0)
+		return RL_OK;
+	for (i = ns; i-- > 0;) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (redisBufferRead(c->subs[i]) == REDIS_OK)
+			continue;
+		if (c->n > 1) {
+			/* One master fewer to hear from; the timers remain. */
+			drop_sub(c, i);
+			continue;
+		}
+		{
 			char url[512];
 
 			rl_url_format(&c->url, url, sizeof(url));
 			return rl_seterr(c, RL_ECONNECT,
 			    "lost connection to %s while waiting: %s", url,
-			    c->sub->errstr);
+			    c->subs[i]->errstr);
 		}
-		return drain(c, got);
 	}
-	return RL_OK;
+	return drain(c, got);
+}
+
+/* Redlock: after an attempt that nobody won, wait 0..200 ms at random
+ * (or for a release message), so that contenders do not split again. */
+static int64_t
+random_delay_ms(void)
+{
+	unsigned short r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned short)rl_now_ms();
+	return r % 201;
 }
 
 /* A fair waiter refreshes its place this often. */
@@ -320,6 +367,8 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 			retry = now + heartbeat_ms(fair);
 		if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
 			retry = now + a->head_wait_ms + 1;
+		if (c->n > 1 && a->pttl < 0)
+			retry = now + random_delay_ms();
 		for (;;) {
 			if (cb != NULL && cb(cbarg, a) != 0)
 				goto out;
@@ -372,6 +421,9 @@ rl_leave(rl_client *c, const char *name, const char *owner)
 	redisReply *r;
 	enum rl_err e;
 
+	if (c->n > 1)
+		return rl_seterr(c, RL_EUSAGE, "fair locks are not available "
+		    "across several masters");
 	if ((e = keys_make(c, name, &k)) != RL_OK)
 		return e;
 	keys[0] = k.lock;
@@ -405,6 +457,11 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	keys[5] = k.waiter;
 	args[0] = owner;
 	args[1] = "0";
+	if (c->n > 1) {
+		e = rl_multi_release(c, keys, args, rel, holds, a);
+		keys_free(&k);
+		return e;
+	}
 	e = rl_eval(c, &rl_script_release, 6, keys, 2, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
@@ -446,6 +503,11 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 	keys[1] = k.channel;
 	keys[2] = k.holder;
 	keys[3] = k.queue;
+	if (c->n > 1) {
+		e = rl_multi_force(c, keys, args, deleted, a);
+		keys_free(&k);
+		return e;
+	}
 	e = rl_eval(c, &rl_script_force, 4, keys, 1, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
@@ -476,6 +538,11 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	keys[1] = k.holder;
 	args[0] = ttl;
 	args[1] = owner;
+	if (c->n > 1) {
+		e = rl_multi_renew(c, keys, args, ours);
+		keys_free(&k);
+		return e;
+	}
 	e = rl_eval(c, &rl_script_renew, 2, keys, 2, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
@@ -500,6 +567,11 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 	keys[0] = k.lock;
 	keys[1] = k.holder;
 	keys[2] = k.queue;
+	if (c->n > 1) {
+		e = rl_multi_status(c, keys, st);
+		keys_free(&k);
+		return e;
+	}
 	e = rl_eval(c, &rl_script_status, 3, keys, 0, NULL, &r);
 	keys_free(&k);
 	if (e != RL_OK)
@@ -550,6 +622,9 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	size_t i;
 
 	memset(q, 0, sizeof(*q));
+	if (c->n > 1)
+		return rl_seterr(c, RL_EUSAGE, "fair queues are not available "
+		    "across several masters");
 	if ((e = keys_make(c, name, &k)) != RL_OK)
 		return e;
 	keys[0] = k.lock;
@@ -598,6 +673,16 @@ rl_scan(rl_client *c, uint64_t *cursor, int (*fn)(void *, const char *),
 	enum rl_err e = RL_OK;
 	size_t i;
 
+	if (c->n > 1 && c->ctx == NULL) {
+		/* Names come from the first master that answers. */
+		size_t j;
+
+		for (j = 0; j < c->n && c->ctx == NULL; j++)
+			e = rl_open_url(c, &c->nodes[j].url,
+			    c->connect_timeout_ms, c->timeout_ms, &c->ctx);
+		if (c->ctx == NULL)
+			return e;
+	}
 	if (c->ctx == NULL && (e = rl_connect(c)) != RL_OK)
 		return e;
 	snprintf(cur, sizeof(cur), "%llu", (unsigned long long)*cursor);

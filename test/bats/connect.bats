@@ -134,9 +134,12 @@ time.sleep(20)
 	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:99999" lock x
 	[[ $stderr == *"port must be a number"* ]]
 	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT/x" lock x
-	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" -u "redis://127.0.0.1:$R_PORT" lock x
-	[[ $stderr == *"not supported yet"* ]]
+	# One server named twice would count twice towards a quorum.
+	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" -u "redis://:pw@127.0.0.1:$R_PORT/0" lock x
+	assert_equal "$stderr" "redlock: redis://127.0.0.1:$R_PORT is given twice: each master counts once towards the quorum"
 	REDLOCK_URL="redis://127.0.0.1:$R_PORT,redis://127.0.0.1:$R_PORT" run -64 "$RL" lock x
+	run -64 --separate-stderr "$RL" -u "redis+sentinel://127.0.0.1:26379/m" lock x
+	[[ $stderr == *"redis+sentinel:// is not supported yet"* ]]
 	[ "$(rcli dbsize)" = 0 ]
 }
 

@@ -27,12 +27,14 @@ start_redis() {
 			    grep -q "^process_id:$pid"; then
 				export "${var}_PORT=$port" "${var}_PID=$pid" \
 				    "${var}_DIR=$dir"
+				echo "$pid" >"$dir/pid"
 				return 0
 			fi
 			if redis-cli -p "$port" info server 2>&1 |
 			    grep -q NOAUTH; then
 				export "${var}_PORT=$port" "${var}_PID=$pid" \
 				    "${var}_DIR=$dir"
+				echo "$pid" >"$dir/pid"
 				return 0
 			fi
 			kill -0 "$pid" 2>/dev/null || break
@@ -52,7 +54,7 @@ stop_redis() {
 	kill -CONT "$pid" 2>/dev/null
 	kill "$pid" 2>/dev/null
 	for _ in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || return 0
+		dead "$pid" && return 0
 		sleep 0.02
 	done
 	kill -9 "$pid" 2>/dev/null
@@ -124,4 +126,31 @@ dead() {
 all_dead() {
 	local p
 	for p in "$@"; do dead "$p" || return 1; done
+}
+
+# The current pid of VAR's server (restart_redis changes it, and tests
+# run in processes of their own).
+pid_of() { cat "$(eval echo "\$${1}_DIR")/pid"; }
+
+# restart_redis VAR [ARGS...]: start VAR's server again on its port and
+# directory, after it was stopped or killed.
+restart_redis() {
+	local var=$1 port dir pid j
+	shift
+	port=$(eval echo "\$${var}_PORT")
+	dir=$(eval echo "\$${var}_DIR")
+	redis-server --port "$port" --bind 127.0.0.1 --save '' \
+	    --appendonly no --dir "$dir" --logfile "$dir/log" "$@" \
+	    >>"$dir/out" 2>&1 3>&- &
+	pid=$!
+	for j in $(seq 1 250); do
+		if redis-cli -p "$port" info server 2>/dev/null |
+		    grep -q "^process_id:$pid"; then
+			export "${var}_PID=$pid"
+			echo "$pid" >"$dir/pid"
+			return 0
+		fi
+		sleep 0.02
+	done
+	return 1
 }

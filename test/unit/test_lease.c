@@ -137,6 +137,28 @@ test_lease_arithmetic(void **state)
 }
 
 static void
+test_quorum_and_validity(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_quorum(1), 1);
+	assert_int_equal(rl_quorum(2), 2);
+	assert_int_equal(rl_quorum(3), 2);
+	assert_int_equal(rl_quorum(4), 3);
+	assert_int_equal(rl_quorum(5), 3);
+	assert_int_equal(rl_quorum(16), 9);
+	/* validity = ttl - elapsed - (ttl/100 + 2) */
+	assert_int_equal(rl_validity_ms(30000, 40), 30000 - 40 - 302);
+	assert_int_equal(rl_validity_ms(300, 295), 0);	/* drift 5 */
+	assert_true(rl_validity_ms(300, 296) < 0);
+	assert_true(rl_validity_ms(100, 0) > 0);
+	/* The node timeout: ttl/100 within 5..50 ms. */
+	assert_int_equal(rl_node_timeout_for(30000), 50);
+	assert_int_equal(rl_node_timeout_for(2000), 20);
+	assert_int_equal(rl_node_timeout_for(100), 5);
+	assert_int_equal(rl_node_timeout_for(10), 5);
+}
+
+static void
 test_keeper_schedule(void **state)
 {
 	rl_client *c = client();
@@ -301,6 +323,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lease_arithmetic),
+		cmocka_unit_test(test_quorum_and_validity),
 		cmocka_unit_test(test_keeper_schedule),
 		cmocka_unit_test(test_noscript_falls_back_to_eval),
 		cmocka_unit_test(test_one_evalsha_when_cached),

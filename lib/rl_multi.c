@@ -1,0 +1,675 @@
+/* rl_multi.c: Redlock, one lock across several independent masters. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "rl_int.h"
+#include "rl_scripts.h"
+
+void
+rl_multi_free(rl_client *c)
+{
+	size_t i;
+
+	if (c->nodes == NULL)
+		return;
+	for (i = 0; i < c->n; i++) {
+		if (c->nodes[i].ctx != NULL)
+			redisFree(c->nodes[i].ctx);
+		if (c->nodes[i].reply != NULL)
+			freeReplyObject(c->nodes[i].reply);
+		rl_url_clear(&c->nodes[i].url);
+	}
+	free(c->nodes);
+	c->nodes = NULL;
+}
+
+static void __attribute__((format(printf, 2, 3)))
+node_fail(struct rl_node *nd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(nd->err, sizeof(nd->err), fmt, ap);
+	va_end(ap);
+	if (nd->ctx != NULL)
+		redisFree(nd->ctx);	/* a late reply must not be misread */
+	nd->ctx = NULL;
+	nd->waiting = 0;
+}
+
+/* Start a non-blocking connect and queue AUTH and SELECT behind it. */
+static int
+node_connect(rl_client *c, struct rl_node *nd, int64_t now)
+{
+	const char *argv[3];
+	char db[16];
+	int fl, n = 0;
+
+	if (nd->url.path != NULL)
+		nd->ctx = redisConnectUnixNonBlock(nd->url.path);
+	else
+		nd->ctx = redisConnectNonBlock(nd->url.host, nd->url.port);
+	if (nd->ctx == NULL) {
+		node_fail(nd, "%s", "out of memory");
+		return -1;
+	}
+	if (nd->ctx->err) {
+		node_fail(nd, "cannot connect: %s", nd->ctx->errstr);
+		return -1;
+	}
+	fl = fcntl(nd->ctx->fd, F_GETFD);
+	if (fl < 0 || fcntl(nd->ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+		node_fail(nd, "cannot set close-on-exec: %s", strerror(errno));
+		return -1;
+	}
+	nd->err[0] = '\0';
+	nd->connecting = 1;
+	nd->expect = 0;
+	nd->deadline = now + c->connect_timeout_ms;
+	if (nd->url.password != NULL) {
+		argv[n++] = "AUTH";
+		if (nd->url.user != NULL)
+			argv[n++] = nd->url.user;
+		argv[n++] = nd->url.password;
+		redisAppendCommandArgv(nd->ctx, n, argv, NULL);
+		nd->expect++;
+	}
+	if (nd->url.db != 0) {
+		snprintf(db, sizeof(db), "%d", nd->url.db);
+		argv[0] = "SELECT";
+		argv[1] = db;
+		redisAppendCommandArgv(nd->ctx, 2, argv, NULL);
+		nd->expect++;
+	}
+	return 0;
+}
+
+static int
+write_pending(const redisContext *ctx)
+{
+	return ctx->obuf != NULL && ctx->obuf[0] != '\0';
+}
+
+/* Take what has arrived for ND; 1 when its exchange is over. */
+static int
+node_read(struct rl_node *nd, const char **argv, int argc)
+{
+	void *v;
+	redisReply *r;
+
+	for (;;) {
+		if (redisGetReplyFromReader(nd->ctx, &v) != REDIS_OK) {
+			node_fail(nd, "bad reply: %s", nd->ctx->errstr);
+			return 1;
+		}
+		if (v == NULL)
+			return 0;
+		r = v;
+		if (nd->expect > 0) {
+			nd->expect--;
+			if (r->type == REDIS_REPLY_ERROR) {
+				node_fail(nd, "authentication or SELECT "
+				    "refused: %.100s", r->str);
+				freeReplyObject(r);
+				return 1;
+			}
+			freeReplyObject(r);
+			continue;
+		}
+		if (r->type == REDIS_REPLY_ERROR && !nd->sent_full &&
+		    strncmp(r->str, "NOSCRIPT", 8) == 0) {
+			freeReplyObject(r);
+			nd->sent_full = 1;
+			redisAppendCommandArgv(nd->ctx, argc, argv, NULL);
+			continue;
+		}
+		if (r->type == REDIS_REPLY_ERROR) {
+			node_fail(nd, "%.120s", r->str);
+			freeReplyObject(r);
+			return 1;
+		}
+		nd->reply = r;
+		nd->waiting = 0;
+		return 1;
+	}
+}
+
+/* Finish connect(2) on every master that has no connection yet, in
+ * parallel; returns how many masters are connected. */
+static size_t
+connect_all(rl_client *c)
+{
+	struct pollfd pfd[RL_MAX_NODES];
+	size_t map[RL_MAX_NODES], j, up = 0;
+	int64_t now = rl_now_ms(), next;
+	int np, i, err;
+	socklen_t len;
+
+	for (j = 0; j < c->n; j++)
+		if (c->nodes[j].ctx == NULL)
+			node_connect(c, &c->nodes[j], now);
+	for (;;) {
+		np = 0;
+		next = INT64_MAX;
+		for (j = 0; j < c->n; j++) {
+			struct rl_node *nd = &c->nodes[j];
+
+			if (nd->ctx == NULL || !nd->connecting)
+				continue;
+			pfd[np].fd = nd->ctx->fd;
+			pfd[np].events = POLLOUT;
+			pfd[np].revents = 0;
+			map[np++] = j;
+			if (nd->deadline < next)
+				next = nd->deadline;
+		}
+		if (np == 0)
+			break;
+		now = rl_now_ms();
+		if (poll(pfd, (nfds_t)np, next <= now ? 0 :
+		    next - now > INT_MAX ? INT_MAX : (int)(next - now)) < 0 &&
+		    errno != EINTR)
+			break;
+		now = rl_now_ms();
+		for (i = 0; i < np; i++) {
+			struct rl_node *nd = &c->nodes[map[i]];
+
+			if (pfd[i].revents != 0) {
+				err = 0;
+				len = sizeof(err);
+				if (getsockopt(nd->ctx->fd, SOL_SOCKET, SO_ERROR,
+				    &err, &len) < 0)
+					err = errno;
+				if (err != 0)
+					node_fail(nd, "cannot connect: %s",
+					    strerror(err));
+				else
+					nd->connecting = 0;
+			} else if (now >= nd->deadline)
+				node_fail(nd, "connect timed out (see "
+				    "--connect-timeout)");
+		}
+	}
+	for (j = 0; j < c->n; j++)
+		up += c->nodes[j].ctx != NULL && !c->nodes[j].connecting;
+	return up;
+}
+
+size_t
+rl_exchange(rl_client *c, const struct rl_script *s, int nkeys,
+    const char **keys, int nargs, const char **args, size_t need)
+{
+	struct pollfd pfd[RL_MAX_NODES];
+	size_t map[RL_MAX_NODES];
+	const char *argv[24], *full[24];
+	char nk[16];
+	int argc = 0, i, left = 0, np, timeout;
+	int64_t now = rl_now_ms(), next;
+	size_t j, sent;
+
+	snprintf(nk, sizeof(nk), "%d", nkeys);
+	argv[argc++] = "EVALSHA";
+	argv[argc++] = s->sha;
+	argv[argc++] = nk;
+	for (i = 0; i < nkeys && argc < 24; i++)
+		argv[argc++] = keys[i];
+	for (i = 0; i < nargs && argc < 24; i++)
+		argv[argc++] = args[i];
+	memcpy(full, argv, sizeof(argv));
+	full[0] = "EVAL";
+	full[1] = s->src;
+
+	for (j = 0; j < c->n; j++) {
+		struct rl_node *nd = &c->nodes[j];
+
+		if (nd->reply != NULL)
+			freeReplyObject(nd->reply);
+		nd->reply = NULL;
+		if (nd->ctx != NULL)
+			nd->err[0] = '\0';
+	}
+	/* Too few masters reachable: send nothing, change nothing. */
+	if (connect_all(c) < need)
+		return 0;
+	now = rl_now_ms();
+	for (j = 0; j < c->n; j++) {
+		struct rl_node *nd = &c->nodes[j];
+
+		nd->sent_full = 0;
+		if (nd->ctx == NULL)
+			continue;
+		if (!nd->connecting)
+			nd->deadline = now + c->node_timeout_ms;
+		redisAppendCommandArgv(nd->ctx, argc, argv, NULL);
+		nd->waiting = 1;
+		left++;
+	}
+	sent = (size_t)left;
+	while (left > 0) {
+		np = 0;
+		next = INT64_MAX;
+		for (j = 0; j < c->n; j++) {
+			struct rl_node *nd = &c->nodes[j];
+
+			if (!nd->waiting)
+				continue;
+			pfd[np].fd = nd->ctx->fd;
+			pfd[np].events = POLLIN;
+			if (nd->connecting || write_pending(nd->ctx))
+				pfd[np].events |= POLLOUT;
+			pfd[np].revents = 0;
+			map[np++] = j;
+			if (nd->deadline < next)
+				next = nd->deadline;
+		}
+		now = rl_now_ms();
+		timeout = next <= now ? 0 : next - now > INT_MAX ? INT_MAX :
+		    (int)(next - now);
+		if (poll(pfd, (nfds_t)np, timeout) < 0 && errno != EINTR)
+			break;
+		now = rl_now_ms();
+		for (i = 0; i < np; i++) {
+			struct rl_node *nd = &c->nodes[map[i]];
+			int done = 0;
+
+			if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP)) {
+				if (redisBufferWrite(nd->ctx, &done) != REDIS_OK) {
+					node_fail(nd, "%s", nd->ctx->errstr[0] ?
+					    nd->ctx->errstr : "connection failed");
+					left--;
+					continue;
+				}
+				if (nd->connecting) {
+					nd->connecting = 0;
+					nd->deadline = now + c->node_timeout_ms;
+				}
+			}
+			if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP)) {
+				if (redisBufferRead(nd->ctx) != REDIS_OK) {
+					node_fail(nd, "%s", nd->ctx->errstr[0] ?
+					    nd->ctx->errstr : "connection lost");
+					left--;
+					continue;
+				}
+				if (node_read(nd, full, argc)) {
+					left--;
+					continue;
+				}
+			}
+			if (nd->waiting && now >= nd->deadline) {
+				node_fail(nd, "%s", nd->connecting ?
+				    "connect timed out" : "no answer in time "
+				    "(see --timeout)");
+				left--;
+			}
+		}
+	}
+	return sent;
+}
+
+/* "2 of 5 masters answered (need 3): redis://h:1: Connection refused" */
+static enum rl_err
+no_quorum(rl_client *c, size_t answered, const char *doing)
+{
+	char url[256] = "";
+	const char *why = "";
+	size_t j;
+
+	answered = 0;
+	for (j = 0; j < c->n; j++)
+		if (c->nodes[j].err[0] == '\0')
+			answered++;
+		else if (url[0] == '\0') {
+			rl_url_format(&c->nodes[j].url, url, sizeof(url));
+			why = c->nodes[j].err;
+		}
+	return rl_seterr(c, RL_ECONNECT, "no quorum to %s: %zu of %zu masters "
+	    "answered (need %zu); %s: %s", doing, answered, c->n,
+	    rl_quorum(c->n), url, why);
+}
+
+static int64_t
+rint_at(const redisReply *r, size_t i, int64_t def)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+	    r->element[i]->type != REDIS_REPLY_INTEGER)
+		return def;
+	return r->element[i]->integer;
+}
+
+static const char *
+rstr_at(const redisReply *r, size_t i)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
+	    r->element[i]->type != REDIS_REPLY_STRING)
+		return NULL;
+	return r->element[i]->str;
+}
+
+/* Keep node J's reply past the next exchange, for strings handed out. */
+static redisReply *
+keep(rl_client *c, size_t j)
+{
+	if (c->last != NULL)
+		freeReplyObject(c->last);
+	c->last = c->nodes[j].reply;
+	c->nodes[j].reply = NULL;
+	return c->last;
+}
+
+enum rl_err
+rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
+    const char **args, int nargs, int64_t ttl_ms, struct rl_attempt *a)
+{
+	const char *rkeys[6], *rargs[2];
+	size_t j, ok = 0, answered = 0, busy = (size_t)-1, bad = (size_t)-1;
+	int64_t start = rl_now_ms(), elapsed;
+	redisReply *r;
+
+	a->sent_ms = start;
+	if (rl_exchange(c, &rl_script_acquire, nkeys, keys, nargs, args,
+	    rl_quorum(c->n)) == 0)
+		return no_quorum(c, 0, "acquire");
+	elapsed = rl_now_ms() - start;
+	for (j = 0; j < c->n; j++) {
+		r = c->nodes[j].reply;
+		if (r == NULL)
+			continue;
+		answered++;
+		switch (rint_at(r, 0, -2)) {
+		case 1:
+			ok++;
+			if (rint_at(r, 1, 0) > a->fence)
+				a->fence = rint_at(r, 1, 0);
+			if (rint_at(r, 2, 1) > a->holds)
+				a->holds = rint_at(r, 2, 1);
+			break;
+		case 0:
+			if (busy == (size_t)-1 ||
+			    rint_at(r, 1, -1) > rint_at(c->nodes[busy].reply, 1, -1))
+				busy = j;
+			break;
+		case -1:
+			bad = j;
+			break;
+		}
+	}
+	a->nodes_ok = ok;
+	a->validity_ms = rl_validity_ms(ttl_ms, elapsed);
+	if (bad == (size_t)-1 && ok >= rl_quorum(c->n) && a->validity_ms > 0) {
+		a->acquired = 1;
+		return RL_OK;
+	}
+	a->fence = 0;
+	a->holds = 0;
+	a->too_slow = bad == (size_t)-1 && ok >= rl_quorum(c->n);
+	if (bad != (size_t)-1 || busy != (size_t)-1)
+		r = keep(c, bad != (size_t)-1 ? bad : busy);
+	else
+		r = NULL;
+	/* Not acquired: undo on every master, also those that did not
+	 * answer (the script may still run there). */
+	rkeys[0] = keys[0];
+	rkeys[1] = NULL;	/* filled below */
+	if (ok > 0 || answered < c->n) {
+		char *ch = rl_key(RL_PREFIX_CHANNEL, keys[0]);
+
+		rkeys[1] = ch ? ch : "";
+		rkeys[2] = keys[2];
+		rkeys[3] = keys[3];
+		rkeys[4] = keys[4];
+		rkeys[5] = keys[5];
+		rargs[0] = args[1];
+		rargs[1] = "0";
+		rl_exchange(c, &rl_script_release, 6, rkeys, 2, rargs, 1);
+		free(ch);
+	}
+	if (bad != (size_t)-1) {
+		a->badkey = rstr_at(r, 1);
+		a->badtype = rstr_at(r, 2);
+		return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
+		    a->badkey ? a->badkey : "?", a->badtype ? a->badtype : "?");
+	}
+	if (answered < rl_quorum(c->n))
+		return no_quorum(c, answered, "acquire");
+	a->pttl = -1;
+	a->held_ms = -1;
+	if (r != NULL) {
+		a->pttl = rint_at(r, 1, -1);
+		a->owner = rstr_at(r, 2);
+		a->host = rstr_at(r, 3);
+		a->pid = (long)rint_at(r, 4, 0);
+		a->cmd = rstr_at(r, 6);
+		a->held_ms = rint_at(r, 7, -1);
+	}
+	return RL_OK;
+}
+
+enum rl_err
+rl_multi_release(rl_client *c, const char **keys, const char **args,
+    enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
+{
+	size_t j, answered = 0, released = 0, decremented = 0, other = 0;
+	redisReply *r;
+
+	rl_exchange(c, &rl_script_release, 6, keys, 2, args, 1);
+	*holds = 0;
+	for (j = 0; j < c->n; j++) {
+		if ((r = c->nodes[j].reply) == NULL)
+			continue;
+		answered++;
+		switch (rint_at(r, 0, -2)) {
+		case 2:
+			released++;
+			break;
+		case 1:
+			decremented++;
+			if (rint_at(r, 1, 0) > *holds)
+				*holds = rint_at(r, 1, 0);
+			break;
+		case 0:
+			other += rint_at(r, 1, 0) == 1;
+			break;
+		case -1:
+			keep(c, j);
+			a->badkey = rstr_at(c->last, 1);
+			a->badtype = rstr_at(c->last, 2);
+			return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
+			    a->badkey ? a->badkey : "?",
+			    a->badtype ? a->badtype : "?");
+		}
+	}
+	if (answered == 0)
+		return no_quorum(c, answered, "release");
+	if (decremented > 0)
+		*rel = RL_DECREMENTED;
+	else if (released > 0)
+		*rel = RL_RELEASED;
+	else {
+		*rel = RL_NOT_OWNER;
+		*holds = other > 0;
+	}
+	return RL_OK;
+}
+
+enum rl_err
+rl_multi_force(rl_client *c, const char **keys, const char **args,
+    int *deleted, struct rl_attempt *a)
+{
+	size_t j, answered = 0;
+	redisReply *r;
+
+	rl_exchange(c, &rl_script_force, 4, keys, 1, args, 1);
+	*deleted = 0;
+	for (j = 0; j < c->n; j++) {
+		if ((r = c->nodes[j].reply) == NULL)
+			continue;
+		answered++;
+		if (r->type == REDIS_REPLY_INTEGER)
+			*deleted |= r->integer == 1;
+		else if (rint_at(r, 0, -2) == -1) {
+			keep(c, j);
+			a->badkey = rstr_at(c->last, 1);
+			a->badtype = rstr_at(c->last, 2);
+			return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
+			    a->badkey ? a->badkey : "?",
+			    a->badtype ? a->badtype : "?");
+		}
+	}
+	if (answered == 0)
+		return no_quorum(c, answered, "delete");
+	return RL_OK;
+}
+
+enum rl_err
+rl_multi_renew(rl_client *c, const char **keys, const char **args, int *ours)
+{
+	size_t j, yes = 0, no = 0;
+	redisReply *r;
+
+	rl_exchange(c, &rl_script_renew, 2, keys, 2, args, 1);
+	for (j = 0; j < c->n; j++) {
+		if ((r = c->nodes[j].reply) == NULL ||
+		    r->type != REDIS_REPLY_INTEGER)
+			continue;
+		if (r->integer == 1)
+			yes++;
+		else
+			no++;
+	}
+	if (yes >= rl_quorum(c->n)) {
+		*ours = 1;
+		return RL_OK;
+	}
+	if (no > c->n - rl_quorum(c->n)) {
+		/* A quorum can never be had again: renewals do not
+		 * re-create the lock where it is gone. */
+		*ours = 0;
+		return RL_OK;
+	}
+	return rl_seterr(c, RL_ECONNECT, "renewed on %zu of %zu masters "
+	    "(need %zu)", yes, c->n, rl_quorum(c->n));
+}
+
+static void
+status_from(const redisReply *r, struct rl_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->pttl = -1;
+	st->since_ms = -1;
+	st->fence = -1;
+	st->held_ms = -1;
+	if (rint_at(r, 0, -2) == 1) {
+		st->held = 1;
+		st->pttl = rint_at(r, 2, -1);
+		st->owner = rstr_at(r, 3);
+		st->holds = rint_at(r, 4, 0);
+		st->host = rstr_at(r, 5);
+		st->pid = (long)rint_at(r, 6, 0);
+		st->user = rstr_at(r, 7);
+		st->cmd = rstr_at(r, 8);
+		st->since_ms = rint_at(r, 9, -1);
+		st->fence = rint_at(r, 10, -1);
+		st->held_ms = rint_at(r, 11, -1);
+	}
+	st->waiting = rint_at(r, 1, 0);
+}
+
+enum rl_err
+rl_multi_status(rl_client *c, const char **keys, struct rl_status *st)
+{
+	size_t j, k, answered = 0, best = (size_t)-1, best_n = 0;
+	struct rl_status s;
+
+	rl_exchange(c, &rl_script_status, 3, keys, 0, NULL, 1);
+	for (j = 0; j < c->n; j++) {
+		const redisReply *r = c->nodes[j].reply;
+		size_t same = 0;
+
+		if (r == NULL)
+			continue;
+		answered++;
+		if (rint_at(r, 0, -2) == -1) {
+			keep(c, j);
+			st->badkey = rstr_at(c->last, 1);
+			st->badtype = rstr_at(c->last, 2);
+			return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
+			    st->badkey ? st->badkey : "?",
+			    st->badtype ? st->badtype : "?");
+		}
+		status_from(r, &s);
+		if (!s.held)
+			continue;
+		for (k = 0; k < c->n; k++) {
+			const char *o = rstr_at(c->nodes[k].reply, 3);
+
+			if (rint_at(c->nodes[k].reply, 0, -2) == 1 && o &&
+			    strcmp(o, s.owner) == 0)
+				same++;
+		}
+		if (same > best_n) {
+			best_n = same;
+			best = j;
+		}
+	}
+	if (answered == 0)
+		return no_quorum(c, answered, "read the lock");
+	if (best != (size_t)-1)
+		status_from(c->nodes[best].reply, st);
+	else
+		memset(st, 0, sizeof(*st));
+	/* The verdict: held only where a quorum agrees on the owner. */
+	st->held_on = best_n;
+	st->answered = answered;
+	st->held = best_n >= rl_quorum(c->n);
+	return RL_OK;
+}
+
+int
+rl_node_status(rl_client *c, size_t i, struct rl_status *st, char *url,
+    size_t urllen, const char **err)
+{
+	if (c->n < 2 || i >= c->n)
+		return -1;
+	rl_url_format(&c->nodes[i].url, url, urllen);
+	*err = c->nodes[i].reply == NULL ? c->nodes[i].err : NULL;
+	if (c->nodes[i].reply != NULL)
+		status_from(c->nodes[i].reply, st);
+	else
+		memset(st, 0, sizeof(*st));
+	return 0;
+}
+
+enum rl_err
+rl_multi_subscribe(rl_client *c, const char *channel)
+{
+	const char *argv[2] = { "SUBSCRIBE", channel };
+	redisContext *ctx;
+	redisReply *r;
+	size_t j;
+
+	for (j = 0; j < c->n; j++) {
+		if (rl_open_url(c, &c->nodes[j].url, c->node_timeout_ms * 2 +
+		    10, c->node_timeout_ms * 2 + 10, &ctx) != RL_OK)
+			continue;
+		r = redisCommandArgv(ctx, 2, argv, NULL);
+		if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+			if (r != NULL)
+				freeReplyObject(r);
+			redisFree(ctx);
+			continue;
+		}
+		freeReplyObject(r);
+		c->subs[c->nsubs++] = ctx;
+	}
+	/* With no master to listen to, the waits still end on their timers. */
+	return RL_OK;
+}

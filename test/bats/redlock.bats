@@ -1,0 +1,204 @@
+#!/usr/bin/env bats
+# Redlock: one lock across five independent masters.
+
+load helpers
+
+setup_file() {
+	for m in M1 M2 M3 M4 M5; do start_redis "$m"; done
+	export URLS="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT"
+}
+teardown_file() {
+	for m in M1 M2 M3 M4 M5; do stop_redis "$(pid_of "$m")"; done
+}
+setup() {
+	D=$BATS_TEST_TMPDIR
+	for m in M1 M2 M3 M4 M5; do
+		pid=$(pid_of "$m")
+		kill -CONT "$pid" 2>/dev/null || true
+		if dead "$pid"; then
+			restart_redis "$m"
+		fi
+		redis-cli -p "$(eval echo "\$${m}_PORT")" flushall >/dev/null
+	done
+}
+teardown() {
+	for m in M1 M2 M3 M4 M5; do kill -CONT "$(pid_of "$m")" 2>/dev/null || true; done
+}
+
+rlm() { "$RL" -u "$URLS" "$@"; }
+mcli() { local m=$1; shift; redis-cli -p "$(eval echo "\$${m}_PORT")" "$@"; }
+# How many masters hold key $1.
+holding() {
+	local n=0 m
+	for m in M1 M2 M3 M4 M5; do
+		[ "$(mcli "$m" exists "$1" 2>/dev/null)" = 1 ] && n=$((n + 1))
+	done
+	echo "$n"
+}
+down() { stop_redis "$(pid_of "$1")"; }
+
+@test "several URLs: every master holds the lock while COMMAND runs, none after" {
+	run -0 rlm exec x -- sh -c 'echo "$REDLOCK_URL"'
+	assert_output "$URLS"
+	rlm exec x -- sh -c 'for p in '"$M1_PORT $M2_PORT $M3_PORT $M4_PORT $M5_PORT"'; do redis-cli -p $p exists x; done' >"$D/held"
+	[ "$(grep -c '^1$' "$D/held")" = 5 ]
+	[ "$(holding x)" = 0 ]
+	REDLOCK_URL="$URLS" run -0 "$RL" exec x -- true
+	run -0 "$RL" -u "redis://127.0.0.1:$M1_PORT" -u "redis://127.0.0.1:$M2_PORT" \
+	    -u "redis://127.0.0.1:$M3_PORT" exec x -- true
+}
+
+@test "5 masters, 2 stopped: exec succeeds; 3 stopped: exit 69 and nothing left on the live two" {
+	down M4
+	down M5
+	run -0 rlm exec x -- sh -c 'echo ran'
+	assert_output ran
+	[ "$(holding x)" = 0 ]
+	down M3
+	mcli M1 flushall >/dev/null
+	mcli M2 flushall >/dev/null
+	run -69 --separate-stderr rlm exec x -- touch "$D/ran"
+	[[ $stderr == "redlock: no quorum to acquire: 2 of 5 masters answered (need 3); redis://127.0.0.1:$M3_PORT: cannot connect: Connection refused"* ]]
+	[ ! -e "$D/ran" ]
+	run -69 --separate-stderr rlm exec -w 2s x -- touch "$D/ran"
+	[ ! -e "$D/ran" ]
+	[ "$(mcli M1 dbsize)" = 0 ]
+	[ "$(mcli M2 dbsize)" = 0 ]
+}
+
+@test "one master paused: acquisition succeeds within the node timeout + 100 ms" {
+	kill -STOP "$(pid_of M3)"
+	t0=$(now_ms)
+	run -0 --separate-stderr rlm exec -v --ttl 5s x -- true
+	acquired=$(grep -o 'T[0-9:.]*Z acquired' <<<"$stderr" | cut -c2-13)
+	a_ms=$(($(date -d "$(date -u +%F)T${acquired}Z" +%s%N) / 1000000))
+	echo "acquired $((a_ms - t0)) ms after the start (node timeout 50 ms)" >&3
+	[ $((a_ms - t0)) -lt 150 ]
+	kill -CONT "$(pid_of M3)"
+}
+
+@test "a quorum that answers too late for the ttl: released everywhere, COMMAND not run" {
+	for m in M1 M2 M3; do
+		( kill -STOP "$(pid_of "$m")"; sleep 0.4
+		  kill -CONT "$(pid_of "$m")" ) 3>&- &
+	done
+	sleep 0.05
+	run -75 --separate-stderr rlm --timeout 2s exec -n --ttl 300ms x -- touch "$D/ran"
+	[[ $stderr == *"masters granted it, but too slowly"* ]]
+	[ ! -e "$D/ran" ]
+	wait
+	[ "$(holding x)" = 0 ]
+	[ "$(holding 'redlock_holder:{x}')" = 0 ]
+}
+
+@test "zero overlap: 4 workers x 50 exec on 5 masters, with one master restarted midway" {
+	worker() {
+		for _ in $(seq 1 50); do
+			rlm exec -w 60s ov -- sh -c '
+			    mkdir "$0/cs" 2>/dev/null || echo overlap >>"$0/overlaps"
+			    echo done >>"$0/done"
+			    rmdir "$0/cs"' "$D" || echo "fail $?" >>"$D/fails"
+		done
+	}
+	pids=
+	for _ in 1 2 3 4; do worker 3>&- & pids="$pids $!"; done
+	wait_for 60 eval '[ "$(cat "$D/done" 2>/dev/null | wc -l)" -ge 60 ]'
+	kill -9 "$(pid_of M2)"
+	sleep 0.3
+	restart_redis M2
+	for p in $pids; do wait "$p"; done
+	[ ! -e "$D/overlaps" ]
+	[ "$(wc -l <"$D/done")" -eq 200 ]
+	[ ! -e "$D/fails" ]
+}
+
+@test "3 of 5 masters stop during exec: COMMAND is dead before the validity ends, exit 79" {
+	"$RL" -u "$URLS" exec -v --ttl 2s x -- \
+	    sh -c 'trap "date +%s%N >'"$D"'/died; exit 1" TERM; sleep 30 & wait' \
+	    2>"$D/events" 3>&- &
+	p=$!
+	wait_for 5 grep -q 'renewed x' "$D/events"
+	t_stop=$(now_ms)
+	kill -STOP "$(pid_of M1)" "$(pid_of M2)" "$(pid_of M3)"
+	status=0
+	wait "$p" || status=$?
+	kill -CONT "$(pid_of M1)" "$(pid_of M2)" "$(pid_of M3)"
+	[ "$status" -eq 79 ]
+	died=$(($(cat "$D/died") / 1000000))
+	echo "died $((died - t_stop)) ms after 3 masters stopped (ttl 2000 ms)" >&3
+	[ "$died" -lt $((t_stop + 2000)) ]
+}
+
+@test "a lock gone on a majority behind exec's back: exit 79" {
+	"$RL" -u "$URLS" exec --ttl 900ms x -- sleep 30 3>&- &
+	p=$!
+	wait_for 5 eval '[ "$(holding x)" = 5 ]'
+	for m in M1 M2 M3; do mcli "$m" del x >/dev/null; done
+	status=0
+	wait "$p" || status=$?
+	[ "$status" -eq 79 ]
+}
+
+@test "status shows each master and the quorum verdict, in text and JSON" {
+	tok=$(rlm lock -t 20s x)
+	down M5
+	mcli M4 del x >/dev/null
+	run -0 rlm status x
+	assert_line --index 0 'x: held'
+	assert_line '  quorum   held on 3 of 5 masters (need 3)'
+	assert_line --regexp "^  master   redis://127.0.0.1:$M1_PORT: held by $tok, lease 1[89]\.[0-9]s left, fence $(mcli M1 get 'redisson_lock_token:{x}')\$"
+	assert_line "  master   redis://127.0.0.1:$M4_PORT: free"
+	assert_line --regexp "^  master   redis://127.0.0.1:$M5_PORT: no answer: cannot connect: Connection refused$"
+	run -0 rlm status --json x
+	echo "$output" | jq -e --arg t "$tok" '.held and .owner == $t and .quorum == 3 and .held_on == 3
+	    and (.nodes | length == 5) and .nodes[3].held == false
+	    and (.nodes[4].error | test("Connection refused"))
+	    and ([.nodes[0,1,2] | .held and .owner == $t] | all)'
+	mcli M3 del x >/dev/null
+	run -1 rlm status x
+	assert_line --index 0 'x: free'
+	assert_line '  quorum   held on 2 of 5 masters (need 3)'
+	run -0 rlm unlock --owner "$tok" x
+	[ "$(holding x)" = 0 ]
+}
+
+@test "REDLOCK_FENCE is the largest token among the masters that granted it" {
+	mcli M4 set 'redisson_lock_token:{x}' 9999999999999999 >/dev/null
+	run -0 rlm exec x -- sh -c 'echo "$REDLOCK_FENCE"'
+	assert_output 10000000000000000
+}
+
+@test "unlock --force and re-entry work across masters" {
+	tok=$(rlm lock x)
+	run -0 rlm lock --owner "$tok" x
+	[ "$(mcli M1 hget x "$tok")" = 2 ]
+	run -0 rlm unlock --owner "$tok" x
+	[ "$(mcli M1 hget x "$tok")" = 1 ]
+	run -1 rlm unlock --owner nobody x
+	run -0 rlm unlock --force x
+	[ "$(holding x)" = 0 ]
+	run -1 --separate-stderr rlm unlock --force x
+}
+
+@test "--fair and queue are refused with several masters" {
+	run -64 --separate-stderr rlm exec --fair x -- true
+	[[ $stderr == *"--fair is not available with several masters (Redlock)"* ]]
+	run -64 --separate-stderr rlm lock --fair x
+	run -64 --separate-stderr rlm queue x
+	[[ $stderr == *"not available with several masters"* ]]
+	[ "$(holding x)" = 0 ]
+}
+
+@test "a waiter across masters is woken by the release, not by a timer" {
+	tok=$(rlm lock -t 20s x)
+	"$RL" -u "$URLS" lock -w 10s x >"$D/w" 3>&- &
+	w=$!
+	wait_for 5 eval '[ "$(mcli M1 pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]'
+	t0=$(now_ms)
+	rlm unlock --owner "$tok" x
+	wait "$w"
+	took=$(($(now_ms) - t0))
+	echo "woken $took ms after unlock began" >&3
+	[ "$took" -lt 500 ]
+	[ "$(holding x)" = 5 ]
+}
