@@ -9,28 +9,44 @@ rl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 rounds=${2:-41}
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
-pid=
+pids=
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	for p in $pids; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	rm -rf "$dir"
 }
 trap cleanup EXIT
 
-for _ in $(seq 1 20); do
-	port=$((20000 + RANDOM % 12000))
-	redis-cli -p "$port" ping >/dev/null 2>&1 && continue
-	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-	    --dir "$dir" --logfile "$dir/log" >/dev/null 2>&1 &
-	pid=$!
-	for _ in $(seq 1 100); do
-		redis-cli -p "$port" info server 2>/dev/null |
-		    grep -q "^process_id:$pid" && break 2
-		sleep 0.02
+# start_server: a private redis-server on a free port; sets $port.
+start_server() {
+	local pid
+	for _ in $(seq 1 20); do
+		port=$((20000 + RANDOM % 12000))
+		redis-cli -p "$port" ping >/dev/null 2>&1 && continue
+		mkdir -p "$dir/$port"
+		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+		    --appendonly no --dir "$dir/$port" --logfile "$dir/$port/log" \
+		    >/dev/null 2>&1 &
+		pid=$!
+		for _ in $(seq 1 100); do
+			if redis-cli -p "$port" info server 2>/dev/null |
+			    grep -q "^process_id:$pid"; then
+				pids="$pids $pid"
+				return 0
+			fi
+			sleep 0.02
+		done
+		kill "$pid" 2>/dev/null || true
 	done
-	kill "$pid" 2>/dev/null || true
-	pid=
+	echo "bench: cannot start redis-server" >&2
+	exit 1
+}
+
+masters=
+for _ in 1 2 3 4 5; do
+	start_server
+	masters="$masters${masters:+,}redis://127.0.0.1:$port"
 done
-[ -n "$pid" ] || { echo "bench: cannot start redis-server" >&2; exit 1; }
+port=${masters##*:}
 export REDLOCK_URL=redis://127.0.0.1:$port
 lockfile=$dir/flock
 
@@ -57,10 +73,12 @@ for _ in 1 2 3; do
 	flock "$lockfile" true
 done
 
-: >"$dir/exec" >"$dir/lockunlock" >"$dir/flock"
+: >"$dir/exec" >"$dir/lockunlock" >"$dir/flock" >"$dir/exec5"
+"$rl" -u "$masters" exec warm -- true
 for _ in $(seq 1 "$rounds"); do
 	time_us flock "$lockfile" true >>"$dir/flock"
 	time_us "$rl" exec bench -- true >>"$dir/exec"
+	time_us "$rl" -u "$masters" exec bench -- true >>"$dir/exec5"
 	t0=$(ns)
 	tok=$("$rl" lock bench)
 	"$rl" unlock --owner "$tok" bench
@@ -87,6 +105,7 @@ done
 
 read -r fm fp < <(stats "$dir/flock")
 read -r em ep < <(stats "$dir/exec")
+read -r e5m e5p < <(stats "$dir/exec5")
 read -r lm lp < <(stats "$dir/lockunlock")
 read -r hm hp < <(stats "$dir/handoff")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -96,6 +115,7 @@ table=$(cat <<TABLE
 | --- | --- | --- | --- |
 | \`flock FILE true\` | ${fm} us | ${fp} us | 1.00 |
 | \`redlock exec NAME -- true\` (uncontended) | ${em} us | ${ep} us | $(ratio "$em" "$fm") |
+| \`redlock -u M1,...,M5 exec NAME -- true\` (Redlock, 5 masters) | ${e5m} us | ${e5p} us | $(ratio "$e5m" "$fm") ($(ratio "$e5m" "$em") x one master) |
 | \`redlock lock\` + \`redlock unlock\` (two processes) | ${lm} us | ${lp} us | $(ratio "$lm" "$fm") |
 | handoff: unlock start to next holder's acquisition (ms clock) | ${hm} us | ${hp} us | - |
 TABLE

@@ -270,6 +270,11 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 			event(o, "re-entered %s (holds %lld, fence %lld)",
 			    esc(name), (long long)a->holds,
 			    (long long)a->fence);
+		else if (a->nodes_ok > 0)
+			event(o, "acquired %s on %zu masters (fence %lld, "
+			    "lease %lldms, validity %lldms)", esc(name),
+			    a->nodes_ok, (long long)a->fence,
+			    (long long)o->ttl_ms, (long long)a->validity_ms);
 		else
 			event(o, "acquired %s (fence %lld, lease %lldms)",
 			    esc(name), (long long)a->fence,

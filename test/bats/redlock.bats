@@ -74,6 +74,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	a_ms=$(($(date -d "$(date -u +%F)T${acquired}Z" +%s%N) / 1000000))
 	echo "acquired $((a_ms - t0)) ms after the start (node timeout 50 ms)" >&3
 	[ $((a_ms - t0)) -lt 150 ]
+	[[ $stderr == *"acquired x on 4 masters (fence "*", lease 5000ms, validity "* ]]
 	kill -CONT "$(pid_of M3)"
 }
 
