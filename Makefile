@@ -52,16 +52,69 @@ build/asan/unit/%: build/asan/test/unit/%.o $(SAN_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) -g $(SAN) $(LDFLAGS) $(WRAP_$*) -o $@ $^ $(LDLIBS) -lcmocka
 
+# Fuzz harnesses: libFuzzer with clang for `make fuzz`, and a plain driver
+# that replays their corpus and regressions under ASan in `make test`.
+FUZZ = duration url cli reply
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	-D_GNU_SOURCE -DREDLOCK_NO_MAIN -Ibuild -Ilib -Wall -Wextra -Werror
+FUZZ_WRAP_cli = -Wl,--wrap=redisConnectWithTimeout \
+	-Wl,--wrap=redisConnectUnixWithTimeout -Wl,--wrap=redisConnectNonBlock \
+	-Wl,--wrap=redisConnectUnixNonBlock
+FUZZ_WRAP_reply = -Wl,--wrap=redisCommandArgv
+REPLAY_BIN = $(patsubst %,build/asan/replay/%,$(FUZZ))
+NOMAIN_OBJ = $(filter-out build/asan/cmd/main.o,$(SAN_OBJ)) build/asan/nomain/main.o
+
+build/fuzz/%: test/fuzz/fuzz_%.c $(LIB_SRC) $(CMD_SRC) build/rl_scripts.h
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) $(FUZZ_WRAP_$*) -o $@ $< $(LIB_SRC) $(CMD_SRC) \
+	    -lhiredis -lm
+
+build/asan/nomain/main.o: cmd/main.c build/rl_scripts.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(SAN) -DREDLOCK_NO_MAIN -c -o $@ $<
+
+build/asan/replay/%: build/asan/test/fuzz/fuzz_%.o build/asan/test/fuzz/driver.o $(NOMAIN_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -g $(SAN) $(LDFLAGS) $(FUZZ_WRAP_$*) -o $@ $^ $(LDLIBS)
+
+fuzz:
+	tools/deps.sh fuzz
+	$(MAKE) $(patsubst %,build/fuzz/%,$(FUZZ))
+	@for f in $(FUZZ); do \
+		mkdir -p build/fuzz/corpus/$$f test/fuzz/regressions/$$f; \
+		echo "== fuzz_$$f for $(FUZZ_SECONDS)s"; \
+		build/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+		    $$([ $$f = cli ] && echo -close_fd_mask=3) \
+		    -artifact_prefix=test/fuzz/regressions/$$f/ \
+		    build/fuzz/corpus/$$f test/fuzz/corpus/$$f || exit 1; \
+	done
+
 deps:
 	tools/deps.sh build
 
 # The whole suite, built with AddressSanitizer and UBSan.
 test:
 	tools/deps.sh test
-	$(MAKE) build/asan/redlock $(UNIT_BIN)
+	$(MAKE) build/asan/redlock $(UNIT_BIN) $(REPLAY_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
+	@for f in $(FUZZ); do printf '== fuzz replay %s: ' $$f; \
+		build/asan/replay/$$f test/fuzz/corpus/$$f/* \
+		    $$(ls test/fuzz/regressions/$$f/* 2>/dev/null) \
+		    >build/asan/replay/$$f.log 2>&1 || \
+		    { cat build/asan/replay/$$f.log; exit 1; }; \
+		tail -n 1 build/asan/replay/$$f.log; \
+	done
 	mandoc -Tlint -Wwarning man/redlock.1
 	REDLOCK_BIN=$(CURDIR)/build/asan/redlock bats --print-output-on-failure test/bats
+	test/torture/run.sh build/asan/redlock 30
+
+# Faults injected while workers take turns; TORTURE_SECONDS=600 for long.
+TORTURE_SECONDS ?= 30
+torture:
+	tools/deps.sh test
+	$(MAKE) build/asan/redlock
+	test/torture/run.sh build/asan/redlock $(TORTURE_SECONDS)
 
 demo:
 	tools/deps.sh test
@@ -81,6 +134,6 @@ install: build/redlock
 clean:
 	rm -rf build
 
-.PHONY: all deps test demo bench install clean
+.PHONY: all deps test torture fuzz demo bench install clean
 
 -include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d)

@@ -42,6 +42,9 @@ struct cmd {
 	int (*run)(struct globals *g, int argc, char **argv);
 };
 
+/* The whole command line; main() calls it (and so can a fuzzer). */
+int redlock_main(int argc, char **argv);
+
 extern const struct cmd cmd_lock;
 extern const struct cmd cmd_unlock;
 extern const struct cmd cmd_status;

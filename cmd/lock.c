@@ -179,10 +179,15 @@ run(struct globals *g, int argc, char **argv)
 	meta.cmd = cmdline;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
 		msg("cannot set up signals: %s", strerror(errno));
+		if (pid_fd >= 0)
+			close(pid_fd);
 		return EXIT_SOFTWARE;
 	}
-	if ((rc = client_open(g, o.ttl_ms, &status)) == NULL)
+	if ((rc = client_open(g, o.ttl_ms, &status)) == NULL) {
+		if (pid_fd >= 0)
+			close(pid_fd);
 		return status;
+	}
 	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
 	rl_set_interrupt_fd(rc, sig_fd);
 	status = lock_acquire(rc, name, &o, &meta, &a);
@@ -203,6 +208,7 @@ run(struct globals *g, int argc, char **argv)
 		    strerror(errno));
 		rl_release(rc, name, o.owner, &rel, &holds, &a);
 		rl_client_free(rc);
+		close(pid_fd);
 		return EXIT_SOFTWARE;
 	}
 	if (a.acquired) {

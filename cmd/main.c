@@ -140,7 +140,7 @@ clear_globals(void)
 }
 
 int
-main(int argc, char **argv)
+redlock_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "url", required_argument, NULL, 'u' },
@@ -154,7 +154,13 @@ main(int argc, char **argv)
 	const char *env;
 	int ch, status;
 
-	atexit(clear_globals);
+	static int registered;
+
+	if (!registered && atexit(clear_globals) == 0)
+		registered = 1;
+	clear_globals();
+	memset(&g, 0, sizeof(g));
+	optind = 0;
 	g.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
 	g.timeout_ms = DEFAULT_TIMEOUT_MS;
 	/* hiredis writes with write(2): a dead server must be an error
@@ -214,3 +220,11 @@ main(int argc, char **argv)
 	optind = 0;	/* GNU getopt: start afresh on the command's words */
 	return c->run(&g, argc, argv);
 }
+
+#ifndef REDLOCK_NO_MAIN
+int
+main(int argc, char **argv)
+{
+	return redlock_main(argc, argv);
+}
+#endif

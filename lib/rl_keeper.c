@@ -254,9 +254,16 @@ rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state)
 		 * node timeout; it counts only with a quorum. */
 		int ours = 0;
 
+		int64_t ct = k->c->connect_timeout_ms;
+
 		if (now < k->next)
 			return RL_OK;
+		/* A master that must be reconnected may not hold the round
+		 * up past a renewal period. */
+		if (ct > k->period)
+			k->c->connect_timeout_ms = k->period;
 		e = rl_renew(k->c, k->lock, k->owner, k->ttl_ms, &ours);
+		k->c->connect_timeout_ms = ct;
 		if (e != RL_OK) {
 			k->next = rl_now_ms() + retry_gap(k);
 			return e;

@@ -1,17 +1,19 @@
 #!/bin/sh
 # deps.sh: install the Debian packages a make target needs, if missing.
-# usage: deps.sh build|test|bench
+# usage: deps.sh build|test|bench|fuzz
 # As root it runs apt-get, otherwise sudo apt-get; without either it prints
 # the exact command and fails.
 set -eu
 build="gcc make jq libhiredis-dev"
 test="$build redis-server redis-tools bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname"
 bench="$build redis-server redis-tools util-linux hostname"
+fuzz="$build clang-14 libclang-rt-14-dev"
 case "${1:-}" in
 build) want=$build ;;
 test) want=$test ;;
 bench) want=$bench ;;
-*) echo "usage: tools/deps.sh build|test|bench" >&2; exit 64 ;;
+fuzz) want=$fuzz ;;
+*) echo "usage: tools/deps.sh build|test|bench|fuzz" >&2; exit 64 ;;
 esac
 missing=
 for p in $want; do
