@@ -121,9 +121,12 @@ demo:
 	$(MAKE) build/redlock
 	tools/demo.sh build/redlock
 
+build/bench-lib: bench/lib.c $(filter build/obj/lib/%,$(OBJ))
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 bench:
 	tools/deps.sh bench
-	$(MAKE) build/redlock
+	$(MAKE) build/redlock build/bench-lib
 	bench/run.sh build/redlock
 
 install: build/redlock

@@ -103,12 +103,76 @@ for _ in $(seq 1 "$rounds"); do
 	"$rl" unlock --owner "$(cat "$dir/w")" hand
 done
 
+# Peak RSS (VmHWM) of redlock and of its watchdog, read by COMMAND.
+rss=$("$rl" exec rss -- sh -c 'w=$PPID; p=$(ps -o ppid= -p $w | tr -d " ")
+    echo $(awk "/VmHWM/ {print \$2}" /proc/$p/status) $(awk "/VmHWM/ {print \$2}" /proc/$w/status)')
+read -r rss_p rss_w <<<"$rss"
+
+# Contended: K workers x M runs of a 20 ms critical section on one lock,
+# total wall time, flock and redlock alternating; median of 5 rounds.
+contend() {	# contend K M CMD...: total wall ms of K workers x M runs
+	local k=$1 m=$2 t0 i
+	shift 2
+	t0=$(ns)
+	for i in $(seq 1 "$k"); do
+		( for _ in $(seq 1 "$m"); do "$@" >/dev/null; done ) &
+	done
+	wait
+	echo $((($(ns) - t0) / 1000000))
+}
+for k in 4 16; do
+	: >"$dir/c_flock_$k" >"$dir/c_rl_$k"
+	for _ in 1 2 3 4 5; do
+		contend "$k" 10 flock "$lockfile" sleep 0.02 >>"$dir/c_flock_$k"
+		contend "$k" 10 "$rl" exec -w 60s contend -- sleep 0.02 >>"$dir/c_rl_$k"
+	done
+done
+
+# Handoff: three workers take turns; the gap from one COMMAND's end to
+# the next holder's acquisition (its -v event), in microseconds.
+handoff() {	# handoff LABEL REDLOCK-ARGS...: gaps into $dir/h_LABEL
+	local label=$1 log=$dir/hlog_$1
+	shift
+	: >"$log"
+	for _ in 1 2 3; do
+		( for _ in $(seq 1 20); do
+			"$rl" "$@" -v -w 60s handoff -- \
+			    bash -c 'sleep 0.003; echo "end $EPOCHREALTIME"' 2>&1
+		done ) >>"$log" &
+	done
+	wait
+	awk '
+	    $1 == "end" { split($2, t, "."); e = (t[1] % 86400) * 1e6 + t[2]; have = 1 }
+	    $3 == "acquired" && have {
+		split($2, d, "T"); split(d[2], h, ":"); sub("Z", "", h[3])
+		split(h[3], f, ".")
+		a = ((h[1] * 60 + h[2]) * 60 + f[1]) * 1e6 + f[2]
+		if (a >= e) print int(a - e)
+		have = 0 }' "$log" | sort -n >"$dir/h_$label"
+}
+handoff plain exec
+handoff fair exec --fair
+handoff redlock -u "$masters" exec
+
+# Library level: acquire+release pairs per second from one process,
+# against the server's ceiling of PINGs from one client.
+pairs=$("${rl%/*}/bench-lib" "redis://127.0.0.1:$port" 20000)
+ping=$(redis-benchmark -p "$port" -c 1 -n 50000 -t ping --csv 2>/dev/null |
+    awk -F'"' '/PING_MBULK/ {print int($4)}')
+
 read -r fm fp < <(stats "$dir/flock")
 read -r em ep < <(stats "$dir/exec")
 read -r e5m e5p < <(stats "$dir/exec5")
 read -r lm lp < <(stats "$dir/lockunlock")
 read -r hm hp < <(stats "$dir/handoff")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+pct() {	# pct FILE P: the P-th percentile of the sorted numbers in FILE
+	awk -v p="$2" '{ v[NR] = $1 } END { i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; print v[i] + 0 }' "$1"
+}
+read -r c4f _ < <(stats "$dir/c_flock_4")
+read -r c4r _ < <(stats "$dir/c_rl_4")
+read -r c16f _ < <(stats "$dir/c_flock_16")
+read -r c16r _ < <(stats "$dir/c_rl_16")
 
 table=$(cat <<TABLE
 | scenario | median | p90 | median / flock |
@@ -120,7 +184,29 @@ table=$(cat <<TABLE
 | handoff: unlock start to next holder's acquisition (ms clock) | ${hm} us | ${hp} us | - |
 TABLE
 )
+more=$(cat <<TABLE
+| scenario | redlock | flock | redlock / flock |
+| --- | --- | --- | --- |
+| contended, 4 workers x 10 runs of 20 ms, total wall (median of 5) | ${c4r} ms | ${c4f} ms | $(ratio "$c4r" "$c4f") |
+| contended, 16 workers x 10 runs of 20 ms, total wall (median of 5) | ${c16r} ms | ${c16f} ms | $(ratio "$c16r" "$c16f") |
+
+| handoff: previous COMMAND's end to the next holder's acquisition | median | p99 | handoffs |
+| --- | --- | --- | --- |
+| one server | $(pct "$dir/h_plain" 50) us | $(pct "$dir/h_plain" 99) us | $(wc -l <"$dir/h_plain") |
+| one server, \`--fair\` | $(pct "$dir/h_fair" 50) us | $(pct "$dir/h_fair" 99) us | $(wc -l <"$dir/h_fair") |
+| Redlock, 5 masters | $(pct "$dir/h_redlock" 50) us | $(pct "$dir/h_redlock" 99) us | $(wc -l <"$dir/h_redlock") |
+
+| resources | value |
+| --- | --- |
+| peak RSS (VmHWM) of redlock during exec | ${rss_p} KiB |
+| peak RSS (VmHWM) of its watchdog | ${rss_w} KiB |
+| library: acquire+release pairs per second, one process | ${pairs} |
+| server ceiling: PING round trips per second, one client | ${ping} (= $((ping / 2)) pairs) |
+TABLE
+)
 echo "$table"
+echo
+echo "$more"
 echo
 fair=$(printf '%s\n%s\n%s\n' \
     "| fair waiters | handoff median | handoff p99 | EVALSHA us/call, busy path | EVALSHA us/call, handoffs |" \
@@ -139,6 +225,14 @@ echo "$fair"
 	echo "of 1000 us."
 	echo
 	echo "$table"
+	echo
+	echo "Contended runs start all workers at once and time until the last"
+	echo "finishes. Handoffs: three workers take turns with a 3 ms COMMAND;"
+	echo "the gap runs from the end of one COMMAND (bash's EPOCHREALTIME) to"
+	echo "the next holder's acquired event (-v, microseconds), so it holds"
+	echo "COMMAND's exit, the release, the wake-up and the acquisition."
+	echo
+	echo "$more"
 	echo
 	echo 'Fair queues (bench/fair.sh): N `exec --fair` waiters queued behind a'
 	echo "holder, then handed the lock one after another. Handoff is the gap"

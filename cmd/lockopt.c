@@ -120,10 +120,11 @@ event(const struct lockopts *o, const char *fmt, ...)
 
 	if (!o->verbose)
 		return;
+	/* Microseconds: handoffs between processes take less than one. */
 	gettimeofday(&tv, NULL);
-	format_time((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000, when,
-	    sizeof(when));
-	fprintf(stderr, "redlock: %s ", when);
+	format_time((int64_t)tv.tv_sec * 1000, when, sizeof(when));
+	when[strlen(when) - 5] = '\0';		/* drop ".000Z" */
+	fprintf(stderr, "redlock: %s.%06ldZ ", when, (long)tv.tv_usec);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
