@@ -65,6 +65,8 @@ int bad_option(const struct cmd *c, char **argv, const char *shortopts,
 const char *esc(const char *s);
 /* S as a JSON string, on F. */
 void json_str(FILE *f, const char *s);
+/* ,"KEY":V on F, or ,"KEY":null when not KNOWN. */
+void json_int(FILE *f, const char *key, int64_t v, int known);
 /* The exit status for a library error, after printing its message. */
 int fail(rl_client *c, enum rl_err e, const char *name);
 /* A connected client for the global URL(s), or NULL with *STATUS set.

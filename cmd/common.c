@@ -153,6 +153,16 @@ json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void
+json_int(FILE *f, const char *key, int64_t v, int known)
+{
+	fprintf(f, ",\"%s\":", key);
+	if (known)
+		fprintf(f, "%lld", (long long)v);
+	else
+		fputs("null", f);
+}
+
 int
 fail(rl_client *c, enum rl_err e, const char *name)
 {

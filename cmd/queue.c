@@ -27,23 +27,13 @@ const struct cmd cmd_queue = {
 #define DEFAULT_WATCH_MS 1000
 
 static void
-json_int(const char *key, int64_t v, int known)
-{
-	printf(",\"%s\":", key);
-	if (known)
-		printf("%lld", (long long)v);
-	else
-		fputs("null", stdout);
-}
-
-static void
 json_entry(const struct rl_qentry *e)
 {
 	fputs("\"owner\":", stdout);
 	json_str(stdout, e->owner);
 	fputs(",\"host\":", stdout);
 	json_str(stdout, e->host);
-	json_int("pid", e->pid, e->pid > 0);
+	json_int(stdout, "pid", e->pid, e->pid > 0);
 	fputs(",\"user\":", stdout);
 	json_str(stdout, e->user);
 	fputs(",\"cmd\":", stdout);
@@ -61,9 +51,9 @@ print_json(const char *name, const struct rl_queue *q)
 	if (q->held) {
 		putchar('{');
 		json_entry(&q->holder);
-		json_int("held_ms", q->holder.since_ms,
+		json_int(stdout, "held_ms", q->holder.since_ms,
 		    q->holder.since_ms >= 0);
-		json_int("lease_ms", q->holder.ms, q->holder.ms >= 0);
+		json_int(stdout, "lease_ms", q->holder.ms, q->holder.ms >= 0);
 		putchar('}');
 	} else
 		fputs("null", stdout);
@@ -73,8 +63,8 @@ print_json(const char *name, const struct rl_queue *q)
 
 		printf("%s{\"position\":%zu,", i ? "," : "", i + 1);
 		json_entry(w);
-		json_int("waiting_ms", w->since_ms, w->since_ms >= 0);
-		json_int("deadline_ms", w->ms, w->ms != INT64_MIN);
+		json_int(stdout, "waiting_ms", w->since_ms, w->since_ms >= 0);
+		json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
 		putchar('}');
 	}
 	fputs("]}\n", stdout);

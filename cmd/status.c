@@ -25,16 +25,6 @@ struct listing {
 	char *errname_buf;
 };
 
-static void
-json_num(const char *key, int64_t v, int known)
-{
-	printf(",\"%s\":", key);
-	if (known)
-		printf("%lld", (long long)v);
-	else
-		fputs("null", stdout);
-}
-
 /* Several masters: each one's view, then the verdict's numbers. */
 static void
 json_nodes(rl_client *rc, const struct rl_status *st)
@@ -110,18 +100,18 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 		json_str(stdout, st->owner);
 		fputs(",\"host\":", stdout);
 		json_str(stdout, st->host);
-		json_num("pid", st->pid, st->pid > 0);
+		json_int(stdout, "pid", st->pid, st->pid > 0);
 		fputs(",\"user\":", stdout);
 		json_str(stdout, st->user);
 		fputs(",\"cmd\":", stdout);
 		json_str(stdout, st->cmd);
-		json_num("since_ms", st->since_ms, st->since_ms >= 0);
-		json_num("held_ms", st->held_ms, st->held_ms >= 0);
-		json_num("holds", st->holds, 1);
-		json_num("lease_ms", st->pttl, st->pttl >= 0);
-		json_num("fence", st->fence, st->fence >= 0);
+		json_int(stdout, "since_ms", st->since_ms, st->since_ms >= 0);
+		json_int(stdout, "held_ms", st->held_ms, st->held_ms >= 0);
+		json_int(stdout, "holds", st->holds, 1);
+		json_int(stdout, "lease_ms", st->pttl, st->pttl >= 0);
+		json_int(stdout, "fence", st->fence, st->fence >= 0);
 	}
-	json_num("waiting", st->waiting, 1);
+	json_int(stdout, "waiting", st->waiting, 1);
 	if (rl_nodes(rc) > 1)
 		json_nodes(rc, st);
 	fputs("}", stdout);

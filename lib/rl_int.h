@@ -61,6 +61,16 @@ void rl_disconnect(rl_client *c);
 enum rl_err rl_eval(rl_client *c, const struct rl_script *s, int nkeys,
     const char **keys, int nargs, const char **args, redisReply **out);
 
+/* Reading script replies (rl_lock.c): element I of an array reply, or
+ * DEF / NULL when it is missing, nil or of another type. */
+int64_t rl_elem_int(const redisReply *r, size_t i, int64_t def);
+const char *rl_elem_str(const redisReply *r, size_t i);
+/* {-1, key, type}: RL_EWRONGTYPE with the key and type in *KEY, *TYPE. */
+enum rl_err rl_wrongtype(rl_client *c, const redisReply *r, const char **key,
+    const char **type);
+/* The status script's reply into ST. */
+void rl_status_read(const redisReply *r, struct rl_status *st);
+
 /* rl_multi.c: Redlock across several masters. */
 void rl_multi_free(rl_client *c);
 /* Run one script on every master at once; NEED: how many must be

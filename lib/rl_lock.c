@@ -58,13 +58,13 @@ keys_make(rl_client *c, const char *name, struct keys *k)
 static const redisReply *
 elem(const redisReply *r, size_t i)
 {
-	if (r->type != REDIS_REPLY_ARRAY || i >= r->elements)
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements)
 		return NULL;
 	return r->element[i];
 }
 
-static int64_t
-elem_int(const redisReply *r, size_t i, int64_t def)
+int64_t
+rl_elem_int(const redisReply *r, size_t i, int64_t def)
 {
 	const redisReply *e = elem(r, i);
 
@@ -73,8 +73,8 @@ elem_int(const redisReply *r, size_t i, int64_t def)
 	return e->integer;
 }
 
-static const char *
-elem_str(const redisReply *r, size_t i)
+const char *
+rl_elem_str(const redisReply *r, size_t i)
 {
 	const redisReply *e = elem(r, i);
 
@@ -92,12 +92,12 @@ unexpected(rl_client *c, const char *script)
 	    script);
 }
 
-static enum rl_err
-wrongtype(rl_client *c, const redisReply *r, const char **key,
+enum rl_err
+rl_wrongtype(rl_client *c, const redisReply *r, const char **key,
     const char **type)
 {
-	*key = elem_str(r, 1);
-	*type = elem_str(r, 2);
+	*key = rl_elem_str(r, 1);
+	*type = rl_elem_str(r, 2);
 	return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
 	    *key ? *key : "?", *type ? *type : "?");
 }
@@ -157,24 +157,24 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
-	st = elem_int(r, 0, -2);
+	st = rl_elem_int(r, 0, -2);
 	if (st == 1) {
 		a->acquired = 1;
-		a->fence = elem_int(r, 1, 0);
-		a->holds = elem_int(r, 2, 1);
+		a->fence = rl_elem_int(r, 1, 0);
+		a->holds = rl_elem_int(r, 2, 1);
 	} else if (st == 0) {
-		a->pttl = elem_int(r, 1, -1);
-		a->owner = elem_str(r, 2);
-		a->host = elem_str(r, 3);
-		a->pid = (long)elem_int(r, 4, 0);
-		a->cmd = elem_str(r, 6);
-		a->held_ms = elem_int(r, 7, -1);
-		a->position = elem_int(r, 8, 0);
-		a->queued = elem_int(r, 9, 0);
-		a->head_wait_ms = elem_int(r, 10, -1);
-		a->rejoined = elem_int(r, 11, 0) == 1;
+		a->pttl = rl_elem_int(r, 1, -1);
+		a->owner = rl_elem_str(r, 2);
+		a->host = rl_elem_str(r, 3);
+		a->pid = (long)rl_elem_int(r, 4, 0);
+		a->cmd = rl_elem_str(r, 6);
+		a->held_ms = rl_elem_int(r, 7, -1);
+		a->position = rl_elem_int(r, 8, 0);
+		a->queued = rl_elem_int(r, 9, 0);
+		a->head_wait_ms = rl_elem_int(r, 10, -1);
+		a->rejoined = rl_elem_int(r, 11, 0) == 1;
 	} else if (st == -1)
-		return wrongtype(c, r, &a->badkey, &a->badtype);
+		return rl_wrongtype(c, r, &a->badkey, &a->badtype);
 	else
 		return unexpected(c, "acquire");
 	return RL_OK;
@@ -466,8 +466,8 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
-	st = elem_int(r, 0, -2);
-	*holds = elem_int(r, 1, 0);
+	st = rl_elem_int(r, 0, -2);
+	*holds = rl_elem_int(r, 1, 0);
 	switch (st) {
 	case 2:
 		*rel = RL_RELEASED;
@@ -480,7 +480,7 @@ rl_release(rl_client *c, const char *name, const char *owner,
 		*rel = RL_NOT_OWNER;
 		break;
 	case -1:
-		return wrongtype(c, r, &a->badkey, &a->badtype);
+		return rl_wrongtype(c, r, &a->badkey, &a->badtype);
 	default:
 		return unexpected(c, "release");
 	}
@@ -516,8 +516,8 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 		*deleted = r->integer == 1;
 		return RL_OK;
 	}
-	if (elem_int(r, 0, -2) == -1)
-		return wrongtype(c, r, &a->badkey, &a->badtype);
+	if (rl_elem_int(r, 0, -2) == -1)
+		return rl_wrongtype(c, r, &a->badkey, &a->badtype);
 	return unexpected(c, "force");
 }
 
@@ -553,6 +553,30 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	return RL_OK;
 }
 
+void
+rl_status_read(const redisReply *r, struct rl_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->pttl = -1;
+	st->since_ms = -1;
+	st->fence = -1;
+	st->held_ms = -1;
+	if (rl_elem_int(r, 0, -2) == 1) {
+		st->held = 1;
+		st->pttl = rl_elem_int(r, 2, -1);
+		st->owner = rl_elem_str(r, 3);
+		st->holds = rl_elem_int(r, 4, 0);
+		st->host = rl_elem_str(r, 5);
+		st->pid = (long)rl_elem_int(r, 6, 0);
+		st->user = rl_elem_str(r, 7);
+		st->cmd = rl_elem_str(r, 8);
+		st->since_ms = rl_elem_int(r, 9, -1);
+		st->fence = rl_elem_int(r, 10, -1);
+		st->held_ms = rl_elem_int(r, 11, -1);
+	}
+	st->waiting = rl_elem_int(r, 1, 0);
+}
+
 enum rl_err
 rl_status(rl_client *c, const char *name, struct rl_status *st)
 {
@@ -576,25 +600,13 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
-	switch (elem_int(r, 0, -2)) {
+	switch (rl_elem_int(r, 0, -2)) {
 	case 1:
-		st->held = 1;
-		st->pttl = elem_int(r, 2, -1);
-		st->owner = elem_str(r, 3);
-		st->holds = elem_int(r, 4, 0);
-		st->host = elem_str(r, 5);
-		st->pid = (long)elem_int(r, 6, 0);
-		st->user = elem_str(r, 7);
-		st->cmd = elem_str(r, 8);
-		st->since_ms = elem_int(r, 9, -1);
-		st->fence = elem_int(r, 10, -1);
-		st->held_ms = elem_int(r, 11, -1);
-		/* FALLTHROUGH */
 	case 0:
-		st->waiting = elem_int(r, 1, 0);
+		rl_status_read(r, st);
 		return RL_OK;
 	case -1:
-		return wrongtype(c, r, &st->badkey, &st->badtype);
+		return rl_wrongtype(c, r, &st->badkey, &st->badtype);
 	default:
 		return unexpected(c, "status");
 	}
@@ -603,13 +615,13 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 static void
 qentry(const redisReply *e, struct rl_qentry *q)
 {
-	q->owner = elem_str(e, 0);
-	q->ms = elem_int(e, 1, INT64_MIN);
-	q->host = elem_str(e, 2);
-	q->pid = (long)elem_int(e, 3, 0);
-	q->user = elem_str(e, 4);
-	q->cmd = elem_str(e, 5);
-	q->since_ms = elem_int(e, 6, -1);
+	q->owner = rl_elem_str(e, 0);
+	q->ms = rl_elem_int(e, 1, INT64_MIN);
+	q->host = rl_elem_str(e, 2);
+	q->pid = (long)rl_elem_int(e, 3, 0);
+	q->user = rl_elem_str(e, 4);
+	q->cmd = rl_elem_str(e, 5);
+	q->since_ms = rl_elem_int(e, 6, -1);
 }
 
 enum rl_err
@@ -636,8 +648,8 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
-	if (elem_int(r, 0, 0) == -1)
-		return wrongtype(c, r, &q->badkey, &q->badtype);
+	if (rl_elem_int(r, 0, 0) == -1)
+		return rl_wrongtype(c, r, &q->badkey, &q->badtype);
 	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
 	    r->element[1]->type != REDIS_REPLY_ARRAY)
 		return unexpected(c, "queue");

@@ -336,23 +336,9 @@ no_quorum(rl_client *c, size_t answered, const char *doing)
 	    rl_quorum(c->n), url, why);
 }
 
-static int64_t
-rint_at(const redisReply *r, size_t i, int64_t def)
-{
-	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
-	    r->element[i]->type != REDIS_REPLY_INTEGER)
-		return def;
-	return r->element[i]->integer;
-}
-
-static const char *
-rstr_at(const redisReply *r, size_t i)
-{
-	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements ||
-	    r->element[i]->type != REDIS_REPLY_STRING)
-		return NULL;
-	return r->element[i]->str;
-}
+/* Node J answered {-1, key, type}: RL_EWRONGTYPE, its reply kept. */
+static enum rl_err
+node_wrongtype(rl_client *c, size_t j, const char **key, const char **type);
 
 /* Keep node J's reply past the next exchange, for strings handed out. */
 static redisReply *
@@ -363,6 +349,12 @@ keep(rl_client *c, size_t j)
 	c->last = c->nodes[j].reply;
 	c->nodes[j].reply = NULL;
 	return c->last;
+}
+
+static enum rl_err
+node_wrongtype(rl_client *c, size_t j, const char **key, const char **type)
+{
+	return rl_wrongtype(c, keep(c, j), key, type);
 }
 
 enum rl_err
@@ -384,17 +376,17 @@ rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
 		if (r == NULL)
 			continue;
 		answered++;
-		switch (rint_at(r, 0, -2)) {
+		switch (rl_elem_int(r, 0, -2)) {
 		case 1:
 			ok++;
-			if (rint_at(r, 1, 0) > a->fence)
-				a->fence = rint_at(r, 1, 0);
-			if (rint_at(r, 2, 1) > a->holds)
-				a->holds = rint_at(r, 2, 1);
+			if (rl_elem_int(r, 1, 0) > a->fence)
+				a->fence = rl_elem_int(r, 1, 0);
+			if (rl_elem_int(r, 2, 1) > a->holds)
+				a->holds = rl_elem_int(r, 2, 1);
 			break;
 		case 0:
 			if (busy == (size_t)-1 ||
-			    rint_at(r, 1, -1) > rint_at(c->nodes[busy].reply, 1, -1))
+			    rl_elem_int(r, 1, -1) > rl_elem_int(c->nodes[busy].reply, 1, -1))
 				busy = j;
 			break;
 		case -1:
@@ -432,23 +424,19 @@ rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
 		rl_exchange(c, &rl_script_release, 6, rkeys, 2, rargs, 1);
 		free(ch);
 	}
-	if (bad != (size_t)-1) {
-		a->badkey = rstr_at(r, 1);
-		a->badtype = rstr_at(r, 2);
-		return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
-		    a->badkey ? a->badkey : "?", a->badtype ? a->badtype : "?");
-	}
+	if (bad != (size_t)-1)
+		return rl_wrongtype(c, r, &a->badkey, &a->badtype);
 	if (answered < rl_quorum(c->n))
 		return no_quorum(c, answered, "acquire");
 	a->pttl = -1;
 	a->held_ms = -1;
 	if (r != NULL) {
-		a->pttl = rint_at(r, 1, -1);
-		a->owner = rstr_at(r, 2);
-		a->host = rstr_at(r, 3);
-		a->pid = (long)rint_at(r, 4, 0);
-		a->cmd = rstr_at(r, 6);
-		a->held_ms = rint_at(r, 7, -1);
+		a->pttl = rl_elem_int(r, 1, -1);
+		a->owner = rl_elem_str(r, 2);
+		a->host = rl_elem_str(r, 3);
+		a->pid = (long)rl_elem_int(r, 4, 0);
+		a->cmd = rl_elem_str(r, 6);
+		a->held_ms = rl_elem_int(r, 7, -1);
 	}
 	return RL_OK;
 }
@@ -466,25 +454,21 @@ rl_multi_release(rl_client *c, const char **keys, const char **args,
 		if ((r = c->nodes[j].reply) == NULL)
 			continue;
 		answered++;
-		switch (rint_at(r, 0, -2)) {
+		switch (rl_elem_int(r, 0, -2)) {
 		case 2:
 			released++;
 			break;
 		case 1:
 			decremented++;
-			if (rint_at(r, 1, 0) > *holds)
-				*holds = rint_at(r, 1, 0);
+			if (rl_elem_int(r, 1, 0) > *holds)
+				*holds = rl_elem_int(r, 1, 0);
 			break;
 		case 0:
-			other += rint_at(r, 1, 0) == 1;
+			other += rl_elem_int(r, 1, 0) == 1;
 			break;
 		case -1:
-			keep(c, j);
-			a->badkey = rstr_at(c->last, 1);
-			a->badtype = rstr_at(c->last, 2);
-			return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
-			    a->badkey ? a->badkey : "?",
-			    a->badtype ? a->badtype : "?");
+			return node_wrongtype(c, j, &a->badkey,
+			    &a->badtype);
 		}
 	}
 	if (answered == 0)
@@ -515,13 +499,9 @@ rl_multi_force(rl_client *c, const char **keys, const char **args,
 		answered++;
 		if (r->type == REDIS_REPLY_INTEGER)
 			*deleted |= r->integer == 1;
-		else if (rint_at(r, 0, -2) == -1) {
-			keep(c, j);
-			a->badkey = rstr_at(c->last, 1);
-			a->badtype = rstr_at(c->last, 2);
-			return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
-			    a->badkey ? a->badkey : "?",
-			    a->badtype ? a->badtype : "?");
+		else if (rl_elem_int(r, 0, -2) == -1) {
+			return node_wrongtype(c, j, &a->badkey,
+			    &a->badtype);
 		}
 	}
 	if (answered == 0)
@@ -559,30 +539,6 @@ rl_multi_renew(rl_client *c, const char **keys, const char **args, int *ours)
 	    "(need %zu)", yes, c->n, rl_quorum(c->n));
 }
 
-static void
-status_from(const redisReply *r, struct rl_status *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->pttl = -1;
-	st->since_ms = -1;
-	st->fence = -1;
-	st->held_ms = -1;
-	if (rint_at(r, 0, -2) == 1) {
-		st->held = 1;
-		st->pttl = rint_at(r, 2, -1);
-		st->owner = rstr_at(r, 3);
-		st->holds = rint_at(r, 4, 0);
-		st->host = rstr_at(r, 5);
-		st->pid = (long)rint_at(r, 6, 0);
-		st->user = rstr_at(r, 7);
-		st->cmd = rstr_at(r, 8);
-		st->since_ms = rint_at(r, 9, -1);
-		st->fence = rint_at(r, 10, -1);
-		st->held_ms = rint_at(r, 11, -1);
-	}
-	st->waiting = rint_at(r, 1, 0);
-}
-
 enum rl_err
 rl_multi_status(rl_client *c, const char **keys, struct rl_status *st)
 {
@@ -597,21 +553,17 @@ rl_multi_status(rl_client *c, const char **keys, struct rl_status *st)
 		if (r == NULL)
 			continue;
 		answered++;
-		if (rint_at(r, 0, -2) == -1) {
-			keep(c, j);
-			st->badkey = rstr_at(c->last, 1);
-			st->badtype = rstr_at(c->last, 2);
-			return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
-			    st->badkey ? st->badkey : "?",
-			    st->badtype ? st->badtype : "?");
+		if (rl_elem_int(r, 0, -2) == -1) {
+			return node_wrongtype(c, j, &st->badkey,
+			    &st->badtype);
 		}
-		status_from(r, &s);
+		rl_status_read(r, &s);
 		if (!s.held)
 			continue;
 		for (k = 0; k < c->n; k++) {
-			const char *o = rstr_at(c->nodes[k].reply, 3);
+			const char *o = rl_elem_str(c->nodes[k].reply, 3);
 
-			if (rint_at(c->nodes[k].reply, 0, -2) == 1 && o &&
+			if (rl_elem_int(c->nodes[k].reply, 0, -2) == 1 && o &&
 			    strcmp(o, s.owner) == 0)
 				same++;
 		}
@@ -622,10 +574,7 @@ rl_multi_status(rl_client *c, const char **keys, struct rl_status *st)
 	}
 	if (answered == 0)
 		return no_quorum(c, answered, "read the lock");
-	if (best != (size_t)-1)
-		status_from(c->nodes[best].reply, st);
-	else
-		memset(st, 0, sizeof(*st));
+	rl_status_read(best != (size_t)-1 ? c->nodes[best].reply : NULL, st);
 	/* The verdict: held only where a quorum agrees on the owner. */
 	st->held_on = best_n;
 	st->answered = answered;
@@ -641,10 +590,7 @@ rl_node_status(rl_client *c, size_t i, struct rl_status *st, char *url,
 		return -1;
 	rl_url_format(&c->nodes[i].url, url, urllen);
 	*err = c->nodes[i].reply == NULL ? c->nodes[i].err : NULL;
-	if (c->nodes[i].reply != NULL)
-		status_from(c->nodes[i].reply, st);
-	else
-		memset(st, 0, sizeof(*st));
+	rl_status_read(c->nodes[i].reply, st);
 	return 0;
 }
 
