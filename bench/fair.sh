@@ -19,7 +19,8 @@ for n in 10 100 1000; do
 	tok=$("$rl" lock -t 300s fair)
 	for i in $(seq 1 "$n"); do
 		"$rl" exec --fair -w 600s fair -- \
-		    sh -c 'date +%s%N >"$0/$1.s.t"; date +%s%N >"$0/$1.e.t"' \
+		    bash -c 'echo "$EPOCHREALTIME" >"$0/$1.s.t"
+			echo "$EPOCHREALTIME" >"$0/$1.e.t"' \
 		    "$dir" "$i" &
 	done
 	until [ "$(cli llen 'redisson_lock_queue:{fair}')" = "$n" ]; do
@@ -40,7 +41,9 @@ for n in 10 100 1000; do
 		i=${f##*/}
 		i=${i%.s.t}
 		echo "$(cat "$f") $(cat "$dir/$i.e.t")"
-	done | sort -n | awk 'NR > 1 { print int(($1 - prev) / 1000) } { prev = $2 }' |
+	done | awk '{ split($1, s, "."); split($2, e, ".")
+	    printf "%.0f %.0f\n", s[1] * 1000000 + s[2], e[1] * 1000000 + e[2] }' |
+	    sort -n | awk 'NR > 1 { printf "%.0f\n", $1 - prev } { prev = $2 }' |
 	    sort -n >"$dir/gaps"
 	gm=$(awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }' "$dir/gaps")
 	gp=$(awk '{ v[NR] = $1 } END { print v[int(NR * 0.99 + 0.999)] }' "$dir/gaps")

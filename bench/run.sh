@@ -2,7 +2,7 @@
 # bench/run.sh: redlock against flock(1), measured alternately in one run.
 # usage: bench/run.sh path/to/redlock [ROUNDS]
 # Prints a table and writes bench/RESULTS.md. Timings are wall clock per
-# command, medians and p90 over ROUNDS (default 41), with the ratio to
+# command, medians and p99 over ROUNDS (default 41), with the ratio to
 # flock measured in the same rounds.
 set -eu
 rl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -59,11 +59,11 @@ time_us() {
 	t1=$(ns)
 	echo $(((t1 - t0) / 1000))
 }
-# stats FILE: "median p90" of the numbers in FILE.
+# stats FILE: "median p99" of the numbers in FILE.
 stats() {
 	sort -n "$1" | awk '{ v[NR] = $1 } END {
 	    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-	    p = v[int(NR * 0.9 + 0.999)]
+	    p = v[int(NR * 0.99 + 0.999)]
 	    printf "%d %d\n", m, p }'
 }
 
@@ -111,13 +111,14 @@ read -r rss_p rss_w <<<"$rss"
 # Contended: K workers x M runs of a 20 ms critical section on one lock,
 # total wall time, flock and redlock alternating; median of 5 rounds.
 contend() {	# contend K M CMD...: total wall ms of K workers x M runs
-	local k=$1 m=$2 t0 i
+	local k=$1 m=$2 t0 i w=
 	shift 2
 	t0=$(ns)
 	for i in $(seq 1 "$k"); do
 		( for _ in $(seq 1 "$m"); do "$@" >/dev/null; done ) &
+		w="$w $!"
 	done
-	wait
+	wait $w		# the workers only: the servers are children too
 	echo $((($(ns) - t0) / 1000000))
 }
 for k in 4 16; do
@@ -128,31 +129,41 @@ for k in 4 16; do
 	done
 done
 
-# Handoff: three workers take turns; the gap from one COMMAND's end to
-# the next holder's acquisition (its -v event), in microseconds.
-handoff() {	# handoff LABEL REDLOCK-ARGS...: gaps into $dir/h_LABEL
-	local label=$1 log=$dir/hlog_$1
+# Handoff: three workers take turns with a 3 ms COMMAND, under redlock
+# and under flock. Gaps from one COMMAND's end to the next holder's
+# acquisition (redlock's -v event) and to the next COMMAND's start, in
+# microseconds. COMMAND is bash, so its clock needs no fork of its own.
+handoff() {	# handoff LABEL PREFIX...: gaps into $dir/a_LABEL, $dir/s_LABEL
+	local label=$1 log=$dir/hlog_$1 w=
 	shift
 	: >"$log"
 	for _ in 1 2 3; do
 		( for _ in $(seq 1 20); do
-			"$rl" "$@" -v -w 60s handoff -- \
-			    bash -c 'sleep 0.003; echo "end $EPOCHREALTIME"' 2>&1
+			"$@" bash -c 'echo "start $EPOCHREALTIME"
+			    sleep 0.003; echo "end $EPOCHREALTIME"' 2>&1
 		done ) >>"$log" &
+		w="$w $!"
 	done
-	wait
+	wait $w
 	awk '
-	    $1 == "end" { split($2, t, "."); e = (t[1] % 86400) * 1e6 + t[2]; have = 1 }
-	    $3 == "acquired" && have {
+	    function epoch(v,  t) { split(v, t, "."); return (t[1] % 86400) * 1e6 + t[2] }
+	    $1 == "start" || $1 == "end" { printf "%.0f %s\n", epoch($2), $1 }
+	    $3 == "acquired" {
 		split($2, d, "T"); split(d[2], h, ":"); sub("Z", "", h[3])
 		split(h[3], f, ".")
-		a = ((h[1] * 60 + h[2]) * 60 + f[1]) * 1e6 + f[2]
-		if (a >= e) print int(a - e)
-		have = 0 }' "$log" | sort -n >"$dir/h_$label"
+		printf "%.0f acquired\n", ((h[1] * 60 + h[2]) * 60 + f[1]) * 1e6 + f[2] }' "$log" |
+	    sort -n | awk -v a="$dir/a_$label" -v s="$dir/s_$label" '
+	    $2 == "end" { e = $1; have = 1 }
+	    $2 == "acquired" && have { printf "%.0f\n", $1 - e >a }
+	    $2 == "start" && have { printf "%.0f\n", $1 - e >s; have = 0 }'
+	touch "$dir/a_$label"
+	sort -n -o "$dir/a_$label" "$dir/a_$label"
+	sort -n -o "$dir/s_$label" "$dir/s_$label"
 }
-handoff plain exec
-handoff fair exec --fair
-handoff redlock -u "$masters" exec
+handoff flock flock "$lockfile"
+handoff plain "$rl" exec -v -w 60s handoff --
+handoff fair "$rl" exec --fair -v -w 60s handoff --
+handoff redlock "$rl" -u "$masters" exec -v -w 60s handoff --
 
 # Library level: acquire+release pairs per second from one process,
 # against the server's ceiling of PINGs from one client.
@@ -175,7 +186,7 @@ read -r c16f _ < <(stats "$dir/c_flock_16")
 read -r c16r _ < <(stats "$dir/c_rl_16")
 
 table=$(cat <<TABLE
-| scenario | median | p90 | median / flock |
+| scenario | median | p99 | median / flock |
 | --- | --- | --- | --- |
 | \`flock FILE true\` | ${fm} us | ${fp} us | 1.00 |
 | \`redlock exec NAME -- true\` (uncontended) | ${em} us | ${ep} us | $(ratio "$em" "$fm") |
@@ -184,17 +195,23 @@ table=$(cat <<TABLE
 | handoff: unlock start to next holder's acquisition (ms clock) | ${hm} us | ${hp} us | - |
 TABLE
 )
+hrow() {	# hrow TITLE LABEL: one handoff row
+	local s=$dir/s_$2 a=$dir/a_$2 acq=-
+	[ -s "$a" ] && acq="$(pct "$a" 50) us / $(pct "$a" 99) us"
+	echo "| $1 | $(pct "$s" 50) us | $(pct "$s" 99) us | $(ratio "$(pct "$s" 50)" "$(pct "$dir/s_flock" 50)") | $acq | $(wc -l <"$s") |"
+}
 more=$(cat <<TABLE
 | scenario | redlock | flock | redlock / flock |
 | --- | --- | --- | --- |
 | contended, 4 workers x 10 runs of 20 ms, total wall (median of 5) | ${c4r} ms | ${c4f} ms | $(ratio "$c4r" "$c4f") |
 | contended, 16 workers x 10 runs of 20 ms, total wall (median of 5) | ${c16r} ms | ${c16f} ms | $(ratio "$c16r" "$c16f") |
 
-| handoff: previous COMMAND's end to the next holder's acquisition | median | p99 | handoffs |
-| --- | --- | --- | --- |
-| one server | $(pct "$dir/h_plain" 50) us | $(pct "$dir/h_plain" 99) us | $(wc -l <"$dir/h_plain") |
-| one server, \`--fair\` | $(pct "$dir/h_fair" 50) us | $(pct "$dir/h_fair" 99) us | $(wc -l <"$dir/h_fair") |
-| Redlock, 5 masters | $(pct "$dir/h_redlock" 50) us | $(pct "$dir/h_redlock" 99) us | $(wc -l <"$dir/h_redlock") |
+| handoff: one COMMAND's end to the next one's start | median | p99 | median / flock | to the acquisition: median / p99 | handoffs |
+| --- | --- | --- | --- | --- | --- |
+$(hrow "flock(1)" flock)
+$(hrow "redlock, one server" plain)
+$(hrow "redlock \`--fair\`, one server" fair)
+$(hrow "redlock, 5 masters (Redlock)" redlock)
 
 | resources | value |
 | --- | --- |
@@ -218,7 +235,8 @@ echo "$fair"
 	echo
 	echo "Written by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d),"
 	echo "$(nproc) cores, $(uname -sr), Redis $(redis-server --version | cut -d' ' -f3 | cut -d= -f2),"
-	echo "$rounds rounds, redlock and flock alternating in each round."
+	echo "$rounds rounds, redlock and flock alternating in each round"
+	echo "(p99 of $rounds rounds is the slowest round)."
 	echo "Wall time per command from the shell, including fork and exec."
 	echo "Handoff times come from the server's clock at millisecond"
 	echo "resolution (since_ms of the new holder), so they read in steps"
@@ -227,10 +245,13 @@ echo "$fair"
 	echo "$table"
 	echo
 	echo "Contended runs start all workers at once and time until the last"
-	echo "finishes. Handoffs: three workers take turns with a 3 ms COMMAND;"
-	echo "the gap runs from the end of one COMMAND (bash's EPOCHREALTIME) to"
-	echo "the next holder's acquired event (-v, microseconds), so it holds"
-	echo "COMMAND's exit, the release, the wake-up and the acquisition."
+	echo "finishes. Handoffs: three workers take turns, each running a bash"
+	echo "COMMAND that prints EPOCHREALTIME at its start and, 3 ms later, at"
+	echo "its end. A gap runs from one COMMAND's end to the next one's start,"
+	echo "so it holds COMMAND's exit, the release, the wake-up, the"
+	echo "acquisition, the fork of the watchdog and of COMMAND, and bash's"
+	echo "start; the same for flock(1) in the same run. The column to the"
+	echo "acquisition stops at the next holder's -v acquired event."
 	echo
 	echo "$more"
 	echo
