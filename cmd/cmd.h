@@ -67,6 +67,9 @@ const char *esc(const char *s);
 void json_str(FILE *f, const char *s);
 /* ,"KEY":V on F, or ,"KEY":null when not KNOWN. */
 void json_int(FILE *f, const char *key, int64_t v, int known);
+/* "owner":..,"host":..,"pid":..,"user":..,"cmd":.. on F. */
+void json_who(FILE *f, const char *owner, const char *host, long pid,
+    const char *user, const char *cmd);
 /* The exit status for a library error, after printing its message. */
 int fail(rl_client *c, enum rl_err e, const char *name);
 /* A connected client for the global URL(s), or NULL with *STATUS set.

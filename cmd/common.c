@@ -163,6 +163,21 @@ json_int(FILE *f, const char *key, int64_t v, int known)
 		fputs("null", f);
 }
 
+void
+json_who(FILE *f, const char *owner, const char *host, long pid,
+    const char *user, const char *cmd)
+{
+	fputs("\"owner\":", f);
+	json_str(f, owner);
+	fputs(",\"host\":", f);
+	json_str(f, host);
+	json_int(f, "pid", pid, pid > 0);
+	fputs(",\"user\":", f);
+	json_str(f, user);
+	fputs(",\"cmd\":", f);
+	json_str(f, cmd);
+}
+
 int
 fail(rl_client *c, enum rl_err e, const char *name)
 {

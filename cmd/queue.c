@@ -27,20 +27,6 @@ const struct cmd cmd_queue = {
 #define DEFAULT_WATCH_MS 1000
 
 static void
-json_entry(const struct rl_qentry *e)
-{
-	fputs("\"owner\":", stdout);
-	json_str(stdout, e->owner);
-	fputs(",\"host\":", stdout);
-	json_str(stdout, e->host);
-	json_int(stdout, "pid", e->pid, e->pid > 0);
-	fputs(",\"user\":", stdout);
-	json_str(stdout, e->user);
-	fputs(",\"cmd\":", stdout);
-	json_str(stdout, e->cmd);
-}
-
-static void
 print_json(const char *name, const struct rl_queue *q)
 {
 	size_t i;
@@ -50,7 +36,8 @@ print_json(const char *name, const struct rl_queue *q)
 	printf(",\"held\":%s,\"holder\":", q->held ? "true" : "false");
 	if (q->held) {
 		putchar('{');
-		json_entry(&q->holder);
+		json_who(stdout, q->holder.owner, q->holder.host,
+		    q->holder.pid, q->holder.user, q->holder.cmd);
 		json_int(stdout, "held_ms", q->holder.since_ms,
 		    q->holder.since_ms >= 0);
 		json_int(stdout, "lease_ms", q->holder.ms, q->holder.ms >= 0);
@@ -62,7 +49,7 @@ print_json(const char *name, const struct rl_queue *q)
 		const struct rl_qentry *w = &q->waiters[i];
 
 		printf("%s{\"position\":%zu,", i ? "," : "", i + 1);
-		json_entry(w);
+		json_who(stdout, w->owner, w->host, w->pid, w->user, w->cmd);
 		json_int(stdout, "waiting_ms", w->since_ms, w->since_ms >= 0);
 		json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
 		putchar('}');

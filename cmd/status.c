@@ -96,15 +96,9 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 	json_str(stdout, name);
 	printf(",\"held\":%s", st->held ? "true" : "false");
 	if (st->held) {
-		fputs(",\"mode\":\"exclusive\",\"owner\":", stdout);
-		json_str(stdout, st->owner);
-		fputs(",\"host\":", stdout);
-		json_str(stdout, st->host);
-		json_int(stdout, "pid", st->pid, st->pid > 0);
-		fputs(",\"user\":", stdout);
-		json_str(stdout, st->user);
-		fputs(",\"cmd\":", stdout);
-		json_str(stdout, st->cmd);
+		fputs(",\"mode\":\"exclusive\",", stdout);
+		json_who(stdout, st->owner, st->host, st->pid, st->user,
+		    st->cmd);
 		json_int(stdout, "since_ms", st->since_ms, st->since_ms >= 0);
 		json_int(stdout, "held_ms", st->held_ms, st->held_ms >= 0);
 		json_int(stdout, "holds", st->holds, 1);

@@ -68,6 +68,9 @@ const char *rl_elem_str(const redisReply *r, size_t i);
 /* {-1, key, type}: RL_EWRONGTYPE with the key and type in *KEY, *TYPE. */
 enum rl_err rl_wrongtype(rl_client *c, const redisReply *r, const char **key,
     const char **type);
+/* The holder part of acquire's {0, pttl, owner, host, pid, user, cmd,
+ * held_ms, ...} reply into A. */
+void rl_attempt_holder(const redisReply *r, struct rl_attempt *a);
 /* The status script's reply into ST. */
 void rl_status_read(const redisReply *r, struct rl_status *st);
 

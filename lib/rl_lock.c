@@ -163,12 +163,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 		a->fence = rl_elem_int(r, 1, 0);
 		a->holds = rl_elem_int(r, 2, 1);
 	} else if (st == 0) {
-		a->pttl = rl_elem_int(r, 1, -1);
-		a->owner = rl_elem_str(r, 2);
-		a->host = rl_elem_str(r, 3);
-		a->pid = (long)rl_elem_int(r, 4, 0);
-		a->cmd = rl_elem_str(r, 6);
-		a->held_ms = rl_elem_int(r, 7, -1);
+		rl_attempt_holder(r, a);
 		a->position = rl_elem_int(r, 8, 0);
 		a->queued = rl_elem_int(r, 9, 0);
 		a->head_wait_ms = rl_elem_int(r, 10, -1);
@@ -551,6 +546,17 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		return unexpected(c, "renew");
 	*ours = r->integer == 1;
 	return RL_OK;
+}
+
+void
+rl_attempt_holder(const redisReply *r, struct rl_attempt *a)
+{
+	a->pttl = rl_elem_int(r, 1, -1);
+	a->owner = rl_elem_str(r, 2);
+	a->host = rl_elem_str(r, 3);
+	a->pid = (long)rl_elem_int(r, 4, 0);
+	a->cmd = rl_elem_str(r, 6);
+	a->held_ms = rl_elem_int(r, 7, -1);
 }
 
 void

@@ -430,14 +430,8 @@ rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
 		return no_quorum(c, answered, "acquire");
 	a->pttl = -1;
 	a->held_ms = -1;
-	if (r != NULL) {
-		a->pttl = rl_elem_int(r, 1, -1);
-		a->owner = rl_elem_str(r, 2);
-		a->host = rl_elem_str(r, 3);
-		a->pid = (long)rl_elem_int(r, 4, 0);
-		a->cmd = rl_elem_str(r, 6);
-		a->held_ms = rl_elem_int(r, 7, -1);
-	}
+	if (r != NULL)
+		rl_attempt_holder(r, a);
 	return RL_OK;
 }
 
