@@ -167,7 +167,10 @@ handoff redlock "$rl" -u "$masters" exec -v -w 60s handoff --
 
 # Library level: acquire+release pairs per second from one process,
 # against the server's ceiling of PINGs from one client.
-pairs=$("${rl%/*}/bench-lib" "redis://127.0.0.1:$port" 20000)
+pairs=$("${rl%/*}/bench-lib" 20000 "redis://127.0.0.1:$port")
+m3=$(echo "$masters" | cut -d, -f1-3 | tr , ' ')
+pairs3=$("${rl%/*}/bench-lib" 10000 $m3)
+pairs5=$("${rl%/*}/bench-lib" 10000 $(echo "$masters" | tr , ' '))
 ping=$(redis-benchmark -p "$port" -c 1 -n 50000 -t ping --csv 2>/dev/null |
     awk -F'"' '/PING_MBULK/ {print int($4)}')
 
@@ -218,6 +221,8 @@ $(hrow "redlock, 5 masters (Redlock)" redlock)
 | peak RSS (VmHWM) of redlock during exec | ${rss_p} KiB |
 | peak RSS (VmHWM) of its watchdog | ${rss_w} KiB |
 | library: acquire+release pairs per second, one process | ${pairs} |
+| the same on 3 masters (Redlock) | ${pairs3} (pair takes $(ratio "$pairs" "$pairs3") x one master) |
+| the same on 5 masters (Redlock) | ${pairs5} (pair takes $(ratio "$pairs" "$pairs5") x one master) |
 | server ceiling: PING round trips per second, one client | ${ping} (= $((ping / 2)) pairs) |
 TABLE
 )
