@@ -57,6 +57,9 @@ void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int usage_error(const struct cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int print_help(const struct cmd *c);
+/* The one NAME operand left after getopt into *NAME: 0, or a usage
+ * error when it is missing, empty or followed by more. */
+int one_name(const struct cmd *c, int argc, char **argv, const char **name);
 /* getopt returned '?': name the word it stopped at; EXIT_USAGE. */
 int bad_option(const struct cmd *c, char **argv, const char *shortopts,
     const struct option *longopts);

@@ -63,6 +63,20 @@ bad_option(const struct cmd *c, char **argv, const char *shortopts,
 }
 
 int
+one_name(const struct cmd *c, int argc, char **argv, const char **name)
+{
+	if (optind >= argc)
+		return usage_error(c, "missing NAME");
+	if (optind + 1 < argc)
+		return usage_error(c, "one NAME only, got '%s' too",
+		    esc(argv[optind + 1]));
+	if (argv[optind][0] == '\0')
+		return usage_error(c, "NAME is empty");
+	*name = argv[optind];
+	return 0;
+}
+
+int
 print_help(const struct cmd *c)
 {
 	printf("usage: redlock [GLOBAL OPTIONS] %s\n\n%s", c->usage, c->help);

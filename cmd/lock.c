@@ -137,14 +137,8 @@ run(struct globals *g, int argc, char **argv)
 		if (r == 0)
 			return bad_option(&cmd_lock, argv, LOCKOPTS_SHORT "h", longopts);
 	}
-	if (optind >= argc)
-		return usage_error(&cmd_lock, "missing NAME");
-	if (optind + 1 < argc)
-		return usage_error(&cmd_lock, "one NAME only, got '%s' too",
-		    esc(argv[optind + 1]));
-	name = argv[optind];
-	if (name[0] == '\0')
-		return usage_error(&cmd_lock, "NAME is empty");
+	if ((r = one_name(&cmd_lock, argc, argv, &name)) != 0)
+		return r;
 	if (watched != 0 && !keepalive)
 		return usage_error(&cmd_lock, "--pid goes with --keepalive");
 	if (keepalive && o.ttl_ms < 30)

@@ -154,14 +154,8 @@ run(struct globals *g, int argc, char **argv)
 			return bad_option(&cmd_queue, argv, "h", longopts);
 		}
 	}
-	if (optind >= argc)
-		return usage_error(&cmd_queue, "missing NAME");
-	if (optind + 1 < argc)
-		return usage_error(&cmd_queue, "one NAME only, got '%s' too",
-		    esc(argv[optind + 1]));
-	name = argv[optind];
-	if (name[0] == '\0')
-		return usage_error(&cmd_queue, "NAME is empty");
+	if ((status = one_name(&cmd_queue, argc, argv, &name)) != 0)
+		return status;
 	if (g->nurl > 1)
 		return usage_error(&cmd_queue, "fair queues are not available "
 		    "with several masters (Redlock): give one URL");

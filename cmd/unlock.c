@@ -48,14 +48,8 @@ run(struct globals *g, int argc, char **argv)
 			return bad_option(&cmd_unlock, argv, "h", longopts);
 		}
 	}
-	if (optind >= argc)
-		return usage_error(&cmd_unlock, "missing NAME");
-	if (optind + 1 < argc)
-		return usage_error(&cmd_unlock, "one NAME only, got '%s' too",
-		    esc(argv[optind + 1]));
-	name = argv[optind];
-	if (name[0] == '\0')
-		return usage_error(&cmd_unlock, "NAME is empty");
+	if ((status = one_name(&cmd_unlock, argc, argv, &name)) != 0)
+		return status;
 	if (force && owner != NULL)
 		return usage_error(&cmd_unlock,
 		    "--owner and --force exclude each other");

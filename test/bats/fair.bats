@@ -26,14 +26,21 @@ fair_exec() {
 	fpid=$!
 }
 
-@test "FIFO: 20 waiters acquire in exactly the order they queued" {
-	tok=$(rl lock x)
+# queue_fair N WAIT: N fair execs, each started once the previous one is
+# in the queue; their pids in $pids.
+queue_fair() {
+	local i
 	pids=
-	for i in $(seq 1 20); do
-		fair_exec "$i" -w 60s
+	for i in $(seq 1 "$1"); do
+		fair_exec "$i" -w "$2"
 		pids="$pids $fpid"
 		wait_for 5 qlen_is "$i"
 	done
+}
+
+@test "FIFO: 20 waiters acquire in exactly the order they queued" {
+	tok=$(rl lock x)
+	queue_fair 20 60s
 	rl unlock --owner "$tok" x
 	for p in $pids; do wait "$p"; done
 	run cat "$D/order"
@@ -166,12 +173,7 @@ fair_exec() {
 
 @test "handoff through 50 fair waiters: each next COMMAND starts within 50 ms of the previous one's end" {
 	tok=$(rl lock -t 60s x)
-	pids=
-	for i in $(seq 1 50); do
-		fair_exec "$i" -w 120s
-		pids="$pids $fpid"
-		wait_for 5 qlen_is "$i"
-	done
+	queue_fair 50 120s
 	rl unlock --owner "$tok" x
 	for p in $pids; do wait "$p"; done
 	run cat "$D/order"
