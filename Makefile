@@ -15,7 +15,8 @@ SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover
 export ASAN_OPTIONS = exitcode=99:detect_leaks=1
 export UBSAN_OPTIONS = halt_on_error=1:exitcode=98:print_stacktrace=1
 
-LUA = $(wildcard lua/*.lua)
+LUA_PRELUDE = lua/prelude.lua
+LUA = $(filter-out $(LUA_PRELUDE),$(wildcard lua/*.lua))
 LIB_SRC = $(wildcard lib/*.c)
 CMD_SRC = $(wildcard cmd/*.c)
 UNIT_SRC = $(wildcard test/unit/*.c)
@@ -27,9 +28,9 @@ UNIT_BIN = $(patsubst test/unit/%.c,build/asan/unit/%,$(UNIT_SRC))
 
 all: build/redlock
 
-build/rl_scripts.h: $(LUA) tools/embed-lua.sh
+build/rl_scripts.h: $(LUA_PRELUDE) $(LUA) tools/embed-lua.sh
 	@mkdir -p build
-	tools/embed-lua.sh $@ $(LUA)
+	tools/embed-lua.sh $@ $(LUA_PRELUDE) $(LUA)
 
 build/obj/%.o: %.c build/rl_scripts.h
 	@mkdir -p $(@D)

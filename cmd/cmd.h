@@ -73,6 +73,10 @@ void json_int(FILE *f, const char *key, int64_t v, int known);
 /* "owner":..,"host":..,"pid":..,"user":..,"cmd":.. on F. */
 void json_who(FILE *f, const char *owner, const char *host, long pid,
     const char *user, const char *cmd);
+/* The server refused this user PUBLISH on CHANNEL (ACL): waiters of NAME
+ * were not woken by a release (DONE), or will not be by the coming one. */
+void warn_nopub(rl_client *c, const char *name, const char *channel,
+    int done);
 /* The exit status for a library error, after printing its message. */
 int fail(rl_client *c, enum rl_err e, const char *name);
 /* A connected client for the global URL(s), or NULL with *STATUS set.

@@ -207,6 +207,7 @@ fail(rl_client *c, enum rl_err e, const char *name)
 		    esc(rl_errstr(c)));
 		return EXIT_UNAVAILABLE;
 	case RL_EAUTH:
+	case RL_ESERVER:
 		msg("%s", esc(rl_errstr(c)));
 		return EXIT_UNAVAILABLE;
 	case RL_EUSAGE:
@@ -221,6 +222,24 @@ fail(rl_client *c, enum rl_err e, const char *name)
 		msg("%s; please report this", esc(rl_errstr(c)));
 		return EXIT_SOFTWARE;
 	}
+}
+
+void
+warn_nopub(rl_client *c, const char *name, const char *channel, int done)
+{
+	const char *user = rl_user(c);
+
+	if (done)
+		msg("warning: %s was released, but its waiters were not woken: "
+		    "the server refused PUBLISH on %s to user %s (they wait out "
+		    "the lease); grant it with ACL SETUSER %s "
+		    "&redisson_lock__channel:*", esc(name), esc(channel),
+		    esc(user), esc(user));
+	else
+		msg("warning: user %s may not PUBLISH on %s, so releasing %s "
+		    "will not wake its waiters (they wait out the lease); grant "
+		    "it with ACL SETUSER %s &redisson_lock__channel:*",
+		    esc(user), esc(channel), esc(name), esc(user));
 }
 
 rl_client *

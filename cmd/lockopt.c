@@ -174,9 +174,13 @@ describe(const struct rl_attempt *a, char *buf, size_t len)
 	else if (a->owner != NULL)
 		snprintf(buf, len, "held by owner %s, lease %s left",
 		    esc(a->owner), lease);
-	else if (a->queued > 0)
+	else if (a->ahead > 0)
 		snprintf(buf, len, "free, but %lld fair waiter%s ahead",
-		    (long long)a->queued, a->queued == 1 ? " is" : "s are");
+		    (long long)a->ahead, a->ahead == 1 ? " is" : "s are");
+	else if (a->queued > 0)
+		snprintf(buf, len, "free, but %lld fair waiter%s queued, this "
+		    "one among them", (long long)a->queued,
+		    a->queued == 1 ? " was" : "s were");
 	else
 		snprintf(buf, len, "no quorum of masters granted it (%zu "
 		    "did); released everywhere", a->nodes_ok);
@@ -267,6 +271,8 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (a->acquired) {
+		if (a->nopub != NULL)
+			warn_nopub(rc, name, a->nopub, 0);
 		if (a->holds > 1)
 			event(o, "re-entered %s (holds %lld, fence %lld)",
 			    esc(name), (long long)a->holds,

@@ -68,8 +68,11 @@ run(struct globals *g, int argc, char **argv)
 		else if (!deleted) {
 			msg("%s was not held; nothing to delete", esc(name));
 			status = EXIT_NOT_HELD;
-		} else
+		} else {
+			if (a.nopub != NULL)
+				warn_nopub(rc, name, a.nopub, 1);
 			status = 0;
+		}
 	} else {
 		e = rl_release(rc, name, owner, &rel, &holds, &a);
 		if (e != RL_OK)
@@ -79,8 +82,11 @@ run(struct globals *g, int argc, char **argv)
 			    "changed", esc(name), holds ? "another owner holds "
 			    "it" : "it is free: the lease may have expired");
 			status = EXIT_NOT_HELD;
-		} else
+		} else {
+			if (a.nopub != NULL)
+				warn_nopub(rc, name, a.nopub, 1);
 			status = 0;
+		}
 	}
 	rl_client_free(rc);
 	return status;

@@ -199,6 +199,8 @@ watch_run(struct watch *w)
 			    "out", esc(w->name));
 		else {
 			w->released = 1;
+			if (a.nopub != NULL)
+				warn_nopub(w->rc, w->name, a.nopub, 1);
 			event(w->lo, "released %s", esc(w->name));
 		}
 	}

@@ -20,7 +20,9 @@ enum rl_err {
 	RL_ECONNECT,	/* server unreachable or connection lost */
 	RL_EAUTH,	/* authentication or SELECT refused */
 	RL_EWRONGTYPE,	/* a key of the lock holds another type */
-	RL_EPROTO,	/* unexpected reply */
+	RL_ESERVER,	/* the server refused for its own reasons: out of
+			 * memory, cluster down, a disabled command */
+	RL_EPROTO,	/* unexpected reply: a fault of redlock's */
 	RL_EINTR,	/* the interrupt descriptor became readable */
 	RL_ENOMEM
 };
@@ -98,6 +100,8 @@ int rl_node_status(rl_client *c, size_t i, struct rl_status *st,
     char *url, size_t urllen, const char **err);
 enum rl_err rl_connect(rl_client *c);
 const char *rl_errstr(const rl_client *c);
+/* The ACL user the client logs in as ("default" without one). */
+const char *rl_user(const rl_client *c);
 /* A descriptor that interrupts waits with RL_EINTR once readable
  * (a self-pipe for signals); -1 for none. */
 void rl_set_interrupt_fd(rl_client *c, int fd);
@@ -132,6 +136,11 @@ struct rl_attempt {
 	int too_slow;		/* several masters: a quorum granted it, but no
 				 * validity was left (ttl - elapsed - drift) */
 	int64_t validity_ms;	/* several masters: what was left of the lease */
+	int64_t ahead;		/* fair, not acquired: waiters ahead of the
+				 * caller; -1 unknown */
+	const char *nopub;	/* acquired or released: the channel this user
+				 * may not PUBLISH on (ACL), so releases wake
+				 * nobody; NULL when it may or it is unknown */
 	const char *badkey;	/* RL_EWRONGTYPE: the key and its type */
 	const char *badtype;
 };
@@ -169,8 +178,10 @@ enum rl_err rl_acquire(rl_client *c, const char *name, const char *owner,
     const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
     struct rl_attempt *a);
 
-/* Take OWNER out of the fair queue of NAME. */
-enum rl_err rl_leave(rl_client *c, const char *name, const char *owner);
+/* Take OWNER out of the fair queue of NAME; *POSITION: the place it had
+ * (1 first), 0 when it was not queued or the server cannot tell. */
+enum rl_err rl_leave(rl_client *c, const char *name, const char *owner,
+    int64_t *position);
 
 enum rl_release {
 	RL_RELEASED,	/* last hold given back, waiters woken */
@@ -179,11 +190,13 @@ enum rl_release {
 };
 
 /* Give back one hold. *HOLDS: holds left (RL_DECREMENTED), or 1 when
- * someone else holds it, 0 when free (RL_NOT_OWNER). */
+ * someone else holds it, 0 when free (RL_NOT_OWNER). A->nopub is set when
+ * the lock was released but its waiters could not be woken. */
 enum rl_err rl_release(rl_client *c, const char *name, const char *owner,
     enum rl_release *r, int64_t *holds, struct rl_attempt *a);
 
-/* Delete the lock whoever holds it; *DELETED says whether one was held. */
+/* Delete the lock whoever holds it; *DELETED says whether one was held;
+ * A->nopub as for rl_release. */
 enum rl_err rl_force_release(rl_client *c, const char *name, int *deleted,
     struct rl_attempt *a);
 

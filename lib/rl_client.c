@@ -25,6 +25,12 @@ rl_errstr(const rl_client *c)
 	return c->errstr;
 }
 
+const char *
+rl_user(const rl_client *c)
+{
+	return c->url.user != NULL ? c->url.user : "default";
+}
+
 static int
 copy(char **dst, const char *src)
 {
@@ -142,12 +148,53 @@ rl_ctx_error(rl_client *c, const struct rl_url *u, redisContext *ctx,
 	    why[0] ? why : "unknown error");
 }
 
+/* Error replies that are a condition of the server, not a fault of
+ * redlock's: how they start, and what the operator can do about them. */
+static const struct {
+	const char *code;
+	const char *todo;
+} refusals[] = {
+	{ "OOM ", "the server is out of memory: free some, raise maxmemory "
+	    "or choose an eviction policy" },
+	{ "CLUSTERDOWN ", "the cluster is down or does not serve this "
+	    "name's slot: check CLUSTER INFO" },
+	{ "CROSSSLOT ", "the keys of this name fall in different cluster "
+	    "slots: a name with braces needs one non-empty {tag}, as in "
+	    "'jobs{backup}'" },
+	{ "MOVED ", "this cluster node does not serve the name's slot: give "
+	    "the URL of the node that does" },
+	{ "ASK ", "this cluster node does not serve the name's slot: give "
+	    "the URL of the node that does" },
+	{ "TRYAGAIN ", "the cluster is moving this slot: try again shortly" },
+	{ "MISCONF ", "the server cannot save to disk and refuses writes: "
+	    "fix its disk or its save settings" },
+	{ "NOREPLICAS ", "too few replicas are connected to the master "
+	    "(min-replicas-to-write)" },
+	{ "ERR unknown command ", "the command is renamed or disabled "
+	    "(rename-command); redlock needs EVAL and EVALSHA" },
+	{ "ERR max number of clients", "the server has as many clients as "
+	    "maxclients allows: try again later or raise it" },
+};
+
+/* The server's text up to where a script's location begins, for a line. */
+static int
+reason_len(const char *s)
+{
+	const char *p = strstr(s, " script: ");
+	size_t n = p != NULL ? (size_t)(p - s) : strlen(s);
+
+	while (n > 0 && (s[n - 1] == '.' || s[n - 1] == ' '))
+		n--;
+	return n > 160 ? 160 : (int)n;
+}
+
 /* Map a server error reply to an enum rl_err and a message. */
 enum rl_err
 rl_reply_error(rl_client *c, const struct rl_url *u, const redisReply *r,
     const char *doing)
 {
 	char url[512];
+	size_t i;
 
 	rl_url_format(u, url, sizeof(url));
 	if (strncmp(r->str, "NOAUTH", 6) == 0 ||
@@ -161,10 +208,13 @@ rl_reply_error(rl_client *c, const struct rl_url *u, const redisReply *r,
 		return rl_seterr(c, RL_EAUTH,
 		    "authentication to %s refused (%.120s): check the user and "
 		    "password", url, r->str);
-	if (strncmp(r->str, "NOPERM", 6) == 0)
+	if (strncmp(r->str, "NOPERM", 6) == 0 ||
+	    strstr(r->str, "user executing the script can't") != NULL)
 		return rl_seterr(c, RL_EAUTH,
-		    "%s refused %s for this user (%.120s): grant it EVALSHA, "
-		    "EVAL, SUBSCRIBE and SCAN", url, doing, r->str);
+		    "%s refused %s for user %s (%.*s): grant it EVALSHA, EVAL, "
+		    "the commands the scripts run, the keys and the channels "
+		    "redisson_lock__channel:*", url, doing,
+		    u->user ? u->user : "default", reason_len(r->str), r->str);
 	if (strncmp(r->str, "READONLY", 8) == 0)
 		return rl_seterr(c, RL_ECONNECT,
 		    "%s is a read-only replica: point --url at the master", url);
@@ -173,8 +223,36 @@ rl_reply_error(rl_client *c, const struct rl_url *u, const redisReply *r,
 	    strncmp(r->str, "MASTERDOWN", 10) == 0)
 		return rl_seterr(c, RL_ECONNECT,
 		    "%s cannot serve now (%.120s): try again shortly", url, r->str);
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		if (strncmp(r->str, refusals[i].code,
+		    strlen(refusals[i].code)) == 0)
+			return rl_seterr(c, RL_ESERVER, "%s refused %s (%.*s): "
+			    "%s", url, doing, reason_len(r->str), r->str,
+			    refusals[i].todo);
 	return rl_seterr(c, RL_EPROTO, "%s failed on %s: %.160s", doing, url,
 	    r->str);
+}
+
+enum rl_err
+rl_subscribe_error(rl_client *c, const struct rl_url *u, redisContext *ctx,
+    const redisReply *r, const char *channel)
+{
+	const char *user = u->user ? u->user : "default";
+	char url[512];
+
+	if (r == NULL)
+		return rl_ctx_error(c, u, ctx, "lost connection while "
+		    "subscribing on");
+	rl_url_format(u, url, sizeof(url));
+	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) == 0)
+		return rl_seterr(c, RL_EAUTH, "%s refused SUBSCRIBE to %s for "
+		    "user %s (%.*s): a waiter needs it to be woken; grant it "
+		    "with ACL SETUSER %s &redisson_lock__channel:*", url,
+		    channel, user, reason_len(r->str), r->str, user);
+	if (r->type == REDIS_REPLY_ERROR)
+		return rl_reply_error(c, u, r, "SUBSCRIBE");
+	return rl_seterr(c, RL_EPROTO, "unexpected reply to SUBSCRIBE from %s",
+	    url);
 }
 
 static enum rl_err
@@ -327,8 +405,12 @@ rl_eval(rl_client *c, const struct rl_script *s, int nkeys, const char **keys,
 		return e;
 	}
 	c->last = r;
-	if (r->type == REDIS_REPLY_ERROR)
-		return rl_reply_error(c, &c->url, r, s->name);
+	if (r->type == REDIS_REPLY_ERROR) {
+		char doing[64];
+
+		snprintf(doing, sizeof(doing), "the %s script", s->name);
+		return rl_reply_error(c, &c->url, r, doing);
+	}
 	*out = r;
 	return RL_OK;
 }

@@ -54,6 +54,10 @@ enum rl_err rl_ctx_error(rl_client *c, const struct rl_url *u,
     redisContext *ctx, const char *what);
 enum rl_err rl_reply_error(rl_client *c, const struct rl_url *u,
     const redisReply *r, const char *doing);
+/* SUBSCRIBE to CHANNEL failed on CTX; R is the reply, NULL when the
+ * connection failed. */
+enum rl_err rl_subscribe_error(rl_client *c, const struct rl_url *u,
+    redisContext *ctx, const redisReply *r, const char *channel);
 /* Drop the command connection (after a timeout or an error). */
 void rl_disconnect(rl_client *c);
 /* Run a script: EVALSHA, and EVAL when the server does not know it.

@@ -109,12 +109,13 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 {
 	struct keys k;
 	char ttl[24], pid[24], wt[24], flags[4], *f = flags;
-	const char *keys[6], *args[9];
+	const char *keys[6], *args[10];
 	redisReply *r;
 	enum rl_err e;
 	int64_t st;
 
 	memset(a, 0, sizeof(*a));
+	a->ahead = -1;
 	if ((e = keys_make(c, name, &k)) != RL_OK)
 		return e;
 	snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
@@ -143,17 +144,18 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	args[6] = fair ? "fair" : "";
 	args[7] = wt;
 	args[8] = flags;
+	args[9] = k.channel;
 	if (c->n > 1) {
 		if (fair != NULL)
 			e = rl_seterr(c, RL_EUSAGE, "fair locks are not "
 			    "available across several masters");
 		else
-			e = rl_multi_try_acquire(c, keys, 6, args, 9, ttl_ms, a);
+			e = rl_multi_try_acquire(c, keys, 6, args, 10, ttl_ms, a);
 		keys_free(&k);
 		return e;
 	}
 	a->sent_ms = rl_now_ms();
-	e = rl_eval(c, &rl_script_acquire, 6, keys, 9, args, &r);
+	e = rl_eval(c, &rl_script_acquire, 6, keys, 10, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -162,12 +164,14 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 		a->acquired = 1;
 		a->fence = rl_elem_int(r, 1, 0);
 		a->holds = rl_elem_int(r, 2, 1);
+		a->nopub = rl_elem_str(r, 3);
 	} else if (st == 0) {
 		rl_attempt_holder(r, a);
 		a->position = rl_elem_int(r, 8, 0);
 		a->queued = rl_elem_int(r, 9, 0);
 		a->head_wait_ms = rl_elem_int(r, 10, -1);
 		a->rejoined = rl_elem_int(r, 11, 0) == 1;
+		a->ahead = rl_elem_int(r, 12, -1);
 	} else if (st == -1)
 		return rl_wrongtype(c, r, &a->badkey, &a->badtype);
 	else
@@ -200,11 +204,11 @@ subscribe(rl_client *c, const char *channel)
 	c->nsubs = 1;
 	r = redisCommandArgv(c->subs[0], 2, argv, NULL);
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+		e = rl_subscribe_error(c, &c->url, c->subs[0], r, channel);
 		if (r != NULL)
 			freeReplyObject(r);
 		unsubscribe(c);
-		return rl_seterr(c, RL_ECONNECT,
-		    "cannot subscribe to the release channel of the lock");
+		return e;
 	}
 	freeReplyObject(r);
 	return RL_OK;
@@ -391,15 +395,21 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	}
 out:
 	unsubscribe(c);
-	if (joined && !a->acquired && e != RL_ECONNECT) {
-		/* Leave the queue, keeping the first error's message and the
-		 * last attempt's reply (the strings in A point into it). */
+	if (joined && !a->acquired) {
+		/* Leave the queue on every way out (also when the wait failed:
+		 * the command connection may still work, and if it does not,
+		 * the waiter timeout drops the entry), keeping the first
+		 * error's message and the last attempt's reply (the strings in
+		 * A point into it). */
 		char keep[sizeof(c->errstr)];
 		redisReply *last = c->last;
+		int64_t position = 0;
 
 		memcpy(keep, c->errstr, sizeof(keep));
 		c->last = NULL;
-		rl_leave(c, name, owner);
+		if (rl_leave(c, name, owner, &position) == RL_OK &&
+		    position > 0)
+			a->ahead = position - 1;
 		if (c->last != NULL)
 			freeReplyObject(c->last);
 		c->last = last;
@@ -409,13 +419,15 @@ out:
 }
 
 enum rl_err
-rl_leave(rl_client *c, const char *name, const char *owner)
+rl_leave(rl_client *c, const char *name, const char *owner,
+    int64_t *position)
 {
 	struct keys k;
 	const char *keys[5];
 	redisReply *r;
 	enum rl_err e;
 
+	*position = 0;
 	if (c->n > 1)
 		return rl_seterr(c, RL_EUSAGE, "fair locks are not available "
 		    "across several masters");
@@ -428,6 +440,8 @@ rl_leave(rl_client *c, const char *name, const char *owner)
 	keys[4] = k.waiter;
 	e = rl_eval(c, &rl_script_leave, 5, keys, 1, &owner, &r);
 	keys_free(&k);
+	if (e == RL_OK)
+		*position = rl_elem_int(r, 1, 0);
 	return e;
 }
 
@@ -467,6 +481,7 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	case 2:
 		*rel = RL_RELEASED;
 		*holds = 0;
+		a->nopub = rl_elem_str(r, 1);
 		break;
 	case 1:
 		*rel = RL_DECREMENTED;
@@ -487,7 +502,7 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
     struct rl_attempt *a)
 {
 	struct keys k;
-	const char *keys[4], *args[1] = { "0" };
+	const char *keys[6], *args[1] = { "0" };
 	redisReply *r;
 	enum rl_err e;
 
@@ -498,22 +513,29 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 	keys[1] = k.channel;
 	keys[2] = k.holder;
 	keys[3] = k.queue;
+	keys[4] = k.timeout;
+	keys[5] = k.waiter;
 	if (c->n > 1) {
 		e = rl_multi_force(c, keys, args, deleted, a);
 		keys_free(&k);
 		return e;
 	}
-	e = rl_eval(c, &rl_script_force, 4, keys, 1, args, &r);
+	e = rl_eval(c, &rl_script_force, 6, keys, 1, args, &r);
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;
-	if (r->type == REDIS_REPLY_INTEGER) {
-		*deleted = r->integer == 1;
+	switch (rl_elem_int(r, 0, -2)) {
+	case 1:
+		a->nopub = rl_elem_str(r, 1);
+		/* FALLTHROUGH */
+	case 0:
+		*deleted = rl_elem_int(r, 0, 0) == 1;
 		return RL_OK;
-	}
-	if (rl_elem_int(r, 0, -2) == -1)
+	case -1:
 		return rl_wrongtype(c, r, &a->badkey, &a->badtype);
-	return unexpected(c, "force");
+	default:
+		return unexpected(c, "force");
+	}
 }
 
 enum rl_err
@@ -587,7 +609,7 @@ enum rl_err
 rl_status(rl_client *c, const char *name, struct rl_status *st)
 {
 	struct keys k;
-	const char *keys[3];
+	const char *keys[5];
 	redisReply *r;
 	enum rl_err e;
 
@@ -597,12 +619,14 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 	keys[0] = k.lock;
 	keys[1] = k.holder;
 	keys[2] = k.queue;
+	keys[3] = k.timeout;
+	keys[4] = k.waiter;
 	if (c->n > 1) {
 		e = rl_multi_status(c, keys, st);
 		keys_free(&k);
 		return e;
 	}
-	e = rl_eval(c, &rl_script_status, 3, keys, 0, NULL, &r);
+	e = rl_eval(c, &rl_script_status, 5, keys, 0, NULL, &r);
 	keys_free(&k);
 	if (e != RL_OK)
 		return e;

@@ -379,6 +379,8 @@ rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
 		switch (rl_elem_int(r, 0, -2)) {
 		case 1:
 			ok++;
+			if (a->nopub == NULL)
+				a->nopub = rl_elem_str(r, 3);
 			if (rl_elem_int(r, 1, 0) > a->fence)
 				a->fence = rl_elem_int(r, 1, 0);
 			if (rl_elem_int(r, 2, 1) > a->holds)
@@ -402,6 +404,7 @@ rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
 	}
 	a->fence = 0;
 	a->holds = 0;
+	a->nopub = NULL;
 	a->too_slow = bad == (size_t)-1 && ok >= rl_quorum(c->n);
 	if (bad != (size_t)-1 || busy != (size_t)-1)
 		r = keep(c, bad != (size_t)-1 ? bad : busy);
@@ -451,6 +454,8 @@ rl_multi_release(rl_client *c, const char **keys, const char **args,
 		switch (rl_elem_int(r, 0, -2)) {
 		case 2:
 			released++;
+			if (a->nopub == NULL)
+				a->nopub = rl_elem_str(r, 1);
 			break;
 		case 1:
 			decremented++;
@@ -485,15 +490,19 @@ rl_multi_force(rl_client *c, const char **keys, const char **args,
 	size_t j, answered = 0;
 	redisReply *r;
 
-	rl_exchange(c, &rl_script_force, 4, keys, 1, args, 1);
+	rl_exchange(c, &rl_script_force, 6, keys, 1, args, 1);
 	*deleted = 0;
 	for (j = 0; j < c->n; j++) {
 		if ((r = c->nodes[j].reply) == NULL)
 			continue;
 		answered++;
-		if (r->type == REDIS_REPLY_INTEGER)
-			*deleted |= r->integer == 1;
-		else if (rl_elem_int(r, 0, -2) == -1) {
+		switch (rl_elem_int(r, 0, -2)) {
+		case 1:
+			*deleted = 1;
+			if (a->nopub == NULL)
+				a->nopub = rl_elem_str(r, 1);
+			break;
+		case -1:
 			return node_wrongtype(c, j, &a->badkey,
 			    &a->badtype);
 		}
@@ -539,7 +548,7 @@ rl_multi_status(rl_client *c, const char **keys, struct rl_status *st)
 	size_t j, k, answered = 0, best = (size_t)-1, best_n = 0;
 	struct rl_status s;
 
-	rl_exchange(c, &rl_script_status, 3, keys, 0, NULL, 1);
+	rl_exchange(c, &rl_script_status, 5, keys, 0, NULL, 1);
 	for (j = 0; j < c->n; j++) {
 		const redisReply *r = c->nodes[j].reply;
 		size_t same = 0;
@@ -594,6 +603,7 @@ rl_multi_subscribe(rl_client *c, const char *channel)
 	const char *argv[2] = { "SUBSCRIBE", channel };
 	redisContext *ctx;
 	redisReply *r;
+	enum rl_err e;
 	size_t j;
 
 	for (j = 0; j < c->n; j++) {
@@ -602,9 +612,15 @@ rl_multi_subscribe(rl_client *c, const char *channel)
 			continue;
 		r = redisCommandArgv(ctx, 2, argv, NULL);
 		if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+			/* A master that refuses it to this user refuses it
+			 * for good: say so rather than wait on timers. */
+			e = rl_subscribe_error(c, &c->nodes[j].url, ctx, r,
+			    channel);
 			if (r != NULL)
 				freeReplyObject(r);
 			redisFree(ctx);
+			if (e == RL_EAUTH)
+				return e;
 			continue;
 		}
 		freeReplyObject(r);

@@ -15,95 +15,90 @@
 -- ARGV[9]  fair: flags; "j": join the queue when busy, "r": the caller had
 --          joined before, "p": report the caller's position (LPOS, O(n),
 --          for the waiting line on a terminal only)
--- Returns {1, fence, holds}            acquired (holds > 1: re-entered)
+-- ARGV[10] redisson_lock__channel:{NAME}, the channel a release publishes on
+-- Returns {1, fence, holds, nopub}     acquired (holds > 1: re-entered);
+--                                      nopub: the channel this user may not
+--                                      PUBLISH on (its release would wake
+--                                      nobody), nil when it may or when the
+--                                      server cannot tell
 --         {0, pttl, owner, host, pid, user, cmd, held_ms,
---          position, queued, head_wait_ms, rejoined}
+--          position, queued, head_wait_ms, rejoined, ahead}
 --                                      not acquired; pttl nil when the lock
 --                                      is free (a fair queue is ahead);
 --                                      head_wait_ms: when a free lock's head
---                                      waiter is due to be evicted;
+--                                      waiter is due to be evicted; ahead:
+--                                      fair waiters ahead of the caller;
 --                                      unknown fields are nil
---         {-1, key, type}              KEY is not of the type a lock needs;
---                                      nothing was changed
+--         {-1, key, type}              KEY is not of the type a lock needs,
+--                                      or a fencing counter that cannot
+--                                      grow; nothing was changed
 -- Expired waiters are evicted at the head only: the cost does not grow with
--- the length of the queue.
+-- the length of the queue. A server out of memory refuses the first write
+-- of a fresh hold, re-entry or join, and nothing before it is changed
+-- (evicting dead waiters aside).
 local fair = ARGV[7] == 'fair'
 local want = {'hash', 'string', 'hash', 'list', 'zset', 'hash'}
 for i = 1, fair and 6 or 3 do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want[i] then return {-1, KEYS[i], t} end
+  local bad = rl_badtype(KEYS[i], want[i])
+  if bad then return bad end
 end
+-- INCR takes a decimal integer without leading zeros, up to 2^63-1.
 local counter = redis.call('GET', KEYS[2])
-if counter and not string.match(counter, '^%d+$') then
+if counter and not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
   return {-1, KEYS[2], 'string that is not a counter'}
 end
-
-local function decode(json)
-  if not json then return nil end
-  local ok, d = pcall(cjson.decode, json)
-  if ok and type(d) == 'table' then return d end
-  return nil
+if counter and (#counter > 19 or
+    (#counter == 19 and counter >= '9223372036854775807')) then
+  return {-1, KEYS[2], 'fencing counter at its largest value (2^63-1)'}
 end
 
-local t = redis.call('TIME')
-local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local now_ms = math.floor(now_us / 1000)
-
-if fair then
-  while true do
-    local head = redis.call('LINDEX', KEYS[4], 0)
-    if not head then break end
-    local dl = tonumber(redis.call('ZSCORE', KEYS[5], head))
-    if dl and dl > now_ms then break end
-    redis.call('LPOP', KEYS[4])
-    redis.call('ZREM', KEYS[5], head)
-    redis.call('HDEL', KEYS[6], head)
-  end
-end
+local now_us, now_ms = rl_time()
+if fair then rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms) end
 
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
   local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  redis.call('PEXPIRE', KEYS[3], ARGV[1])
-  local d = decode(redis.call('HGET', KEYS[3], ARGV[2]))
-  return {1, (d and tonumber(d.fence)) or 0, holds}
+  rl_lengthen(KEYS[1], ARGV[1])
+  rl_lengthen(KEYS[3], ARGV[1])
+  local d = rl_decode(redis.call('HGET', KEYS[3], ARGV[2]))
+  return {1, tonumber(d.fence) or 0, holds}
 end
 
 local free = redis.call('EXISTS', KEYS[1]) == 0
 local head = fair and redis.call('LINDEX', KEYS[4], 0)
 if free and (not head or head == ARGV[2]) then
-  if fair then
-    if head then redis.call('LPOP', KEYS[4]) end
-    redis.call('ZREM', KEYS[5], ARGV[2])
-    redis.call('HDEL', KEYS[6], ARGV[2])
-  end
   if not counter then
     redis.call('SET', KEYS[2], string.format('%.0f', now_us))
   end
   local fence = redis.call('INCR', KEYS[2])
-  redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+  redis.call('HSET', KEYS[1], ARGV[2], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   local meta = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),
                              user = ARGV[5], cmd = ARGV[6]})
   meta = string.sub(meta, 1, -2) ..
          string.format(',"since_ms":%.0f,"fence":%.0f}', now_ms, fence)
   redis.call('HSET', KEYS[3], ARGV[2], meta)
-  redis.call('PEXPIRE', KEYS[3], ARGV[1])
-  return {1, fence, 1}
+  rl_lengthen(KEYS[3], ARGV[1])
+  if fair then
+    if head then redis.call('LPOP', KEYS[4]) end
+    redis.call('ZREM', KEYS[5], ARGV[2])
+    redis.call('HDEL', KEYS[6], ARGV[2])
+  end
+  return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
 end
 
 local owner, pttl, d, held = false, false, {}, false
 if not free then
   owner = redis.call('HKEYS', KEYS[1])[1]
   pttl = redis.call('PTTL', KEYS[1])
-  d = owner and decode(redis.call('HGET', KEYS[3], owner)) or {}
+  d = owner and rl_decode(redis.call('HGET', KEYS[3], owner)) or {}
   if tonumber(d.since_ms) then held = now_ms - tonumber(d.since_ms) end
 end
-local position, queued, head_wait, rejoined = false, false, false, 0
+local position, queued, head_wait, rejoined, ahead = false, false, false, 0, false
 if fair then
   local flags = ARGV[9] or ''
   local deadline = now_ms + tonumber(ARGV[8])
-  if redis.call('ZSCORE', KEYS[5], ARGV[2]) then
+  local queued_before = redis.call('ZSCORE', KEYS[5], ARGV[2])
+  if queued_before then
     redis.call('ZADD', KEYS[5], deadline, ARGV[2])
   elseif string.find(flags, 'j', 1, true) then
     if string.find(flags, 'r', 1, true) then rejoined = 1 end
@@ -113,12 +108,17 @@ if fair then
                             user = ARGV[5], cmd = ARGV[6]})
     w = string.sub(w, 1, -2) .. string.format(',"since_ms":%.0f}', now_ms)
     redis.call('HSET', KEYS[6], ARGV[2], w)
+  else
+    ahead = redis.call('LLEN', KEYS[4])	-- not queued: all are ahead
   end
   queued = redis.call('LLEN', KEYS[4])
   if string.find(flags, 'p', 1, true) then
     -- LPOS needs Redis 6.0.6; without it the place is simply unknown.
     local p = redis.pcall('LPOS', KEYS[4], ARGV[2])
-    if type(p) == 'number' then position = p + 1 end
+    if type(p) == 'number' then
+      position = p + 1
+      ahead = p
+    end
   end
   head = redis.call('LINDEX', KEYS[4], 0)
   if free and head and head ~= ARGV[2] then
@@ -128,4 +128,4 @@ if fair then
 end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,
         d.user or false, d.cmd or false, held, position, queued,
-        head_wait, rejoined}
+        head_wait, rejoined, ahead}

@@ -3,18 +3,22 @@
 -- KEYS[2]  redisson_lock__channel:{NAME}  channel; CHANNEL:OWNER wakes a fair waiter
 -- KEYS[3]  redlock_holder:{NAME}          hash: owner -> JSON metadata
 -- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
+-- KEYS[5]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
+-- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
 -- ARGV[1]  message published ("0")
--- Returns 1 when a lock was deleted, 0 when NAME was free,
---         {-1, key, type} when KEY is not of the type a lock needs (nothing changed).
-for _, key in ipairs({KEYS[1], KEYS[3]}) do
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'none' and t ~= 'hash' then return {-1, key, t} end
+-- Returns {1, nopub}       a lock was deleted; nopub as in release
+--         {0}              NAME was free
+--         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
+local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
+if bad then return bad end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
+local owner = redis.call('HKEYS', KEYS[1])[1]
+redis.call('DEL', KEYS[1])
+if owner then redis.call('HDEL', KEYS[3], owner) end
+local _, now_ms = rl_time()
+local nopub = false
+if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], now_ms, ARGV[1]) then
+  nopub = KEYS[2]
 end
-redis.call('DEL', KEYS[3])
-if redis.call('DEL', KEYS[1]) == 0 then return 0 end
-if redis.call('TYPE', KEYS[4]).ok == 'list' then
-  local head = redis.call('LINDEX', KEYS[4], 0)
-  if head then redis.call('PUBLISH', KEYS[2] .. ':' .. head, ARGV[1]) end
-end
-redis.call('PUBLISH', KEYS[2], ARGV[1])
-return 1
+if not rl_publish(KEYS[2], ARGV[1]) then nopub = KEYS[2] end
+return {1, nopub}

@@ -12,17 +12,10 @@
 --   unknown fields are nil.
 local want = {'hash', 'hash', 'list', 'zset', 'hash'}
 for i = 1, 5 do
-  local t = redis.call('TYPE', KEYS[i]).ok
-  if t ~= 'none' and t ~= want[i] then return {-1, KEYS[i], t} end
+  local bad = rl_badtype(KEYS[i], want[i])
+  if bad then return bad end
 end
-local function decode(json)
-  if not json then return {} end
-  local ok, d = pcall(cjson.decode, json)
-  if ok and type(d) == 'table' then return d end
-  return {}
-end
-local t = redis.call('TIME')
-local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local _, now_ms = rl_time()
 local function since(d)
   local s = tonumber(d.since_ms)
   if s then return now_ms - s end
@@ -31,7 +24,7 @@ end
 local out = {now_ms}
 local owner = redis.call('HKEYS', KEYS[1])[1]
 if owner then
-  local d = decode(redis.call('HGET', KEYS[2], owner))
+  local d = rl_decode(redis.call('HGET', KEYS[2], owner))
   out[2] = {owner, redis.call('PTTL', KEYS[1]), d.host or false,
             tonumber(d.pid) or false, d.user or false, d.cmd or false,
             since(d)}
@@ -40,7 +33,7 @@ else
 end
 for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
   local dl = tonumber(redis.call('ZSCORE', KEYS[4], w))
-  local d = decode(redis.call('HGET', KEYS[5], w))
+  local d = rl_decode(redis.call('HGET', KEYS[5], w))
   out[#out + 1] = {w, dl and (dl - now_ms) or false, d.host or false,
                    tonumber(d.pid) or false, d.user or false,
                    d.cmd or false, since(d)}

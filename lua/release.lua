@@ -9,38 +9,25 @@
 -- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
 -- ARGV[1]  owner token
 -- ARGV[2]  message published on release ("0")
--- Returns {2}              released: key deleted, waiters woken
+-- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
+--                          channel the server refused PUBLISH on (ACL), so
+--                          waiters were not woken, else nil
 --         {1, holds}       one hold released, HOLDS remain
 --         {0, held}        OWNER does not hold NAME (held = 1: someone else does)
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
-for _, key in ipairs({KEYS[1], KEYS[3]}) do
-  local t = redis.call('TYPE', key).ok
-  if t ~= 'none' and t ~= 'hash' then return {-1, key, t} end
-end
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
-  return {0, redis.call('EXISTS', KEYS[1])}
-end
-local holds = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-if holds > 0 then return {1, holds} end
+-- The last hold is given back with deletes only, which a server out of
+-- memory still runs.
+local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
+if bad then return bad end
+local holds = tonumber(redis.call('HGET', KEYS[1], ARGV[1]))
+if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
+if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
 redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-if redis.call('TYPE', KEYS[4]).ok == 'list' and
-   redis.call('TYPE', KEYS[5]).ok == 'zset' then
-  -- Skip waiters past their deadline; wake the first live one.
-  local t = redis.call('TIME')
-  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  while true do
-    local head = redis.call('LINDEX', KEYS[4], 0)
-    if not head then break end
-    local dl = tonumber(redis.call('ZSCORE', KEYS[5], head))
-    if dl and dl > now_ms then
-      redis.call('PUBLISH', KEYS[2] .. ':' .. head, ARGV[2])
-      break
-    end
-    redis.call('LPOP', KEYS[4])
-    redis.call('ZREM', KEYS[5], head)
-    redis.call('HDEL', KEYS[6], head)
-  end
+local _, now_ms = rl_time()
+local nopub = false
+if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], now_ms, ARGV[2]) then
+  nopub = KEYS[2]
 end
-redis.call('PUBLISH', KEYS[2], ARGV[2])
-return {2}
+if not rl_publish(KEYS[2], ARGV[2]) then nopub = KEYS[2] end
+return {2, nopub}

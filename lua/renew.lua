@@ -1,5 +1,6 @@
 -- renew: extend the lease of lock NAME if, and only if, OWNER still holds it.
--- Never re-creates a lock that is gone.
+-- Never re-creates a lock that is gone, and never shortens a lease that a
+-- longer hold of the same owner gave it.
 -- KEYS[1]  NAME                   hash: owner -> hold count
 -- KEYS[2]  redlock_holder:{NAME}  hash: owner -> JSON metadata
 -- ARGV[1]  lease in milliseconds
@@ -7,8 +8,8 @@
 -- Returns 1 when renewed, 0 when NAME is gone, not a lock, or held by another.
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
+rl_lengthen(KEYS[1], ARGV[1])
 if redis.call('TYPE', KEYS[2]).ok == 'hash' then
-  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+  rl_lengthen(KEYS[2], ARGV[1])
 end
 return 1

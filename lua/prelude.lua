@@ -1,0 +1,75 @@
+-- prelude: helpers that the embedder puts in front of every script in lua/
+-- (it is not a script of its own). They touch only the keys passed to them.
+
+-- {-1, key, type} when KEY exists with a type other than WANT, else nil.
+local function rl_badtype(key, want)
+  local t = redis.call('TYPE', key).ok
+  if t ~= 'none' and t ~= want then return {-1, key, t} end
+  return nil
+end
+
+-- The server's clock: microseconds and milliseconds since the epoch.
+local function rl_time()
+  local t = redis.call('TIME')
+  local us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return us, math.floor(us / 1000)
+end
+
+-- A JSON object, or an empty table when JSON is missing or not one.
+local function rl_decode(json)
+  if not json then return {} end
+  local ok, d = pcall(cjson.decode, json)
+  if ok and type(d) == 'table' then return d end
+  return {}
+end
+
+-- Give KEY a lease of MS milliseconds unless it already lives longer: a
+-- hold never shortens the lease of another hold of the same name.
+local function rl_lengthen(key, ms)
+  local left = redis.call('PTTL', key)
+  if left == -1 or (left >= 0 and left < tonumber(ms)) then
+    redis.call('PEXPIRE', key, ms)
+  end
+end
+
+-- PUBLISH without failing the script: false when the server refused it
+-- (an ACL user without the channel), so that a release that took effect
+-- is reported as done.
+local function rl_publish(channel, msg)
+  local r = redis.pcall('PUBLISH', channel, msg)
+  return type(r) ~= 'table' or not r.err
+end
+
+-- Whether this user may PUBLISH on CHANNEL; true where the server cannot
+-- tell (redis.acl_check_cmd came with Redis 7).
+local function rl_may_publish(channel)
+  if type(redis.acl_check_cmd) ~= 'function' then return true end
+  local ok, r = pcall(redis.acl_check_cmd, 'PUBLISH', channel, '0')
+  return not ok or r == true
+end
+
+-- Drop fair waiters past their deadline (or without one) from the head of
+-- QUEUE; returns the first live waiter, or nil. Its cost is the number of
+-- dead heads, not the length of the queue.
+local function rl_drop_expired(queue, timeout, waiters, now_ms)
+  if redis.call('TYPE', queue).ok ~= 'list' then return nil end
+  local zset = redis.call('TYPE', timeout).ok == 'zset'
+  local hash = redis.call('TYPE', waiters).ok == 'hash'
+  while true do
+    local head = redis.call('LINDEX', queue, 0)
+    if not head then return nil end
+    local dl = zset and tonumber(redis.call('ZSCORE', timeout, head))
+    if dl and dl > now_ms then return head end
+    redis.call('LPOP', queue)
+    if zset then redis.call('ZREM', timeout, head) end
+    if hash then redis.call('HDEL', waiters, head) end
+  end
+end
+
+-- Wake the first live fair waiter on its own channel, CHANNEL:OWNER,
+-- dropping dead heads first. False when the server refused the PUBLISH.
+local function rl_wake_head(queue, timeout, waiters, channel, now_ms, msg)
+  local head = rl_drop_expired(queue, timeout, waiters, now_ms)
+  if not head then return true end
+  return rl_publish(channel .. ':' .. head, msg)
+end
