@@ -176,12 +176,17 @@ static const struct {
 	    "maxclients allows: try again later or raise it" },
 };
 
-/* The server's text up to where a script's location begins, for a line. */
+/* The server's text up to where a script's location or a command's
+ * arguments begin, for a line. */
 static int
 reason_len(const char *s)
 {
 	const char *p = strstr(s, " script: ");
+	const char *q = strstr(s, ", with args beginning with");
 	size_t n = p != NULL ? (size_t)(p - s) : strlen(s);
+
+	if (q != NULL && (size_t)(q - s) < n)
+		n = (size_t)(q - s);
 
 	while (n > 0 && (s[n - 1] == '.' || s[n - 1] == ' '))
 		n--;

@@ -42,7 +42,7 @@ struct rl_client {
 	size_t nsubs;
 	int intr_fd;
 	redisReply *last;	/* kept so returned strings stay valid */
-	char errstr[256];
+	char errstr[640];
 };
 
 enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)

@@ -67,10 +67,20 @@ int64_t
 rl_elem_int(const redisReply *r, size_t i, int64_t def)
 {
 	const redisReply *e = elem(r, i);
+	long long v;
+	char *end;
 
-	if (e == NULL || e->type != REDIS_REPLY_INTEGER)
-		return def;
-	return e->integer;
+	if (e != NULL && e->type == REDIS_REPLY_INTEGER)
+		return e->integer;
+	/* Scripts send numbers past 2^53 (fencing tokens) as strings. */
+	if (e != NULL && e->type == REDIS_REPLY_STRING && e->len > 0 &&
+	    e->str[0] >= '0' && e->str[0] <= '9') {
+		errno = 0;
+		v = strtoll(e->str, &end, 10);
+		if (errno == 0 && *end == '\0')
+			return v;
+	}
+	return def;
 }
 
 const char *

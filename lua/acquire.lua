@@ -16,6 +16,8 @@
 --          joined before, "p": report the caller's position (LPOS, O(n),
 --          for the waiting line on a terminal only)
 -- ARGV[10] redisson_lock__channel:{NAME}, the channel a release publishes on
+-- Fencing tokens are returned as decimal strings: a Lua number keeps only
+-- 53 bits of the 63 a counter has.
 -- Returns {1, fence, holds, nopub}     acquired (holds > 1: re-entered);
 --                                      nopub: the channel this user may not
 --                                      PUBLISH on (its release would wake
@@ -59,8 +61,7 @@ if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
   local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
   rl_lengthen(KEYS[1], ARGV[1])
   rl_lengthen(KEYS[3], ARGV[1])
-  local d = rl_decode(redis.call('HGET', KEYS[3], ARGV[2]))
-  return {1, tonumber(d.fence) or 0, holds}
+  return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', holds}
 end
 
 local free = redis.call('EXISTS', KEYS[1]) == 0
@@ -69,13 +70,14 @@ if free and (not head or head == ARGV[2]) then
   if not counter then
     redis.call('SET', KEYS[2], string.format('%.0f', now_us))
   end
-  local fence = redis.call('INCR', KEYS[2])
+  redis.call('INCR', KEYS[2])
+  local fence = redis.call('GET', KEYS[2])
   redis.call('HSET', KEYS[1], ARGV[2], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   local meta = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),
                              user = ARGV[5], cmd = ARGV[6]})
   meta = string.sub(meta, 1, -2) ..
-         string.format(',"since_ms":%.0f,"fence":%.0f}', now_ms, fence)
+         string.format(',"since_ms":%.0f,"fence":%s}', now_ms, fence)
   redis.call('HSET', KEYS[3], ARGV[2], meta)
   rl_lengthen(KEYS[3], ARGV[1])
   if fair then

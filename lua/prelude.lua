@@ -23,6 +23,12 @@ local function rl_decode(json)
   return {}
 end
 
+-- The fencing token recorded in holder metadata JSON, as the decimal
+-- string it was written as (a Lua number keeps only 53 bits), or false.
+local function rl_fence(json)
+  return json and string.match(json, '"fence":(%d+)') or false
+end
+
 -- Give KEY a lease of MS milliseconds unless it already lives longer: a
 -- hold never shortens the lease of another hold of the same name.
 local function rl_lengthen(key, ms)

@@ -6,7 +6,8 @@
 -- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
 -- Returns {0, waiting}                  free
 --         {1, waiting, pttl, owner, holds, host, pid, user, cmd, since_ms,
---          fence, held_ms}              held; unknown fields are nil
+--          fence, held_ms}              held; unknown fields are nil;
+--                                       fence is a decimal string
 --         {-1, key, type}               KEY is not of the type a lock needs
 local want = {'hash', 'hash', 'list', 'zset', 'hash'}
 for i = 1, 5 do
@@ -16,11 +17,12 @@ end
 local waiting = redis.call('LLEN', KEYS[3])
 local owner = redis.call('HKEYS', KEYS[1])[1]
 if not owner then return {0, waiting} end
-local d = rl_decode(redis.call('HGET', KEYS[2], owner))
+local json = redis.call('HGET', KEYS[2], owner)
+local d = rl_decode(json)
 local _, now_ms = rl_time()
 local since = tonumber(d.since_ms)
 return {1, waiting, redis.call('PTTL', KEYS[1]), owner,
         tonumber(redis.call('HGET', KEYS[1], owner)) or 0,
         d.host or false, tonumber(d.pid) or false, d.user or false,
-        d.cmd or false, since or false, tonumber(d.fence) or false,
+        d.cmd or false, since or false, rl_fence(json),
         since and (now_ms - since) or false}
