@@ -148,6 +148,63 @@ queue_fair() {
 	wait "$pa" || true
 }
 
+# dead_head OWNER MS: a waiter that will never come back, in Redisson's
+# layout, at the tail, with a deadline MS from now on the server's clock.
+dead_head() {
+	rcli rpush "$Q" "$1" >/dev/null
+	rcli zadd "$Z" $(($(server_ms) + $2)) "$1" >/dev/null
+}
+
+@test "unlock --force skips a dead head and wakes the first live waiter at once" {
+	tok=$(rl lock -t 60s x)
+	dead_head 'java-dead:1' 1000
+	# A heartbeat every 10 s: only a wake-up brings it in sooner.
+	fair_exec live -w 60s --waiter-timeout 30s
+	wait_for 5 qlen_is 2
+	sleep 1.1	# the dead head's deadline passes
+	t0=$(date +%s%N)
+	rl unlock --force x
+	wait "$fpid"
+	took=$((($(cat "$D/live.start") - t0) / 1000000))
+	echo "the live waiter started $took ms after the forced unlock" >&3
+	[ "$took" -lt 5000 ]
+	[ "$(rcli exists "$Q" "$Z")" = 0 ]
+}
+
+@test "a head that leaves a free lock skips a dead waiter behind it and wakes the live one" {
+	tok=$(rl lock -t 60s x)
+	fair_exec a -w 60s --waiter-timeout 30s
+	pa=$fpid
+	wait_for 5 qlen_is 1
+	dead_head 'java-dead:1' 1000
+	fair_exec b -w 60s --waiter-timeout 30s
+	pb=$fpid
+	wait_for 5 qlen_is 3
+	kill -STOP "$pa"
+	rl unlock --owner "$tok" x	# wakes a, which is stopped
+	sleep 1.1	# the dead waiter's deadline passes
+	t0=$(date +%s%N)
+	kill -INT "$pa"
+	kill -CONT "$pa"
+	wait "$pb"
+	took=$((($(cat "$D/b.start") - t0) / 1000000))
+	echo "b started $took ms after a left" >&3
+	[ "$took" -lt 5000 ]
+	wait "$pa" || true
+	run cat "$D/order"
+	assert_output b
+}
+
+@test "giving up behind one dead waiter says one waiter is ahead, as -n does" {
+	dead_head 'java-dead:1' 20000
+	run -75 --separate-stderr rl lock --fair -n x
+	[[ $stderr == *"x is busy: free, but 1 fair waiter is ahead;"* ]]
+	run -75 --separate-stderr rl lock --fair -w 500ms x
+	[[ $stderr == *"gave up on x after waiting "*": free, but 1 fair waiter is ahead;"* ]]
+	run -0 rcli lrange "$Q" 0 -1
+	assert_output 'java-dead:1'
+}
+
 @test "a waiter paused past its timeout is evicted, then rejoins at the tail and says so with -v" {
 	tok=$(rl lock x)
 	"$RL" -u "redis://127.0.0.1:$R_PORT" lock -v --fair --waiter-timeout 300ms -w 30s x \

@@ -185,6 +185,19 @@ setup() { rcli flushall >/dev/null; }
 	[ "$(rcli lrange x 0 -1)" = a ]
 }
 
+@test "status exits 65 when the fair queue, its deadlines or its waiters' key has another type" {
+	tok=$(rl lock x)
+	for key in 'redisson_lock_queue:{x}' 'redisson_lock_timeout:{x}' 'redlock_waiter:{x}'; do
+		rcli set "$key" foo >/dev/null
+		run -65 --separate-stderr rl status x
+		[[ $stderr == "redlock: x is not a lock: key $key holds a string; nothing was changed"* ]]
+		run -65 --separate-stderr rl status --json x
+		[ "$(rcli get "$key")" = foo ]
+		rcli del "$key" >/dev/null
+	done
+	run -0 rl status x
+}
+
 @test "status: exit 0 with every field when held, 1 when free; --json is valid" {
 	run -1 --separate-stderr rl status x
 	assert_output 'x: free'
