@@ -23,6 +23,8 @@ enum {
 };
 
 #define MAX_URLS 16
+/* The longest owner token, from --owner or REDLOCK_HELD. */
+#define OWNER_MAX_LEN 256
 /* The lease whose node timeout commands without --ttl use. */
 #define DEFAULT_TTL_FOR_TIMEOUT 30000
 
@@ -95,7 +97,7 @@ struct lockopts {
 	int64_t wait_ms;	/* < 0: forever */
 	int64_t ttl_ms;
 	int conflict;		/* exit status when not acquired */
-	const char *owner;	/* --owner or REDLOCK_OWNER, else generated */
+	const char *owner;	/* --owner, NAME's in REDLOCK_HELD, else new */
 	int quiet;
 	int verbose;
 	int fair;
@@ -126,8 +128,10 @@ struct lockopts {
 	"                          (default: 5s; it refreshes its place every third)\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
-	"      --owner TOKEN       re-enter a hold taken with TOKEN\n" \
-	"                          (default: $REDLOCK_OWNER, else a new token)\n" \
+	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
+	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
+	"                          an exec that holds NAME above this one; else a\n" \
+	"                          new token; $REDLOCK_OWNER is not read)\n" \
 	"  -q, --quiet             no message when NAME is busy\n" \
 	"  -v, --verbose           timestamped events on standard error\n"
 
@@ -135,12 +139,22 @@ void lockopts_init(struct lockopts *o);
 /* 1: CH was a lock option; 0: it was not; -1: bad value (reported). */
 int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg);
-/* Settle the owner token; -1 (reported) when none can be made. */
-int lockopts_finish(const struct cmd *c, struct lockopts *o);
+/* Settle the owner token of NAME: --owner, else the one REDLOCK_HELD
+ * gives for NAME, else a new one; -1 (reported) when REDLOCK_HELD is
+ * malformed or no token can be made. */
+int lockopts_finish(const char *name, struct lockopts *o);
 /* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the
  * wait, else the exit status (reported). */
 int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a);
+/* REDLOCK_HELD, the locks held by the exec chain above (held.c). The
+ * owner it gives for NAME into BUF: 1, or 0 when it has none, or -1
+ * (reported) when the variable is malformed. */
+int held_owner(const char *name, char *buf, size_t len);
+/* Its value for COMMAND of an exec that holds NAME as OWNER: the
+ * inherited entries, NAME's set to OWNER or added last; malloc'd, NULL
+ * when out of memory. */
+char *held_with(const char *name, const char *owner);
 /* With -v: a timestamped line on stderr. */
 void event(const struct lockopts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

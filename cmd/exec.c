@@ -82,7 +82,7 @@ static void __attribute__((noreturn))
 become(char **cmd, const struct globals *g, const char *name,
     const struct lockopts *o, int64_t fence, int tty, pid_t watchdog_pid)
 {
-	char num[32];
+	char num[32], *held;
 
 	/* If the watchdog dies too, the kernel kills COMMAND. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != watchdog_pid)
@@ -96,6 +96,13 @@ become(char **cmd, const struct globals *g, const char *name,
 	sig_restore();
 	put_env("REDLOCK_NAME", name);
 	put_env("REDLOCK_OWNER", o->owner);
+	/* Without it, a nested exec of NAME would wait for this one. */
+	if ((held = held_with(name, o->owner)) == NULL) {
+		msg("cannot set REDLOCK_HELD for COMMAND: %s", strerror(errno));
+		_exit(EXIT_SOFTWARE);
+	}
+	put_env("REDLOCK_HELD", held);
+	free(held);
 	snprintf(num, sizeof(num), "%lld", (long long)fence);
 	put_env("REDLOCK_FENCE", num);
 	snprintf(num, sizeof(num), "%lld", (long long)o->ttl_ms);
@@ -279,7 +286,7 @@ run(struct globals *g, int argc, char **argv)
 	if (o.fair && g->nurl > 1)
 		return usage_error(&cmd_exec, "--fair is not available with several "
 		    "masters (Redlock): give one URL, or drop --fair");
-	if (lockopts_finish(&cmd_exec, &o) < 0)
+	if (lockopts_finish(name, &o) < 0)
 		return EXIT_USAGE;
 
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {

@@ -147,7 +147,7 @@ run(struct globals *g, int argc, char **argv)
 	if (o.fair && g->nurl > 1)
 		return usage_error(&cmd_lock, "--fair is not available with several "
 		    "masters (Redlock): give one URL, or drop --fair");
-	if (lockopts_finish(&cmd_lock, &o) < 0)
+	if (lockopts_finish(name, &o) < 0)
 		return EXIT_USAGE;
 	if (keepalive) {
 		if (watched == 0)

@@ -12,7 +12,6 @@
 
 #define DEFAULT_TTL_MS 30000
 #define DEFAULT_WAITER_TIMEOUT_MS 5000
-#define OWNER_MAX_LEN 256
 
 void
 lockopts_init(struct lockopts *o)
@@ -87,19 +86,23 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 }
 
 int
-lockopts_finish(const struct cmd *c, struct lockopts *o)
+lockopts_finish(const char *name, struct lockopts *o)
 {
-	const char *env = getenv("REDLOCK_OWNER");
+	/* One settled owner per process: lock and exec acquire once. */
+	static char held[OWNER_MAX_LEN + 1];
+	int r;
 
+	/* Read even with --owner: a malformed REDLOCK_HELD is refused
+	 * before anything is acquired, and exec passes it on. */
+	if ((r = held_owner(name, held, sizeof(held))) < 0)
+		return -1;
 	if (o->owner != NULL)
 		return 0;
-	if (env != NULL && env[0] != '\0') {
-		if (strlen(env) > OWNER_MAX_LEN) {
-			usage_error(c, "REDLOCK_OWNER is longer than %d bytes",
-			    OWNER_MAX_LEN);
-			return -1;
-		}
-		o->owner = env;
+	/* Re-enter what an exec above this one holds. REDLOCK_OWNER is not
+	 * read: inherited by every child, it would make siblings share
+	 * every name. */
+	if (r > 0) {
+		o->owner = held;
 		return 0;
 	}
 	if (rl_owner_new(o->owner_buf, sizeof(o->owner_buf)) < 0) {

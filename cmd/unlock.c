@@ -11,7 +11,8 @@ const struct cmd cmd_unlock = {
 	"unlock", "unlock [--owner TOKEN | --force] NAME",
 	"Release one hold of NAME taken with TOKEN; the last one frees it\n"
 	"and wakes a waiter.\n\n"
-	"      --owner TOKEN       the token lock printed (default: $REDLOCK_OWNER)\n"
+	"      --owner TOKEN       the token lock printed (default: NAME's owner in\n"
+	"                          $REDLOCK_HELD, else $REDLOCK_OWNER)\n"
 	"      --force             delete NAME whoever holds it, and wake waiters\n"
 	"  -h, --help              show this help\n",
 	run
@@ -27,6 +28,7 @@ run(struct globals *g, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *owner = NULL, *name;
+	char held[OWNER_MAX_LEN + 1];
 	struct rl_attempt a;
 	enum rl_release rel;
 	enum rl_err e;
@@ -53,8 +55,13 @@ run(struct globals *g, int argc, char **argv)
 	if (force && owner != NULL)
 		return usage_error(&cmd_unlock,
 		    "--owner and --force exclude each other");
-	if (!force && owner == NULL)
-		owner = getenv("REDLOCK_OWNER");
+	/* Inside an exec chain, NAME's own owner first: REDLOCK_OWNER is
+	 * that of the nearest exec, which may hold another name. */
+	if (!force && owner == NULL) {
+		if ((status = held_owner(name, held, sizeof(held))) < 0)
+			return EXIT_USAGE;
+		owner = status > 0 ? held : getenv("REDLOCK_OWNER");
+	}
 	if (!force && (owner == NULL || owner[0] == '\0'))
 		return usage_error(&cmd_unlock, "which hold? give --owner TOKEN "
 		    "(printed by lock) or set REDLOCK_OWNER, or --force");
