@@ -82,6 +82,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		unsetenv("REDLOCK_URL");
 		unsetenv("REDLOCK_OWNER");
+		unsetenv("REDLOCK_HELD");
 		unsetenv("REDLOCK_PASSWORD");
 		/* Let the signal pipe, reused by every later run, exist. */
 		redlock_main(3, first);
