@@ -58,8 +58,12 @@ int rl_owner_new(char *buf, size_t len);
 /* Redisson's key names: "PREFIX:{NAME}", or "PREFIX:NAME" when NAME
  * already contains "{". Returns a malloc'd string or NULL. */
 char *rl_key(const char *prefix, const char *name);
-/* The lock NAME behind a metadata key "redlock_holder:...", malloc'd. */
-char *rl_key_name(const char *prefix, const char *key, size_t keylen);
+/* The lock names whose key "PREFIX:..." is KEY, malloc'd into NAMES:
+ * "PREFIX:{x}" is the key of both "x" and "{x}", "PREFIX:a{b}" of "a{b}"
+ * only, "PREFIX:x" of none. Returns how many (0 to 2), -1 when out of
+ * memory. */
+int rl_key_names(const char *prefix, const char *key, size_t keylen,
+    char *names[2]);
 
 #define RL_PREFIX_CHANNEL "redisson_lock__channel"
 #define RL_PREFIX_QUEUE "redisson_lock_queue"

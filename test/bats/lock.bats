@@ -279,3 +279,23 @@ name' >/dev/null
 		[ "$(rcli get canary)" = 1 ]
 	done
 }
+
+@test "status without NAME lists x and {x}, which share one holder key" {
+	tok=$(rl lock '{x}')
+	run -0 --separate-stderr rl status
+	assert_line --regexp '^\{x\}: held by '
+	[ "${#lines[@]}" = 1 ]
+	rl lock x >/dev/null
+	[ "$(rcli keys 'redlock_holder:*')" = 'redlock_holder:{x}' ]
+	run -0 --separate-stderr rl status
+	assert_line --regexp '^x: held by '
+	assert_line --regexp '^\{x\}: held by '
+	[ "${#lines[@]}" = 2 ]
+	run -0 --separate-stderr rl status --json
+	echo "$output" | jq -e '(map(.name) | sort) == ["x", "{x}"] and all(.held)'
+	# Only the one that is held: x alone.
+	rl unlock --owner "$tok" '{x}'
+	run -0 --separate-stderr rl status
+	assert_output --regexp '^x: held by '
+	[ "${#lines[@]}" = 1 ]
+}

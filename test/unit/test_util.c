@@ -210,10 +210,17 @@ test_owner_token(void **state)
 	assert_int_equal(rl_owner_new(small, sizeof(small)), -1);
 }
 
+static int
+names(const char *key, size_t len, char *n[2])
+{
+	n[0] = n[1] = NULL;
+	return rl_key_names("redlock_holder", key, len, n);
+}
+
 static void
 test_keys(void **state)
 {
-	char *k;
+	char *k, *n[2];
 
 	(void)state;
 	k = rl_key("redisson_lock__channel", "deploy");
@@ -223,18 +230,29 @@ test_keys(void **state)
 	k = rl_key("redisson_lock_token", "a{b}");
 	assert_string_equal(k, "redisson_lock_token:a{b}");
 	free(k);
-	k = rl_key_name("redlock_holder", "redlock_holder:{deploy}", 23);
-	assert_string_equal(k, "deploy");
-	free(k);
-	k = rl_key_name("redlock_holder", "redlock_holder:a{b}", 19);
-	assert_string_equal(k, "a{b}");
-	free(k);
-	k = rl_key_name("redlock_holder", "redlock_holder:{a}{b}", 21);
-	assert_string_equal(k, "{a}{b}");
-	free(k);
-	assert_null(rl_key_name("redlock_holder", "other:{x}", 9));
-	assert_null(rl_key_name("redlock_holder", "redlock_holder:", 15));
-	assert_null(rl_key_name("redlock_holder", "redlock_holder:a\0b", 18));
+	/* "x" and "{x}" both have the key "redlock_holder:{x}". */
+	assert_int_equal(names("redlock_holder:{deploy}", 23, n), 2);
+	assert_string_equal(n[0], "deploy");
+	assert_string_equal(n[1], "{deploy}");
+	free(n[0]);
+	free(n[1]);
+	assert_int_equal(names("redlock_holder:a{b}", 19, n), 1);
+	assert_string_equal(n[0], "a{b}");
+	free(n[0]);
+	assert_int_equal(names("redlock_holder:{a}{b}", 21, n), 1);
+	assert_string_equal(n[0], "{a}{b}");
+	free(n[0]);
+	assert_int_equal(names("redlock_holder:{}", 17, n), 2);
+	assert_string_equal(n[0], "");
+	assert_string_equal(n[1], "{}");
+	free(n[0]);
+	free(n[1]);
+	/* No name has the key "PREFIX:x": "x" has "PREFIX:{x}". */
+	assert_int_equal(names("redlock_holder:x", 16, n), 0);
+	assert_int_equal(names("other:{x}", 9, n), 0);
+	assert_int_equal(names("redlock_holder:", 15, n), 0);
+	assert_int_equal(names("redlock_holder:a\0b", 18, n), 0);
+	assert_int_equal(names("redlock_holder:{a\0b}", 20, n), 0);
 }
 
 int
