@@ -33,6 +33,7 @@ struct globals {
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
 	int timeout_given;
+	int stdout_closed;	/* at start: /dev/null was put in its place */
 };
 
 struct cmd {

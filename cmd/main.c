@@ -1,10 +1,12 @@
 /* main.c: global options, the command table, and exit codes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -129,6 +131,38 @@ settle_urls(struct globals *g)
 
 static struct globals g;
 
+/* Open /dev/null on each of descriptors 0, 1 and 2 that is closed; a bit
+ * set per descriptor that was, or -1 (reported) when one cannot be. */
+static int
+fill_std_fds(void)
+{
+	int fd, null, closed = 0;
+
+	for (fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		null = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY :
+		    O_WRONLY);
+		if (null >= 0 && null != fd) {
+			/* Not the lowest free descriptor after all. */
+			int e = dup2(null, fd) < 0 ? errno : 0;
+
+			close(null);
+			null = e != 0 ? -1 : fd;
+			errno = e;
+		}
+		if (null < 0) {
+			msg("a standard descriptor is closed and /dev/null "
+			    "cannot be opened in its place: %s; start redlock "
+			    "with standard input, output and error open",
+			    strerror(errno));
+			return -1;
+		}
+		closed |= 1 << fd;
+	}
+	return closed;
+}
+
 static void
 clear_globals(void)
 {
@@ -152,14 +186,19 @@ redlock_main(int argc, char **argv)
 	};
 	const struct cmd *c;
 	const char *env;
-	int ch, status;
+	int ch, status, closed;
 
 	static int registered;
 
+	/* Before any descriptor is opened: one that lands on a closed
+	 * 0, 1 or 2 would get messages or the token meant for them. */
+	if ((closed = fill_std_fds()) < 0)
+		return EXIT_SOFTWARE;
 	if (!registered && atexit(clear_globals) == 0)
 		registered = 1;
 	clear_globals();
 	memset(&g, 0, sizeof(g));
+	g.stdout_closed = (closed & (1 << STDOUT_FILENO)) != 0;
 	optind = 0;
 	g.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
 	g.timeout_ms = DEFAULT_TIMEOUT_MS;
