@@ -187,6 +187,7 @@ struct progress {
 	const struct lockopts *o;
 	int line;
 	int drawn;
+	int64_t rejoin_sent_ms;	/* the attempt whose rejoin was said */
 };
 
 static const char *
@@ -215,7 +216,9 @@ waiting(void *arg, const struct rl_attempt *a)
 	struct progress *p = arg;
 	char held[32], place[64] = "";
 
-	if (a->rejoined) {
+	/* Said once per attempt: ticks pass the same attempt again. */
+	if (a->rejoined && a->sent_ms != p->rejoin_sent_ms) {
+		p->rejoin_sent_ms = a->sent_ms;
 		if (p->drawn)
 			fputs("\r\033[K", stderr);
 		p->drawn = 0;
@@ -249,7 +252,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a)
 {
 	int64_t start = rl_now_ms();
-	struct progress p = { name, o, 0, 0 };
+	struct progress p = { name, o, 0, 0, -1 };
 	struct rl_fair fair;
 	char who[1024], waited[32];
 	enum rl_err e;
