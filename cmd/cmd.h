@@ -97,6 +97,7 @@ struct lockopts {
 	int verbose;
 	int fair;
 	int64_t waiter_timeout_ms;
+	int waiter_timeout_given;
 	char owner_buf[RL_OWNER_MAX];
 };
 
@@ -119,8 +120,9 @@ struct lockopts {
 	"  -t, --ttl DURATION      lease (default: 30s)\n" \
 	"      --fair              first come, first served: wait in NAME's queue\n" \
 	"      --waiter-timeout DURATION\n" \
-	"                          a fair waiter silent this long leaves the queue\n" \
-	"                          (default: 5s; it refreshes its place every third)\n" \
+	"                          with --fair: a waiter silent this long leaves the\n" \
+	"                          queue (default: 5s; it refreshes its place every\n" \
+	"                          third)\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
 	"      --owner TOKEN       re-enter a hold taken with TOKEN\n" \
@@ -132,6 +134,9 @@ void lockopts_init(struct lockopts *o);
 /* 1: CH was a lock option; 0: it was not; -1: bad value (reported). */
 int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg);
+/* Once every option is parsed: the lock options that need another;
+ * -1 (reported) when one is missing. */
+int lockopts_check(const struct cmd *c, const struct lockopts *o);
 /* Settle the owner token; -1 (reported) when none can be made. */
 int lockopts_finish(const struct cmd *c, struct lockopts *o);
 /* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the

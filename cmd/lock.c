@@ -182,6 +182,8 @@ run(struct globals *g, int argc, char **argv)
 	}
 	if ((r = one_name(&cmd_lock, argc, argv, &name)) != 0)
 		return r;
+	if (lockopts_check(&cmd_lock, &o) < 0)
+		return EXIT_USAGE;
 	if (watched != 0 && !keepalive)
 		return usage_error(&cmd_lock, "--pid goes with --keepalive");
 	if (keepalive && o.ttl_ms < 30)

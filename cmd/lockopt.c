@@ -28,6 +28,7 @@ int
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
+	const unsigned char *p;
 	char *end;
 	long v;
 
@@ -62,6 +63,14 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 			    OWNER_MAX_LEN);
 			return -1;
 		}
+		/* lock prints it as one line; unlock must be able to echo it. */
+		for (p = (const unsigned char *)arg; *p != '\0'; p++)
+			if (*p < 0x20 || *p == 0x7f) {
+				usage_error(c, "--owner: '%s' has a control "
+				    "character; give a token without one",
+				    esc(arg));
+				return -1;
+			}
 		o->owner = arg;
 		return 1;
 	case OPT_FAIR:
@@ -75,6 +84,7 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 			usage_error(c, "--waiter-timeout must be at least 30ms");
 			return -1;
 		}
+		o->waiter_timeout_given = 1;
 		return 1;
 	case 'q':
 		o->quiet = 1;
@@ -82,6 +92,16 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 	case 'v':
 		o->verbose = 1;
 		return 1;
+	}
+	return 0;
+}
+
+int
+lockopts_check(const struct cmd *c, const struct lockopts *o)
+{
+	if (o->waiter_timeout_given && !o->fair) {
+		usage_error(c, "--waiter-timeout goes with --fair");
+		return -1;
 	}
 	return 0;
 }

@@ -61,19 +61,28 @@ find(const char *name)
 	return NULL;
 }
 
-/* Parse S, one URL or several separated by commas, into g->url. */
+/* Parse S, one URL or several separated by commas, into g->url. FROM
+ * names where S came from, for messages. */
 static int
-add_urls(struct globals *g, const char *s)
+add_urls(struct globals *g, const char *from, const char *s)
 {
-	char err[256], *copy, *word, *save = NULL;
+	char err[256], *copy, *word, *next;
 	int status = 0;
 
 	if ((copy = strdup(s)) == NULL) {
 		msg("out of memory");
 		return EXIT_SOFTWARE;
 	}
-	for (word = strtok_r(copy, ",", &save); word != NULL;
-	    word = strtok_r(NULL, ",", &save)) {
+	for (word = copy; word != NULL; word = next) {
+		if ((next = strchr(word, ',')) != NULL)
+			*next++ = '\0';
+		if (word[0] == '\0') {
+			status = s[0] == '\0' ? usage_error(NULL, "%s is empty: "
+			    "give redis://HOST[:PORT] or unix:///PATH", from) :
+			    usage_error(NULL, "%s: empty URL in '%s': separate "
+			    "URLs by single commas", from, esc(s));
+			break;
+		}
 		if (g->nurl == MAX_URLS) {
 			msg("at most %d URLs (masters)", MAX_URLS);
 			status = EXIT_USAGE;
@@ -210,7 +219,7 @@ redlock_main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+u:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'u':
-			if ((status = add_urls(&g, optarg)) != 0)
+			if ((status = add_urls(&g, "--url", optarg)) != 0)
 				return status;
 			break;
 		case 'C':
@@ -246,9 +255,13 @@ redlock_main(int argc, char **argv)
 		return usage_error(NULL, "unknown command '%s'",
 		    esc(argv[optind]));
 	if (g.nurl == 0) {
+		/* An empty REDLOCK_URL is as good as unset. */
 		env = getenv("REDLOCK_URL");
-		if ((status = add_urls(&g, env != NULL && env[0] != '\0' ?
-		    env : RL_DEFAULT_URL)) != 0)
+		if (env != NULL && env[0] != '\0')
+			status = add_urls(&g, "REDLOCK_URL", env);
+		else
+			status = add_urls(&g, "the default URL", RL_DEFAULT_URL);
+		if (status != 0)
 			return status;
 	}
 	if ((status = settle_urls(&g)) != 0)

@@ -11,9 +11,6 @@
 
 #include "redlock.h"
 
-/* Longest accepted duration: about 10 years, far inside int64 ms. */
-#define RL_DURATION_MAX (10LL * 366 * 24 * 3600 * 1000)
-
 int
 rl_duration_parse(const char *s, int64_t *ms)
 {
@@ -49,11 +46,15 @@ rl_duration_parse(const char *s, int64_t *ms)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || end != p || !isfinite(v))
+	if (end != p)
 		return -1;
-	v = ceil(v * mult);
+	/* Only digits and a point got here: out of range is too large, or
+	 * so small that it rounds up to 1ms like any fraction of one. */
+	if (!isfinite(v))
+		return RL_DURATION_TOO_LONG;
+	v = errno == ERANGE ? 1 : ceil(v * mult);
 	if (v > (double)RL_DURATION_MAX)
-		return -1;
+		return RL_DURATION_TOO_LONG;
 	*ms = (int64_t)v;
 	return 0;
 }

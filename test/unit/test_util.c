@@ -55,7 +55,7 @@ test_duration_rejects(void **state)
 	static const char *bad[] = {
 		"", "s", "ms", ".", "-1", "+1", " 1", "1 ", "1x", "1S", "1sec",
 		"1e3", "0x10", "inf", "nan", "1.2.3", "1..", "5s5", "1d",
-		"99999999999h", NULL
+		NULL
 	};
 	size_t i;
 
@@ -67,6 +67,39 @@ test_duration_rejects(void **state)
 		assert_int_equal(ms, 7);	/* untouched on error */
 	}
 	assert_int_equal(rl_duration_parse(NULL, NULL), -1);
+}
+
+static void
+test_duration_limit(void **state)
+{
+	static const char *toolong[] = {
+		"87840.001h", "87841h", "5270401m", "316224000.001", "99999999999h",
+		"316224000001ms", NULL
+	};
+	char huge[400];
+	int64_t ms = 7;
+	size_t i;
+
+	(void)state;
+	/* Up to ten years of 366 days, to the millisecond. */
+	assert_int_equal(dur("87840h"), RL_DURATION_MAX);
+	assert_int_equal(dur("316224000"), RL_DURATION_MAX);
+	assert_int_equal(dur("316224000000ms"), 87840LL * 3600 * 1000);
+	for (i = 0; toolong[i] != NULL; i++) {
+		assert_int_equal(rl_duration_parse(toolong[i], &ms),
+		    RL_DURATION_TOO_LONG);
+		assert_int_equal(ms, 7);
+	}
+	/* Beyond a double: still too long, not "bad". */
+	memset(huge, '9', sizeof(huge) - 1);
+	huge[sizeof(huge) - 1] = '\0';
+	assert_int_equal(rl_duration_parse(huge, &ms), RL_DURATION_TOO_LONG);
+	/* Below a double's smallest: a fraction of a millisecond, so 1. */
+	huge[0] = '0';
+	huge[1] = '.';
+	memset(huge + 2, '0', sizeof(huge) - 4);
+	huge[sizeof(huge) - 2] = '1';
+	assert_int_equal(dur(huge), 1);
 }
 
 static void
@@ -262,6 +295,7 @@ main(void)
 		cmocka_unit_test(test_duration_units),
 		cmocka_unit_test(test_duration_fractions),
 		cmocka_unit_test(test_duration_rejects),
+		cmocka_unit_test(test_duration_limit),
 		cmocka_unit_test(test_duration_format),
 		cmocka_unit_test(test_url_parse),
 		cmocka_unit_test(test_url_rejects),
