@@ -35,6 +35,7 @@ struct globals {
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
 	int timeout_given;
+	int stdout_closed;	/* at start: /dev/null was put in its place */
 };
 
 struct cmd {
@@ -102,6 +103,7 @@ struct lockopts {
 	int verbose;
 	int fair;
 	int64_t waiter_timeout_ms;
+	int waiter_timeout_given;
 	char owner_buf[RL_OWNER_MAX];
 };
 
@@ -124,8 +126,9 @@ struct lockopts {
 	"  -t, --ttl DURATION      lease (default: 30s)\n" \
 	"      --fair              first come, first served: wait in NAME's queue\n" \
 	"      --waiter-timeout DURATION\n" \
-	"                          a fair waiter silent this long leaves the queue\n" \
-	"                          (default: 5s; it refreshes its place every third)\n" \
+	"                          with --fair: a waiter silent this long leaves the\n" \
+	"                          queue (default: 5s; it refreshes its place every\n" \
+	"                          third)\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
 	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
@@ -139,6 +142,10 @@ void lockopts_init(struct lockopts *o);
 /* 1: CH was a lock option; 0: it was not; -1: bad value (reported). */
 int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg);
+/* Once every option is parsed, the preconditions lock and exec share: an
+ * option that needs another, --fair on one master only; -1 (reported). */
+int lockopts_check(const struct cmd *c, const struct lockopts *o,
+    const struct globals *g);
 /* Settle the owner token of NAME: --owner, else the one REDLOCK_HELD
  * gives for NAME, else a new one; -1 (reported) when REDLOCK_HELD is
  * malformed or no token can be made. */

@@ -268,12 +268,20 @@ int
 parse_duration(const struct cmd *c, const char *opt, const char *arg,
     int64_t *ms)
 {
-	if (rl_duration_parse(arg, ms) < 0) {
+	switch (rl_duration_parse(arg, ms)) {
+	case 0:
+		return 0;
+	case RL_DURATION_TOO_LONG:
+		usage_error(c, "%s: '%s' is longer than the limit of %lldh "
+		    "(%lld years)", opt, esc(arg),
+		    RL_DURATION_MAX / (3600 * 1000),
+		    RL_DURATION_MAX / (366LL * 24 * 3600 * 1000));
+		return -1;
+	default:
 		usage_error(c, "%s: bad duration '%s': use 250ms, 30s, 5m, 2h "
 		    "or seconds", opt, esc(arg));
 		return -1;
 	}
-	return 0;
 }
 
 void

@@ -283,9 +283,8 @@ run(struct globals *g, int argc, char **argv)
 	if (o.ttl_ms < 30)
 		return usage_error(&cmd_exec, "exec needs --ttl of at least "
 		    "30ms to renew it every ttl/3");
-	if (o.fair && g->nurl > 1)
-		return usage_error(&cmd_exec, "--fair is not available with several "
-		    "masters (Redlock): give one URL, or drop --fair");
+	if (lockopts_check(&cmd_exec, &o, g) < 0)
+		return EXIT_USAGE;
 	if (lockopts_finish(name, &o) < 0)
 		return EXIT_USAGE;
 

@@ -58,13 +58,19 @@ start_keepalive(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_attempt *a, int pid_fd)
 {
 	struct watch w;
+	sigset_t old;
 	pid_t pid;
 	int fd;
 
 	fflush(stdout);
 	fflush(stderr);
-	if ((pid = fork()) != 0)
+	/* A signal that reaches the child before its own handlers are in
+	 * place waits for them, instead of going to the parent's pipe. */
+	sig_block_all(&old);
+	if ((pid = fork()) != 0) {
+		sig_unblock(&old);
 		return pid;
+	}
 	setsid();
 	/* Let go of the caller's terminal and pipes: tok=$(redlock lock
 	 * --keepalive x) must not wait for this process. */
@@ -86,9 +92,46 @@ start_keepalive(rl_client *rc, const char *name, struct lockopts *o,
 	w.parent_fd = -1;
 	w.pid_fd = pid_fd;
 	w.sig_fd = sig_catch(relayed_signals, 6);
+	sig_unblock(&old);
 	watch_run(&w);
 	rl_client_free(rc);
 	exit(0);
+}
+
+/* Give back the hold just taken, on the caller's connection. */
+static void
+give_back(rl_client *rc, const char *name, const struct lockopts *o)
+{
+	struct rl_attempt a;
+	enum rl_release rel;
+	int64_t holds;
+
+	if (rl_release(rc, name, o->owner, &rel, &holds, &a) != RL_OK)
+		msg("could not release %s: %s; it is freed when its lease "
+		    "runs out", esc(name), esc(rl_errstr(rc)));
+}
+
+/* NAME is held: print the token, then (PID_FD >= 0) start the keepalive
+ * watchdog. A token nobody got, or a lease nobody would renew, is given
+ * back at once, before any watchdog exists. */
+static int
+hand_over(rl_client *rc, const char *name, struct lockopts *o,
+    const struct rl_attempt *a, int pid_fd)
+{
+	int status;
+
+	printf("%s\n", o->owner);
+	if ((status = flush_stdout()) != 0) {
+		give_back(rc, name, o);
+		return status;
+	}
+	if (pid_fd >= 0 && start_keepalive(rc, name, o, a, pid_fd) < 0) {
+		msg("cannot start the keepalive watchdog: fork: %s; %s was "
+		    "released", strerror(errno), esc(name));
+		give_back(rc, name, o);
+		return EXIT_SOFTWARE;
+	}
+	return 0;
 }
 
 static int
@@ -108,7 +151,7 @@ run(struct globals *g, int argc, char **argv)
 	char cmdline[512];
 	const char *name;
 	int ch, r, status, keepalive = 0, pid_fd = -1, sig_fd;
-	pid_t watched = 0, keeper = 0;
+	pid_t watched = 0;
 	long v;
 
 	lockopts_init(&o);
@@ -144,11 +187,17 @@ run(struct globals *g, int argc, char **argv)
 	if (keepalive && o.ttl_ms < 30)
 		return usage_error(&cmd_lock, "--keepalive needs --ttl of at "
 		    "least 30ms to renew it every ttl/3");
-	if (o.fair && g->nurl > 1)
-		return usage_error(&cmd_lock, "--fair is not available with several "
-		    "masters (Redlock): give one URL, or drop --fair");
+	if (lockopts_check(&cmd_lock, &o, g) < 0)
+		return EXIT_USAGE;
 	if (lockopts_finish(name, &o) < 0)
 		return EXIT_USAGE;
+	if (g->stdout_closed) {
+		/* Not even acquired: NAME would stay held by a lost token. */
+		msg("standard output is closed: nowhere to print the owner "
+		    "token; run lock with it open, as in tok=$(redlock lock "
+		    "NAME)");
+		return EXIT_SOFTWARE;
+	}
 	if (keepalive) {
 		if (watched == 0)
 			watched = getppid();
@@ -193,31 +242,8 @@ run(struct globals *g, int argc, char **argv)
 			close(pid_fd);
 		return 128 + (s ? s : SIGINT);
 	}
-	if (a.acquired && keepalive &&
-	    (keeper = start_keepalive(rc, name, &o, &a, pid_fd)) < 0) {
-		enum rl_release rel;
-		int64_t holds;
-
-		msg("cannot start the keepalive watchdog: fork: %s",
-		    strerror(errno));
-		rl_release(rc, name, o.owner, &rel, &holds, &a);
-		rl_client_free(rc);
-		close(pid_fd);
-		return EXIT_SOFTWARE;
-	}
-	if (a.acquired) {
-		printf("%s\n", o.owner);
-		if ((status = flush_stdout()) != 0) {
-			/* Nobody learnt the token: do not leave NAME held. */
-			enum rl_release rel;
-			int64_t holds;
-
-			if (keeper > 0)
-				kill(keeper, SIGTERM);	/* it releases */
-			else
-				rl_release(rc, name, o.owner, &rel, &holds, &a);
-		}
-	}
+	if (a.acquired)
+		status = hand_over(rc, name, &o, &a, keepalive ? pid_fd : -1);
 	if (pid_fd >= 0)
 		close(pid_fd);
 	rl_client_free(rc);

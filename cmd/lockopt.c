@@ -27,6 +27,7 @@ int
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
+	const unsigned char *p;
 	char *end;
 	long v;
 
@@ -61,6 +62,14 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 			    OWNER_MAX_LEN);
 			return -1;
 		}
+		/* lock prints it as one line; unlock must be able to echo it. */
+		for (p = (const unsigned char *)arg; *p != '\0'; p++)
+			if (*p < 0x20 || *p == 0x7f) {
+				usage_error(c, "--owner: '%s' has a control "
+				    "character; give a token without one",
+				    esc(arg));
+				return -1;
+			}
 		o->owner = arg;
 		return 1;
 	case OPT_FAIR:
@@ -74,6 +83,7 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 			usage_error(c, "--waiter-timeout must be at least 30ms");
 			return -1;
 		}
+		o->waiter_timeout_given = 1;
 		return 1;
 	case 'q':
 		o->quiet = 1;
@@ -81,6 +91,22 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 	case 'v':
 		o->verbose = 1;
 		return 1;
+	}
+	return 0;
+}
+
+int
+lockopts_check(const struct cmd *c, const struct lockopts *o,
+    const struct globals *g)
+{
+	if (o->waiter_timeout_given && !o->fair) {
+		usage_error(c, "--waiter-timeout goes with --fair");
+		return -1;
+	}
+	if (o->fair && g->nurl > 1) {
+		usage_error(c, "--fair is not available with several masters "
+		    "(Redlock): give one URL, or drop --fair");
+		return -1;
 	}
 	return 0;
 }
@@ -194,6 +220,7 @@ struct progress {
 	const struct lockopts *o;
 	int line;
 	int drawn;
+	int64_t rejoin_sent_ms;	/* the attempt whose rejoin was said */
 };
 
 static const char *
@@ -222,7 +249,9 @@ waiting(void *arg, const struct rl_attempt *a)
 	struct progress *p = arg;
 	char held[32], place[64] = "";
 
-	if (a->rejoined) {
+	/* Said once per attempt: ticks pass the same attempt again. */
+	if (a->rejoined && a->sent_ms != p->rejoin_sent_ms) {
+		p->rejoin_sent_ms = a->sent_ms;
 		if (p->drawn)
 			fputs("\r\033[K", stderr);
 		p->drawn = 0;
@@ -256,7 +285,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a)
 {
 	int64_t start = rl_now_ms();
-	struct progress p = { name, o, 0, 0 };
+	struct progress p = { name, o, 0, 0, -1 };
 	struct rl_fair fair;
 	char who[1024], waited[32];
 	enum rl_err e;

@@ -1,10 +1,12 @@
 /* main.c: global options, the command table, and exit codes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 
@@ -59,19 +61,28 @@ find(const char *name)
 	return NULL;
 }
 
-/* Parse S, one URL or several separated by commas, into g->url. */
+/* Parse S, one URL or several separated by commas, into g->url. FROM
+ * names where S came from, for messages. */
 static int
-add_urls(struct globals *g, const char *s)
+add_urls(struct globals *g, const char *from, const char *s)
 {
-	char err[256], *copy, *word, *save = NULL;
+	char err[256], *copy, *word, *next;
 	int status = 0;
 
 	if ((copy = strdup(s)) == NULL) {
 		msg("out of memory");
 		return EXIT_SOFTWARE;
 	}
-	for (word = strtok_r(copy, ",", &save); word != NULL;
-	    word = strtok_r(NULL, ",", &save)) {
+	for (word = copy; word != NULL; word = next) {
+		if ((next = strchr(word, ',')) != NULL)
+			*next++ = '\0';
+		if (word[0] == '\0') {
+			status = s[0] == '\0' ? usage_error(NULL, "%s is empty: "
+			    "give redis://HOST[:PORT] or unix:///PATH", from) :
+			    usage_error(NULL, "%s: empty URL in '%s': separate "
+			    "URLs by single commas", from, esc(s));
+			break;
+		}
 		if (g->nurl == MAX_URLS) {
 			msg("at most %d URLs (masters)", MAX_URLS);
 			status = EXIT_USAGE;
@@ -129,6 +140,38 @@ settle_urls(struct globals *g)
 
 static struct globals g;
 
+/* Open /dev/null on each of descriptors 0, 1 and 2 that is closed; a bit
+ * set per descriptor that was, or -1 (reported) when one cannot be. */
+static int
+fill_std_fds(void)
+{
+	int fd, null, closed = 0;
+
+	for (fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		null = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY :
+		    O_WRONLY);
+		if (null >= 0 && null != fd) {
+			/* Not the lowest free descriptor after all. */
+			int e = dup2(null, fd) < 0 ? errno : 0;
+
+			close(null);
+			null = e != 0 ? -1 : fd;
+			errno = e;
+		}
+		if (null < 0) {
+			msg("a standard descriptor is closed and /dev/null "
+			    "cannot be opened in its place: %s; start redlock "
+			    "with standard input, output and error open",
+			    strerror(errno));
+			return -1;
+		}
+		closed |= 1 << fd;
+	}
+	return closed;
+}
+
 static void
 clear_globals(void)
 {
@@ -152,14 +195,19 @@ redlock_main(int argc, char **argv)
 	};
 	const struct cmd *c;
 	const char *env;
-	int ch, status;
+	int ch, status, closed;
 
 	static int registered;
 
+	/* Before any descriptor is opened: one that lands on a closed
+	 * 0, 1 or 2 would get messages or the token meant for them. */
+	if ((closed = fill_std_fds()) < 0)
+		return EXIT_SOFTWARE;
 	if (!registered && atexit(clear_globals) == 0)
 		registered = 1;
 	clear_globals();
 	memset(&g, 0, sizeof(g));
+	g.stdout_closed = (closed & (1 << STDOUT_FILENO)) != 0;
 	optind = 0;
 	g.connect_timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS;
 	g.timeout_ms = DEFAULT_TIMEOUT_MS;
@@ -171,7 +219,7 @@ redlock_main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+u:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'u':
-			if ((status = add_urls(&g, optarg)) != 0)
+			if ((status = add_urls(&g, "--url", optarg)) != 0)
 				return status;
 			break;
 		case 'C':
@@ -207,9 +255,13 @@ redlock_main(int argc, char **argv)
 		return usage_error(NULL, "unknown command '%s'",
 		    esc(argv[optind]));
 	if (g.nurl == 0) {
+		/* An empty REDLOCK_URL is as good as unset. */
 		env = getenv("REDLOCK_URL");
-		if ((status = add_urls(&g, env != NULL && env[0] != '\0' ?
-		    env : RL_DEFAULT_URL)) != 0)
+		if (env != NULL && env[0] != '\0')
+			status = add_urls(&g, "REDLOCK_URL", env);
+		else
+			status = add_urls(&g, "the default URL", RL_DEFAULT_URL);
+		if (status != 0)
 			return status;
 	}
 	if ((status = settle_urls(&g)) != 0)

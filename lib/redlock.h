@@ -27,7 +27,11 @@ enum rl_err {
 	RL_ENOMEM
 };
 
-/* Durations: "250ms", "30s", "5m", "2h" or bare (fractional) seconds. */
+/* Durations: "250ms", "30s", "5m", "2h" or bare (fractional) seconds,
+ * up to RL_DURATION_MAX (87840h, ten years of 366 days). Returns 0, -1
+ * when S is not a duration, or RL_DURATION_TOO_LONG. */
+#define RL_DURATION_MAX (10LL * 366 * 24 * 3600 * 1000)
+#define RL_DURATION_TOO_LONG (-2)
 int rl_duration_parse(const char *s, int64_t *ms);
 /* Format MS for people: "850ms", "12.3s", "4m05s", "2h03m". */
 void rl_duration_format(int64_t ms, char *buf, size_t len);
@@ -60,8 +64,12 @@ int rl_owner_new(char *buf, size_t len);
 /* Redisson's key names: "PREFIX:{NAME}", or "PREFIX:NAME" when NAME
  * already contains "{". Returns a malloc'd string or NULL. */
 char *rl_key(const char *prefix, const char *name);
-/* The lock NAME behind a metadata key "redlock_holder:...", malloc'd. */
-char *rl_key_name(const char *prefix, const char *key, size_t keylen);
+/* The lock names whose key "PREFIX:..." is KEY, malloc'd into NAMES:
+ * "PREFIX:{x}" is the key of both "x" and "{x}", "PREFIX:a{b}" of "a{b}"
+ * only, "PREFIX:x" of none. Returns how many (0 to 2), -1 when out of
+ * memory. */
+int rl_key_names(const char *prefix, const char *key, size_t keylen,
+    char *names[2]);
 
 #define RL_PREFIX_CHANNEL "redisson_lock__channel"
 #define RL_PREFIX_QUEUE "redisson_lock_queue"

@@ -766,16 +766,22 @@ rl_scan(rl_client *c, uint64_t *cursor, int (*fn)(void *, const char *),
 	*cursor = strtoull(r->element[0]->str, NULL, 10);
 	for (i = 0; i < r->element[1]->elements; i++) {
 		const redisReply *k = r->element[1]->element[i];
-		char *name;
-		int stop;
+		char *names[2];
+		int j, n, stop = 0;
 
 		if (k->type != REDIS_REPLY_STRING)
 			continue;
-		name = rl_key_name(RL_PREFIX_HOLDER, k->str, k->len);
-		if (name == NULL)
-			continue;
-		stop = fn(arg, name);
-		free(name);
+		/* "x" and "{x}" share one holder key: offer both. */
+		n = rl_key_names(RL_PREFIX_HOLDER, k->str, k->len, names);
+		if (n < 0) {
+			e = rl_seterr(c, RL_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (j = 0; j < n; j++) {
+			if (!stop)
+				stop = fn(arg, names[j]);
+			free(names[j]);
+		}
 		if (stop) {
 			*cursor = 0;
 			break;

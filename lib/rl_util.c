@@ -11,9 +11,6 @@
 
 #include "redlock.h"
 
-/* Longest accepted duration: about 10 years, far inside int64 ms. */
-#define RL_DURATION_MAX (10LL * 366 * 24 * 3600 * 1000)
-
 int
 rl_duration_parse(const char *s, int64_t *ms)
 {
@@ -49,11 +46,15 @@ rl_duration_parse(const char *s, int64_t *ms)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || end != p || !isfinite(v))
+	if (end != p)
 		return -1;
-	v = ceil(v * mult);
+	/* Only digits and a point got here: out of range is too large, or
+	 * so small that it rounds up to 1ms like any fraction of one. */
+	if (!isfinite(v))
+		return RL_DURATION_TOO_LONG;
+	v = errno == ERANGE ? 1 : ceil(v * mult);
 	if (v > (double)RL_DURATION_MAX)
-		return -1;
+		return RL_DURATION_TOO_LONG;
 	*ms = (int64_t)v;
 	return 0;
 }
@@ -129,30 +130,50 @@ rl_key(const char *prefix, const char *name)
 	return k;
 }
 
-char *
-rl_key_name(const char *prefix, const char *key, size_t keylen)
+/* A copy of the N bytes at S, or NULL (out of memory, or a NUL in it:
+ * no name has one). */
+static char *
+name_dup(const char *s, size_t n, int *nomem)
 {
-	size_t plen = strlen(prefix);
-	const char *s;
-	size_t n;
 	char *name;
 
-	if (keylen < plen + 2 || memcmp(key, prefix, plen) != 0 ||
-	    key[plen] != ':')
-		return NULL;
-	s = key + plen + 1;
-	n = keylen - plen - 1;
-	if (n >= 2 && s[0] == '{' && s[n - 1] == '}' &&
-	    memchr(s + 1, '{', n - 2) == NULL) {
-		s++;
-		n -= 2;
-	}
 	if (memchr(s, '\0', n) != NULL)
 		return NULL;
-	name = malloc(n + 1);
-	if (name == NULL)
+	if ((name = malloc(n + 1)) == NULL) {
+		*nomem = 1;
 		return NULL;
+	}
 	memcpy(name, s, n);
 	name[n] = '\0';
 	return name;
+}
+
+int
+rl_key_names(const char *prefix, const char *key, size_t keylen,
+    char *names[2])
+{
+	size_t plen = strlen(prefix), n;
+	const char *s;
+	int count = 0, nomem = 0;
+
+	if (keylen < plen + 2 || memcmp(key, prefix, plen) != 0 ||
+	    key[plen] != ':')
+		return 0;
+	s = key + plen + 1;
+	n = keylen - plen - 1;
+	/* "PREFIX:{NAME}" for a NAME without a brace... */
+	if (n >= 2 && s[0] == '{' && s[n - 1] == '}' &&
+	    memchr(s + 1, '{', n - 2) == NULL &&
+	    (names[count] = name_dup(s + 1, n - 2, &nomem)) != NULL)
+		count++;
+	/* ...and "PREFIX:NAME" for one with a brace: "{x}" is both. */
+	if (!nomem && memchr(s, '{', n) != NULL &&
+	    (names[count] = name_dup(s, n, &nomem)) != NULL)
+		count++;
+	if (nomem) {
+		while (count > 0)
+			free(names[--count]);
+		return -1;
+	}
+	return count;
 }

@@ -9,7 +9,7 @@ setup() {
 }
 
 @test "bad durations are usage errors (64) naming the option" {
-	for d in 10x abc -5 '' 1e3 0x10 ' 5' 5s5 inf nan 1.2.3 30S 99999999999h; do
+	for d in 10x abc -5 '' 1e3 0x10 ' 5' 5s5 inf nan 1.2.3 30S; do
 		run -64 --separate-stderr "$RL" lock --wait "$d" x
 		[[ $stderr == "redlock: --wait: bad duration '$d': use 250ms, 30s, 5m, 2h or seconds; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)" ]]
 		run -64 --separate-stderr "$RL" lock -t "$d" x
@@ -20,6 +20,19 @@ setup() {
 	run -64 --separate-stderr "$RL" --timeout 0 status x
 	run -64 --separate-stderr "$RL" lock -t 0 x
 	[[ $stderr == *"--ttl must be at least 10ms"* ]]
+}
+
+@test "a duration over the limit is a usage error that names the limit" {
+	huge=$(printf '9%.0s' $(seq 1 400))
+	for d in 87841h 87840.001h 5270401m 316224001 99999999999h "$huge"; do
+		run -64 --separate-stderr "$RL" lock --wait "$d" x
+		assert_equal "$stderr" "redlock: --wait: '$d' is longer than the limit of 87840h (10 years); usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	done
+	run -64 --separate-stderr "$RL" --timeout 99999999999h status x
+	assert_equal "$stderr" "redlock: --timeout: '99999999999h' is longer than the limit of 87840h (10 years); see redlock --help"
+	# The limit itself is accepted (then the server is unreachable: 69).
+	run -69 "$RL" lock -w 87840h x
+	run -69 "$RL" lock -w 316224000 x
 }
 
 @test "good durations are accepted (then the server is unreachable: 69)" {
@@ -64,6 +77,49 @@ setup() {
 	run -64 --separate-stderr "$RL" --bogus status
 	assert_equal "$stderr" "redlock: unknown option '--bogus'; see redlock --help"
 	run -64 --separate-stderr "$RL" lock --owner '' x
+}
+
+@test "an empty URL, alone or between commas, is a usage error; an empty REDLOCK_URL is unset" {
+	run -64 --separate-stderr "$RL" -u '' status x
+	assert_equal "$stderr" "redlock: --url is empty: give redis://HOST[:PORT] or unix:///PATH; see redlock --help"
+	u=$REDLOCK_URL
+	for list in "$u," ",$u" "$u,,redis://127.0.0.1:1" ","; do
+		run -64 --separate-stderr "$RL" -u "$list" status x
+		assert_equal "$stderr" "redlock: --url: empty URL in '$list': separate URLs by single commas; see redlock --help"
+		REDLOCK_URL=$list run -64 --separate-stderr "$RL" status x
+		assert_equal "$stderr" "redlock: REDLOCK_URL: empty URL in '$list': separate URLs by single commas; see redlock --help"
+	done
+	run -64 --separate-stderr "$RL" -u "$u" -u '' status x
+	# A URL given after an empty REDLOCK_URL is used (unreachable: 69).
+	REDLOCK_URL= run -69 --separate-stderr "$RL" -u "$u" status x
+	[[ $stderr == *"${u#redis://}"* ]]
+}
+
+@test "--owner with a control character is a usage error; other bytes are fine" {
+	for t in $'a\nb' $'a\tb' $'a\rb' $'a\x7fb' $'\e[2J' $'a\x01'; do
+		run -64 --separate-stderr "$RL" lock --owner "$t" x
+		[[ $stderr == "redlock: --owner: '"*"' has a control character; give a token without one; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)" ]]
+		[[ $stderr != *$'\n'* && $stderr != *$'\e'* && $stderr != *$'\x7f'* ]]
+		run -64 --separate-stderr "$RL" exec --owner "$t" x -- true
+	done
+	run -64 --separate-stderr "$RL" lock --owner $'a\nb' x
+	assert_equal "$stderr" "redlock: --owner: 'a\\x0ab' has a control character; give a token without one; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	# Spaces, punctuation and UTF-8 are not control characters.
+	for t in 'a b' 'deploy:42' 'ä€' '~!@#$%^&*()'; do
+		run -69 "$RL" lock --owner "$t" x
+	done
+}
+
+@test "--waiter-timeout without --fair is a usage error" {
+	run -64 --separate-stderr "$RL" lock --waiter-timeout 1s x
+	assert_equal "$stderr" "redlock: --waiter-timeout goes with --fair; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr "$RL" lock -n --waiter-timeout 10s x
+	assert_equal "$stderr" "redlock: --waiter-timeout goes with --fair; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr "$RL" exec --waiter-timeout 1s x -- true
+	assert_equal "$stderr" "redlock: --waiter-timeout goes with --fair; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
+	# With --fair, before or after it (then the server is unreachable).
+	run -69 "$RL" lock --fair --waiter-timeout 1s x
+	run -69 "$RL" lock --waiter-timeout 1s --fair x
 }
 
 @test "--help and --version print to stdout and exit 0" {

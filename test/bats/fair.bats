@@ -228,6 +228,34 @@ dead_head() {
 	[ -s "$D/a.out" ]
 }
 
+@test "-v says a rejoin once, not again on the ticks between heartbeats" {
+	tok=$(rl lock -t 60s x)
+	# A heartbeat every 1.2s: the waiting line's 1s tick comes between.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" lock -v --fair --waiter-timeout 3600ms -w 60s x \
+	    >"$D/a.out" 2>"$D/a.err" 3>&- &
+	pa=$!
+	wait_for 5 qlen_is 1
+	kill -STOP "$pa"
+	fair_exec b -w 60s --waiter-timeout 300ms
+	pb=$fpid
+	wait_for 5 qlen_is 2
+	wait_for 10 qlen_is 1	# a's deadline passed; b's heartbeat evicted it
+	kill -CONT "$pa"
+	wait_for 5 grep -q 'queued again at the tail' "$D/a.err"
+	# Past a's next heartbeat, and so past the tick before it.
+	atok=$(rcli lindex "$Q" 1)
+	[ -n "$atok" ]
+	s0=$(rcli zscore "$Z" "$atok")
+	wait_for 10 eval '[ "$(rcli zscore "$Z" "$atok")" != "$s0" ]'
+	rl unlock --owner "$tok" x
+	wait "$pb"
+	wait "$pa"
+	run -0 grep -c 'was dropped from the queue of x' "$D/a.err"
+	assert_output 1
+	[ "$(cat "$D/a.out")" = "$atok" ]
+	[ "$(rcli hget x "$atok")" = 1 ]
+}
+
 @test "handoff through 50 fair waiters: each next COMMAND starts within 50 ms of the previous one's end" {
 	tok=$(rl lock -t 60s x)
 	queue_fair 50 120s

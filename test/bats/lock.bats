@@ -6,6 +6,8 @@ load helpers
 setup_file() { start_redis R; }
 teardown_file() { stop_redis "$R_PID"; }
 setup() { rcli flushall >/dev/null; }
+# A process a test started to be watched by --keepalive --pid.
+teardown() { [ -z "${spid:-}" ] || kill "$spid" 2>/dev/null || :; }
 
 @test "lock prints an owner token and the lock is a Redisson hash with a lease" {
 	run -0 --separate-stderr rl lock -t 10s x
@@ -298,4 +300,90 @@ name' >/dev/null
 		[ "$(rcli exists "$n")" = 0 ]
 		[ "$(rcli get canary)" = 1 ]
 	done
+}
+
+# lock_into FILE ARGS...: lock with stdout on FILE; lock_closed ARGS...:
+# with stdout closed.
+lock_into() { local f=$1; shift; rl lock "$@" >"$f"; }
+lock_closed() { rl lock "$@" >&-; }
+# Processes whose command line names the watched process $spid: the
+# keepalive watchdogs started with --pid $spid.
+keepalives() { pgrep -f -- "--pid $spid"; }
+no_keepalive() { ! keepalives >/dev/null; }
+
+@test "lock --keepalive into a full stdout exits 70, gives the lock back and leaves no watchdog" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	sleep 60 3>&- &
+	spid=$!
+	run -70 --separate-stderr lock_into /dev/full --keepalive -t 30s --pid "$spid" k
+	assert_output ''
+	assert_equal "$stderr" "redlock: cannot write to standard output: No space left on device"
+	[ "$(rcli exists k)" = 0 ]
+	[ "$(rcli exists 'redlock_holder:{k}')" = 0 ]
+	run -1 keepalives
+	# Without --keepalive as well.
+	run -70 --separate-stderr lock_into /dev/full -t 30s k
+	[ "$(rcli exists k)" = 0 ]
+	# The same look finds a watchdog that was started, and it ends with
+	# the process it watches.
+	tok=$(rl lock --keepalive -t 30s --pid "$spid" k)
+	[ "$(rcli hget k "$tok")" = 1 ]
+	run -0 keepalives
+	kill "$spid"
+	wait_for 10 no_keepalive
+	wait_for 5 key_gone k
+}
+
+@test "lock with stdout closed exits 70 before it touches Redis, with and without --keepalive" {
+	sleep 60 3>&- &
+	spid=$!
+	rcli config resetstat >/dev/null
+	run -70 --separate-stderr lock_closed --keepalive -t 30s --pid "$spid" k
+	assert_output ''
+	assert_equal "$stderr" 'redlock: standard output is closed: nowhere to print the owner token; run lock with it open, as in tok=$(redlock lock NAME)'
+	run -70 --separate-stderr lock_closed -t 30s k
+	assert_equal "$stderr" 'redlock: standard output is closed: nowhere to print the owner token; run lock with it open, as in tok=$(redlock lock NAME)'
+	# Nothing was sent: no lock, no fencing counter, no script run.
+	assert_equal "$(commandstats)" ''
+	[ "$(rcli dbsize)" = 0 ]
+	run -1 keepalives
+}
+
+@test "a closed stderr or stdout never carries messages or output into the Redis connection" {
+	rcli set w 1 >/dev/null
+	rl lock -t 30s x >/dev/null
+	rcli config resetstat >/dev/null
+	# The connection would be descriptor 2: /dev/null is there, and the
+	# server sees no stray words ("redlock: w is not a lock...").
+	run -65 --separate-stderr eval 'rl status w 2>&-'
+	assert_output ''
+	run -0 rcli info errorstats
+	refute_output --partial errorstat_ERR
+	# Descriptor 1: status answers by its exit status.
+	run -0 --separate-stderr eval 'rl status x >&-'
+	assert_equal "$stderr" ''
+	run -0 --separate-stderr eval 'rl status >&- 2>&-'
+	run -0 rcli info errorstats
+	refute_output --partial errorstat_ERR
+	[ "$(rcli get w)" = 1 ]
+}
+
+@test "status without NAME lists x and {x}, which share one holder key" {
+	tok=$(rl lock '{x}')
+	run -0 --separate-stderr rl status
+	assert_line --regexp '^\{x\}: held by '
+	[ "${#lines[@]}" = 1 ]
+	rl lock x >/dev/null
+	[ "$(rcli keys 'redlock_holder:*')" = 'redlock_holder:{x}' ]
+	run -0 --separate-stderr rl status
+	assert_line --regexp '^x: held by '
+	assert_line --regexp '^\{x\}: held by '
+	[ "${#lines[@]}" = 2 ]
+	run -0 --separate-stderr rl status --json
+	echo "$output" | jq -e '(map(.name) | sort) == ["x", "{x}"] and all(.held)'
+	# Only the one that is held: x alone.
+	rl unlock --owner "$tok" '{x}'
+	run -0 --separate-stderr rl status
+	assert_output --regexp '^x: held by '
+	[ "${#lines[@]}" = 1 ]
 }

@@ -55,7 +55,7 @@ test_duration_rejects(void **state)
 	static const char *bad[] = {
 		"", "s", "ms", ".", "-1", "+1", " 1", "1 ", "1x", "1S", "1sec",
 		"1e3", "0x10", "inf", "nan", "1.2.3", "1..", "5s5", "1d",
-		"99999999999h", NULL
+		NULL
 	};
 	size_t i;
 
@@ -67,6 +67,39 @@ test_duration_rejects(void **state)
 		assert_int_equal(ms, 7);	/* untouched on error */
 	}
 	assert_int_equal(rl_duration_parse(NULL, NULL), -1);
+}
+
+static void
+test_duration_limit(void **state)
+{
+	static const char *toolong[] = {
+		"87840.001h", "87841h", "5270401m", "316224000.001", "99999999999h",
+		"316224000001ms", NULL
+	};
+	char huge[400];
+	int64_t ms = 7;
+	size_t i;
+
+	(void)state;
+	/* Up to ten years of 366 days, to the millisecond. */
+	assert_int_equal(dur("87840h"), RL_DURATION_MAX);
+	assert_int_equal(dur("316224000"), RL_DURATION_MAX);
+	assert_int_equal(dur("316224000000ms"), 87840LL * 3600 * 1000);
+	for (i = 0; toolong[i] != NULL; i++) {
+		assert_int_equal(rl_duration_parse(toolong[i], &ms),
+		    RL_DURATION_TOO_LONG);
+		assert_int_equal(ms, 7);
+	}
+	/* Beyond a double: still too long, not "bad". */
+	memset(huge, '9', sizeof(huge) - 1);
+	huge[sizeof(huge) - 1] = '\0';
+	assert_int_equal(rl_duration_parse(huge, &ms), RL_DURATION_TOO_LONG);
+	/* Below a double's smallest: a fraction of a millisecond, so 1. */
+	huge[0] = '0';
+	huge[1] = '.';
+	memset(huge + 2, '0', sizeof(huge) - 4);
+	huge[sizeof(huge) - 2] = '1';
+	assert_int_equal(dur(huge), 1);
 }
 
 static void
@@ -210,10 +243,17 @@ test_owner_token(void **state)
 	assert_int_equal(rl_owner_new(small, sizeof(small)), -1);
 }
 
+static int
+names(const char *key, size_t len, char *n[2])
+{
+	n[0] = n[1] = NULL;
+	return rl_key_names("redlock_holder", key, len, n);
+}
+
 static void
 test_keys(void **state)
 {
-	char *k;
+	char *k, *n[2];
 
 	(void)state;
 	k = rl_key("redisson_lock__channel", "deploy");
@@ -223,18 +263,29 @@ test_keys(void **state)
 	k = rl_key("redisson_lock_token", "a{b}");
 	assert_string_equal(k, "redisson_lock_token:a{b}");
 	free(k);
-	k = rl_key_name("redlock_holder", "redlock_holder:{deploy}", 23);
-	assert_string_equal(k, "deploy");
-	free(k);
-	k = rl_key_name("redlock_holder", "redlock_holder:a{b}", 19);
-	assert_string_equal(k, "a{b}");
-	free(k);
-	k = rl_key_name("redlock_holder", "redlock_holder:{a}{b}", 21);
-	assert_string_equal(k, "{a}{b}");
-	free(k);
-	assert_null(rl_key_name("redlock_holder", "other:{x}", 9));
-	assert_null(rl_key_name("redlock_holder", "redlock_holder:", 15));
-	assert_null(rl_key_name("redlock_holder", "redlock_holder:a\0b", 18));
+	/* "x" and "{x}" both have the key "redlock_holder:{x}". */
+	assert_int_equal(names("redlock_holder:{deploy}", 23, n), 2);
+	assert_string_equal(n[0], "deploy");
+	assert_string_equal(n[1], "{deploy}");
+	free(n[0]);
+	free(n[1]);
+	assert_int_equal(names("redlock_holder:a{b}", 19, n), 1);
+	assert_string_equal(n[0], "a{b}");
+	free(n[0]);
+	assert_int_equal(names("redlock_holder:{a}{b}", 21, n), 1);
+	assert_string_equal(n[0], "{a}{b}");
+	free(n[0]);
+	assert_int_equal(names("redlock_holder:{}", 17, n), 2);
+	assert_string_equal(n[0], "");
+	assert_string_equal(n[1], "{}");
+	free(n[0]);
+	free(n[1]);
+	/* No name has the key "PREFIX:x": "x" has "PREFIX:{x}". */
+	assert_int_equal(names("redlock_holder:x", 16, n), 0);
+	assert_int_equal(names("other:{x}", 9, n), 0);
+	assert_int_equal(names("redlock_holder:", 15, n), 0);
+	assert_int_equal(names("redlock_holder:a\0b", 18, n), 0);
+	assert_int_equal(names("redlock_holder:{a\0b}", 20, n), 0);
 }
 
 int
@@ -244,6 +295,7 @@ main(void)
 		cmocka_unit_test(test_duration_units),
 		cmocka_unit_test(test_duration_fractions),
 		cmocka_unit_test(test_duration_rejects),
+		cmocka_unit_test(test_duration_limit),
 		cmocka_unit_test(test_duration_format),
 		cmocka_unit_test(test_url_parse),
 		cmocka_unit_test(test_url_rejects),
