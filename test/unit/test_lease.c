@@ -190,7 +190,8 @@ test_noscript_falls_back_to_eval(void **state)
 	assert_string_equal(sent[0][0], "EVALSHA");
 	assert_int_equal(strlen(sent[0][1]), 40);
 	assert_string_equal(sent[1][0], "EVAL");
-	assert_memory_equal(sent[1][1], "-- renew:", 9);
+	/* The script's text, which opens with the prelude. */
+	assert_memory_equal(sent[1][1], "-- prelude:", 11);
 	done(c);
 }
 
@@ -256,6 +257,20 @@ test_acquire_replies(void **state)
 	serve(1, mk_int(3));
 	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a),
 	    RL_EPROTO);
+
+	/* Fences past 2^53 come as exact decimal strings; a fourth element
+	 * names a channel this user may not publish on. */
+	serve(1, mk_arr(4, mk_int(1),
+	    mk_str(REDIS_REPLY_STRING, "9223372036854775807"), mk_int(1),
+	    mk_str(REDIS_REPLY_STRING, "redisson_lock__channel:{x}")));
+	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a), RL_OK);
+	assert_int_equal(a.fence, INT64_MAX);
+	assert_string_equal(a.nopub, "redisson_lock__channel:{x}");
+	serve(1, mk_arr(3, mk_int(1), mk_str(REDIS_REPLY_STRING, "12x"),
+	    mk_int(1)));
+	assert_int_equal(rl_try_acquire(c, "x", "o:1", 3000, NULL, NULL, RL_JOIN_NO, &a), RL_OK);
+	assert_int_equal(a.fence, 0);
+	assert_null(a.nopub);
 	done(c);
 }
 
@@ -302,6 +317,32 @@ test_server_errors(void **state)
 		{ "LOADING Redis is loading the dataset in memory",
 		  RL_ECONNECT, "try again" },
 		{ "ERR something else", RL_EPROTO, "ERR something else" },
+		{ "ERR increment or decrement would overflow", RL_EPROTO,
+		  "overflow" },
+		{ "OOM command not allowed when used memory > 'maxmemory'. "
+		  "script: 61636018f4e6b5817b89791bbed242f93fa089e3, on "
+		  "@user_script:1.", RL_ESERVER,
+		  "(OOM command not allowed when used memory > 'maxmemory'): "
+		  "the server is out of memory" },
+		{ "CLUSTERDOWN Hash slot not served", RL_ESERVER,
+		  "the cluster is down" },
+		{ "CROSSSLOT Keys in request don't hash to the same slot",
+		  RL_ESERVER, "non-empty {tag}" },
+		{ "MOVED 3999 127.0.0.1:6381", RL_ESERVER,
+		  "give the URL of the node" },
+		{ "MISCONF Redis is configured to save RDB snapshots",
+		  RL_ESERVER, "cannot save to disk" },
+		{ "NOREPLICAS Not enough good replicas to write.", RL_ESERVER,
+		  "min-replicas-to-write" },
+		{ "ERR unknown command 'EVALSHA', with args beginning with: "
+		  "'c726' '6' 'x'", RL_ESERVER, "(ERR unknown command "
+		  "'EVALSHA'): the command is renamed or disabled" },
+		{ "ERR max number of clients reached", RL_ESERVER,
+		  "maxclients" },
+		{ "ERR The user executing the script can't run this command or "
+		  "subcommand script: 6163, on @user_script:1.", RL_EAUTH,
+		  "for user default (ERR The user executing the script can't "
+		  "run this command or subcommand): grant it" },
 	};
 	size_t i;
 
