@@ -433,6 +433,7 @@ rl_multi_try_acquire(rl_client *c, const char **keys, int nkeys,
 		return no_quorum(c, answered, "acquire");
 	a->pttl = -1;
 	a->held_ms = -1;
+	a->head_wait_ms = -1;	/* no fair queue: no head to wait for */
 	if (r != NULL)
 		rl_attempt_holder(r, a);
 	return RL_OK;

@@ -206,3 +206,19 @@ down() { stop_redis "$(pid_of "$1")"; }
 	[ "$(holding x)" -ge 3 ]
 	[ "$(mcli M1 hget x "$(cat "$D/w")")$(mcli M2 hget x "$(cat "$D/w")")$(mcli M3 hget x "$(cat "$D/w")")$(mcli M4 hget x "$(cat "$D/w")")$(mcli M5 hget x "$(cat "$D/w")")" != "" ]
 }
+
+@test "waiting across masters is pushed: no retries while the holder keeps the lock" {
+	rlm lock -t 5s x >/dev/null
+	"$RL" -u "$URLS" lock -w 2s x 3>&- &
+	w=$!
+	wait_for 5 eval '[ "$(mcli M1 pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]'
+	mcli M1 config resetstat >/dev/null
+	status=0
+	wait "$w" || status=$?
+	[ "$status" -eq 75 ]
+	# After subscribing: one attempt, then none until --wait ran out and
+	# one last try. A polling client would have tried every few ms.
+	calls=$(mcli M1 info commandstats | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')
+	echo "M1 saw ${calls:-0} EVALSHA while the waiter waited 2 s" >&3
+	[ "${calls:-0}" -le 2 ]
+}
