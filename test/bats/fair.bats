@@ -26,13 +26,14 @@ fair_exec() {
 	fpid=$!
 }
 
-# queue_fair N WAIT: N fair execs, each started once the previous one is
-# in the queue; their pids in $pids.
+# queue_fair N WAIT [ARGS...]: N fair execs, each started once the previous
+# one is in the queue; their pids in $pids.
 queue_fair() {
-	local i
+	local i n=$1 wait=$2
+	shift 2
 	pids=
-	for i in $(seq 1 "$1"); do
-		fair_exec "$i" -w "$2"
+	for i in $(seq 1 "$n"); do
+		fair_exec "$i" -w "$wait" "$@"
 		pids="$pids $fpid"
 		wait_for 5 qlen_is "$i"
 	done
@@ -60,7 +61,7 @@ queue_fair() {
 	[ "$(rcli zcard "$Z")" = 0 ]
 }
 
-@test "kill -9 of the head and of a middle waiter: the queue moves past both within waiter-timeout + 1 s" {
+@test "kill -9 of the head and of a middle waiter: the queue moves past both within waiter-timeout + 2 s" {
 	tok=$(rl lock x)
 	n=0
 	for w in a b c d; do
@@ -76,7 +77,8 @@ queue_fair() {
 	b=$((($(cat "$D/b.start") - t_kill) / 1000000))
 	d=$((($(cat "$D/d.start") - t_kill) / 1000000))
 	echo "b started $b ms, d $d ms after the kill" >&3
-	[ "$b" -lt 2000 ] && [ "$d" -lt 2000 ]
+	# Without eviction both would wait out their 30 s --wait.
+	[ "$b" -lt $((1000 + 2000)) ] && [ "$d" -lt $((1000 + 2000)) ]
 	run cat "$D/order"
 	assert_output $'b\nd'
 	[ "$(rcli exists "$Q" "$Z")" = 0 ]
@@ -127,12 +129,13 @@ queue_fair() {
 	[ "$(rcli exists "$Q" "$Z" 'redlock_waiter:{x}')" = 0 ]
 }
 
-@test "when the head leaves a free lock, the next waiter is woken at once" {
+@test "when the head leaves a free lock, the next waiter is woken at once, not by its heartbeat" {
+	# Heartbeats every 20 s: only the wake-up can start b sooner.
 	tok=$(rl lock x)
-	fair_exec a -w 30s
+	fair_exec a -w 60s --waiter-timeout 60s
 	pa=$fpid
 	wait_for 5 qlen_is 1
-	fair_exec b -w 30s
+	fair_exec b -w 60s --waiter-timeout 60s
 	pb=$fpid
 	wait_for 5 qlen_is 2
 	kill -STOP "$pa"
@@ -144,7 +147,7 @@ queue_fair() {
 	wait "$pb"
 	took=$((($(cat "$D/b.start") - t0) / 1000000))
 	echo "b started $took ms after a left" >&3
-	[ "$took" -lt 500 ]
+	[ "$took" -lt 3000 ]
 	wait "$pa" || true
 }
 
@@ -256,20 +259,24 @@ dead_head() {
 	[ "$(rcli hget x "$atok")" = 1 ]
 }
 
-@test "handoff through 50 fair waiters: each next COMMAND starts within 50 ms of the previous one's end" {
-	tok=$(rl lock -t 60s x)
-	queue_fair 50 120s
+@test "handoff through 50 fair waiters is pushed: the unlock and each release start the next COMMAND long before a heartbeat" {
+	# Heartbeats every 40 s, the first one 40 s after a waiter joined: a
+	# handoff that waited for one would show as a gap of many seconds.
+	# How fast handoffs are is measured by bench/, not here.
+	tok=$(rl lock -t 300s x)
+	queue_fair 50 300s --waiter-timeout 120s
+	date +%s%N >"$D/0.end"
 	rl unlock --owner "$tok" x
 	for p in $pids; do wait "$p"; done
 	run cat "$D/order"
 	assert_output "$(seq 1 50)"
 	worst=0
-	for i in $(seq 2 50); do
+	for i in $(seq 1 50); do
 		gap=$((($(cat "$D/$i.start") - $(cat "$D/$((i - 1)).end")) / 1000000))
 		[ "$gap" -gt "$worst" ] && worst=$gap
 	done
-	echo "worst gap between one COMMAND's end and the next's start: $worst ms" >&3
-	[ "$worst" -lt 50 ]
+	echo "worst gap from the unlock or a COMMAND's end to the next start: $worst ms" >&3
+	[ "$worst" -lt 3000 ]
 }
 
 @test "queue: holder line, then position, owner, host, pid, waiting, deadline" {

@@ -66,28 +66,65 @@ down() { stop_redis "$(pid_of "$1")"; }
 	[ "$(mcli M2 dbsize)" = 0 ]
 }
 
-@test "one master paused: acquisition succeeds within the node timeout + 100 ms" {
+@test "one master paused: acquisition waits for it only the node timeout, not until it answers" {
 	kill -STOP "$(pid_of M3)"
 	t0=$(now_ms)
-	run -0 --separate-stderr rlm exec -v --ttl 5s x -- true
+	run -0 --separate-stderr timeout 10 "$RL" -u "$URLS" exec -v --ttl 5s x -- true
 	acquired=$(grep -o 'T[0-9:.]*Z acquired' <<<"$stderr" | cut -c2-13)
 	a_ms=$(($(date -d "$(date -u +%F)T${acquired}Z" +%s%N) / 1000000))
 	echo "acquired $((a_ms - t0)) ms after the start (node timeout 50 ms)" >&3
-	[ $((a_ms - t0)) -lt 150 ]
+	# Waiting for M3 would last until timeout(1) ends it, at 10 s.
+	[ $((a_ms - t0)) -lt 2000 ]
 	[[ $stderr == *"acquired x on 4 masters (fence "*", lease 5000ms, validity "* ]]
 	kill -CONT "$(pid_of M3)"
 }
 
 @test "a quorum that answers too late for the ttl: released everywhere, COMMAND not run" {
-	for m in M1 M2 M3; do
-		( kill -STOP "$(pid_of "$m")"; sleep 0.4
-		  kill -CONT "$(pid_of "$m")" ) 3>&- &
-	done
-	sleep 0.05
-	run -75 --separate-stderr rlm --timeout 2s exec -n --ttl 300ms x -- touch "$D/ran"
+	# M1-M3 behind a proxy that holds each request 600 ms, twice the
+	# lease: their grants come too late whatever the machine's load.
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	p1=$(free_port) p2=$(free_port) p3=$(free_port)
+	python3 -c '
+import signal, socket, sys, threading, time
+signal.alarm(30)
+def pipe(src, dst, delay):
+    try:
+        while True:
+            b = src.recv(65536)
+            if not b:
+                break
+            time.sleep(delay)
+            dst.sendall(b)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try: s.shutdown(socket.SHUT_RDWR)
+        except OSError: pass
+def serve(lport, tport):
+    srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", lport)); srv.listen(16)
+    ready.release()
+    while True:
+        c, _ = srv.accept()
+        u = socket.create_connection(("127.0.0.1", tport))
+        threading.Thread(target=pipe, args=(c, u, 0.6), daemon=True).start()
+        threading.Thread(target=pipe, args=(u, c, 0), daemon=True).start()
+ready = threading.Semaphore(0)
+for a in sys.argv[1:]:
+    threading.Thread(target=serve, args=tuple(map(int, a.split(":"))), daemon=True).start()
+    ready.acquire()
+print("ready", flush=True)
+time.sleep(30)
+' "$p1:$M1_PORT" "$p2:$M2_PORT" "$p3:$M3_PORT" >"$D/proxy" 3>&- &
+	proxy=$!
+	wait_for 5 grep -q ready "$D/proxy"
+	run -75 --separate-stderr "$RL" --timeout 5s \
+	    -u "redis://127.0.0.1:$p1,redis://127.0.0.1:$p2,redis://127.0.0.1:$p3" \
+	    -u "redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT" \
+	    exec -n --ttl 300ms x -- touch "$D/ran"
+	kill "$proxy"
 	[[ $stderr == *"masters granted it, but too slowly"* ]]
 	[ ! -e "$D/ran" ]
-	wait
 	[ "$(holding x)" = 0 ]
 	[ "$(holding 'redlock_holder:{x}')" = 0 ]
 }
@@ -191,8 +228,8 @@ down() { stop_redis "$(pid_of "$1")"; }
 }
 
 @test "a waiter across masters is woken by the release, not by a timer" {
-	tok=$(rlm lock -t 20s x)
-	"$RL" -u "$URLS" lock -w 10s x >"$D/w" 3>&- &
+	tok=$(rlm lock -t 60s x)
+	"$RL" -u "$URLS" lock -w 60s x >"$D/w" 3>&- &
 	w=$!
 	wait_for 5 eval '[ "$(mcli M1 pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]'
 	t0=$(now_ms)
@@ -200,7 +237,8 @@ down() { stop_redis "$(pid_of "$1")"; }
 	wait "$w"
 	took=$(($(now_ms) - t0))
 	echo "woken $took ms after unlock began" >&3
-	[ "$took" -lt 500 ]
+	# The holder's lease had about 60 s left.
+	[ "$took" -lt 5000 ]
 	# A master may still have been releasing when the waiter asked it:
 	# the waiter then holds a quorum, not all five.
 	[ "$(holding x)" -ge 3 ]
