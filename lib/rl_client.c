@@ -356,9 +356,14 @@ rl_disconnect(rl_client *c)
 enum rl_err
 rl_connect(rl_client *c)
 {
-	/* Several masters connect in parallel at their first exchange. */
-	if (c->n > 1)
-		return RL_OK;
+	/* Several masters connect in parallel, the first time to check
+	 * that no server is named twice. */
+	if (c->n > 1) {
+		if (c->checked)
+			return RL_OK;
+		c->checked = 1;
+		return rl_multi_distinct(c);
+	}
 	if (c->ctx != NULL)
 		return RL_OK;
 	return rl_open(c, &c->ctx);

@@ -25,6 +25,8 @@ struct rl_node {
 	int expect;		/* AUTH/SELECT replies still to come */
 	int sent_full;		/* EVAL sent after NOSCRIPT */
 	int waiting;		/* a reply is due */
+	int skip;		/* failed the run_id check: not retried by
+				 * the exchange right after it */
 	int64_t deadline;
 	redisReply *reply;	/* the script's reply, or NULL (err) */
 	char err[160];
@@ -34,6 +36,7 @@ struct rl_client {
 	struct rl_url url;	/* one server; nodes[0]'s with several */
 	size_t n;		/* masters: 1, or several for Redlock */
 	struct rl_node *nodes;	/* n > 1 */
+	int checked;		/* n > 1: no server given twice (run_id) */
 	int64_t node_timeout_ms;
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
@@ -97,5 +100,8 @@ enum rl_err rl_multi_renew(rl_client *c, const char **keys,
 enum rl_err rl_multi_status(rl_client *c, const char **keys,
     struct rl_status *st);
 enum rl_err rl_multi_subscribe(rl_client *c, const char *channel);
+/* Connect to every master and refuse one server behind two URLs (by its
+ * run_id): RL_EUSAGE naming both. Masters that do not tell are let be. */
+enum rl_err rl_multi_distinct(rl_client *c);
 
 #endif

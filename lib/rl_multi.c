@@ -153,9 +153,11 @@ connect_all(rl_client *c)
 	int np, i, err;
 	socklen_t len;
 
-	for (j = 0; j < c->n; j++)
-		if (c->nodes[j].ctx == NULL)
+	for (j = 0; j < c->n; j++) {
+		if (c->nodes[j].ctx == NULL && !c->nodes[j].skip)
 			node_connect(c, &c->nodes[j], now);
+		c->nodes[j].skip = 0;
+	}
 	for (;;) {
 		np = 0;
 		next = INT64_MAX;
@@ -628,5 +630,40 @@ rl_multi_subscribe(rl_client *c, const char *channel)
 		c->subs[c->nsubs++] = ctx;
 	}
 	/* With no master to listen to, the waits still end on their timers. */
+	return RL_OK;
+}
+
+/* Two URLs may name one server (127.0.0.1 and localhost, two databases,
+ * TCP and its unix socket), which would then count twice towards the
+ * quorum. Ask every master for its run_id in one parallel round at the
+ * first connection and refuse a repeat. A master that does not tell (no
+ * answer, INFO refused by an ACL) is not checked; one that failed here is
+ * left out of the exchange right after, rather than waited for twice. */
+enum rl_err
+rl_multi_distinct(rl_client *c)
+{
+	const redisReply *ri, *rj;
+	char a[512], b[512];
+	size_t i, j;
+
+	rl_exchange(c, &rl_script_runid, 0, NULL, 0, NULL, 2);
+	for (j = 0; j < c->n; j++) {
+		c->nodes[j].skip = c->nodes[j].ctx == NULL;
+		rj = c->nodes[j].reply;
+		if (rj == NULL || rj->type != REDIS_REPLY_STRING)
+			continue;
+		for (i = 0; i < j; i++) {
+			ri = c->nodes[i].reply;
+			if (ri == NULL || ri->type != REDIS_REPLY_STRING ||
+			    strcmp(ri->str, rj->str) != 0)
+				continue;
+			rl_url_format(&c->nodes[i].url, a, sizeof(a));
+			rl_url_format(&c->nodes[j].url, b, sizeof(b));
+			return rl_seterr(c, RL_EUSAGE, "%s and %s are the same "
+			    "server (run_id %.8s): give each master once, "
+			    "or it counts twice towards the quorum", a, b,
+			    rj->str);
+		}
+	}
 	return RL_OK;
 }

@@ -260,3 +260,92 @@ time.sleep(30)
 	echo "M1 saw ${calls:-0} EVALSHA while the waiter waited 2 s" >&3
 	[ "${calls:-0}" -le 2 ]
 }
+
+# refused_as_one URL_A URL_B ARGS...: redlock with ARGS on the five
+# masters plus URL_B exits 64 naming URL_A and URL_B as one server, and
+# changes nothing on any master or database.
+refused_as_one() {
+	local a=$1 b=$2
+	shift 2
+	run -64 --separate-stderr "$RL" -u "$URLS" -u "$b" "$@"
+	assert_output ''
+	[[ $stderr == "redlock: $a and $b are the same server (run_id "*"): give each master once, or it counts twice towards the quorum" ]]
+	[ "$(holding x)" = 0 ]
+	[ "$(holding 'redisson_lock_token:{x}')" = 0 ]
+	[ "$(mcli M1 -n 1 dbsize)" = 0 ]
+}
+
+@test "one server as 127.0.0.1 and as localhost counts once: exit 64, nothing changed" {
+	refused_as_one "redis://127.0.0.1:$M1_PORT" "redis://localhost:$M1_PORT" lock x
+	refused_as_one "redis://127.0.0.1:$M1_PORT" "redis://localhost:$M1_PORT" exec x -- touch "$D/ran"
+	[ ! -e "$D/ran" ]
+	refused_as_one "redis://127.0.0.1:$M1_PORT" "redis://localhost:$M1_PORT" status x
+	refused_as_one "redis://127.0.0.1:$M1_PORT" "redis://localhost:$M1_PORT" unlock --force x
+}
+
+@test "two databases of one server count once: exit 64, nothing changed" {
+	refused_as_one "redis://127.0.0.1:$M3_PORT" "redis://127.0.0.1:$M3_PORT/1" lock x
+	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$M2_PORT/1,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M2_PORT/2" lock x
+	assert_equal "$stderr" "redlock: redis://127.0.0.1:$M2_PORT/1 and redis://127.0.0.1:$M2_PORT/2 are the same server (run_id $(mcli M2 info server | sed -n 's/^run_id:\(........\).*/\1/p')): give each master once, or it counts twice towards the quorum"
+	[ "$(mcli M2 -n 1 dbsize)$(mcli M2 -n 2 dbsize)$(mcli M4 dbsize)" = 000 ]
+}
+
+@test "one server by TCP and by its unix socket counts once: exit 64, nothing changed" {
+	start_redis U --unixsocket "$BATS_TEST_TMPDIR/u.sock" --unixsocketperm 700
+	run -64 --separate-stderr "$RL" -u "$URLS" -u "redis://127.0.0.1:$U_PORT" \
+	    -u "unix://$BATS_TEST_TMPDIR/u.sock" lock x
+	dbsize=$(redis-cli -p "$U_PORT" dbsize)
+	stop_redis "$U_PID"
+	[[ $stderr == "redlock: redis://127.0.0.1:$U_PORT and unix://$BATS_TEST_TMPDIR/u.sock are the same server (run_id "* ]]
+	[ "$dbsize" = 0 ]
+	[ "$(holding x)" = 0 ]
+}
+
+@test "distinct servers pass the check, also for an ACL user who may not run INFO" {
+	for m in M1 M2 M3; do
+		mcli "$m" acl setuser noinfo on '>pw' '~*' '&*' '+@all' '-info' >/dev/null
+	done
+	u="redis://noinfo:pw@127.0.0.1"
+	run -0 "$RL" -u "$u:$M1_PORT,$u:$M2_PORT,$u:$M3_PORT" exec x -- true
+	run -0 rlm exec x -- true
+	for m in M1 M2 M3; do mcli "$m" acl deluser noinfo >/dev/null; done
+}
+
+@test "a master that failed the check is not waited for again by the acquisition right after it" {
+	kill -STOP "$(pid_of M3)"
+	t0=$(now_ms)
+	run -0 --separate-stderr timeout 20 "$RL" --timeout 2s -u "$URLS" lock -v x
+	took=$(($(now_ms) - t0))
+	kill -CONT "$(pid_of M3)"
+	echo "acquired $took ms after the start (node timeout 2 s)" >&3
+	[[ $stderr == *"acquired x on 4 masters"* ]]
+	# Waiting for M3 at the check and again at the acquisition: 4 s.
+	[ "$took" -lt 3000 ]
+}
+
+# calls M: "cmd=N ..." for the commands master M ran since CONFIG RESETSTAT
+# (those run by scripts too), and a fresh count from here on.
+calls() {
+	echo " $(mcli "$1" info commandstats | sed -n 's/^cmdstat_\([a-z|]*\):calls=\([0-9]*\),.*/\1=\2/p' | tr '\n' ' ')"
+	mcli "$1" config resetstat >/dev/null
+}
+
+@test "the check that no server is named twice runs once per process, in one round trip" {
+	rlm exec --ttl 300ms warm -- sleep 0.2	# every script is known: EVALSHA suffices
+	for m in M1 M2 M3 M4 M5; do mcli "$m" config resetstat >/dev/null; done
+	tok=$(rlm lock x)
+	rlm unlock --owner "$tok" x
+	# Per master and process: one check (its INFO runs in the script),
+	# then one acquisition or one release; no EVAL.
+	for m in M1 M2 M3 M4 M5; do
+		stats=$(calls "$m")
+		[[ $stats == *" evalsha=4 "* && $stats == *" info=2 "* ]]
+		[[ $stats != *" eval="* ]]
+	done
+	# A watchdog renewing many times checks nothing again.
+	run -0 --separate-stderr rlm exec -v --ttl 300ms x -- sleep 0.5
+	[[ $stderr == *"renewed x"* ]]
+	for m in M1 M2 M3 M4 M5; do
+		[[ $(calls "$m") == *" info=1 "* ]]
+	done
+}
