@@ -92,9 +92,10 @@ queue_fair() {
 	fair_exec second -w 30s --waiter-timeout 500ms
 	p2=$fpid
 	wait_for 5 qlen_is 2
+	head=$(rcli lindex "$Q" 0)
 	for _ in $(seq 1 10); do
 		sleep 0.2
-		[ "$(rcli lindex "$Q" 0)" = "$(rcli lindex "$Q" 0)" ]
+		[ "$(rcli lindex "$Q" 0)" = "$head" ]
 		qlen_is 2
 	done
 	rl unlock --owner "$tok" x

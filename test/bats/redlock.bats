@@ -70,11 +70,10 @@ down() { stop_redis "$(pid_of "$1")"; }
 	kill -STOP "$(pid_of M3)"
 	t0=$(now_ms)
 	run -0 --separate-stderr timeout 10 "$RL" -u "$URLS" exec -v --ttl 5s x -- true
-	acquired=$(grep -o 'T[0-9:.]*Z acquired' <<<"$stderr" | cut -c2-13)
-	a_ms=$(($(date -d "$(date -u +%F)T${acquired}Z" +%s%N) / 1000000))
-	echo "acquired $((a_ms - t0)) ms after the start (node timeout 50 ms)" >&3
+	took=$(($(now_ms) - t0))
+	echo "acquired, ran and released in $took ms (node timeout 50 ms)" >&3
 	# Waiting for M3 would last until timeout(1) ends it, at 10 s.
-	[ $((a_ms - t0)) -lt 2000 ]
+	[ "$took" -lt 3000 ]
 	[[ $stderr == *"acquired x on 4 masters (fence "*", lease 5000ms, validity "* ]]
 	kill -CONT "$(pid_of M3)"
 }
