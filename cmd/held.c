@@ -25,40 +25,6 @@ struct held {
 	size_t n;
 };
 
-static int
-hex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Decode S in place; -1 on a bad escape or one that makes a NUL. */
-static int
-decode(char *s)
-{
-	char *o = s;
-	int hi, lo;
-
-	for (; *s != '\0'; s++) {
-		if (*s != '%') {
-			*o++ = *s;
-			continue;
-		}
-		if ((hi = hex(s[1])) < 0 || (lo = hex(s[2])) < 0 ||
-		    hi * 16 + lo == 0)
-			return -1;
-		*o++ = (char)(hi * 16 + lo);
-		s += 2;
-	}
-	*o = '\0';
-	return 0;
-}
-
 static void
 held_free(struct held *h)
 {
@@ -78,7 +44,7 @@ entry_parse(char *p, struct held_entry *e)
 	*eq = '\0';
 	e->name = p;
 	e->owner = eq + 1;
-	if (decode(e->name) < 0 || decode(e->owner) < 0)
+	if (rl_unescape(e->name) < 0 || rl_unescape(e->owner) < 0)
 		return "has a bad %-escape";
 	if (e->name[0] == '\0' || e->owner[0] == '\0')
 		return "has an empty NAME or OWNER";

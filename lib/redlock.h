@@ -53,6 +53,8 @@ struct rl_url {
 
 /* Parse S into U. On failure returns -1 and describes why in ERR. */
 int rl_url_parse(const char *s, struct rl_url *u, char *err, size_t errlen);
+/* Decode %XX escapes in S, in place; -1 on a bad escape or %00. */
+int rl_unescape(char *s);
 /* The URL again, without its password: safe to print and to export. */
 int rl_url_format(const struct rl_url *u, char *buf, size_t len);
 void rl_url_clear(struct rl_url *u);

@@ -26,35 +26,39 @@ hexval(int ch)
 	return -1;
 }
 
+int
+rl_unescape(char *s)
+{
+	char *o = s;
+	int hi, lo;
+
+	for (; *s != '\0'; s++) {
+		if (*s != '%') {
+			*o++ = *s;
+			continue;
+		}
+		hi = hexval((unsigned char)s[1]);
+		lo = hi < 0 ? -1 : hexval((unsigned char)s[2]);
+		if (lo < 0 || (hi == 0 && lo == 0))
+			return -1;
+		*o++ = (char)(hi * 16 + lo);
+		s += 2;
+	}
+	*o = '\0';
+	return 0;
+}
+
 /* Copy N bytes of S, decoding %XX; NULL on a bad escape or a NUL byte. */
 static char *
 decode(const char *s, size_t n)
 {
-	char *out = malloc(n + 1), *o = out;
-	size_t i;
-	int hi, lo;
+	char *out = strndup(s, n);
 
-	if (out == NULL)
+	if (out != NULL && rl_unescape(out) < 0) {
+		free(out);
 		return NULL;
-	for (i = 0; i < n; i++) {
-		if (s[i] != '%') {
-			*o++ = s[i];
-			continue;
-		}
-		if (i + 2 >= n)
-			goto bad;
-		hi = hexval((unsigned char)s[i + 1]);
-		lo = hexval((unsigned char)s[i + 2]);
-		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-			goto bad;
-		*o++ = (char)(hi * 16 + lo);
-		i += 2;
 	}
-	*o = '\0';
 	return out;
-bad:
-	free(out);
-	return NULL;
 }
 
 static int
