@@ -70,8 +70,12 @@ if free and (not head or head == ARGV[2]) then
   if not counter then
     redis.call('SET', KEYS[2], string.format('%.0f', now_us))
   end
-  redis.call('INCR', KEYS[2])
-  local fence = redis.call('GET', KEYS[2])
+  local fence = redis.call('INCR', KEYS[2])
+  if fence < 9007199254740992 then	-- 2^53: exact as a Lua number
+    fence = string.format('%.0f', fence)
+  else
+    fence = redis.call('GET', KEYS[2])
+  end
   redis.call('HSET', KEYS[1], ARGV[2], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   local meta = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),

@@ -15,9 +15,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
 local owner = redis.call('HKEYS', KEYS[1])[1]
 redis.call('DEL', KEYS[1])
 if owner then redis.call('HDEL', KEYS[3], owner) end
-local _, now_ms = rl_time()
 local nopub = false
-if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], now_ms, ARGV[1]) then
+if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[1]) then
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[1]) then nopub = KEYS[2] end

@@ -26,8 +26,7 @@ if redis.call('TYPE', KEYS[5]).ok == 'hash' then
 end
 local nopub = false
 if was_head and redis.call('EXISTS', KEYS[1]) == 0 then
-  local _, now_ms = rl_time()
-  if not rl_wake_head(KEYS[3], KEYS[4], KEYS[5], KEYS[2], now_ms, '0') then
+  if not rl_wake_head(KEYS[3], KEYS[4], KEYS[5], KEYS[2], nil, '0') then
     nopub = KEYS[2]
   end
 end

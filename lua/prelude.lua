@@ -56,9 +56,14 @@ end
 
 -- Drop fair waiters past their deadline (or without one) from the head of
 -- QUEUE; returns the first live waiter, or nil. Its cost is the number of
--- dead heads, not the length of the queue.
+-- dead heads, not the length of the queue. NOW_MS: the server's clock,
+-- read here when not given.
 local function rl_drop_expired(queue, timeout, waiters, now_ms)
   if redis.call('TYPE', queue).ok ~= 'list' then return nil end
+  if not now_ms then
+    local _
+    _, now_ms = rl_time()
+  end
   local zset = redis.call('TYPE', timeout).ok == 'zset'
   local hash = redis.call('TYPE', waiters).ok == 'hash'
   while true do
@@ -73,7 +78,8 @@ local function rl_drop_expired(queue, timeout, waiters, now_ms)
 end
 
 -- Wake the first live fair waiter on its own channel, CHANNEL:OWNER,
--- dropping dead heads first. False when the server refused the PUBLISH.
+-- dropping dead heads first (NOW_MS as above). False when the server
+-- refused the PUBLISH.
 local function rl_wake_head(queue, timeout, waiters, channel, now_ms, msg)
   local head = rl_drop_expired(queue, timeout, waiters, now_ms)
   if not head then return true end

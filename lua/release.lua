@@ -24,9 +24,8 @@ if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
 if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
 redis.call('DEL', KEYS[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-local _, now_ms = rl_time()
 local nopub = false
-if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], now_ms, ARGV[2]) then
+if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[2]) then
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[2]) then nopub = KEYS[2] end
