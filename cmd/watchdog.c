@@ -71,7 +71,7 @@ watch_run(struct watch *w)
 {
 	rl_keeper *k;
 	struct pollfd pfd[4];
-	int64_t now, grace, kill_at = -1, wake, period;
+	int64_t now, grace, kill_at = -1, wake, until, period;
 	int keeping = 1, child_done = w->child <= 0, stop = 0, n, s;
 	int64_t renewals = 0;
 	enum rl_keep st;
@@ -112,12 +112,14 @@ watch_run(struct watch *w)
 		pfd[n].fd = w->pid_fd;
 		pfd[n++].events = POLLIN;
 		pfd[n].fd = keeping ? rl_keeper_fd(k) : -1;
-		pfd[n++].events = POLLIN;
-		wake = kill_at;
+		pfd[n++].events = keeping ? rl_keeper_events(k) : POLLIN;
+		/* The deadlines no renewal step may hold up. */
+		until = kill_at;
+		if (w->lost == LOST_NO)
+			until = earliest(until, rl_keeper_deadline_ms(k) - grace);
+		wake = until;
 		if (keeping)
 			wake = earliest(wake, rl_keeper_wake_ms(k));
-		if (w->lost == LOST_NO)
-			wake = earliest(wake, rl_keeper_deadline_ms(k) - grace);
 		if (poll(pfd, (nfds_t)n, wake < 0 ? -1 :
 		    (int)(wake > now ? wake - now : 0)) < 0 && errno != EINTR) {
 			msg("poll: %s", strerror(errno));
@@ -159,7 +161,7 @@ watch_run(struct watch *w)
 		}
 		if (keeping && (pfd[3].revents != 0 ||
 		    now >= rl_keeper_wake_ms(k))) {
-			e = rl_keeper_step(k, now, &st);
+			e = rl_keeper_step(k, now, until, &st);
 			if (st == RL_KEEP_GONE) {
 				keeping = 0;
 				if (w->lost == LOST_NO)

@@ -275,11 +275,14 @@ int64_t rl_renew_period_ms(int64_t ttl_ms);
 int64_t rl_drift_ms(int64_t ttl_ms);
 int64_t rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms);
 
-/* The lease keeper renews a held lock on its own schedule without ever
- * blocking its caller's poll loop for longer than a renewal period: the
- * caller polls rl_keeper_fd() for input and calls rl_keeper_step() when it
- * is readable or when rl_keeper_wake_ms() has come. It never re-creates
- * a lock that is gone. */
+/* The lease keeper renews a held lock on its own schedule without
+ * blocking its caller's poll loop: the caller polls rl_keeper_fd() for
+ * rl_keeper_events() and calls rl_keeper_step() when it is ready or when
+ * rl_keeper_wake_ms() has come. On one master, connecting again after a
+ * failure is a step of that loop too (a non-blocking connect with AUTH,
+ * SELECT and the renewal behind it); on several, a renewal round returns
+ * by the UNTIL_MS the caller gives. It never re-creates a lock that is
+ * gone. */
 typedef struct rl_keeper rl_keeper;
 
 enum rl_keep {
@@ -292,16 +295,20 @@ enum rl_keep {
 rl_keeper *rl_keeper_new(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t sent_ms);
 int rl_keeper_fd(const rl_keeper *k);
+/* POLLIN, or POLLOUT while connecting or sending. */
+short rl_keeper_events(const rl_keeper *k);
 int64_t rl_keeper_wake_ms(const rl_keeper *k);
 /* Send time of the last confirmed renewal (or of the acquisition). */
 int64_t rl_keeper_confirmed_ms(const rl_keeper *k);
 int64_t rl_keeper_deadline_ms(const rl_keeper *k);
 /* Renewals confirmed so far. */
 int64_t rl_keeper_renewals(const rl_keeper *k);
-/* Do what is due at NOW. An error return means this renewal failed (the
- * message is on the client) and will be retried; *STATE says whether the
- * lock is still ours. */
-enum rl_err rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state);
+/* Do what is due at NOW, returning by UNTIL_MS at the latest (< 0: no
+ * limit; the caller's next deadline). An error return means this renewal
+ * failed (the message is on the client) and will be retried; *STATE says
+ * whether the lock is still ours. */
+enum rl_err rl_keeper_step(rl_keeper *k, int64_t now, int64_t until_ms,
+    enum rl_keep *state);
 /* Wait for a renewal in flight, so the connection is free for release. */
 void rl_keeper_settle(rl_keeper *k);
 void rl_keeper_free(rl_keeper *k);

@@ -1,8 +1,11 @@
 /* rl_keeper.c: renew a held lease on schedule, from a caller's poll loop. */
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "rl_int.h"
 #include "rl_scripts.h"
@@ -18,6 +21,9 @@ struct rl_keeper {
 	int inflight;
 	int64_t sent;		/* send time of the renewal in flight */
 	int64_t next;		/* when the next renewal is due */
+	int own;		/* the connection is the keeper's non-blocking one */
+	int connecting;		/* its connect(2) is in progress */
+	int expect;		/* AUTH and SELECT replies still to come */
 };
 
 int64_t
@@ -101,6 +107,20 @@ rl_keeper_fd(const rl_keeper *k)
 	return k->inflight && k->c->ctx != NULL ? k->c->ctx->fd : -1;
 }
 
+static int
+write_pending(const redisContext *ctx)
+{
+	return ctx->obuf != NULL && ctx->obuf[0] != '\0';
+}
+
+short
+rl_keeper_events(const rl_keeper *k)
+{
+	if (k->c->ctx != NULL && (k->connecting || write_pending(k->c->ctx)))
+		return POLLOUT;
+	return POLLIN;
+}
+
 /* How long a renewal may go unanswered before the connection is dropped
  * and the renewal sent again on a new one. */
 static int64_t
@@ -146,14 +166,86 @@ rl_keeper_renewals(const rl_keeper *k)
 	return k->renewals;
 }
 
-static enum rl_err
-failed(rl_keeper *k, int64_t now, int drop)
+static void
+drop(rl_keeper *k)
 {
-	if (drop)
-		rl_disconnect(k->c);
+	rl_disconnect(k->c);
+	k->own = k->connecting = k->expect = 0;
+}
+
+static enum rl_err
+failed(rl_keeper *k, int64_t now, int drop_it)
+{
+	if (drop_it)
+		drop(k);
 	k->inflight = 0;
-	k->next = now + (drop ? 0 : retry_gap(k));
+	k->next = now + (drop_it ? 0 : retry_gap(k));
 	return RL_ECONNECT;
+}
+
+/* A new connection without blocking: connect(2) in progress, AUTH and
+ * SELECT queued behind it; the renewal is queued next, and the caller's
+ * poll loop drives them all (rl_keeper_events). */
+static enum rl_err
+open_nonblock(rl_keeper *k)
+{
+	const struct rl_url *u = &k->c->url;
+	redisContext *ctx;
+	const char *argv[3];
+	char db[16];
+	int fl, n = 0;
+
+	ctx = u->path != NULL ? redisConnectUnixNonBlock(u->path) :
+	    redisConnectNonBlock(u->host, u->port);
+	if (ctx == NULL)
+		return rl_seterr(k->c, RL_ENOMEM, "out of memory");
+	if (ctx->err) {
+		enum rl_err e = rl_ctx_error(k->c, u, ctx, "cannot connect to");
+
+		redisFree(ctx);
+		return e;
+	}
+	fl = fcntl(ctx->fd, F_GETFD);
+	if (fl < 0 || fcntl(ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+		redisFree(ctx);
+		return rl_seterr(k->c, RL_ECONNECT, "cannot set close-on-exec: "
+		    "%s", strerror(errno));
+	}
+	k->expect = 0;
+	if (u->password != NULL) {
+		argv[n++] = "AUTH";
+		if (u->user != NULL)
+			argv[n++] = u->user;
+		argv[n++] = u->password;
+		redisAppendCommandArgv(ctx, n, argv, NULL);
+		k->expect++;
+	}
+	if (u->db != 0) {
+		snprintf(db, sizeof(db), "%d", u->db);
+		argv[0] = "SELECT";
+		argv[1] = db;
+		redisAppendCommandArgv(ctx, 2, argv, NULL);
+		k->expect++;
+	}
+	rl_disconnect(k->c);
+	k->c->ctx = ctx;
+	k->own = 1;
+	k->connecting = 1;
+	return RL_OK;
+}
+
+/* Write what is queued, as far as the socket takes it now. */
+static int
+flush(rl_keeper *k)
+{
+	int done = 0;
+
+	while (!done)
+		if (redisBufferWrite(k->c->ctx, &done) != REDIS_OK)
+			return -1;
+		else if (k->own && !done)
+			return 0;	/* the rest when it is writable */
+	return 0;
 }
 
 static enum rl_err
@@ -161,7 +253,6 @@ send_renewal(rl_keeper *k, int64_t now, int full)
 {
 	const struct rl_script *s = &rl_script_renew;
 	const char *argv[7];
-	int done = 0;
 
 	argv[0] = full ? "EVAL" : "EVALSHA";
 	argv[1] = full ? s->src : s->sha;
@@ -172,9 +263,8 @@ send_renewal(rl_keeper *k, int64_t now, int full)
 	argv[6] = k->owner;
 	if (redisAppendCommandArgv(k->c->ctx, 7, argv, NULL) != REDIS_OK)
 		goto fail;
-	while (!done)
-		if (redisBufferWrite(k->c->ctx, &done) != REDIS_OK)
-			goto fail;
+	if (!k->connecting && flush(k) < 0)
+		goto fail;
 	if (!full) {
 		k->inflight = 1;
 		k->sent = now;
@@ -188,6 +278,30 @@ fail:
 	return RL_ECONNECT;
 }
 
+/* The connect(2) in progress: done, failed, or still going. */
+static enum rl_err
+finish_connect(rl_keeper *k, int64_t now)
+{
+	struct pollfd p = { k->c->ctx->fd, POLLOUT, 0 };
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (poll(&p, 1, 0) <= 0)
+		return RL_OK;
+	if (getsockopt(k->c->ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err != 0) {
+		char url[512];
+
+		rl_url_format(&k->c->url, url, sizeof(url));
+		rl_seterr(k->c, RL_ECONNECT, "cannot connect to %s: %s", url,
+		    strerror(err));
+		return failed(k, now, 1);
+	}
+	k->connecting = 0;
+	return RL_OK;
+}
+
 /* Read what has arrived, without blocking. */
 static enum rl_err
 read_reply(rl_keeper *k, int64_t now, enum rl_keep *state)
@@ -196,6 +310,11 @@ read_reply(rl_keeper *k, int64_t now, enum rl_keep *state)
 	redisReply *r = NULL;
 	void *v;
 
+	if (k->connecting && (finish_connect(k, now) != RL_OK ||
+	    !k->inflight || k->connecting))
+		goto pending_or_failed;
+	if (write_pending(k->c->ctx) && flush(k) < 0)
+		goto broken;
 	if (redisGetReplyFromReader(k->c->ctx, &v) != REDIS_OK)
 		goto broken;
 	if (v == NULL) {
@@ -208,6 +327,17 @@ read_reply(rl_keeper *k, int64_t now, enum rl_keep *state)
 			goto pending;
 	}
 	r = v;
+	if (k->expect > 0) {
+		/* AUTH or SELECT on the keeper's new connection. */
+		k->expect--;
+		if (r->type == REDIS_REPLY_ERROR) {
+			rl_reply_error(k->c, &k->c->url, r, "AUTH or SELECT");
+			freeReplyObject(r);
+			return failed(k, now, 1);
+		}
+		freeReplyObject(r);
+		return read_reply(k, now, state);
+	}
 	if (r->type == REDIS_REPLY_INTEGER) {
 		k->inflight = 0;
 		if (r->integer == 1) {
@@ -229,6 +359,9 @@ read_reply(rl_keeper *k, int64_t now, enum rl_keep *state)
 	    r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 	freeReplyObject(r);
 	return failed(k, now, 0);
+pending_or_failed:
+	if (!k->inflight)
+		return RL_ECONNECT;	/* failed() has said why */
 pending:
 	if (now >= k->sent + reply_timeout(k)) {
 		rl_seterr(k->c, RL_ECONNECT,
@@ -243,61 +376,57 @@ broken:
 	return failed(k, now, 1);
 }
 
+/* Several masters: one round on all of them, which counts only with a
+ * quorum, returning by UNTIL (the caller's next deadline). */
+static enum rl_err
+step_round(rl_keeper *k, int64_t now, int64_t until, enum rl_keep *state)
+{
+	int64_t ct = k->c->connect_timeout_ms, nt = k->c->node_timeout_ms;
+	int64_t room = k->period;
+	enum rl_err e;
+	int ours = 0;
+
+	if (now < k->next)
+		return RL_OK;
+	if (until >= 0 && until - now < room)
+		room = until - now > 1 ? until - now : 1;
+	if (ct > room)
+		k->c->connect_timeout_ms = room;
+	if (nt > room)
+		k->c->node_timeout_ms = room;
+	e = rl_renew(k->c, k->lock, k->owner, k->ttl_ms, &ours);
+	k->c->connect_timeout_ms = ct;
+	k->c->node_timeout_ms = nt;
+	if (e != RL_OK) {
+		k->next = rl_now_ms() + retry_gap(k);
+		return e;
+	}
+	if (!ours) {
+		*state = RL_KEEP_GONE;
+		return RL_OK;
+	}
+	k->confirmed = now;
+	k->renewals++;
+	k->next = now + k->period;
+	return RL_OK;
+}
+
 enum rl_err
-rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state)
+rl_keeper_step(rl_keeper *k, int64_t now, int64_t until_ms,
+    enum rl_keep *state)
 {
 	enum rl_err e;
 
 	*state = RL_KEEP_OK;
-	if (k->c->n > 1) {
-		/* Several masters: one round on all of them, bounded by the
-		 * node timeout; it counts only with a quorum. */
-		int ours = 0;
-
-		int64_t ct = k->c->connect_timeout_ms;
-
-		if (now < k->next)
-			return RL_OK;
-		/* A master that must be reconnected may not hold the round
-		 * up past a renewal period. */
-		if (ct > k->period)
-			k->c->connect_timeout_ms = k->period;
-		e = rl_renew(k->c, k->lock, k->owner, k->ttl_ms, &ours);
-		k->c->connect_timeout_ms = ct;
-		if (e != RL_OK) {
-			k->next = rl_now_ms() + retry_gap(k);
-			return e;
-		}
-		if (!ours) {
-			*state = RL_KEEP_GONE;
-			return RL_OK;
-		}
-		k->confirmed = now;
-		k->renewals++;
-		k->next = now + k->period;
-		return RL_OK;
-	}
+	if (k->c->n > 1)
+		return step_round(k, now, until_ms, state);
 	if (k->inflight)
 		return read_reply(k, now, state);
 	if (now < k->next)
 		return RL_OK;
-	if (k->c->ctx == NULL) {
-		/* Reconnect, bounded so the caller's loop is never held up
-		 * past a renewal period. */
-		int64_t ct = k->c->connect_timeout_ms, t = k->c->timeout_ms;
-
-		if (ct > k->period)
-			k->c->connect_timeout_ms = k->period;
-		if (t <= 0 || t > k->period)
-			k->c->timeout_ms = k->period;
-		e = rl_connect(k->c);
-		k->c->connect_timeout_ms = ct;
-		k->c->timeout_ms = t;
-		if (e != RL_OK) {
-			k->next = rl_now_ms() + retry_gap(k);
-			return e;
-		}
-		now = rl_now_ms();
+	if (k->c->ctx == NULL && (e = open_nonblock(k)) != RL_OK) {
+		k->next = now + retry_gap(k);
+		return e;
 	}
 	return send_renewal(k, now, 0);
 }
@@ -309,21 +438,18 @@ rl_keeper_settle(rl_keeper *k)
 
 	if (k->c->n > 1 || !k->inflight || k->c->ctx == NULL)
 		return;
-	if (redisGetReply(k->c->ctx, &v) != REDIS_OK || v == NULL) {
-		rl_disconnect(k->c);
-	} else {
-		redisReply *r = v;
-
-		if (r->type == REDIS_REPLY_ERROR &&
-		    strncmp(r->str, "NOSCRIPT", 8) == 0) {
-			/* The EVAL sent after it is still to come. */
-			freeReplyObject(r);
-			if (redisGetReply(k->c->ctx, &v) != REDIS_OK)
-				rl_disconnect(k->c);
-			else if (v != NULL)
-				freeReplyObject(v);
-		} else
-			freeReplyObject(r);
-	}
 	k->inflight = 0;
+	if (k->own) {
+		/* The keeper's non-blocking connection: the release that
+		 * follows opens a blocking one. A renewal still on its way
+		 * only lengthens a lease its owner holds: harmless. */
+		drop(k);
+		return;
+	}
+	/* One reply is due: that of the renewal, or of the EVAL sent after
+	 * its NOSCRIPT (a NOSCRIPT read here had nothing sent after it). */
+	if (redisGetReply(k->c->ctx, &v) != REDIS_OK || v == NULL)
+		rl_disconnect(k->c);
+	else
+		freeReplyObject(v);
 }

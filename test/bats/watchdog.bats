@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# The watchdog never blocks on the server: a server that drops SYNs does
+# not hold up the kill deadline, and a renewal answered by NOSCRIPT as
+# COMMAND ends does not hold up the release.
+
+load helpers
+
+setup_file() { start_redis R --tcp-backlog 1 --enable-debug-command yes; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	kill -CONT "$R_PID" 2>/dev/null || true
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+}
+teardown() {
+	[ -z "${FILLER:-}" ] || kill "$FILLER" 2>/dev/null || true
+	kill -CONT "$R_PID" 2>/dev/null || true
+	[ -z "${epid:-}" ] || kill -9 "$epid" 2>/dev/null || true
+}
+
+# Milliseconds since the epoch of a -v event line's timestamp.
+event_ms() { echo $(($(date -d "$(cut -d' ' -f2 <<<"$1")" +%s%N) / 1000000)); }
+
+# fill_accept_queue: with the server stopped, connect until a connect
+# times out: its accept queue is full and further SYNs are dropped. The
+# connections stay open in the background ($FILLER).
+fill_accept_queue() {
+	python3 -c '
+import socket, sys, time
+held = []
+for _ in range(64):
+    s = socket.socket()
+    s.settimeout(0.5)
+    try:
+        s.connect(("127.0.0.1", int(sys.argv[1])))
+        held.append(s)
+    except OSError:
+        open(sys.argv[2], "w").write("%d\n" % len(held))
+        break
+time.sleep(120)
+' "$R_PORT" "$D/filled" 3>&- &
+	FILLER=$!
+	wait_for 40 test -s "$D/filled"
+}
+
+@test "a server that drops SYNs: the watchdog's reconnect never holds up SIGKILL past the lease" {
+	command -v python3 >/dev/null || skip "python3 is needed to fill the accept queue"
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -v -t 9s --kill-after 30s x -- \
+	    sh -c 'trap "" TERM; echo $$ >"$0/c"; while :; do sleep 0.05; done' "$D" \
+	    2>"$D/events" 3>&- &
+	epid=$!
+	wait_for 5 test -s "$D/c"
+	t_q=$(now_ms)
+	left=$(rcli pttl x)
+	expiry=$((t_q + left))	# the lease ends on the server no sooner
+	kill -STOP "$R_PID"
+	fill_accept_queue
+	echo "accept queue full after $(cat "$D/filled") connections" >&3
+	wait_for 30 dead "$epid"
+	status=0
+	wait "$epid" || status=$?
+	[ "$status" -eq 79 ]
+	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
+	[ -n "$killed" ]
+	k_ms=$(event_ms "$killed")
+	echo "SIGKILL $((expiry - k_ms)) ms before the lease ended on the server" >&3
+	[ "$k_ms" -lt "$expiry" ]
+	grep -q 'renewing x: ' "$D/events"
+}
+
+@test "a renewal answered by NOSCRIPT as COMMAND ends: exec releases at once, not after --timeout" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 20s exec -t 3s x -- \
+	    sh -c 'touch "$0/started"; sleep 1.1' "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	t0=$(now_ms)
+	wait_for 5 test -e "$D/started"
+	# The renewal goes out at 1 s, while the server sleeps with an empty
+	# script cache, and COMMAND ends before the server answers NOSCRIPT.
+	sleep 0.75
+	rcli script flush >/dev/null
+	rcli debug sleep 1.5 >/dev/null &
+	wait_for 30 dead "$epid"
+	status=0
+	wait "$epid" || status=$?
+	took=$(($(now_ms) - t0))
+	echo "exec ended $took ms after it started (a hang lasts --timeout, 20 s)" >&3
+	[ "$status" -eq 0 ]
+	[ "$took" -lt 10000 ]
+	key_gone x
+	[ ! -s "$D/err" ]
+}
