@@ -89,3 +89,31 @@ time.sleep(120)
 	key_gone x
 	[ ! -s "$D/err" ]
 }
+
+@test "three masters stopped: a renewal round never holds up SIGKILL past the lease, even with --timeout 2s" {
+	for m in M1 M2 M3; do start_redis "$m"; done
+	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT"
+	"$RL" -u "$urls" --timeout 2s exec -v -t 9s --kill-after 30s x -- \
+	    sh -c 'trap "" TERM; echo $$ >"$0/c"; while :; do sleep 0.05; done' "$D" \
+	    2>"$D/events" 3>&- &
+	epid=$!
+	wait_for 5 test -s "$D/c"
+	t_q=$(now_ms)
+	left=$(redis-cli -p "$M1_PORT" pttl x)
+	for m in M1 M2 M3; do
+		p=$(redis-cli -p "$(eval echo "\$${m}_PORT")" pttl x)
+		[ "$p" -lt "$left" ] && left=$p
+	done
+	expiry=$((t_q + left))
+	for m in M1 M2 M3; do kill -STOP "$(eval echo "\$${m}_PID")"; done
+	wait_for 30 dead "$epid"
+	status=0
+	wait "$epid" || status=$?
+	for m in M1 M2 M3; do stop_redis "$(eval echo "\$${m}_PID")"; done
+	[ "$status" -eq 79 ]
+	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
+	[ -n "$killed" ]
+	k_ms=$(event_ms "$killed")
+	echo "SIGKILL $((expiry - k_ms)) ms before the lease ended on the first master to end it" >&3
+	[ "$k_ms" -lt "$expiry" ]
+}
