@@ -436,16 +436,20 @@ rl_keeper_settle(rl_keeper *k)
 {
 	void *v = NULL;
 
-	if (k->c->n > 1 || !k->inflight || k->c->ctx == NULL)
+	if (k->c->n > 1 || k->c->ctx == NULL)
 		return;
-	k->inflight = 0;
 	if (k->own) {
-		/* The keeper's non-blocking connection: the release that
-		 * follows opens a blocking one. A renewal still on its way
-		 * only lengthens a lease its owner holds: harmless. */
+		/* The keeper's non-blocking connection, whether a renewal is
+		 * on its way or not: the release that follows opens a
+		 * blocking one. A late renewal only lengthens a lease its
+		 * owner holds: harmless. */
+		k->inflight = 0;
 		drop(k);
 		return;
 	}
+	if (!k->inflight)
+		return;
+	k->inflight = 0;
 	/* One reply is due: that of the renewal, or of the EVAL sent after
 	 * its NOSCRIPT (a NOSCRIPT read here had nothing sent after it). */
 	if (redisGetReply(k->c->ctx, &v) != REDIS_OK || v == NULL)

@@ -117,3 +117,20 @@ time.sleep(120)
 	echo "SIGKILL $((expiry - k_ms)) ms before the lease ended on the first master to end it" >&3
 	[ "$k_ms" -lt "$expiry" ]
 }
+
+@test "the watchdog's connection killed twice: it connects again with AUTH and SELECT, renews, and releases at the end" {
+	start_redis P --requirepass sekret
+	pcli() { redis-cli -p "$P_PORT" -a sekret --no-auth-warning "$@"; }
+	run -0 --separate-stderr "$RL" -u "redis://:sekret@127.0.0.1:$P_PORT/3" exec -v -t 600ms x -- \
+	    sh -c 'sleep 0.5; redis-cli -p "$0" -a sekret --no-auth-warning client kill type normal >/dev/null
+	        sleep 0.4; redis-cli -p "$0" -a sekret --no-auth-warning client kill type normal >/dev/null
+	        sleep 1.5; echo done' "$P_PORT"
+	assert_output done
+	[ "$(grep -c 'renewing x: lost connection' <<<"$stderr")" -ge 1 ]
+	# Renewed on the new connections, past several leases.
+	last_kill=$(grep -n 'renewing x: lost connection' <<<"$stderr" | tail -n 1 | cut -d: -f1)
+	[ "$(tail -n +"$last_kill" <<<"$stderr" | grep -c 'renewed x')" -ge 3 ]
+	[[ $stderr != *"could not release"* ]]
+	[ "$(pcli -n 3 exists x)" = 0 ]
+	stop_redis "$P_PID"
+}
