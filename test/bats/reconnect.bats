@@ -84,6 +84,24 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	key_gone x
 }
 
+@test "waiting forever: -v says it keeps reconnecting, and it acquires once the server is back" {
+	tok=$(rl lock -t 60s x)
+	timeout 20 "$RL" -u "redis://127.0.0.1:$R_PORT" exec -v x -- true \
+	    2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 5 has_subscribers x 1
+	kill -9 "$(pid_of R)"
+	wait_for 10 grep -q "reconnecting until it is back (--wait is forever)" "$D/err"
+	sleep 0.5
+	! dead "$epid"
+	restart_redis R
+	st=0
+	wait "$epid" || st=$?
+	[ "$st" -eq 0 ]
+	run cat "$D/err"
+	assert_output --partial "acquired x"
+}
+
 @test "a fair waiter survives CLIENT KILL of its subscription and keeps its place" {
 	tok=$(rl lock -t 60s x)
 	for w in a b; do
