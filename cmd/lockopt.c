@@ -193,7 +193,10 @@ describe(const struct rl_attempt *a, char *buf, size_t len)
 
 	rl_duration_format(a->held_ms, held, sizeof(held));
 	rl_duration_format(a->pttl, lease, sizeof(lease));
-	if (a->too_slow)
+	if (a->lost != NULL && a->owner == NULL)
+		snprintf(buf, len, "the server was out of reach (%s)",
+		    esc(a->lost));
+	else if (a->too_slow)
 		snprintf(buf, len, "%zu masters granted it, but too slowly: "
 		    "nothing was left of the lease after the drift; released "
 		    "everywhere (try a longer --ttl)", a->nodes_ok);
@@ -221,6 +224,7 @@ struct progress {
 	int line;
 	int drawn;
 	int64_t rejoin_sent_ms;	/* the attempt whose rejoin was said */
+	int lost;		/* the loss of the server was said */
 };
 
 static const char *
@@ -258,8 +262,29 @@ waiting(void *arg, const struct rl_attempt *a)
 		event(p->o, "was dropped from the queue of %s (silent past "
 		    "--waiter-timeout); queued again at the tail", esc(p->name));
 	}
+	if ((a->lost != NULL) != p->lost) {
+		p->lost = a->lost != NULL;
+		if (p->drawn)
+			fputs("\r\033[K", stderr);
+		p->drawn = 0;
+		if (p->lost)
+			event(p->o, "lost the server while waiting for %s (%s); "
+			    "reconnecting %s", esc(p->name), esc(a->lost),
+			    p->o->wait_ms < 0 ? "until it is back (--wait is "
+			    "forever)" : "until --wait runs out");
+		else
+			event(p->o, "reconnected; waiting for %s again",
+			    esc(p->name));
+	}
 	if (!p->line)
 		return 0;
+	if (a->lost != NULL) {
+		fprintf(stderr, "\r\033[Kwaiting for %s: reconnecting (%s)",
+		    esc(p->name), esc(a->lost));
+		fflush(stderr);
+		p->drawn = 1;
+		return 0;
+	}
 	if (a->position > 0)
 		snprintf(place, sizeof(place), " (%s of %lld)",
 		    ordinal(a->position), (long long)a->queued);
@@ -285,7 +310,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a)
 {
 	int64_t start = rl_now_ms();
-	struct progress p = { name, o, 0, 0, -1 };
+	struct progress p = { name, o, 0, 0, -1, 0 };
 	struct rl_fair fair;
 	char who[1024], waited[32];
 	enum rl_err e;

@@ -153,6 +153,9 @@ struct rl_attempt {
 				 * nobody; NULL when it may or it is unknown */
 	const char *badkey;	/* RL_EWRONGTYPE: the key and its type */
 	const char *badtype;
+	const char *lost;	/* waiting: why the server (every master) is
+				 * out of reach while the wait reconnects;
+				 * NULL when it is not */
 };
 
 /* Fair (FIFO) acquisition: waiters queue on the server and refresh their
@@ -181,8 +184,13 @@ typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
 /* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). Waiting
  * subscribes to the lock's channel (a fair waiter: to its own) and retries
  * on each release message or when the lease it was told runs out; a fair
- * waiter also at its heartbeat. A fair waiter that stops waiting without
- * the lock leaves the queue. */
+ * waiter also at its heartbeat. Once waiting, a lost connection is not the
+ * end: subscriptions and attempts that fail with RL_ECONNECT are retried
+ * with backoff (polling the interrupt fd, each connect bounded by the time
+ * left), and every subscription regained is followed by an attempt; when
+ * WAIT_MS runs out meanwhile, the result is "not acquired" with A->lost
+ * saying why. Other errors end the wait at once. A fair waiter that stops
+ * waiting without the lock leaves the queue. */
 enum rl_err rl_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
     const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,

@@ -42,6 +42,7 @@ struct rl_client {
 	int64_t timeout_ms;
 	redisContext *ctx;	/* commands and scripts */
 	redisContext *subs[RL_MAX_NODES];	/* pub/sub while waiting */
+	size_t subnode[RL_MAX_NODES];	/* the master of each (index) */
 	size_t nsubs;
 	int intr_fd;
 	redisReply *last;	/* kept so returned strings stay valid */
@@ -99,6 +100,9 @@ enum rl_err rl_multi_renew(rl_client *c, const char **keys,
     const char **args, int *ours);
 enum rl_err rl_multi_status(rl_client *c, const char **keys,
     struct rl_status *st);
+/* Subscribe to CHANNEL on every master that has no subscription yet;
+ * masters that cannot be reached are left out (c->nsubs tells how many
+ * listen). Only a refusal that waiting cannot cure is an error. */
 enum rl_err rl_multi_subscribe(rl_client *c, const char *channel);
 /* Connect to every master and refuse one server behind two URLs (by its
  * run_id): RL_EUSAGE naming both. Masters that do not tell are let be. */

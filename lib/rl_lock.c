@@ -199,6 +199,7 @@ unsubscribe(rl_client *c)
 	c->nsubs = 0;
 }
 
+/* One master: subscribe to CHANNEL on a connection of its own. */
 static enum rl_err
 subscribe(rl_client *c, const char *channel)
 {
@@ -206,11 +207,9 @@ subscribe(rl_client *c, const char *channel)
 	redisReply *r;
 	enum rl_err e;
 
-	unsubscribe(c);
-	if (c->n > 1)
-		return rl_multi_subscribe(c, channel);
 	if ((e = rl_open(c, &c->subs[0])) != RL_OK)
 		return e;
+	c->subnode[0] = 0;
 	c->nsubs = 1;
 	r = redisCommandArgv(c->subs[0], 2, argv, NULL);
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
@@ -224,12 +223,19 @@ subscribe(rl_client *c, const char *channel)
 	return RL_OK;
 }
 
-/* Drop subscription I (its connection failed). */
+/* Subscription I failed: say why on the client and drop it. */
 static void
 drop_sub(rl_client *c, size_t i)
 {
+	const struct rl_url *u = c->n > 1 ? &c->nodes[c->subnode[i]].url :
+	    &c->url;
+
+	rl_ctx_error(c, u, c->subs[i], "lost the release channel's "
+	    "connection to");
 	redisFree(c->subs[i]);
-	c->subs[i] = c->subs[--c->nsubs];
+	c->nsubs--;
+	c->subs[i] = c->subs[c->nsubs];
+	c->subnode[i] = c->subnode[c->nsubs];
 }
 
 /* Take every reply already read; *GOT says whether one was a message. */
@@ -254,9 +260,11 @@ drain(rl_client *c, int *got)
 	return RL_OK;
 }
 
-/* Block until a release message (*GOT), TIMEOUT_MS, or an interrupt. */
+/* Block until a release message (*GOT), TIMEOUT_MS, or an interrupt; a
+ * subscription whose connection fails is dropped (*LOST). With none left
+ * this is the backoff: a poll on the interrupt descriptor alone. */
 static enum rl_err
-wait_message(rl_client *c, int64_t timeout_ms, int *got)
+wait_message(rl_client *c, int64_t timeout_ms, int *got, int *lost)
 {
 	struct pollfd pfd[RL_MAX_NODES + 1];
 	size_t i, ns = c->nsubs;
@@ -264,6 +272,7 @@ wait_message(rl_client *c, int64_t timeout_ms, int *got)
 	enum rl_err e;
 
 	*got = 0;
+	*lost = 0;
 	if ((e = drain(c, got)) != RL_OK || *got)
 		return e;
 	for (i = 0; i < ns; i++) {
@@ -288,25 +297,24 @@ wait_message(rl_client *c, int64_t timeout_ms, int *got)
 	if (n <= 0)
 		return RL_OK;
 	for (i = ns; i-- > 0;) {
-		if (pfd[i].revents == 0)
+		if (pfd[i].revents == 0 ||
+		    redisBufferRead(c->subs[i]) == REDIS_OK)
 			continue;
-		if (redisBufferRead(c->subs[i]) == REDIS_OK)
-			continue;
-		if (c->n > 1) {
-			/* One master fewer to hear from; the timers remain. */
-			drop_sub(c, i);
-			continue;
-		}
-		{
-			char url[512];
-
-			rl_url_format(&c->url, url, sizeof(url));
-			return rl_seterr(c, RL_ECONNECT,
-			    "lost connection to %s while waiting: %s", url,
-			    c->subs[i]->errstr);
-		}
+		drop_sub(c, i);
+		*lost = 1;
 	}
 	return drain(c, got);
+}
+
+/* A random delay of 0..N ms. */
+static int64_t
+random_ms(int64_t n)
+{
+	unsigned int r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned int)rl_now_ms();
+	return (int64_t)(r % (unsigned int)(n + 1));
 }
 
 /* Redlock: after an attempt that nobody won, wait 0..200 ms at random
@@ -314,11 +322,7 @@ wait_message(rl_client *c, int64_t timeout_ms, int *got)
 static int64_t
 random_delay_ms(void)
 {
-	unsigned short r = 0;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (unsigned short)rl_now_ms();
-	return r % 201;
+	return random_ms(200);
 }
 
 /* A fair waiter refreshes its place this often. */
@@ -330,101 +334,258 @@ heartbeat_ms(const struct rl_fair *fair)
 	return h > 0 ? h : 1;
 }
 
+/* Reconnecting: the delays double from RL_BACKOFF_MIN_MS up to
+ * RL_BACKOFF_MAX_MS, each with up to half again at random, so that the
+ * waiters of a restarted server do not all come back at once. */
+#define RL_BACKOFF_MIN_MS 50
+#define RL_BACKOFF_MAX_MS 1000
+
+static int64_t
+backoff_ms(int64_t *last)
+{
+	*last = *last == 0 ? RL_BACKOFF_MIN_MS : *last * 2;
+	if (*last > RL_BACKOFF_MAX_MS)
+		*last = RL_BACKOFF_MAX_MS;
+	return *last + random_ms(*last / 2);
+}
+
+/* One wait of rl_acquire: its arguments, what it listens to, and when it
+ * tries to reconnect. */
+struct wait {
+	rl_client *c;
+	const char *name, *owner;
+	int64_t ttl_ms;
+	const struct rl_meta *meta;
+	const struct rl_fair *fair;
+	rl_wait_cb cb;
+	void *cbarg;
+	struct rl_attempt *a;
+	char *channel;
+	size_t want;		/* subscriptions: one per master */
+	int64_t deadline;	/* -1: forever */
+	int64_t sub_at;		/* when to subscribe the missing ones again */
+	int64_t sub_backoff;	/* last delay between failed subscriptions */
+	int64_t try_backoff;	/* last delay between failed attempts */
+	int try_failed;		/* the last attempt could not reach a quorum */
+	int64_t connect_ms;	/* --connect-timeout, restored at the end */
+};
+
+/* A connect while waiting takes at most the time left of the wait. */
+static void
+bound_connect(struct wait *w)
+{
+	int64_t left;
+
+	w->c->connect_timeout_ms = w->connect_ms;
+	if (w->deadline < 0)
+		return;
+	left = w->deadline - rl_now_ms();
+	if (left < 1)
+		left = 1;
+	if (left < w->connect_ms)
+		w->c->connect_timeout_ms = left;
+}
+
+/* Out of reach: every subscription lost, or the attempt failed. */
+static void
+note_lost(struct wait *w)
+{
+	w->a->lost = w->try_failed || w->c->nsubs == 0 ? w->c->errstr : NULL;
+}
+
+/* Subscribe where no subscription is. Only errors that waiting cannot
+ * cure are returned; the rest are tried again after a backoff. */
+static enum rl_err
+resubscribe(struct wait *w)
+{
+	rl_client *c = w->c;
+	enum rl_err e;
+
+	bound_connect(w);
+	if (c->n > 1)
+		e = rl_multi_subscribe(c, w->channel);
+	else
+		e = subscribe(c, w->channel);
+	if (e != RL_OK && e != RL_ECONNECT)
+		return e;
+	if (c->nsubs < w->want)
+		w->sub_at = rl_now_ms() + backoff_ms(&w->sub_backoff);
+	else
+		w->sub_backoff = 0;
+	note_lost(w);
+	return RL_OK;
+}
+
+/* One attempt while waiting; when it could not reach the server, RL_OK
+ * with w->try_failed set. */
+static enum rl_err
+attempt(struct wait *w)
+{
+	enum rl_err e;
+
+	bound_connect(w);
+	e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
+	    w->fair, w->fair != NULL ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
+	w->try_failed = e == RL_ECONNECT;
+	if (w->try_failed)
+		e = RL_OK;
+	else
+		w->try_backoff = 0;
+	note_lost(w);
+	return e;
+}
+
+/* When to try again after a busy attempt. */
+static int64_t
+next_retry(struct wait *w)
+{
+	const struct rl_attempt *a = w->a;
+	int64_t now = rl_now_ms(), retry;
+
+	if (w->try_failed)
+		return now + backoff_ms(&w->try_backoff);
+	retry = now + (a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS);
+	if (w->fair != NULL && now + heartbeat_ms(w->fair) < retry)
+		retry = now + heartbeat_ms(w->fair);
+	if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
+		retry = now + a->head_wait_ms + 1;
+	if (w->c->n > 1 && a->pttl < 0)
+		retry = now + random_delay_ms();
+	return retry;
+}
+
+/* Sleep until RETRY, a release message, the deadline or an interrupt,
+ * subscribing again where a subscription was lost and ticking the caller.
+ * Returns 1 to try again, 0 to stop (*E: RL_OK when the wait ran out or
+ * the caller ended it). */
+static int
+pause_wait(struct wait *w, int64_t retry, enum rl_err *e)
+{
+	rl_client *c = w->c;
+	struct rl_attempt *a = w->a;
+	int64_t now = rl_now_ms(), then, wake;
+	size_t had;
+	int got, lost;
+
+	for (;;) {
+		*e = RL_OK;
+		if (w->cb != NULL && w->cb(w->cbarg, a) != 0)
+			return 0;
+		if (w->deadline >= 0 && now >= w->deadline)
+			return 0;
+		wake = retry;
+		if (w->deadline >= 0 && w->deadline < wake)
+			wake = w->deadline;
+		if (w->cb != NULL && now + RL_TICK_MS < wake)
+			wake = now + RL_TICK_MS;
+		if (c->nsubs < w->want && w->sub_at < wake)
+			wake = w->sub_at > now ? w->sub_at : now;
+		if ((*e = wait_message(c, wake - now, &got, &lost)) != RL_OK)
+			return 0;
+		then = now;
+		now = rl_now_ms();
+		if (lost && w->sub_backoff == 0)
+			w->sub_at = now;	/* the first time at once */
+		if (c->nsubs < w->want && now >= w->sub_at) {
+			had = c->nsubs;
+			if ((*e = resubscribe(w)) != RL_OK)
+				return 0;
+			if (c->nsubs > had)
+				return 1;	/* a release may have gone unheard */
+		}
+		if (got || now >= retry || (w->deadline >= 0 && now >= w->deadline))
+			return 1;
+		/* A tick for the caller: advance what it was told. */
+		if (a->held_ms >= 0)
+			a->held_ms += now - then;
+		if (a->pttl >= 0)
+			a->pttl = a->pttl > now - then ? a->pttl - (now - then) : 0;
+	}
+}
+
+/* Subscribe, then try again (a release between the first attempt and the
+ * subscription would otherwise go unheard), and so on until acquired. */
+static enum rl_err
+wait_loop(struct wait *w)
+{
+	enum rl_err e;
+
+	for (;;) {
+		if (w->c->nsubs < w->want && rl_now_ms() >= w->sub_at &&
+		    (e = resubscribe(w)) != RL_OK)
+			return e;
+		if ((e = attempt(w)) != RL_OK || w->a->acquired)
+			return e;
+		if (!pause_wait(w, next_retry(w), &e))
+			return e;
+	}
+}
+
+/* The channel a waiter listens to: the lock's, or a fair waiter's own. */
+static char *
+wait_channel(const char *name, const char *owner, int fair)
+{
+	char *lockch = rl_key(RL_PREFIX_CHANNEL, name), *ch;
+	size_t n;
+
+	if (lockch == NULL || !fair)
+		return lockch;
+	n = strlen(lockch) + strlen(owner) + 2;
+	if ((ch = malloc(n)) != NULL)
+		snprintf(ch, n, "%s:%s", lockch, owner);
+	free(lockch);
+	return ch;
+}
+
+/* Leave the fair queue on every way out (also when the wait failed: the
+ * command connection may still work, and if it does not, the waiter
+ * timeout drops the entry), keeping the first error's message and the
+ * last attempt's reply (the strings in A point into it). */
+static void
+leave_queue(rl_client *c, const char *name, const char *owner,
+    struct rl_attempt *a)
+{
+	char keep[sizeof(c->errstr)];
+	redisReply *last = c->last;
+	int64_t position = 0;
+
+	memcpy(keep, c->errstr, sizeof(keep));
+	c->last = NULL;
+	if (rl_leave(c, name, owner, &position) == RL_OK && position > 0)
+		a->ahead = position - 1;
+	if (c->last != NULL)
+		freeReplyObject(c->last);
+	c->last = last;
+	memcpy(c->errstr, keep, sizeof(keep));
+}
+
 enum rl_err
 rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
     int64_t wait_ms, const struct rl_meta *meta, const struct rl_fair *fair,
     rl_wait_cb cb, void *cbarg, struct rl_attempt *a)
 {
-	int64_t deadline = wait_ms < 0 ? -1 : rl_now_ms() + wait_ms;
-	int64_t now, then, retry, wake;
-	enum rl_join join = wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES;
-	char *channel, *lockch;
-	int got, joined = 0;
+	struct wait w = { .c = c, .name = name, .owner = owner,
+	    .ttl_ms = ttl_ms, .meta = meta, .fair = fair, .cb = cb,
+	    .cbarg = cbarg, .a = a, .deadline = -1,
+	    .connect_ms = c->connect_timeout_ms };
 	enum rl_err e;
 
-	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair, join, a);
+	if (wait_ms >= 0)
+		w.deadline = rl_now_ms() + wait_ms;
+	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
+	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
-	joined = fair != NULL;
-	/* Subscribe, then try again: a release between the first attempt
-	 * and the subscription would otherwise go unheard. A fair waiter
-	 * is woken on its own channel, the others on the lock's. */
-	if ((lockch = rl_key(RL_PREFIX_CHANNEL, name)) == NULL)
-		return rl_seterr(c, RL_ENOMEM, "out of memory");
-	if (fair != NULL) {
-		size_t n = strlen(lockch) + strlen(owner) + 2;
-
-		if ((channel = malloc(n)) != NULL)
-			snprintf(channel, n, "%s:%s", lockch, owner);
-		free(lockch);
-		if (channel == NULL)
-			return rl_seterr(c, RL_ENOMEM, "out of memory");
-	} else
-		channel = lockch;
-	e = subscribe(c, channel);
-	free(channel);
-	if (e != RL_OK)
-		goto out;
-	for (;;) {
-		e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
-		    joined ? RL_JOIN_AGAIN : join, a);
-		if (e != RL_OK || a->acquired)
-			break;
-		now = rl_now_ms();
-		retry = now + (a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS);
-		if (fair != NULL && now + heartbeat_ms(fair) < retry)
-			retry = now + heartbeat_ms(fair);
-		if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
-			retry = now + a->head_wait_ms + 1;
-		if (c->n > 1 && a->pttl < 0)
-			retry = now + random_delay_ms();
-		for (;;) {
-			if (cb != NULL && cb(cbarg, a) != 0)
-				goto out;
-			if (deadline >= 0 && now >= deadline)
-				goto out;
-			wake = retry;
-			if (deadline >= 0 && deadline < wake)
-				wake = deadline;
-			if (cb != NULL && now + RL_TICK_MS < wake)
-				wake = now + RL_TICK_MS;
-			if ((e = wait_message(c, wake - now, &got)) != RL_OK)
-				goto out;
-			then = now;
-			now = rl_now_ms();
-			if (got || now >= retry ||
-			    (deadline >= 0 && now >= deadline))
-				break;	/* try again */
-			/* A tick for the caller: advance what it was told. */
-			if (a->held_ms >= 0)
-				a->held_ms += now - then;
-			if (a->pttl >= 0)
-				a->pttl = a->pttl > now - then ?
-				    a->pttl - (now - then) : 0;
-		}
-	}
-out:
+	w.want = c->n;
+	if ((w.channel = wait_channel(name, owner, fair != NULL)) == NULL)
+		e = rl_seterr(c, RL_ENOMEM, "out of memory");
+	else
+		e = wait_loop(&w);
+	free(w.channel);
 	unsubscribe(c);
-	if (joined && !a->acquired) {
-		/* Leave the queue on every way out (also when the wait failed:
-		 * the command connection may still work, and if it does not,
-		 * the waiter timeout drops the entry), keeping the first
-		 * error's message and the last attempt's reply (the strings in
-		 * A point into it). */
-		char keep[sizeof(c->errstr)];
-		redisReply *last = c->last;
-		int64_t position = 0;
-
-		memcpy(keep, c->errstr, sizeof(keep));
-		c->last = NULL;
-		if (rl_leave(c, name, owner, &position) == RL_OK &&
-		    position > 0)
-			a->ahead = position - 1;
-		if (c->last != NULL)
-			freeReplyObject(c->last);
-		c->last = last;
-		memcpy(c->errstr, keep, sizeof(keep));
-	}
+	c->connect_timeout_ms = w.connect_ms;
+	if (fair != NULL && !a->acquired)
+		leave_queue(c, name, owner, a);
 	return e;
 }
 

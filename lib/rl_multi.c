@@ -610,6 +610,12 @@ rl_multi_subscribe(rl_client *c, const char *channel)
 	size_t j;
 
 	for (j = 0; j < c->n; j++) {
+		size_t k;
+
+		for (k = 0; k < c->nsubs && c->subnode[k] != j; k++)
+			;
+		if (k < c->nsubs)
+			continue;	/* listening there already */
 		if (rl_open_url(c, &c->nodes[j].url, c->node_timeout_ms * 2 +
 		    10, c->node_timeout_ms * 2 + 10, &ctx) != RL_OK)
 			continue;
@@ -627,6 +633,7 @@ rl_multi_subscribe(rl_client *c, const char *channel)
 			continue;
 		}
 		freeReplyObject(r);
+		c->subnode[c->nsubs] = j;
 		c->subs[c->nsubs++] = ctx;
 	}
 	/* With no master to listen to, the waits still end on their timers. */
