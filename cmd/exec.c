@@ -217,8 +217,18 @@ parse_on_lost(const char *s, enum on_lost *out)
 	return 0;
 }
 
+/* What one exec is asked to do. */
+struct job {
+	struct lockopts o;
+	enum on_lost on_lost;
+	int64_t kill_after;
+	const char *name;
+	char **cmd;
+};
+
+/* The command line into J: -1 to go on, else the exit status. */
 static int
-run(struct globals *g, int argc, char **argv)
+parse(struct globals *g, int argc, char **argv, struct job *j)
 {
 	static const struct option longopts[] = {
 		LOCKOPTS_LONG,
@@ -227,21 +237,11 @@ run(struct globals *g, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	enum on_lost on_lost = ON_LOST_TERM;
-	int64_t kill_after = DEFAULT_KILL_AFTER_MS;
-	struct lockopts o;
-	struct rl_attempt a;
-	struct rl_meta meta;
-	struct report rep, done = { 0 };
-	char cmdline[512], **cmd;
-	const char *name;
-	int ch, r, status, dd, sig_fd, alive[2], rpipe[2], got_done = 0, s;
-	int pending[8], npending = 0;
-	pid_t wd, child = 0;
-	rl_client *rc;
-	sigset_t old;
+	int ch, r, dd;
 
-	lockopts_init(&o);
+	lockopts_init(&j->o);
+	j->on_lost = ON_LOST_TERM;
+	j->kill_after = DEFAULT_KILL_AFTER_MS;
 	/* Our words end at "--"; COMMAND's begin after it. */
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
 		;
@@ -249,19 +249,15 @@ run(struct globals *g, int argc, char **argv)
 	    NULL)) != -1) {
 		if (ch == 'h')
 			return print_help(&cmd_exec);
-		if (ch == 'L') {
-			if (parse_on_lost(optarg, &on_lost) < 0)
-				return usage_error(&cmd_exec, "--on-lost: '%s' "
-				    "is not term, kill or ignore", esc(optarg));
+		if (ch == 'L' && parse_on_lost(optarg, &j->on_lost) < 0)
+			return usage_error(&cmd_exec, "--on-lost: '%s' is not "
+			    "term, kill or ignore", esc(optarg));
+		if (ch == 'K' && parse_duration(&cmd_exec, "--kill-after",
+		    optarg, &j->kill_after) < 0)
+			return EXIT_USAGE;
+		if (ch == 'L' || ch == 'K')
 			continue;
-		}
-		if (ch == 'K') {
-			if (parse_duration(&cmd_exec, "--kill-after", optarg,
-			    &kill_after) < 0)
-				return EXIT_USAGE;
-			continue;
-		}
-		if ((r = lockopts_parse(&cmd_exec, &o, ch, optarg)) < 0)
+		if ((r = lockopts_parse(&cmd_exec, &j->o, ch, optarg)) < 0)
 			return EXIT_USAGE;
 		if (r == 0)
 			return bad_option(&cmd_exec, argv, LOCKOPTS_SHORT "h",
@@ -272,59 +268,82 @@ run(struct globals *g, int argc, char **argv)
 	if (optind + 1 < dd)
 		return usage_error(&cmd_exec, "one NAME, then -- and COMMAND; "
 		    "got '%s' before --", esc(argv[optind + 1]));
-	name = argv[optind];
-	if (name[0] == '\0')
+	j->name = argv[optind];
+	if (j->name[0] == '\0')
 		return usage_error(&cmd_exec, "NAME is empty");
 	if (dd >= argc)
 		return usage_error(&cmd_exec, "missing -- before COMMAND");
 	if (dd + 1 >= argc)
 		return usage_error(&cmd_exec, "missing COMMAND after --");
-	cmd = argv + dd + 1;
-	if (o.ttl_ms < 30)
+	j->cmd = argv + dd + 1;
+	if (j->o.ttl_ms < 30)
 		return usage_error(&cmd_exec, "exec needs --ttl of at least "
 		    "30ms to renew it every ttl/3");
-	if (lockopts_check(&cmd_exec, &o, g) < 0)
+	if (lockopts_check(&cmd_exec, &j->o, g) < 0 ||
+	    lockopts_finish(j->name, &j->o) < 0)
 		return EXIT_USAGE;
-	if (lockopts_finish(name, &o) < 0)
-		return EXIT_USAGE;
+	return -1;
+}
 
-	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
-		msg("cannot set up signals: %s", strerror(errno));
-		return EXIT_SOFTWARE;
-	}
-	join(cmd, cmdline, sizeof(cmdline));
+/* Give back the hold this exec took (COMMAND never ran, or the watchdog
+ * could not start or died). */
+static void
+give_back(rl_client *rc, const struct job *j)
+{
+	struct rl_attempt a;
+	enum rl_release rel;
+	int64_t holds;
+
+	rl_release(rc, j->name, j->o.owner, &rel, &holds, &a);
+}
+
+/* Acquire J's NAME on a new client *RC: -1 when held, else the exit
+ * status (*RC freed). */
+static int
+acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
+    struct rl_attempt *a)
+{
+	struct rl_meta meta;
+	char cmdline[512];
+	int status, s;
+
+	join(j->cmd, cmdline, sizeof(cmdline));
 	meta.host = self_host();
 	meta.pid = (long)getpid();
 	meta.user = self_user();
 	meta.cmd = cmdline;
-	if ((rc = client_open(g, o.ttl_ms, &status)) == NULL)
+	if ((*rc = client_open(g, j->o.ttl_ms, &status)) == NULL)
 		return status;
-	rl_set_interrupt_fd(rc, sig_fd);
-	status = lock_acquire(rc, name, &o, &meta, &a);
-	if (status == -1) {
-		rl_client_free(rc);
-		return interrupted(sig_fd, name, &o);
-	}
-	if (!a.acquired) {
-		rl_client_free(rc);
-		return status;
-	}
-	/* A signal that came while acquiring: COMMAND never starts. */
-	if ((s = sig_next(sig_fd)) != 0) {
-		enum rl_release rel;
-		int64_t holds;
+	rl_set_interrupt_fd(*rc, sig_fd);
+	status = lock_acquire(*rc, j->name, &j->o, &meta, a);
+	if (status == -1)
+		status = interrupted(sig_fd, j->name, &j->o);
+	else if (a->acquired && (s = sig_next(sig_fd)) != 0) {
+		/* A signal that came while acquiring: COMMAND never starts. */
+		give_back(*rc, j);
+		event(&j->o, "released %s: signal %d before COMMAND started",
+		    esc(j->name), s);
+		status = 128 + s;
+	} else if (a->acquired)
+		return -1;
+	rl_client_free(*rc);
+	return status;
+}
 
-		rl_release(rc, name, o.owner, &rel, &holds, &a);
-		rl_client_free(rc);
-		event(&o, "released %s: signal %d before COMMAND started",
-		    esc(name), s);
-		return 128 + s;
-	}
+/* Fork the watchdog, which takes RC over and starts COMMAND: its pid, and
+ * in *REPORT_FD the read end of its reports; -1 (reported, released). */
+static pid_t
+spawn_watchdog(struct globals *g, struct job *j, rl_client *rc,
+    const struct rl_attempt *a, int sig_fd, int *report_fd)
+{
+	int alive[2], rpipe[2];
+	sigset_t old;
+	pid_t wd;
 
 	if (pipe2(alive, O_CLOEXEC) < 0 || pipe2(rpipe, O_CLOEXEC) < 0) {
 		msg("cannot start the watchdog: pipe: %s", strerror(errno));
-		rl_client_free(rc);
-		return EXIT_SOFTWARE;
+		give_back(rc, j);
+		return -1;
 	}
 	fflush(stdout);
 	fflush(stderr);
@@ -335,89 +354,132 @@ run(struct globals *g, int argc, char **argv)
 		close(alive[1]);
 		close(rpipe[0]);
 		close(sig_fd);
-		watchdog(rc, cmd, g, name, &o, on_lost, kill_after, &a,
-		    alive[0], rpipe[1]);
+		watchdog(rc, j->cmd, g, j->name, &j->o, j->on_lost,
+		    j->kill_after, a, alive[0], rpipe[1]);
 	}
 	sig_unblock(&old);
 	close(alive[0]);
 	close(rpipe[1]);
 	if (wd < 0) {
-		enum rl_release rel;
-		int64_t holds;
-
 		msg("cannot start the watchdog: fork: %s", strerror(errno));
-		rl_release(rc, name, o.owner, &rel, &holds, &a);
-		rl_client_free(rc);
-		return EXIT_SOFTWARE;
+		give_back(rc, j);
+		close(rpipe[0]);
+		return -1;
 	}
-	/* The connection is the watchdog's now. */
-	rl_client_free(rc);
+	/* alive[1] stays open, unread, until redlock exits: the watchdog
+	 * sees EOF on its end when redlock dies. */
+	*report_fd = rpipe[0];
+	return wd;
+}
 
-	/* Relay signals to COMMAND's process group until the watchdog
-	 * reports COMMAND's end. */
+static void
+signal_group(pid_t child, int s)
+{
+	if (kill(-child, s) < 0 && errno == ESRCH)
+		kill(child, s);
+}
+
+/* Relay signals to COMMAND's process group until the watchdog reports
+ * COMMAND's end (1, in *DONE) or dies (0); *CHILD: COMMAND's pid. */
+static int
+relay(int sig_fd, int report_fd, pid_t *child, struct report *done)
+{
+	struct report rep;
+	int pending[8], npending = 0, s, i;
+	ssize_t n;
+
 	for (;;) {
 		struct pollfd p[2] = {
-			{ sig_fd, POLLIN, 0 }, { rpipe[0], POLLIN, 0 }
+			{ sig_fd, POLLIN, 0 }, { report_fd, POLLIN, 0 }
 		};
-		ssize_t n;
 
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		while ((s = sig_next(sig_fd)) != 0) {
-			if (child > 0) {
-				if (kill(-child, s) < 0 && errno == ESRCH)
-					kill(child, s);
-			} else if (npending < 8)
+			return 0;
+		while ((s = sig_next(sig_fd)) != 0)
+			if (*child > 0)
+				signal_group(*child, s);
+			else if (npending < 8)
 				pending[npending++] = s;
-		}
 		if (p[1].revents == 0)
 			continue;
-		n = read(rpipe[0], &rep, sizeof(rep));
+		n = read(report_fd, &rep, sizeof(rep));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != (ssize_t)sizeof(rep))
-			break;	/* EOF: the watchdog is gone */
+			return 0;	/* EOF: the watchdog is gone */
 		if (rep.kind == REPORT_STARTED) {
-			child = rep.child;
-			for (int i = 0; i < npending; i++)
-				if (kill(-child, pending[i]) < 0 &&
-				    errno == ESRCH)
-					kill(child, pending[i]);
+			*child = rep.child;
+			for (i = 0; i < npending; i++)
+				signal_group(*child, pending[i]);
 			npending = 0;
 		} else if (rep.kind == REPORT_DONE) {
-			done = rep;
-			got_done = 1;
+			*done = rep;
+			return 1;
 		}
 	}
+}
+
+/* The exit status, once the watchdog WD has ended. */
+static int
+finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
+    int reported, const struct report *done)
+{
+	rl_client *rc;
+	char ago[32];
+	int status, s;
+
 	while (waitpid(wd, &status, 0) < 0 && errno == EINTR)
 		;
-	if (!got_done) {
+	if (!reported) {
 		/* The watchdog died: COMMAND runs unprotected. Stop it and
 		 * give the lock back. */
-		if (child > 0 && kill(-child, SIGKILL) < 0 && errno == ESRCH)
-			kill(child, SIGKILL);
-		if ((rc = client_open(g, o.ttl_ms, &s)) != NULL) {
-			enum rl_release rel;
-			int64_t holds;
-
-			rl_release(rc, name, o.owner, &rel, &holds, &a);
+		if (child > 0)
+			signal_group(child, SIGKILL);
+		if ((rc = client_open(g, j->o.ttl_ms, &s)) != NULL) {
+			give_back(rc, j);
 			rl_client_free(rc);
 		}
 		msg("the watchdog of %s died (status %d): COMMAND was killed "
-		    "and the lock released", esc(name), child_exit(status));
+		    "and the lock released", esc(j->name), child_exit(status));
 		return EXIT_LOST;
 	}
-	if (done.status == -1)
+	if (done->status == -1)
 		return EXIT_SOFTWARE;
-	if (done.lost != LOST_NO && on_lost != ON_LOST_IGNORE) {
-		char ago[32];
-
-		rl_duration_format(done.lost_after_ms, ago, sizeof(ago));
+	if (done->lost != LOST_NO && j->on_lost != ON_LOST_IGNORE) {
+		rl_duration_format(done->lost_after_ms, ago, sizeof(ago));
 		msg("lost the lock on %s while COMMAND ran (%s; lease last "
-		    "confirmed %s before the loss): COMMAND was terminated", esc(name),
-		    done.lost == LOST_GONE ? "it was gone or held by another "
-		    "owner" : "the server stopped answering", ago);
+		    "confirmed %s before the loss): COMMAND was terminated",
+		    esc(j->name), done->lost == LOST_GONE ? "it was gone or "
+		    "held by another owner" : "the server stopped answering",
+		    ago);
 		return EXIT_LOST;
 	}
-	return child_exit(done.status);
+	return child_exit(done->status);
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	struct job j;
+	struct rl_attempt a;
+	struct report done = { 0 };
+	rl_client *rc;
+	pid_t wd, child = 0;
+	int status, sig_fd, report_fd, reported;
+
+	if ((status = parse(g, argc, argv, &j)) >= 0)
+		return status;
+	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
+		msg("cannot set up signals: %s", strerror(errno));
+		return EXIT_SOFTWARE;
+	}
+	if ((status = acquire(g, &j, sig_fd, &rc, &a)) >= 0)
+		return status;
+	wd = spawn_watchdog(g, &j, rc, &a, sig_fd, &report_fd);
+	/* The connection is the watchdog's now. */
+	rl_client_free(rc);
+	if (wd < 0)
+		return EXIT_SOFTWARE;
+	reported = relay(sig_fd, report_fd, &child, &done);
+	return finish(g, &j, wd, child, reported, &done);
 }
