@@ -47,6 +47,8 @@ struct rl_client {
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
 	redisContext *ctx;	/* commands and scripts */
+	int owed;		/* replies on ctx to commands that timed out:
+				 * read and dropped before the next one's */
 	redisContext *subs[RL_MAX_NODES];	/* pub/sub while waiting */
 	size_t nsubs;
 	int intr_fd;

@@ -28,17 +28,18 @@ held_by() {
 	echo "$n"
 }
 
-# proxy LPORT TPORT DELAY FILE: forward LPORT to TPORT; the first release
-# that goes through (a script call of 11 arguments: EVALSHA sha 6 keys,
-# owner, 0) is held DELAY seconds, and the rest of its connection behind
-# it, then FILE is created. Prints "ready" once it listens.
+# start_proxy LPORT TPORT DELAY FILE ARGS NTH: forward LPORT to TPORT; the
+# NTH command of ARGS arguments that goes through is held DELAY seconds,
+# and the rest of its connection behind it, then FILE is created. Script
+# calls: a release has 11 arguments (EVALSHA sha 6 keys, owner, 0), an
+# acquisition 19 (6 keys, 10 arguments).
 start_proxy() {
 	python3 -c '
 import signal, socket, sys, threading, time
 signal.alarm(60)
 lport, tport, delay, mark = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+pattern, left = b"*" + sys.argv[5].encode() + b"\r\n$", [int(sys.argv[6])]
 held = threading.Lock()
-first = [True]
 def pipe(src, dst, up):
     try:
         while True:
@@ -46,9 +47,10 @@ def pipe(src, dst, up):
             if not b:
                 break
             slow = False
-            if up and b"*11\r\n$" in b:
+            if up and pattern in b:
                 with held:
-                    slow, first[0] = first[0], False
+                    left[0] -= 1
+                    slow = left[0] == 0
             if slow:
                 time.sleep(delay)
             dst.sendall(b)
@@ -77,7 +79,7 @@ while True:
 	# M5 behind a proxy that holds the first release 4 s: twenty times
 	# the node timeout (200 ms), and well past the retry below.
 	p5=$(free_port)
-	start_proxy "$p5" "$M5_PORT" 4 "$D/forwarded"
+	start_proxy "$p5" "$M5_PORT" 4 "$D/forwarded" 11 1
 	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$p5"
 	# Another owner holds x on M1, M2, M3 and M5 until 1.5 s from now:
 	# the first attempts win only M4 and are undone everywhere (the undo
@@ -115,4 +117,31 @@ while True:
 	[ "$n" -eq 5 ]
 	# And the release, sent behind all of it, leaves nothing anywhere.
 	for m in M1 M2 M3 M4 M5; do [ "$(mcli "$m" exists x)" = 0 ]; done
+}
+
+@test "one master: a fair waiter's late attempt runs before its leave, not after (no stale queue entry)" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	u="redis://127.0.0.1:$M1_PORT"
+	tok=$("$RL" -u "$u" lock -t 30s x)
+	# The waiter's second attempt (the one after it subscribed) is held
+	# 4 s, thirteen times --timeout: it gives up, exits 69 and leaves the
+	# queue. The late attempt, which re-joins the queue, must run before
+	# that leave.
+	p=$(free_port)
+	start_proxy "$p" "$M1_PORT" 4 "$D/forwarded" 19 2
+	run -69 --separate-stderr timeout 20 "$RL" --timeout 300ms \
+	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 20s \
+	    --owner waiter-1 x -- touch "$D/ran"
+	echo "$stderr"
+	[ ! -e "$D/ran" ]
+	wait_for 10 test -e "$D/forwarded"
+	gone() {
+		[ "$(mcli M1 zscore 'redisson_lock_timeout:{x}' waiter-1)" = "" ] &&
+		    ! mcli M1 lrange 'redisson_lock_queue:{x}' 0 -1 | grep -qx waiter-1
+	}
+	wait_for 3 gone || :
+	mcli M1 lrange 'redisson_lock_queue:{x}' 0 -1
+	gone
+	[ "$(mcli M1 hexists x "$tok")" = 1 ]
+	"$RL" -u "$u" unlock --owner "$tok" x
 }
