@@ -351,6 +351,63 @@ rl_disconnect(rl_client *c)
 	if (c->ctx != NULL)
 		redisFree(c->ctx);
 	c->ctx = NULL;
+	c->owed = 0;
+}
+
+/* CTX failed only because --timeout passed: the command may still run. */
+static int
+timed_out(const redisContext *ctx)
+{
+	return ctx->err == REDIS_ERR_IO &&
+	    (strstr(ctx->errstr, "temporarily unavailable") != NULL ||
+	    strstr(ctx->errstr, "timed out") != NULL);
+}
+
+/* No reply in time, or no connection: say so. After a timeout the
+ * connection stays, its reply owed, so that the next command goes behind
+ * this one (a new connection could overtake it); otherwise it is gone,
+ * and with it whatever the server had not read. */
+static enum rl_err
+eval_failed(rl_client *c)
+{
+	enum rl_err e = rl_ctx_error(c, &c->url, c->ctx, "lost connection to");
+
+	if (timed_out(c->ctx)) {
+		c->ctx->err = 0;
+		c->ctx->errstr[0] = '\0';
+		c->owed++;
+	} else
+		rl_disconnect(c);
+	return e;
+}
+
+/* The reply to the command just sent, after dropping those owed to
+ * earlier ones (a late NOSCRIPT among them too: that command never ran),
+ * all within one --timeout. */
+static redisReply *
+own_reply(rl_client *c)
+{
+	int64_t end = rl_now_ms() + c->timeout_ms;
+	void *v;
+
+	for (;;) {
+		if (redisGetReply(c->ctx, &v) != REDIS_OK)
+			return NULL;
+		if (c->owed == 0)
+			return v;
+		freeReplyObject(v);
+		c->owed--;
+		if (c->timeout_ms > 0 && rl_now_ms() >= end) {
+			char url[512];
+
+			/* Still late: ours joins the owed ones. */
+			c->owed++;
+			rl_url_format(&c->url, url, sizeof(url));
+			rl_seterr(c, RL_ECONNECT, "no answer from %s in time "
+			    "(see --timeout)", url);
+			return NULL;
+		}
+	}
 }
 
 enum rl_err
@@ -376,7 +433,7 @@ rl_eval(rl_client *c, const struct rl_script *s, int nkeys, const char **keys,
 	const char *argv[24];
 	char nk[16];
 	redisReply *r;
-	int argc = 0, i;
+	int argc = 0, i, full;
 
 	if (3 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
 		return rl_seterr(c, RL_EPROTO, "too many script arguments");
@@ -398,22 +455,25 @@ rl_eval(rl_client *c, const struct rl_script *s, int nkeys, const char **keys,
 		argv[argc++] = keys[i];
 	for (i = 0; i < nargs; i++)
 		argv[argc++] = args[i];
-	r = redisCommandArgv(c->ctx, argc, argv, NULL);
-	if (r != NULL && r->type == REDIS_REPLY_ERROR &&
+	/* Behind replies still owed, send the script itself: a late
+	 * NOSCRIPT cannot be answered with an EVAL in order. */
+	full = c->owed > 0;
+	if (full) {
+		argv[0] = "EVAL";
+		argv[1] = s->src;
+	}
+	if (redisAppendCommandArgv(c->ctx, argc, argv, NULL) != REDIS_OK)
+		return eval_failed(c);
+	r = own_reply(c);
+	if (r != NULL && r->type == REDIS_REPLY_ERROR && !full &&
 	    strncmp(r->str, "NOSCRIPT", 8) == 0) {
 		freeReplyObject(r);
 		argv[0] = "EVAL";
 		argv[1] = s->src;
 		r = redisCommandArgv(c->ctx, argc, argv, NULL);
 	}
-	if (r == NULL) {
-		enum rl_err e = rl_ctx_error(c, &c->url, c->ctx,
-		    "lost connection to");
-
-		redisFree(c->ctx);
-		c->ctx = NULL;
-		return e;
-	}
+	if (r == NULL)
+		return c->ctx->err ? eval_failed(c) : RL_ECONNECT;
 	c->last = r;
 	if (r->type == REDIS_REPLY_ERROR) {
 		char doing[64];

@@ -17,12 +17,18 @@ struct rl_script {
 #define RL_MAX_NODES 16
 
 /* One master of a Redlock set: a non-blocking connection driven by
- * rl_exchange(), and a pub/sub connection while waiting. */
+ * rl_exchange(), and a pub/sub connection while waiting. The connection
+ * is kept while commands sent on it may still run: a master that did not
+ * answer in time owes replies, which the next exchange reads and drops
+ * before its own, so the server runs every command in the order sent
+ * (a new connection could overtake the old one). */
 struct rl_node {
 	struct rl_url url;
 	redisContext *ctx;
 	int connecting;		/* connect(2) still in progress */
 	int expect;		/* AUTH/SELECT replies still to come */
+	int owed;		/* then replies to earlier exchanges' commands,
+				 * which timed out: read and dropped */
 	int sent_full;		/* EVAL sent after NOSCRIPT */
 	int waiting;		/* a reply is due */
 	int skip;		/* failed the run_id check: not retried by
@@ -41,6 +47,8 @@ struct rl_client {
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
 	redisContext *ctx;	/* commands and scripts */
+	int owed;		/* replies on ctx to commands that timed out:
+				 * read and dropped before the next one's */
 	redisContext *subs[RL_MAX_NODES];	/* pub/sub while waiting */
 	size_t subnode[RL_MAX_NODES];	/* the master of each (index) */
 	size_t nsubs;

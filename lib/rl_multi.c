@@ -31,6 +31,8 @@ rl_multi_free(rl_client *c)
 	c->nodes = NULL;
 }
 
+/* ND has no reply for this exchange, for the reason FMT. Its connection
+ * stays: it may still carry a command (see owed in struct rl_node). */
 static void __attribute__((format(printf, 2, 3)))
 node_fail(struct rl_node *nd, const char *fmt, ...)
 {
@@ -39,9 +41,23 @@ node_fail(struct rl_node *nd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(nd->err, sizeof(nd->err), fmt, ap);
 	va_end(ap);
+	nd->waiting = 0;
+}
+
+/* ND's connection is useless and nothing sent on it can still run: it
+ * was never established (hiredis writes nothing before connect(2) ends),
+ * or it failed (EOF, reset, a write error: the server has dropped the
+ * client and whatever it had not read), or its replies cannot be told
+ * apart any more. Close it; the next exchange opens a new one. */
+static void
+node_drop(struct rl_node *nd)
+{
 	if (nd->ctx != NULL)
-		redisFree(nd->ctx);	/* a late reply must not be misread */
+		redisFree(nd->ctx);
 	nd->ctx = NULL;
+	nd->connecting = 0;
+	nd->expect = 0;
+	nd->owed = 0;
 	nd->waiting = 0;
 }
 
@@ -63,16 +79,19 @@ node_connect(rl_client *c, struct rl_node *nd, int64_t now)
 	}
 	if (nd->ctx->err) {
 		node_fail(nd, "cannot connect: %s", nd->ctx->errstr);
+		node_drop(nd);
 		return -1;
 	}
 	fl = fcntl(nd->ctx->fd, F_GETFD);
 	if (fl < 0 || fcntl(nd->ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
 		node_fail(nd, "cannot set close-on-exec: %s", strerror(errno));
+		node_drop(nd);
 		return -1;
 	}
 	nd->err[0] = '\0';
 	nd->connecting = 1;
 	nd->expect = 0;
+	nd->owed = 0;
 	nd->deadline = now + c->connect_timeout_ms;
 	if (nd->url.password != NULL) {
 		argv[n++] = "AUTH";
@@ -92,13 +111,32 @@ node_connect(rl_client *c, struct rl_node *nd, int64_t now)
 	return 0;
 }
 
+/* ND did not answer this exchange in time. */
+static void
+node_late(struct rl_node *nd)
+{
+	if (nd->connecting) {
+		/* Nothing was written yet: nothing can run. */
+		node_fail(nd, "connect timed out");
+		node_drop(nd);
+	} else {
+		/* Its command may run yet: keep the connection, and its
+		 * reply's place in line. */
+		node_fail(nd, "no answer in time (see --timeout)");
+		nd->owed++;
+	}
+}
+
 static int
 write_pending(const redisContext *ctx)
 {
 	return ctx->obuf != NULL && ctx->obuf[0] != '\0';
 }
 
-/* Take what has arrived for ND; 1 when its exchange is over. */
+/* Take what has arrived for ND; 1 when its exchange is over. Replies
+ * come in the order the commands went: AUTH/SELECT, then those owed to
+ * earlier exchanges (dropped as they are, a NOSCRIPT among them too:
+ * that command never ran and nobody waits for it), then this one's. */
 static int
 node_read(struct rl_node *nd, const char **argv, int argc)
 {
@@ -108,6 +146,7 @@ node_read(struct rl_node *nd, const char **argv, int argc)
 	for (;;) {
 		if (redisGetReplyFromReader(nd->ctx, &v) != REDIS_OK) {
 			node_fail(nd, "bad reply: %s", nd->ctx->errstr);
+			node_drop(nd);
 			return 1;
 		}
 		if (v == NULL)
@@ -119,8 +158,14 @@ node_read(struct rl_node *nd, const char **argv, int argc)
 				node_fail(nd, "authentication or SELECT "
 				    "refused: %.100s", r->str);
 				freeReplyObject(r);
+				node_drop(nd);
 				return 1;
 			}
+			freeReplyObject(r);
+			continue;
+		}
+		if (nd->owed > 0) {
+			nd->owed--;
 			freeReplyObject(r);
 			continue;
 		}
@@ -153,11 +198,9 @@ connect_all(rl_client *c)
 	int np, i, err;
 	socklen_t len;
 
-	for (j = 0; j < c->n; j++) {
+	for (j = 0; j < c->n; j++)
 		if (c->nodes[j].ctx == NULL && !c->nodes[j].skip)
 			node_connect(c, &c->nodes[j], now);
-		c->nodes[j].skip = 0;
-	}
 	for (;;) {
 		np = 0;
 		next = INT64_MAX;
@@ -190,14 +233,17 @@ connect_all(rl_client *c)
 				if (getsockopt(nd->ctx->fd, SOL_SOCKET, SO_ERROR,
 				    &err, &len) < 0)
 					err = errno;
-				if (err != 0)
+				if (err != 0) {
 					node_fail(nd, "cannot connect: %s",
 					    strerror(err));
-				else
+					node_drop(nd);
+				} else
 					nd->connecting = 0;
-			} else if (now >= nd->deadline)
+			} else if (now >= nd->deadline) {
 				node_fail(nd, "connect timed out (see "
 				    "--connect-timeout)");
+				node_drop(nd);
+			}
 		}
 	}
 	for (j = 0; j < c->n; j++)
@@ -235,22 +281,33 @@ rl_exchange(rl_client *c, const struct rl_script *s, int nkeys,
 		if (nd->reply != NULL)
 			freeReplyObject(nd->reply);
 		nd->reply = NULL;
-		if (nd->ctx != NULL)
+		if (nd->ctx != NULL && !nd->skip)
 			nd->err[0] = '\0';
 	}
 	/* Too few masters reachable: send nothing, change nothing. */
-	if (connect_all(c) < need)
+	if (connect_all(c) < need) {
+		for (j = 0; j < c->n; j++)
+			c->nodes[j].skip = 0;
 		return 0;
+	}
 	now = rl_now_ms();
 	for (j = 0; j < c->n; j++) {
 		struct rl_node *nd = &c->nodes[j];
+		int skip = nd->skip;
 
 		nd->sent_full = 0;
-		if (nd->ctx == NULL)
+		nd->skip = 0;
+		if (nd->ctx == NULL || skip)
 			continue;
+		/* Behind what it still owes, if anything: one connection
+		 * runs its commands in order. A late NOSCRIPT cannot be
+		 * answered by an EVAL without overtaking what follows it, so
+		 * a master that owes replies gets the script itself. */
 		if (!nd->connecting)
 			nd->deadline = now + c->node_timeout_ms;
-		redisAppendCommandArgv(nd->ctx, argc, argv, NULL);
+		nd->sent_full = nd->owed > 0;
+		redisAppendCommandArgv(nd->ctx, argc, nd->sent_full ? full :
+		    argv, NULL);
 		nd->waiting = 1;
 		left++;
 	}
@@ -286,6 +343,7 @@ rl_exchange(rl_client *c, const struct rl_script *s, int nkeys,
 				if (redisBufferWrite(nd->ctx, &done) != REDIS_OK) {
 					node_fail(nd, "%s", nd->ctx->errstr[0] ?
 					    nd->ctx->errstr : "connection failed");
+					node_drop(nd);
 					left--;
 					continue;
 				}
@@ -298,6 +356,7 @@ rl_exchange(rl_client *c, const struct rl_script *s, int nkeys,
 				if (redisBufferRead(nd->ctx) != REDIS_OK) {
 					node_fail(nd, "%s", nd->ctx->errstr[0] ?
 					    nd->ctx->errstr : "connection lost");
+					node_drop(nd);
 					left--;
 					continue;
 				}
@@ -307,13 +366,14 @@ rl_exchange(rl_client *c, const struct rl_script *s, int nkeys,
 				}
 			}
 			if (nd->waiting && now >= nd->deadline) {
-				node_fail(nd, "%s", nd->connecting ?
-				    "connect timed out" : "no answer in time "
-				    "(see --timeout)");
+				node_late(nd);
 				left--;
 			}
 		}
 	}
+	for (j = 0; j < c->n; j++)
+		if (c->nodes[j].waiting)	/* poll(2) failed */
+			node_late(&c->nodes[j]);
 	return sent;
 }
 
@@ -655,7 +715,7 @@ rl_multi_distinct(rl_client *c)
 
 	rl_exchange(c, &rl_script_runid, 0, NULL, 0, NULL, 2);
 	for (j = 0; j < c->n; j++) {
-		c->nodes[j].skip = c->nodes[j].ctx == NULL;
+		c->nodes[j].skip = c->nodes[j].reply == NULL;
 		rj = c->nodes[j].reply;
 		if (rj == NULL || rj->type != REDIS_REPLY_STRING)
 			continue;
