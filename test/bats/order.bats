@@ -58,9 +58,12 @@ def pipe(src, dst, up):
                 open(mark, "w").close()
     except OSError:
         pass
-    for s in (src, dst):
-        try: s.shutdown(socket.SHUT_RDWR)
-        except OSError: pass
+    # Only the client side ends the pair, once all it sent went on: a
+    # server reads whatever a closed client sent before its EOF.
+    if up:
+        for s in (src, dst):
+            try: s.shutdown(socket.SHUT_RDWR)
+            except OSError: pass
 srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("127.0.0.1", lport)); srv.listen(16)
 print("ready", flush=True)
@@ -124,13 +127,13 @@ while True:
 	u="redis://127.0.0.1:$M1_PORT"
 	tok=$("$RL" -u "$u" lock -t 30s x)
 	# The waiter's second attempt (the one after it subscribed) is held
-	# 4 s, thirteen times --timeout: it gives up, exits 69 and leaves the
-	# queue. The late attempt, which re-joins the queue, must run before
-	# that leave.
+	# 4 s, thirteen times --timeout: the waiter retries behind it until
+	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
+	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
 	start_proxy "$p" "$M1_PORT" 4 "$D/forwarded" 19 2
-	run -69 --separate-stderr timeout 20 "$RL" --timeout 300ms \
-	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 20s \
+	run -75 --separate-stderr timeout 20 "$RL" --timeout 300ms \
+	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"
 	echo "$stderr"
 	[ ! -e "$D/ran" ]
