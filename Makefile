@@ -47,7 +47,8 @@ build/asan/redlock: $(SAN_OBJ)
 	$(CC) -g $(SAN) $(LDFLAGS) -o $@ $(SAN_OBJ) $(LDLIBS)
 
 # Units that fake hiredis name the calls they wrap.
-WRAP_test_lease = -Wl,--wrap=redisCommandArgv
+WRAP_test_lease = -Wl,--wrap=redisCommandArgv \
+	-Wl,--wrap=redisAppendCommandArgv -Wl,--wrap=redisGetReply
 
 build/asan/unit/%: build/asan/test/unit/%.o $(SAN_LIB_OBJ)
 	@mkdir -p $(@D)
@@ -62,7 +63,8 @@ FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 FUZZ_WRAP_cli = -Wl,--wrap=redisConnectWithTimeout \
 	-Wl,--wrap=redisConnectUnixWithTimeout -Wl,--wrap=redisConnectNonBlock \
 	-Wl,--wrap=redisConnectUnixNonBlock
-FUZZ_WRAP_reply = -Wl,--wrap=redisCommandArgv
+FUZZ_WRAP_reply = -Wl,--wrap=redisCommandArgv \
+	-Wl,--wrap=redisAppendCommandArgv -Wl,--wrap=redisGetReply
 REPLAY_BIN = $(patsubst %,build/asan/replay/%,$(FUZZ))
 NOMAIN_OBJ = $(filter-out build/asan/cmd/main.o,$(SAN_OBJ)) build/asan/nomain/main.o
 

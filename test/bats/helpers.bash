@@ -61,6 +61,17 @@ stop_redis() {
 	return 0
 }
 
+# start_proxy OUT ARGS...: test/bats/proxy.py ARGS (a slow proxy; see
+# there) in the background, its output in OUT; its pid in $proxy once it
+# listens.
+start_proxy() {
+	local out=$1
+	shift
+	python3 "$BATS_TEST_DIRNAME/proxy.py" "$@" >"$out" 3>&- &
+	proxy=$!
+	wait_for 5 grep -q ready "$out"
+}
+
 # A port where nothing listens.
 free_port() {
 	local port

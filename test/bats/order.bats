@@ -28,61 +28,15 @@ held_by() {
 	echo "$n"
 }
 
-# start_proxy LPORT TPORT DELAY FILE ARGS NTH: forward LPORT to TPORT; the
-# NTH command of ARGS arguments that goes through is held DELAY seconds,
-# and the rest of its connection behind it, then FILE is created. Script
-# calls: a release has 11 arguments (EVALSHA sha 6 keys, owner, 0), an
-# acquisition 19 (6 keys, 10 arguments).
-start_proxy() {
-	python3 -c '
-import signal, socket, sys, threading, time
-signal.alarm(60)
-lport, tport, delay, mark = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
-pattern, left = b"*" + sys.argv[5].encode() + b"\r\n$", [int(sys.argv[6])]
-held = threading.Lock()
-def pipe(src, dst, up):
-    try:
-        while True:
-            b = src.recv(65536)
-            if not b:
-                break
-            slow = False
-            if up and pattern in b:
-                with held:
-                    left[0] -= 1
-                    slow = left[0] == 0
-            if slow:
-                time.sleep(delay)
-            dst.sendall(b)
-            if slow:
-                open(mark, "w").close()
-    except OSError:
-        pass
-    # Only the client side ends the pair, once all it sent went on: a
-    # server reads whatever a closed client sent before its EOF.
-    if up:
-        for s in (src, dst):
-            try: s.shutdown(socket.SHUT_RDWR)
-            except OSError: pass
-srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-srv.bind(("127.0.0.1", lport)); srv.listen(16)
-print("ready", flush=True)
-while True:
-    c, _ = srv.accept()
-    u = socket.create_connection(("127.0.0.1", tport))
-    threading.Thread(target=pipe, args=(c, u, True), daemon=True).start()
-    threading.Thread(target=pipe, args=(u, c, False), daemon=True).start()
-' "$@" >"$D/proxy" 3>&- &
-	proxy=$!
-	wait_for 5 grep -q ready "$D/proxy"
-}
+# Script calls as the proxy sees them: a release has 11 arguments
+# (EVALSHA sha 6 keys, owner, 0), an acquisition 19 (6 keys, 10 arguments).
 
 @test "a late undo on a slow master runs before the newer acquisition, never after it" {
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	# M5 behind a proxy that holds the first release 4 s: twenty times
 	# the node timeout (200 ms), and well past the retry below.
 	p5=$(free_port)
-	start_proxy "$p5" "$M5_PORT" 4 "$D/forwarded" 11 1
+	start_proxy "$D/proxy" 4 --hold 11 1 "$D/forwarded" "$p5:$M5_PORT"
 	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$p5"
 	# Another owner holds x on M1, M2, M3 and M5 until 1.5 s from now:
 	# the first attempts win only M4 and are undone everywhere (the undo
@@ -131,7 +85,7 @@ while True:
 	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
 	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
-	start_proxy "$p" "$M1_PORT" 4 "$D/forwarded" 19 2
+	start_proxy "$D/proxy" 4 --hold 19 2 "$D/forwarded" "$p:$M1_PORT"
 	run -75 --separate-stderr timeout 20 "$RL" --timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"

@@ -83,40 +83,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	# lease: their grants come too late whatever the machine's load.
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	p1=$(free_port) p2=$(free_port) p3=$(free_port)
-	python3 -c '
-import signal, socket, sys, threading, time
-signal.alarm(30)
-def pipe(src, dst, delay):
-    try:
-        while True:
-            b = src.recv(65536)
-            if not b:
-                break
-            time.sleep(delay)
-            dst.sendall(b)
-    except OSError:
-        pass
-    for s in (src, dst):
-        try: s.shutdown(socket.SHUT_RDWR)
-        except OSError: pass
-def serve(lport, tport):
-    srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", lport)); srv.listen(16)
-    ready.release()
-    while True:
-        c, _ = srv.accept()
-        u = socket.create_connection(("127.0.0.1", tport))
-        threading.Thread(target=pipe, args=(c, u, 0.6), daemon=True).start()
-        threading.Thread(target=pipe, args=(u, c, 0), daemon=True).start()
-ready = threading.Semaphore(0)
-for a in sys.argv[1:]:
-    threading.Thread(target=serve, args=tuple(map(int, a.split(":"))), daemon=True).start()
-    ready.acquire()
-print("ready", flush=True)
-time.sleep(30)
-' "$p1:$M1_PORT" "$p2:$M2_PORT" "$p3:$M3_PORT" >"$D/proxy" 3>&- &
-	proxy=$!
-	wait_for 5 grep -q ready "$D/proxy"
+	start_proxy "$D/proxy" 0.6 "$p1:$M1_PORT" "$p2:$M2_PORT" "$p3:$M3_PORT"
 	run -75 --separate-stderr "$RL" --timeout 5s \
 	    -u "redis://127.0.0.1:$p1,redis://127.0.0.1:$p2,redis://127.0.0.1:$p3" \
 	    -u "redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT" \

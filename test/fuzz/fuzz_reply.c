@@ -1,7 +1,7 @@
 /* fuzz_reply.c: how lib/ reads script replies. The input is what a server
  * sends (RESP), parsed by hiredis's own reader and handed to the acquire,
- * release, renew, status and queue readers in turn, through a wrapped
- * redisCommandArgv. */
+ * release, renew, status and queue readers in turn, through wrapped
+ * redisAppendCommandArgv and redisGetReply (and redisCommandArgv). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void *__wrap_redisCommandArgv(redisContext *c, int argc, const char **argv,
     const size_t *argvlen);
+int __wrap_redisAppendCommandArgv(redisContext *c, int argc,
+    const char **argv, const size_t *argvlen);
+int __wrap_redisGetReply(redisContext *c, void **reply);
 
 static redisReader *reader;
 
@@ -40,6 +43,24 @@ __wrap_redisCommandArgv(redisContext *c, int argc, const char **argv,
 		r = e;
 	}
 	return r;
+}
+
+int
+__wrap_redisAppendCommandArgv(redisContext *c, int argc, const char **argv,
+    const size_t *argvlen)
+{
+	(void)c;
+	(void)argc;
+	(void)argv;
+	(void)argvlen;
+	return REDIS_OK;
+}
+
+int
+__wrap_redisGetReply(redisContext *c, void **reply)
+{
+	*reply = __wrap_redisCommandArgv(c, 0, NULL, NULL);
+	return *reply != NULL ? REDIS_OK : REDIS_ERR;
 }
 
 /* hiredis 0.14 allocates an aggregate's element array from its header

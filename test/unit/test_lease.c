@@ -21,9 +21,14 @@ static int nsent;
 
 void *__wrap_redisCommandArgv(redisContext *c, int argc, const char **argv,
     const size_t *argvlen);
+int __wrap_redisAppendCommandArgv(redisContext *c, int argc,
+    const char **argv, const size_t *argvlen);
+int __wrap_redisGetReply(redisContext *c, void **reply);
 
-void *
-__wrap_redisCommandArgv(redisContext *c, int argc, const char **argv,
+/* lib/ sends a command with redisAppendCommandArgv and takes its reply
+ * with redisGetReply, or does both with redisCommandArgv. */
+int
+__wrap_redisAppendCommandArgv(redisContext *c, int argc, const char **argv,
     const size_t *argvlen)
 {
 	(void)c;
@@ -33,8 +38,27 @@ __wrap_redisCommandArgv(redisContext *c, int argc, const char **argv,
 	snprintf(sent[nsent][0], sizeof(sent[0][0]), "%s", argv[0]);
 	snprintf(sent[nsent][1], sizeof(sent[0][1]), "%s", argv[1]);
 	nsent++;
+	return REDIS_OK;
+}
+
+int
+__wrap_redisGetReply(redisContext *c, void **reply)
+{
+	(void)c;
 	assert_true(next_reply < nreplies);
-	return replies[next_reply++];
+	*reply = replies[next_reply++];
+	return REDIS_OK;
+}
+
+void *
+__wrap_redisCommandArgv(redisContext *c, int argc, const char **argv,
+    const size_t *argvlen)
+{
+	void *r;
+
+	__wrap_redisAppendCommandArgv(c, argc, argv, argvlen);
+	__wrap_redisGetReply(c, &r);
+	return r;
 }
 
 static redisReply *
