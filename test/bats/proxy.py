@@ -9,6 +9,7 @@ only the NTH command of ARGS arguments waits, and the rest of its
 connection behind it; MARK is created once it has gone on. Replies are not
 delayed. Prints "ready" once every port listens; exits after 60 s.
 """
+import queue
 import signal
 import socket
 import sys
@@ -37,13 +38,51 @@ def slow(chunk):
         return left[0] == 0
 
 
-def pipe(src, dst, up):
+def down(src, dst):
+    """Replies, as they come; once the client is gone they are read and
+    dropped until the server closes, so that it never sees a reset (which
+    would make it drop requests it has not run yet)."""
+    gone = False
     try:
         while True:
             chunk = src.recv(65536)
             if not chunk:
                 break
-            held = up and slow(chunk)
+            if not gone:
+                try:
+                    dst.sendall(chunk)
+                except OSError:
+                    gone = True
+    except OSError:
+        pass
+    src.close()
+
+
+def up(src, dst):
+    """Requests: read at once, so that nothing the client sent is lost if
+    it closes (or resets) before its turn; forwarded in order, a held one
+    and all behind it late, as a server reads whatever a closed client
+    sent."""
+    chunks = queue.Queue()
+
+    def read():
+        try:
+            while True:
+                chunk = src.recv(65536)
+                if not chunk:
+                    break
+                chunks.put(chunk)
+        except OSError:
+            pass
+        chunks.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        while True:
+            chunk = chunks.get()
+            if chunk is None:
+                break
+            held = slow(chunk)
             if held:
                 time.sleep(delay)
             dst.sendall(chunk)
@@ -51,14 +90,13 @@ def pipe(src, dst, up):
                 open(mark, "w").close()
     except OSError:
         pass
-    # Only the client side ends the pair, once all it sent went on: a
-    # server reads whatever a closed client sent before its EOF.
-    if up:
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+    # All the client sent went on: end the requests as the client did,
+    # and let the server close when it has run them (down() sees it).
+    try:
+        dst.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    src.close()
 
 
 def serve(lport, tport, ready):
@@ -70,8 +108,8 @@ def serve(lport, tport, ready):
     while True:
         c, _ = srv.accept()
         u = socket.create_connection(("127.0.0.1", tport))
-        threading.Thread(target=pipe, args=(c, u, True), daemon=True).start()
-        threading.Thread(target=pipe, args=(u, c, False), daemon=True).start()
+        threading.Thread(target=up, args=(c, u), daemon=True).start()
+        threading.Thread(target=down, args=(u, c), daemon=True).start()
 
 
 ready = threading.Semaphore(0)
