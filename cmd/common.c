@@ -232,13 +232,12 @@ warn_nopub(rl_client *c, const char *name, const char *channel, int done)
 	if (done)
 		msg("warning: %s was released, but its waiters were not woken: "
 		    "the server refused PUBLISH on %s to user %s (they wait out "
-		    "the lease); grant it with ACL SETUSER %s "
-		    "&redisson_lock__channel:*", esc(name), esc(channel),
-		    esc(user), esc(user));
+		    "the lease); grant it with ACL SETUSER %s " RL_ACL_CHANNELS,
+		    esc(name), esc(channel), esc(user), esc(user));
 	else
 		msg("warning: user %s may not PUBLISH on %s, so releasing %s "
 		    "will not wake its waiters (they wait out the lease); grant "
-		    "it with ACL SETUSER %s &redisson_lock__channel:*",
+		    "it with ACL SETUSER %s " RL_ACL_CHANNELS,
 		    esc(user), esc(channel), esc(name), esc(user));
 }
 

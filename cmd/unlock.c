@@ -75,11 +75,8 @@ run(struct globals *g, int argc, char **argv)
 		else if (!deleted) {
 			msg("%s was not held; nothing to delete", esc(name));
 			status = EXIT_NOT_HELD;
-		} else {
-			if (a.nopub != NULL)
-				warn_nopub(rc, name, a.nopub, 1);
+		} else
 			status = 0;
-		}
 	} else {
 		e = rl_release(rc, name, owner, &rel, &holds, &a);
 		if (e != RL_OK)
@@ -89,12 +86,13 @@ run(struct globals *g, int argc, char **argv)
 			    "changed", esc(name), holds ? "another owner holds "
 			    "it" : "it is free: the lease may have expired");
 			status = EXIT_NOT_HELD;
-		} else {
-			if (a.nopub != NULL)
-				warn_nopub(rc, name, a.nopub, 1);
+		} else
 			status = 0;
-		}
 	}
+	/* Released or deleted, but the server would not let it wake the
+	 * waiters. */
+	if (status == 0 && a.nopub != NULL)
+		warn_nopub(rc, name, a.nopub, 1);
 	rl_client_free(rc);
 	return status;
 }

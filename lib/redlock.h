@@ -79,6 +79,8 @@ int rl_key_names(const char *prefix, const char *key, size_t keylen,
 #define RL_PREFIX_TOKEN "redisson_lock_token"
 #define RL_PREFIX_HOLDER "redlock_holder"
 #define RL_PREFIX_WAITER "redlock_waiter"
+/* The ACL channel rule that lets a user wake and wait for every lock. */
+#define RL_ACL_CHANNELS "&" RL_PREFIX_CHANNEL ":*"
 
 /* A connection to one server, or to several masters for Redlock. */
 typedef struct rl_client rl_client;

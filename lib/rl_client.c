@@ -25,10 +25,17 @@ rl_errstr(const rl_client *c)
 	return c->errstr;
 }
 
+/* The ACL user a URL logs in as. */
+static const char *
+url_user(const struct rl_url *u)
+{
+	return u->user != NULL ? u->user : "default";
+}
+
 const char *
 rl_user(const rl_client *c)
 {
-	return c->url.user != NULL ? c->url.user : "default";
+	return url_user(&c->url);
 }
 
 static int
@@ -218,8 +225,8 @@ rl_reply_error(rl_client *c, const struct rl_url *u, const redisReply *r,
 		return rl_seterr(c, RL_EAUTH,
 		    "%s refused %s for user %s (%.*s): grant it EVALSHA, EVAL, "
 		    "the commands the scripts run, the keys and the channels "
-		    "redisson_lock__channel:*", url, doing,
-		    u->user ? u->user : "default", reason_len(r->str), r->str);
+		    RL_ACL_CHANNELS, url, doing, url_user(u),
+		    reason_len(r->str), r->str);
 	if (strncmp(r->str, "READONLY", 8) == 0)
 		return rl_seterr(c, RL_ECONNECT,
 		    "%s is a read-only replica: point --url at the master", url);
@@ -242,7 +249,7 @@ enum rl_err
 rl_subscribe_error(rl_client *c, const struct rl_url *u, redisContext *ctx,
     const redisReply *r, const char *channel)
 {
-	const char *user = u->user ? u->user : "default";
+	const char *user = url_user(u);
 	char url[512];
 
 	if (r == NULL)
@@ -252,7 +259,7 @@ rl_subscribe_error(rl_client *c, const struct rl_url *u, redisContext *ctx,
 	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) == 0)
 		return rl_seterr(c, RL_EAUTH, "%s refused SUBSCRIBE to %s for "
 		    "user %s (%.*s): a waiter needs it to be woken; grant it "
-		    "with ACL SETUSER %s &redisson_lock__channel:*", url,
+		    "with ACL SETUSER %s " RL_ACL_CHANNELS, url,
 		    channel, user, reason_len(r->str), r->str, user);
 	if (r->type == REDIS_REPLY_ERROR)
 		return rl_reply_error(c, u, r, "SUBSCRIBE");
@@ -273,6 +280,52 @@ command(rl_client *c, const struct rl_url *u, redisContext *ctx, int argc,
 		e = rl_reply_error(c, u, r, doing);
 	freeReplyObject(r);
 	return e;
+}
+
+redisContext *
+rl_open_nonblock(const struct rl_url *u, int *expect, char *why,
+    size_t whylen)
+{
+	redisContext *ctx;
+	const char *argv[3];
+	char db[16];
+	int fl, n = 0;
+
+	ctx = u->path != NULL ? redisConnectUnixNonBlock(u->path) :
+	    redisConnectNonBlock(u->host, u->port);
+	if (ctx == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	if (ctx->err) {
+		snprintf(why, whylen, "cannot connect: %s", ctx->errstr);
+		redisFree(ctx);
+		return NULL;
+	}
+	fl = fcntl(ctx->fd, F_GETFD);
+	if (fl < 0 || fcntl(ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
+		snprintf(why, whylen, "cannot set close-on-exec: %s",
+		    strerror(errno));
+		redisFree(ctx);
+		return NULL;
+	}
+	*expect = 0;
+	if (u->password != NULL) {
+		argv[n++] = "AUTH";
+		if (u->user != NULL)
+			argv[n++] = u->user;
+		argv[n++] = u->password;
+		redisAppendCommandArgv(ctx, n, argv, NULL);
+		(*expect)++;
+	}
+	if (u->db != 0) {
+		snprintf(db, sizeof(db), "%d", u->db);
+		argv[0] = "SELECT";
+		argv[1] = db;
+		redisAppendCommandArgv(ctx, 2, argv, NULL);
+		(*expect)++;
+	}
+	return ctx;
 }
 
 enum rl_err

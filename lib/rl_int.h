@@ -66,6 +66,11 @@ enum rl_err rl_ctx_error(rl_client *c, const struct rl_url *u,
     redisContext *ctx, const char *what);
 enum rl_err rl_reply_error(rl_client *c, const struct rl_url *u,
     const redisReply *r, const char *doing);
+/* Start a non-blocking connect to U, close-on-exec, with AUTH and SELECT
+ * queued behind it: the context, and in *EXPECT how many replies those
+ * owe; NULL with the reason in WHY. */
+redisContext *rl_open_nonblock(const struct rl_url *u, int *expect,
+    char *why, size_t whylen);
 /* SUBSCRIBE to CHANNEL failed on CTX; R is the reply, NULL when the
  * connection failed. */
 enum rl_err rl_subscribe_error(rl_client *c, const struct rl_url *u,

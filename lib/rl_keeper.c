@@ -1,6 +1,5 @@
 /* rl_keeper.c: renew a held lease on schedule, from a caller's poll loop. */
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,43 +188,13 @@ failed(rl_keeper *k, int64_t now, int drop_it)
 static enum rl_err
 open_nonblock(rl_keeper *k)
 {
-	const struct rl_url *u = &k->c->url;
 	redisContext *ctx;
-	const char *argv[3];
-	char db[16];
-	int fl, n = 0;
+	char url[512], why[160];
 
-	ctx = u->path != NULL ? redisConnectUnixNonBlock(u->path) :
-	    redisConnectNonBlock(u->host, u->port);
-	if (ctx == NULL)
-		return rl_seterr(k->c, RL_ENOMEM, "out of memory");
-	if (ctx->err) {
-		enum rl_err e = rl_ctx_error(k->c, u, ctx, "cannot connect to");
-
-		redisFree(ctx);
-		return e;
-	}
-	fl = fcntl(ctx->fd, F_GETFD);
-	if (fl < 0 || fcntl(ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
-		redisFree(ctx);
-		return rl_seterr(k->c, RL_ECONNECT, "cannot set close-on-exec: "
-		    "%s", strerror(errno));
-	}
-	k->expect = 0;
-	if (u->password != NULL) {
-		argv[n++] = "AUTH";
-		if (u->user != NULL)
-			argv[n++] = u->user;
-		argv[n++] = u->password;
-		redisAppendCommandArgv(ctx, n, argv, NULL);
-		k->expect++;
-	}
-	if (u->db != 0) {
-		snprintf(db, sizeof(db), "%d", u->db);
-		argv[0] = "SELECT";
-		argv[1] = db;
-		redisAppendCommandArgv(ctx, 2, argv, NULL);
-		k->expect++;
+	ctx = rl_open_nonblock(&k->c->url, &k->expect, why, sizeof(why));
+	if (ctx == NULL) {
+		rl_url_format(&k->c->url, url, sizeof(url));
+		return rl_seterr(k->c, RL_ECONNECT, "%s: %s", url, why);
 	}
 	rl_disconnect(k->c);
 	k->c->ctx = ctx;

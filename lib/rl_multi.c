@@ -1,6 +1,5 @@
 /* rl_multi.c: Redlock, one lock across several independent masters. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -65,49 +64,16 @@ node_drop(struct rl_node *nd)
 static int
 node_connect(rl_client *c, struct rl_node *nd, int64_t now)
 {
-	const char *argv[3];
-	char db[16];
-	int fl, n = 0;
-
-	if (nd->url.path != NULL)
-		nd->ctx = redisConnectUnixNonBlock(nd->url.path);
-	else
-		nd->ctx = redisConnectNonBlock(nd->url.host, nd->url.port);
+	nd->ctx = rl_open_nonblock(&nd->url, &nd->expect, nd->err,
+	    sizeof(nd->err));
 	if (nd->ctx == NULL) {
-		node_fail(nd, "%s", "out of memory");
-		return -1;
-	}
-	if (nd->ctx->err) {
-		node_fail(nd, "cannot connect: %s", nd->ctx->errstr);
-		node_drop(nd);
-		return -1;
-	}
-	fl = fcntl(nd->ctx->fd, F_GETFD);
-	if (fl < 0 || fcntl(nd->ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0) {
-		node_fail(nd, "cannot set close-on-exec: %s", strerror(errno));
 		node_drop(nd);
 		return -1;
 	}
 	nd->err[0] = '\0';
 	nd->connecting = 1;
-	nd->expect = 0;
 	nd->owed = 0;
 	nd->deadline = now + c->connect_timeout_ms;
-	if (nd->url.password != NULL) {
-		argv[n++] = "AUTH";
-		if (nd->url.user != NULL)
-			argv[n++] = nd->url.user;
-		argv[n++] = nd->url.password;
-		redisAppendCommandArgv(nd->ctx, n, argv, NULL);
-		nd->expect++;
-	}
-	if (nd->url.db != 0) {
-		snprintf(db, sizeof(db), "%d", nd->url.db);
-		argv[0] = "SELECT";
-		argv[1] = db;
-		redisAppendCommandArgv(nd->ctx, 2, argv, NULL);
-		nd->expect++;
-	}
 	return 0;
 }
 
