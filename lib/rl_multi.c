@@ -256,6 +256,17 @@ rl_exchange(rl_client *c, const struct rl_script *s, int nkeys,
 			c->nodes[j].skip = 0;
 		return 0;
 	}
+	/* Leaving out the masters that were late just before is worth it
+	 * only while enough others are left to ask. */
+	for (j = 0, left = 0; j < c->n; j++)
+		left += c->nodes[j].ctx != NULL && !c->nodes[j].skip;
+	if ((size_t)left < need)
+		for (j = 0; j < c->n; j++) {
+			c->nodes[j].skip = 0;
+			if (c->nodes[j].ctx != NULL)
+				c->nodes[j].err[0] = '\0';
+		}
+	left = 0;
 	now = rl_now_ms();
 	for (j = 0; j < c->n; j++) {
 		struct rl_node *nd = &c->nodes[j];

@@ -315,3 +315,24 @@ calls() {
 		[[ $(calls "$m") == *" info=1 "* ]]
 	done
 }
+
+@test "a check late on a majority of masters does not leave them out of the acquisition: it still gets a quorum" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	# M1-M3 each behind a proxy that holds its first 3-argument request
+	# (the run_id check, EVALSHA sha 0) 300 ms, past --timeout 200ms; the
+	# acquisition that follows on the same connections comes in time.
+	pids=
+	for m in M1 M2 M3; do
+		p=$(free_port)
+		eval "P_$m=$p"
+		start_proxy "$D/proxy-$m" 0.3 --hold 3 1 "$D/held-$m" "$p:$(eval echo "\$${m}_PORT")"
+		pids="$pids $proxy"
+	done
+	run -0 --separate-stderr timeout 20 "$RL" --timeout 200ms \
+	    -u "redis://127.0.0.1:$P_M1,redis://127.0.0.1:$P_M2,redis://127.0.0.1:$P_M3" \
+	    -u "redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT" \
+	    exec -v x -- true
+	kill $pids 2>/dev/null || :
+	[[ $stderr == *"acquired x on "[345]" masters"* ]]
+	[ "$(holding x)" = 0 ]
+}
