@@ -66,20 +66,206 @@ earliest(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* The loop's state between two polls. */
+struct loop {
+	struct watch *w;
+	rl_keeper *k;
+	int64_t grace;		/* lose the lease this long before its deadline */
+	int64_t kill_at;	/* SIGKILL COMMAND then; -1: not */
+	int64_t until;		/* the deadlines no renewal step may hold up */
+	int64_t renewals;	/* as last said with -v */
+	int keeping;		/* the keeper still renews */
+	int child_done;
+	int stop;		/* a signal or the watched process's exit */
+};
+
+/* The poll set, one entry per source, in this order. */
+enum { PFD_SIG, PFD_PARENT, PFD_PID, PFD_KEEPER, PFD_N };
+
+/* Before each poll: the lease counts as lost once its local deadline is
+ * near, and COMMAND gets SIGKILL past --kill-after. */
+static void
+check_deadlines(struct loop *l, int64_t now)
+{
+	struct watch *w = l->w;
+
+	if (w->lost == LOST_NO &&
+	    now >= rl_keeper_deadline_ms(l->k) - l->grace)
+		l->kill_at = earliest(l->kill_at, lose(w, l->k,
+		    LOST_UNREACHABLE, now));
+	if (l->kill_at >= 0 && now >= l->kill_at) {
+		event(w->lo, "COMMAND outlived --kill-after: SIGKILL");
+		signal_child(w, SIGKILL);
+		l->kill_at = -1;
+	}
+}
+
+/* With COMMAND, the loop ends when it has; without, at a signal, at the
+ * watched process's exit, or at a loss --on-lost does not ignore. */
+static int
+finished(const struct loop *l)
+{
+	const struct watch *w = l->w;
+
+	if (w->child > 0)
+		return l->child_done;
+	return l->stop || (w->lost != LOST_NO && w->on_lost != ON_LOST_IGNORE);
+}
+
+/* The keeper's poll entry, built here only: the keeper API is due to
+ * change, and this is the one place to adapt. */
+static void
+keeper_pollfd(const struct loop *l, struct pollfd *p)
+{
+	p->fd = l->keeping ? rl_keeper_fd(l->k) : -1;
+	p->events = l->keeping ? rl_keeper_events(l->k) : POLLIN;
+}
+
+static nfds_t
+build_pollset(const struct loop *l, struct pollfd *pfd)
+{
+	pfd[PFD_SIG].fd = l->w->sig_fd;
+	pfd[PFD_SIG].events = POLLIN;
+	pfd[PFD_PARENT].fd = l->w->parent_fd;
+	pfd[PFD_PARENT].events = POLLIN;
+	pfd[PFD_PID].fd = l->w->pid_fd;
+	pfd[PFD_PID].events = POLLIN;
+	keeper_pollfd(l, &pfd[PFD_KEEPER]);
+	return PFD_N;
+}
+
+/* When the next poll must return (-1: no deadline); sets l->until. */
+static int64_t
+next_wake(struct loop *l)
+{
+	int64_t wake;
+
+	l->until = l->kill_at;
+	if (l->w->lost == LOST_NO)
+		l->until = earliest(l->until,
+		    rl_keeper_deadline_ms(l->k) - l->grace);
+	wake = l->until;
+	if (l->keeping)
+		wake = earliest(wake, rl_keeper_wake_ms(l->k));
+	return wake;
+}
+
+static void
+on_signals(struct loop *l)
+{
+	struct watch *w = l->w;
+	pid_t r;
+	int s;
+
+	while ((s = sig_next(w->sig_fd)) != 0) {
+		if (s != SIGCHLD) {
+			l->stop = 1;	/* keepalive told to end */
+			continue;
+		}
+		if (w->child <= 0 || l->child_done)
+			continue;
+		r = waitpid(w->child, &w->child_status, WNOHANG);
+		if (r == w->child)
+			l->child_done = 1;
+	}
+}
+
+static void
+on_parent(struct loop *l, int64_t now)
+{
+	struct watch *w = l->w;
+	char b[16];
+
+	if (read(w->parent_fd, b, sizeof(b)) > 0)
+		return;
+	/* redlock is gone: COMMAND must not run on unprotected. */
+	w->orphaned = 1;
+	w->parent_fd = -1;
+	if (!l->child_done) {
+		signal_child(w, SIGTERM);
+		l->kill_at = earliest(l->kill_at, now + w->kill_after_ms);
+	}
+}
+
+static void
+on_pid(struct loop *l)
+{
+	l->stop = 1;	/* the watched process exited */
+	l->w->pid_fd = -1;
+}
+
+/* One renewal step; a lease found gone ends the keeping. */
+static void
+keeper_turn(struct loop *l, int64_t now)
+{
+	struct watch *w = l->w;
+	enum rl_keep st;
+	enum rl_err e;
+
+	e = rl_keeper_step(l->k, now, l->until, &st);
+	if (st == RL_KEEP_GONE) {
+		l->keeping = 0;
+		if (w->lost == LOST_NO)
+			l->kill_at = earliest(l->kill_at,
+			    lose(w, l->k, LOST_GONE, now));
+		else
+			w->lost = LOST_GONE;
+	} else if (e != RL_OK)
+		event(w->lo, "renewing %s: %s; retrying",
+		    esc(w->name), esc(rl_errstr(w->rc)));
+	else if (rl_keeper_renewals(l->k) != l->renewals) {
+		l->renewals = rl_keeper_renewals(l->k);
+		event(w->lo, "renewed %s (lease %lldms)",
+		    esc(w->name), (long long)w->lo->ttl_ms);
+	}
+}
+
+/* Release, unless the lock is gone or the server is not answering (then
+ * the lease runs out by itself). */
+static void
+release(struct watch *w, rl_keeper *k)
+{
+	enum rl_release rel;
+	struct rl_attempt a;
+	enum rl_err e;
+	int64_t holds;
+
+	if (w->lost != LOST_NO &&
+	    !(w->lost == LOST_UNREACHABLE && w->on_lost == ON_LOST_IGNORE))
+		return;
+	rl_keeper_settle(k);
+	e = rl_release(w->rc, w->name, w->owner, &rel, &holds, &a);
+	if (e != RL_OK)
+		msg("could not release %s: %s; it is freed when its "
+		    "lease runs out", esc(w->name),
+		    esc(rl_errstr(w->rc)));
+	else if (rel == RL_NOT_OWNER)
+		msg("%s was no longer held at release: the lease ran "
+		    "out", esc(w->name));
+	else {
+		w->released = 1;
+		if (a.nopub != NULL)
+			warn_nopub(w->rc, w->name, a.nopub, 1);
+		event(w->lo, "released %s", esc(w->name));
+	}
+}
+
 void
 watch_run(struct watch *w)
 {
-	rl_keeper *k;
-	struct pollfd pfd[4];
-	int64_t now, grace, kill_at = -1, wake, until, period;
-	int keeping = 1, child_done = w->child <= 0, stop = 0, n, s;
-	int64_t renewals = 0;
-	enum rl_keep st;
-	enum rl_err e;
-	pid_t r;
+	struct loop l;
+	struct pollfd pfd[PFD_N];
+	int64_t now, wake, period;
+	nfds_t n;
 
-	k = rl_keeper_new(w->rc, w->name, w->owner, w->lo->ttl_ms, w->sent_ms);
-	if (k == NULL) {
+	memset(&l, 0, sizeof(l));
+	l.w = w;
+	l.kill_at = -1;
+	l.keeping = 1;
+	l.child_done = w->child <= 0;
+	l.k = rl_keeper_new(w->rc, w->name, w->owner, w->lo->ttl_ms,
+	    w->sent_ms);
+	if (l.k == NULL) {
 		msg("out of memory");
 		signal_child(w, SIGKILL);
 		w->lost = LOST_GONE;
@@ -88,123 +274,32 @@ watch_run(struct watch *w)
 	period = rl_renew_period_ms(w->lo->ttl_ms);
 	/* Start terminating this long before the local deadline, so that
 	 * COMMAND is dead before the server can expire the lease. */
-	grace = w->kill_after_ms < period ? w->kill_after_ms : period;
+	l.grace = w->kill_after_ms < period ? w->kill_after_ms : period;
 	for (;;) {
 		now = rl_now_ms();
-		if (w->lost == LOST_NO &&
-		    now >= rl_keeper_deadline_ms(k) - grace)
-			kill_at = earliest(kill_at, lose(w, k,
-			    LOST_UNREACHABLE, now));
-		if (kill_at >= 0 && now >= kill_at) {
-			event(w->lo, "COMMAND outlived --kill-after: SIGKILL");
-			signal_child(w, SIGKILL);
-			kill_at = -1;
-		}
-		if (w->child > 0 ? child_done :
-		    (stop || (w->lost != LOST_NO && w->on_lost != ON_LOST_IGNORE)))
+		check_deadlines(&l, now);
+		if (finished(&l))
 			break;
-
-		n = 0;
-		pfd[n].fd = w->sig_fd;
-		pfd[n++].events = POLLIN;
-		pfd[n].fd = w->parent_fd;
-		pfd[n++].events = POLLIN;
-		pfd[n].fd = w->pid_fd;
-		pfd[n++].events = POLLIN;
-		pfd[n].fd = keeping ? rl_keeper_fd(k) : -1;
-		pfd[n++].events = keeping ? rl_keeper_events(k) : POLLIN;
-		/* The deadlines no renewal step may hold up. */
-		until = kill_at;
-		if (w->lost == LOST_NO)
-			until = earliest(until, rl_keeper_deadline_ms(k) - grace);
-		wake = until;
-		if (keeping)
-			wake = earliest(wake, rl_keeper_wake_ms(k));
-		if (poll(pfd, (nfds_t)n, wake < 0 ? -1 :
+		n = build_pollset(&l, pfd);
+		wake = next_wake(&l);
+		if (poll(pfd, n, wake < 0 ? -1 :
 		    (int)(wake > now ? wake - now : 0)) < 0 && errno != EINTR) {
 			msg("poll: %s", strerror(errno));
 			break;
 		}
 		now = rl_now_ms();
-
-		if (pfd[0].revents != 0) {
-			while ((s = sig_next(w->sig_fd)) != 0) {
-				if (s != SIGCHLD) {
-					stop = 1;	/* keepalive told to end */
-					continue;
-				}
-				if (w->child <= 0 || child_done)
-					continue;
-				r = waitpid(w->child, &w->child_status, WNOHANG);
-				if (r == w->child)
-					child_done = 1;
-			}
-		}
-		if (pfd[1].revents != 0) {
-			char b[16];
-
-			if (read(w->parent_fd, b, sizeof(b)) <= 0) {
-				/* redlock is gone: COMMAND must not run on
-				 * unprotected. */
-				w->orphaned = 1;
-				w->parent_fd = -1;
-				if (!child_done) {
-					signal_child(w, SIGTERM);
-					kill_at = earliest(kill_at,
-					    now + w->kill_after_ms);
-				}
-			}
-		}
-		if (pfd[2].revents != 0) {
-			stop = 1;	/* the watched process exited */
-			w->pid_fd = -1;
-		}
-		if (keeping && (pfd[3].revents != 0 ||
-		    now >= rl_keeper_wake_ms(k))) {
-			e = rl_keeper_step(k, now, until, &st);
-			if (st == RL_KEEP_GONE) {
-				keeping = 0;
-				if (w->lost == LOST_NO)
-					kill_at = earliest(kill_at,
-					    lose(w, k, LOST_GONE, now));
-				else
-					w->lost = LOST_GONE;
-			} else if (e != RL_OK)
-				event(w->lo, "renewing %s: %s; retrying",
-				    esc(w->name), esc(rl_errstr(w->rc)));
-			else if (rl_keeper_renewals(k) != renewals) {
-				renewals = rl_keeper_renewals(k);
-				event(w->lo, "renewed %s (lease %lldms)",
-				    esc(w->name), (long long)w->lo->ttl_ms);
-			}
-		}
-		if (w->child > 0 && child_done)
+		if (pfd[PFD_SIG].revents != 0)
+			on_signals(&l);
+		if (pfd[PFD_PARENT].revents != 0)
+			on_parent(&l, now);
+		if (pfd[PFD_PID].revents != 0)
+			on_pid(&l);
+		if (l.keeping && (pfd[PFD_KEEPER].revents != 0 ||
+		    now >= rl_keeper_wake_ms(l.k)))
+			keeper_turn(&l, now);
+		if (w->child > 0 && l.child_done)
 			break;
 	}
-
-	/* Release, unless the lock is gone or the server is not answering
-	 * (then the lease runs out by itself). */
-	if (w->lost == LOST_NO ||
-	    (w->lost == LOST_UNREACHABLE && w->on_lost == ON_LOST_IGNORE)) {
-		enum rl_release rel;
-		struct rl_attempt a;
-		int64_t holds;
-
-		rl_keeper_settle(k);
-		e = rl_release(w->rc, w->name, w->owner, &rel, &holds, &a);
-		if (e != RL_OK)
-			msg("could not release %s: %s; it is freed when its "
-			    "lease runs out", esc(w->name),
-			    esc(rl_errstr(w->rc)));
-		else if (rel == RL_NOT_OWNER)
-			msg("%s was no longer held at release: the lease ran "
-			    "out", esc(w->name));
-		else {
-			w->released = 1;
-			if (a.nopub != NULL)
-				warn_nopub(w->rc, w->name, a.nopub, 1);
-			event(w->lo, "released %s", esc(w->name));
-		}
-	}
-	rl_keeper_free(k);
+	release(w, l.k);
+	rl_keeper_free(l.k);
 }
