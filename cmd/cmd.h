@@ -86,6 +86,10 @@ int fail(rl_client *c, enum rl_err e, const char *name);
  * With several masters, TTL_MS sets the node timeout unless --timeout
  * was given. */
 rl_client *client_open(const struct globals *g, int64_t ttl_ms, int *status);
+/* Fair queues live on one server: with several masters, a usage error
+ * (EXIT_USAGE) saying "WHAT not available ...", then FIX; else 0. */
+int one_master(const struct cmd *c, const struct globals *g,
+    const char *what, const char *fix);
 int parse_duration(const struct cmd *c, const char *opt, const char *arg,
     int64_t *ms);
 /* "2026-11-22T04:30:00.123Z" for event lines and status. */
@@ -142,10 +146,12 @@ void lockopts_init(struct lockopts *o);
 /* 1: CH was a lock option; 0: it was not; -1: bad value (reported). */
 int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg);
-/* Once every option is parsed, the preconditions lock and exec share: an
- * option that needs another, --fair on one master only; -1 (reported). */
+/* Once every option is parsed, the preconditions lock and exec share: a
+ * --ttl long enough to renew when RENEWER (what renews the lease, as the
+ * message names it) is not NULL, an option that needs another, --fair on
+ * one master only; -1 (reported). */
 int lockopts_check(const struct cmd *c, const struct lockopts *o,
-    const struct globals *g);
+    const struct globals *g, const char *renewer);
 /* Settle the owner token of NAME: --owner, else the one REDLOCK_HELD
  * gives for NAME, else a new one; -1 (reported) when REDLOCK_HELD is
  * malformed or no token can be made. */

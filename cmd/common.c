@@ -264,6 +264,16 @@ client_open(const struct globals *g, int64_t ttl_ms, int *status)
 }
 
 int
+one_master(const struct cmd *c, const struct globals *g, const char *what,
+    const char *fix)
+{
+	if (g->nurl <= 1)
+		return 0;
+	return usage_error(c, "%s not available with several masters "
+	    "(Redlock): give one URL%s", what, fix);
+}
+
+int
 parse_duration(const struct cmd *c, const char *opt, const char *arg,
     int64_t *ms)
 {

@@ -276,10 +276,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	if (dd + 1 >= argc)
 		return usage_error(&cmd_exec, "missing COMMAND after --");
 	j->cmd = argv + dd + 1;
-	if (j->o.ttl_ms < 30)
-		return usage_error(&cmd_exec, "exec needs --ttl of at least "
-		    "30ms to renew it every ttl/3");
-	if (lockopts_check(&cmd_exec, &j->o, g) < 0 ||
+	if (lockopts_check(&cmd_exec, &j->o, g, "exec") < 0 ||
 	    lockopts_finish(j->name, &j->o) < 0)
 		return EXIT_USAGE;
 	return -1;

@@ -184,10 +184,8 @@ run(struct globals *g, int argc, char **argv)
 		return r;
 	if (watched != 0 && !keepalive)
 		return usage_error(&cmd_lock, "--pid goes with --keepalive");
-	if (keepalive && o.ttl_ms < 30)
-		return usage_error(&cmd_lock, "--keepalive needs --ttl of at "
-		    "least 30ms to renew it every ttl/3");
-	if (lockopts_check(&cmd_lock, &o, g) < 0)
+	if (lockopts_check(&cmd_lock, &o, g, keepalive ? "--keepalive" :
+	    NULL) < 0)
 		return EXIT_USAGE;
 	if (lockopts_finish(name, &o) < 0)
 		return EXIT_USAGE;

@@ -12,6 +12,8 @@
 
 #define DEFAULT_TTL_MS 30000
 #define DEFAULT_WAITER_TIMEOUT_MS 5000
+/* Renewed every ttl/3, a shorter lease leaves no time for a renewal. */
+#define RENEW_TTL_MIN_MS 30
 
 void
 lockopts_init(struct lockopts *o)
@@ -97,17 +99,19 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 
 int
 lockopts_check(const struct cmd *c, const struct lockopts *o,
-    const struct globals *g)
+    const struct globals *g, const char *renewer)
 {
+	if (renewer != NULL && o->ttl_ms < RENEW_TTL_MIN_MS) {
+		usage_error(c, "%s needs --ttl of at least %dms to renew it "
+		    "every ttl/3", renewer, RENEW_TTL_MIN_MS);
+		return -1;
+	}
 	if (o->waiter_timeout_given && !o->fair) {
 		usage_error(c, "--waiter-timeout goes with --fair");
 		return -1;
 	}
-	if (o->fair && g->nurl > 1) {
-		usage_error(c, "--fair is not available with several masters "
-		    "(Redlock): give one URL, or drop --fair");
+	if (o->fair && one_master(c, g, "--fair is", ", or drop --fair") != 0)
 		return -1;
-	}
 	return 0;
 }
 

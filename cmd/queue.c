@@ -156,9 +156,8 @@ run(struct globals *g, int argc, char **argv)
 	}
 	if ((status = one_name(&cmd_queue, argc, argv, &name)) != 0)
 		return status;
-	if (g->nurl > 1)
-		return usage_error(&cmd_queue, "fair queues are not available "
-		    "with several masters (Redlock): give one URL");
+	if ((status = one_master(&cmd_queue, g, "fair queues are", "")) != 0)
+		return status;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
 	if (every == 0) {
