@@ -134,8 +134,32 @@ hand_over(rl_client *rc, const char *name, struct lockopts *o,
 	return 0;
 }
 
+/* What one lock is asked to do. */
+struct job {
+	struct lockopts o;
+	const char *name;
+	int keepalive;
+	pid_t watched;		/* --pid, or 0 */
+};
+
 static int
-run(struct globals *g, int argc, char **argv)
+parse_pid(const char *arg, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || v <= 0 || v > INT_MAX)
+		return usage_error(&cmd_lock, "--pid: '%s' is not a process id",
+		    esc(arg));
+	*pid = (pid_t)v;
+	return 0;
+}
+
+/* The command line into J: -1 to go on, else the exit status. */
+static int
+parse(struct globals *g, int argc, char **argv, struct job *j)
 {
 	static const struct option longopts[] = {
 		LOCKOPTS_LONG,
@@ -144,78 +168,76 @@ run(struct globals *g, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct lockopts o;
-	struct rl_attempt a;
-	struct rl_meta meta;
-	rl_client *rc;
-	char cmdline[512];
-	const char *name;
-	int ch, r, status, keepalive = 0, pid_fd = -1, sig_fd;
-	pid_t watched = 0;
-	long v;
+	int ch, r;
 
-	lockopts_init(&o);
+	lockopts_init(&j->o);
+	j->keepalive = 0;
+	j->watched = 0;
 	while ((ch = getopt_long(argc, argv, LOCKOPTS_SHORT "h", longopts,
 	    NULL)) != -1) {
 		if (ch == 'h')
 			return print_help(&cmd_lock);
 		if (ch == 'k') {
-			keepalive = 1;
+			j->keepalive = 1;
 			continue;
 		}
 		if (ch == 'p') {
-			char *end;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    v <= 0 || v > INT_MAX)
-				return usage_error(&cmd_lock, "--pid: '%s' is "
-				    "not a process id", esc(optarg));
-			watched = (pid_t)v;
+			if ((r = parse_pid(optarg, &j->watched)) != 0)
+				return r;
 			continue;
 		}
-		if ((r = lockopts_parse(&cmd_lock, &o, ch, optarg)) < 0)
+		if ((r = lockopts_parse(&cmd_lock, &j->o, ch, optarg)) < 0)
 			return EXIT_USAGE;
 		if (r == 0)
 			return bad_option(&cmd_lock, argv, LOCKOPTS_SHORT "h", longopts);
 	}
-	if ((r = one_name(&cmd_lock, argc, argv, &name)) != 0)
+	if ((r = one_name(&cmd_lock, argc, argv, &j->name)) != 0)
 		return r;
-	if (watched != 0 && !keepalive)
+	if (j->watched != 0 && !j->keepalive)
 		return usage_error(&cmd_lock, "--pid goes with --keepalive");
-	if (lockopts_check(&cmd_lock, &o, g, keepalive ? "--keepalive" :
-	    NULL) < 0)
+	if (lockopts_check(&cmd_lock, &j->o, g,
+	    j->keepalive ? "--keepalive" : NULL) < 0)
 		return EXIT_USAGE;
-	if (lockopts_finish(name, &o) < 0)
+	if (lockopts_finish(j->name, &j->o) < 0)
 		return EXIT_USAGE;
-	if (g->stdout_closed) {
-		/* Not even acquired: NAME would stay held by a lost token. */
-		msg("standard output is closed: nowhere to print the owner "
-		    "token; run lock with it open, as in tok=$(redlock lock "
-		    "NAME)");
+	return -1;
+}
+
+/* --keepalive: a pidfd on the process to outlive (--pid, else the
+ * caller) into *PID_FD; 0, else the exit status (reported). */
+static int
+watch_pid(struct job *j, int *pid_fd)
+{
+	if (j->watched == 0)
+		j->watched = getppid();
+	/* Held open from now on, the pidfd names this very process even if
+	 * its number is reused later. */
+	if ((*pid_fd = (int)pidfd_open(j->watched, 0)) < 0) {
+		if (errno == ESRCH)
+			return usage_error(&cmd_lock, "--pid: no process %ld",
+			    (long)j->watched);
+		msg("cannot watch process %ld: pidfd_open: %s (Linux 5.3 or "
+		    "later is needed)", (long)j->watched, strerror(errno));
 		return EXIT_SOFTWARE;
 	}
-	if (keepalive) {
-		if (watched == 0)
-			watched = getppid();
-		/* Held open from now on, the pidfd names this very process
-		 * even if its number is reused later. */
-		if ((pid_fd = (int)pidfd_open(watched, 0)) < 0) {
-			if (errno == ESRCH)
-				return usage_error(&cmd_lock, "--pid: no "
-				    "process %ld", (long)watched);
-			msg("cannot watch process %ld: pidfd_open: %s (Linux "
-			    "5.3 or later is needed)", (long)watched,
-			    strerror(errno));
-			return EXIT_SOFTWARE;
-		}
-		fcntl(pid_fd, F_SETFD, FD_CLOEXEC);
-	}
+	fcntl(*pid_fd, F_SETFD, FD_CLOEXEC);
+	return 0;
+}
+
+/* Acquire J's NAME and hand it over (PID_FD >= 0: to the keepalive
+ * watchdog); PID_FD is closed on every path. */
+static int
+take(struct globals *g, struct job *j, int pid_fd)
+{
+	struct rl_attempt a;
+	struct rl_meta meta;
+	rl_client *rc;
+	char cmdline[512];
+	int status, sig_fd, s;
 
 	parent_cmd(cmdline, sizeof(cmdline));
 	meta.host = self_host();
-	meta.pid = (long)(keepalive ? watched : getppid());
+	meta.pid = (long)(j->keepalive ? j->watched : getppid());
 	meta.user = self_user();
 	meta.cmd = cmdline;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
@@ -224,26 +246,45 @@ run(struct globals *g, int argc, char **argv)
 			close(pid_fd);
 		return EXIT_SOFTWARE;
 	}
-	if ((rc = client_open(g, o.ttl_ms, &status)) == NULL) {
+	if ((rc = client_open(g, j->o.ttl_ms, &status)) == NULL) {
 		if (pid_fd >= 0)
 			close(pid_fd);
 		return status;
 	}
 	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
 	rl_set_interrupt_fd(rc, sig_fd);
-	status = lock_acquire(rc, name, &o, &meta, &a);
+	status = lock_acquire(rc, j->name, &j->o, &meta, &a);
 	if (status == -1) {
-		int s = sig_next(sig_fd);
-
+		s = sig_next(sig_fd);
 		rl_client_free(rc);
 		if (pid_fd >= 0)
 			close(pid_fd);
 		return 128 + (s ? s : SIGINT);
 	}
 	if (a.acquired)
-		status = hand_over(rc, name, &o, &a, keepalive ? pid_fd : -1);
+		status = hand_over(rc, j->name, &j->o, &a, pid_fd);
 	if (pid_fd >= 0)
 		close(pid_fd);
 	rl_client_free(rc);
 	return status;
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	struct job j;
+	int status, pid_fd = -1;
+
+	if ((status = parse(g, argc, argv, &j)) >= 0)
+		return status;
+	if (g->stdout_closed) {
+		/* Not even acquired: NAME would stay held by a lost token. */
+		msg("standard output is closed: nowhere to print the owner "
+		    "token; run lock with it open, as in tok=$(redlock lock "
+		    "NAME)");
+		return EXIT_SOFTWARE;
+	}
+	if (j.keepalive && (status = watch_pid(&j, &pid_fd)) != 0)
+		return status;
+	return take(g, &j, pid_fd);
 }
