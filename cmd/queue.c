@@ -119,8 +119,16 @@ show(rl_client *rc, const char *name, int json)
 	return flush_stdout();
 }
 
+/* What one queue is asked to show. */
+struct view {
+	const char *name;
+	int json;
+	int64_t every;		/* --watch interval; 0: one snapshot */
+};
+
+/* The command line into V: -1 to go on, else the exit status. */
 static int
-run(struct globals *g, int argc, char **argv)
+parse(int argc, char **argv, struct view *v)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'J' },
@@ -128,23 +136,21 @@ run(struct globals *g, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int64_t every = 0;
-	rl_client *rc;
-	const char *name;
-	int ch, json = 0, status, tty, sig_fd;
-	int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	int ch, status;
 
+	v->json = 0;
+	v->every = 0;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'J':
-			json = 1;
+			v->json = 1;
 			break;
 		case 'W':
-			every = DEFAULT_WATCH_MS;
+			v->every = DEFAULT_WATCH_MS;
 			if (optarg != NULL && (parse_duration(&cmd_queue,
-			    "--watch", optarg, &every) < 0))
+			    "--watch", optarg, &v->every) < 0))
 				return EXIT_USAGE;
-			if (every < 100)
+			if (v->every < 100)
 				return usage_error(&cmd_queue,
 				    "--watch: redraw at most every 100ms");
 			break;
@@ -154,50 +160,75 @@ run(struct globals *g, int argc, char **argv)
 			return bad_option(&cmd_queue, argv, "h", longopts);
 		}
 	}
-	if ((status = one_name(&cmd_queue, argc, argv, &name)) != 0)
+	if ((status = one_name(&cmd_queue, argc, argv, &v->name)) != 0)
+		return status;
+	return -1;
+}
+
+/* One --watch frame: a heading (on a terminal, a cleared screen) and the
+ * snapshot; 0, else the exit status. */
+static int
+frame(rl_client *rc, const struct view *v, int tty)
+{
+	struct timeval tv;
+	char when[40], iv[32];
+	int status;
+
+	gettimeofday(&tv, NULL);
+	format_time((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000,
+	    when, sizeof(when));
+	rl_duration_format(v->every, iv, sizeof(iv));
+	if (tty)
+		fputs("\033[H\033[2J", stdout);
+	if (!v->json)
+		printf("%s  every %s: redlock queue %s\n\n", when, iv,
+		    esc(v->name));
+	if ((status = show(rc, v->name, v->json)) != 0)
+		return status;
+	if (!tty && !v->json)
+		putchar('\n');
+	return flush_stdout();
+}
+
+/* --watch: a snapshot every interval until a signal ends it. */
+static int
+watch_queue(rl_client *rc, const struct view *v)
+{
+	int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	int status, tty, sig_fd;
+
+	if ((sig_fd = sig_catch(sigs, 3)) < 0) {
+		msg("cannot set up signals: %s", strerror(errno));
+		return EXIT_SOFTWARE;
+	}
+	tty = isatty(STDOUT_FILENO) && !v->json;
+	for (;;) {
+		struct pollfd p = { sig_fd, POLLIN, 0 };
+
+		if ((status = frame(rc, v, tty)) != 0)
+			return status;
+		if (poll(&p, 1, (int)v->every) > 0 && sig_next(sig_fd) != 0)
+			return 0;
+	}
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	struct view v;
+	rl_client *rc;
+	int status;
+
+	if ((status = parse(argc, argv, &v)) >= 0)
 		return status;
 	if ((status = one_master(&cmd_queue, g, "fair queues are", "")) != 0)
 		return status;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
-	if (every == 0) {
-		status = show(rc, name, json);
-		rl_client_free(rc);
-		return status;
-	}
-
-	/* --watch: a snapshot every interval until a signal ends it. */
-	if ((sig_fd = sig_catch(sigs, 3)) < 0) {
-		msg("cannot set up signals: %s", strerror(errno));
-		rl_client_free(rc);
-		return EXIT_SOFTWARE;
-	}
-	tty = isatty(STDOUT_FILENO) && !json;
-	for (;;) {
-		struct pollfd p = { sig_fd, POLLIN, 0 };
-		struct timeval tv;
-		char when[40], iv[32];
-
-		gettimeofday(&tv, NULL);
-		format_time((int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000,
-		    when, sizeof(when));
-		rl_duration_format(every, iv, sizeof(iv));
-		if (tty)
-			fputs("\033[H\033[2J", stdout);
-		if (!json)
-			printf("%s  every %s: redlock queue %s\n\n", when, iv,
-			    esc(name));
-		if ((status = show(rc, name, json)) != 0)
-			break;
-		if (!tty && !json)
-			putchar('\n');
-		if ((status = flush_stdout()) != 0)
-			break;
-		if (poll(&p, 1, (int)every) > 0 && sig_next(sig_fd) != 0) {
-			status = 0;
-			break;
-		}
-	}
+	if (v.every == 0)
+		status = show(rc, v.name, v.json);
+	else
+		status = watch_queue(rc, &v);
 	rl_client_free(rc);
 	return status;
 }
