@@ -182,27 +182,19 @@ clear_globals(void)
 	g.nurl = 0;
 }
 
-int
-redlock_main(int argc, char **argv)
+/* Fresh globals and process state: redlock_main may run more than once
+ * in a process (the fuzzer); -1 (reported) when a standard descriptor
+ * cannot be filled. */
+static int
+start_afresh(void)
 {
-	static const struct option longopts[] = {
-		{ "url", required_argument, NULL, 'u' },
-		{ "connect-timeout", required_argument, NULL, 'C' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const struct cmd *c;
-	const char *env;
-	int ch, status, closed;
-
 	static int registered;
+	int closed;
 
 	/* Before any descriptor is opened: one that lands on a closed
 	 * 0, 1 or 2 would get messages or the token meant for them. */
 	if ((closed = fill_std_fds()) < 0)
-		return EXIT_SOFTWARE;
+		return -1;
 	if (!registered && atexit(clear_globals) == 0)
 		registered = 1;
 	clear_globals();
@@ -215,6 +207,34 @@ redlock_main(int argc, char **argv)
 	 * reply, not a silent death by SIGPIPE. */
 	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;	/* one line per error: bad_option() says it */
+	return 0;
+}
+
+/* --connect-timeout and --timeout: a duration, and no zero. */
+static int
+nonzero_duration(const char *opt, const char *arg, int64_t *ms)
+{
+	if (parse_duration(NULL, opt, arg, ms) < 0)
+		return EXIT_USAGE;
+	if (*ms == 0)
+		return usage_error(NULL, "%s must be more than 0", opt);
+	return 0;
+}
+
+/* The global options, up to COMMAND: -1 to go on, else the exit
+ * status. */
+static int
+parse_globals(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "connect-timeout", required_argument, NULL, 'C' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ch, status;
 
 	while ((ch = getopt_long(argc, argv, "+u:h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -223,20 +243,14 @@ redlock_main(int argc, char **argv)
 				return status;
 			break;
 		case 'C':
-			if (parse_duration(NULL, "--connect-timeout", optarg,
-			    &g.connect_timeout_ms) < 0)
-				return EXIT_USAGE;
-			if (g.connect_timeout_ms == 0)
-				return usage_error(NULL,
-				    "--connect-timeout must be more than 0");
+			if ((status = nonzero_duration("--connect-timeout",
+			    optarg, &g.connect_timeout_ms)) != 0)
+				return status;
 			break;
 		case 'T':
-			if (parse_duration(NULL, "--timeout", optarg,
-			    &g.timeout_ms) < 0)
-				return EXIT_USAGE;
-			if (g.timeout_ms == 0)
-				return usage_error(NULL,
-				    "--timeout must be more than 0");
+			if ((status = nonzero_duration("--timeout", optarg,
+			    &g.timeout_ms)) != 0)
+				return status;
 			g.timeout_given = 1;
 			break;
 		case 'h':
@@ -249,21 +263,38 @@ redlock_main(int argc, char **argv)
 			return bad_option(NULL, argv, "+u:h", longopts);
 		}
 	}
+	return -1;
+}
+
+/* No --url: $REDLOCK_URL, else the default. */
+static int
+default_urls(void)
+{
+	const char *env = getenv("REDLOCK_URL");
+
+	/* An empty REDLOCK_URL is as good as unset. */
+	if (env != NULL && env[0] != '\0')
+		return add_urls(&g, "REDLOCK_URL", env);
+	return add_urls(&g, "the default URL", RL_DEFAULT_URL);
+}
+
+int
+redlock_main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int status;
+
+	if (start_afresh() < 0)
+		return EXIT_SOFTWARE;
+	if ((status = parse_globals(argc, argv)) >= 0)
+		return status;
 	if (optind >= argc)
 		return usage_error(NULL, "missing COMMAND");
 	if ((c = find(argv[optind])) == NULL)
 		return usage_error(NULL, "unknown command '%s'",
 		    esc(argv[optind]));
-	if (g.nurl == 0) {
-		/* An empty REDLOCK_URL is as good as unset. */
-		env = getenv("REDLOCK_URL");
-		if (env != NULL && env[0] != '\0')
-			status = add_urls(&g, "REDLOCK_URL", env);
-		else
-			status = add_urls(&g, "the default URL", RL_DEFAULT_URL);
-		if (status != 0)
-			return status;
-	}
+	if (g.nurl == 0 && (status = default_urls()) != 0)
+		return status;
 	if ((status = settle_urls(&g)) != 0)
 		return status;
 
