@@ -18,8 +18,37 @@ const struct cmd cmd_unlock = {
 	run
 };
 
+/* What one unlock is asked to do. */
+struct job {
+	const char *name;
+	const char *owner;	/* NULL with --force */
+	int force;
+	char held[OWNER_MAX_LEN + 1];
+};
+
+/* Without --owner: NAME's owner in REDLOCK_HELD, else REDLOCK_OWNER. -1
+ * when found, else the exit status (reported). */
 static int
-run(struct globals *g, int argc, char **argv)
+settle_owner(struct job *j)
+{
+	int r;
+
+	/* Inside an exec chain, NAME's own owner first: REDLOCK_OWNER is
+	 * that of the nearest exec, which may hold another name. */
+	if (!j->force && j->owner == NULL) {
+		if ((r = held_owner(j->name, j->held, sizeof(j->held))) < 0)
+			return EXIT_USAGE;
+		j->owner = r > 0 ? j->held : getenv("REDLOCK_OWNER");
+	}
+	if (!j->force && (j->owner == NULL || j->owner[0] == '\0'))
+		return usage_error(&cmd_unlock, "which hold? give --owner TOKEN "
+		    "(printed by lock) or set REDLOCK_OWNER, or --force");
+	return -1;
+}
+
+/* The command line into J: -1 to go on, else the exit status. */
+static int
+parse(int argc, char **argv, struct job *j)
 {
 	static const struct option longopts[] = {
 		{ "owner", required_argument, NULL, 'O' },
@@ -27,22 +56,17 @@ run(struct globals *g, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *owner = NULL, *name;
-	char held[OWNER_MAX_LEN + 1];
-	struct rl_attempt a;
-	enum rl_release rel;
-	enum rl_err e;
-	int64_t holds;
-	rl_client *rc;
-	int ch, force = 0, deleted, status;
+	int ch, status;
 
+	j->owner = NULL;
+	j->force = 0;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'O':
-			owner = optarg;
+			j->owner = optarg;
 			break;
 		case 'F':
-			force = 1;
+			j->force = 1;
 			break;
 		case 'h':
 			return print_help(&cmd_unlock);
@@ -50,49 +74,70 @@ run(struct globals *g, int argc, char **argv)
 			return bad_option(&cmd_unlock, argv, "h", longopts);
 		}
 	}
-	if ((status = one_name(&cmd_unlock, argc, argv, &name)) != 0)
+	if ((status = one_name(&cmd_unlock, argc, argv, &j->name)) != 0)
 		return status;
-	if (force && owner != NULL)
+	if (j->force && j->owner != NULL)
 		return usage_error(&cmd_unlock,
 		    "--owner and --force exclude each other");
-	/* Inside an exec chain, NAME's own owner first: REDLOCK_OWNER is
-	 * that of the nearest exec, which may hold another name. */
-	if (!force && owner == NULL) {
-		if ((status = held_owner(name, held, sizeof(held))) < 0)
-			return EXIT_USAGE;
-		owner = status > 0 ? held : getenv("REDLOCK_OWNER");
-	}
-	if (!force && (owner == NULL || owner[0] == '\0'))
-		return usage_error(&cmd_unlock, "which hold? give --owner TOKEN "
-		    "(printed by lock) or set REDLOCK_OWNER, or --force");
+	return settle_owner(j);
+}
 
+/* --force: delete NAME whoever holds it. */
+static int
+force_delete(rl_client *rc, const char *name, struct rl_attempt *a)
+{
+	enum rl_err e;
+	int deleted;
+
+	if ((e = rl_force_release(rc, name, &deleted, a)) != RL_OK)
+		return fail(rc, e, name);
+	if (!deleted) {
+		msg("%s was not held; nothing to delete", esc(name));
+		return EXIT_NOT_HELD;
+	}
+	return 0;
+}
+
+/* Give back one hold of NAME taken as OWNER. */
+static int
+release_one(rl_client *rc, const char *name, const char *owner,
+    struct rl_attempt *a)
+{
+	enum rl_release rel;
+	enum rl_err e;
+	int64_t holds;
+
+	if ((e = rl_release(rc, name, owner, &rel, &holds, a)) != RL_OK)
+		return fail(rc, e, name);
+	if (rel == RL_NOT_OWNER) {
+		msg("%s is not held by that owner (%s); nothing was "
+		    "changed", esc(name), holds ? "another owner holds "
+		    "it" : "it is free: the lease may have expired");
+		return EXIT_NOT_HELD;
+	}
+	return 0;
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	struct job j;
+	struct rl_attempt a;
+	rl_client *rc;
+	int status;
+
+	if ((status = parse(argc, argv, &j)) >= 0)
+		return status;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
-	if (force) {
-		e = rl_force_release(rc, name, &deleted, &a);
-		if (e != RL_OK)
-			status = fail(rc, e, name);
-		else if (!deleted) {
-			msg("%s was not held; nothing to delete", esc(name));
-			status = EXIT_NOT_HELD;
-		} else
-			status = 0;
-	} else {
-		e = rl_release(rc, name, owner, &rel, &holds, &a);
-		if (e != RL_OK)
-			status = fail(rc, e, name);
-		else if (rel == RL_NOT_OWNER) {
-			msg("%s is not held by that owner (%s); nothing was "
-			    "changed", esc(name), holds ? "another owner holds "
-			    "it" : "it is free: the lease may have expired");
-			status = EXIT_NOT_HELD;
-		} else
-			status = 0;
-	}
+	if (j.force)
+		status = force_delete(rc, j.name, &a);
+	else
+		status = release_one(rc, j.name, j.owner, &a);
 	/* Released or deleted, but the server would not let it wake the
 	 * waiters. */
 	if (status == 0 && a.nopub != NULL)
-		warn_nopub(rc, name, a.nopub, 1);
+		warn_nopub(rc, j.name, a.nopub, 1);
 	rl_client_free(rc);
 	return status;
 }
