@@ -189,7 +189,8 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		if ((r = lockopts_parse(&cmd_lock, &j->o, ch, optarg)) < 0)
 			return EXIT_USAGE;
 		if (r == 0)
-			return bad_option(&cmd_lock, argv, LOCKOPTS_SHORT "h", longopts);
+			return bad_option(&cmd_lock, argv, LOCKOPTS_SHORT "h",
+			    longopts);
 	}
 	if ((r = one_name(&cmd_lock, argc, argv, &j->name)) != 0)
 		return r;

@@ -41,8 +41,8 @@ settle_owner(struct job *j)
 		j->owner = r > 0 ? j->held : getenv("REDLOCK_OWNER");
 	}
 	if (!j->force && (j->owner == NULL || j->owner[0] == '\0'))
-		return usage_error(&cmd_unlock, "which hold? give --owner TOKEN "
-		    "(printed by lock) or set REDLOCK_OWNER, or --force");
+		return usage_error(&cmd_unlock, "which hold? give --owner "
+		    "TOKEN (printed by lock) or set REDLOCK_OWNER, or --force");
 	return -1;
 }
 

@@ -70,7 +70,7 @@ earliest(int64_t a, int64_t b)
 struct loop {
 	struct watch *w;
 	rl_keeper *k;
-	int64_t grace;		/* lose the lease this long before its deadline */
+	int64_t grace;		/* lost this long before the deadline */
 	int64_t kill_at;	/* SIGKILL COMMAND then; -1: not */
 	int64_t until;		/* the deadlines no renewal step may hold up */
 	int64_t renewals;	/* as last said with -v */
