@@ -46,13 +46,9 @@ build/redlock: $(OBJ)
 build/asan/redlock: $(SAN_OBJ)
 	$(CC) -g $(SAN) $(LDFLAGS) -o $@ $(SAN_OBJ) $(LDLIBS)
 
-# Units that fake hiredis name the calls they wrap.
-WRAP_test_lease = -Wl,--wrap=redisCommandArgv \
-	-Wl,--wrap=redisAppendCommandArgv -Wl,--wrap=redisGetReply
-
 build/asan/unit/%: build/asan/test/unit/%.o $(SAN_LIB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -g $(SAN) $(LDFLAGS) $(WRAP_$*) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) -g $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
 # Fuzz harnesses: libFuzzer with clang for `make fuzz`, and a plain driver
 # that replays their corpus and regressions under ASan in `make test`.
@@ -60,17 +56,12 @@ FUZZ = duration url cli reply
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	-D_GNU_SOURCE -DREDLOCK_NO_MAIN -Ibuild -Ilib -Wall -Wextra -Werror
-FUZZ_WRAP_cli = -Wl,--wrap=redisConnectWithTimeout \
-	-Wl,--wrap=redisConnectUnixWithTimeout -Wl,--wrap=redisConnectNonBlock \
-	-Wl,--wrap=redisConnectUnixNonBlock
-FUZZ_WRAP_reply = -Wl,--wrap=redisCommandArgv \
-	-Wl,--wrap=redisAppendCommandArgv -Wl,--wrap=redisGetReply
 REPLAY_BIN = $(patsubst %,build/asan/replay/%,$(FUZZ))
 NOMAIN_OBJ = $(filter-out build/asan/cmd/main.o,$(SAN_OBJ)) build/asan/nomain/main.o
 
 build/fuzz/%: test/fuzz/fuzz_%.c $(LIB_SRC) $(CMD_SRC) build/rl_scripts.h
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) $(FUZZ_WRAP_$*) -o $@ $< $(LIB_SRC) $(CMD_SRC) \
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(CMD_SRC) \
 	    -lhiredis -lm
 
 build/asan/nomain/main.o: cmd/main.c build/rl_scripts.h
@@ -79,7 +70,7 @@ build/asan/nomain/main.o: cmd/main.c build/rl_scripts.h
 
 build/asan/replay/%: build/asan/test/fuzz/fuzz_%.o build/asan/test/fuzz/driver.o $(NOMAIN_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -g $(SAN) $(LDFLAGS) $(FUZZ_WRAP_$*) -o $@ $^ $(LDLIBS)
+	$(CC) -g $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 fuzz:
 	tools/deps.sh fuzz

@@ -338,7 +338,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 			event(o, "re-entered %s (holds %lld, fence %lld)",
 			    esc(name), (long long)a->holds,
 			    (long long)a->fence);
-		else if (a->nodes_ok > 0)
+		else if (rl_nodes(rc) > 1)
 			event(o, "acquired %s on %zu masters (fence %lld, "
 			    "lease %lldms, validity %lldms)", esc(name),
 			    a->nodes_ok, (long long)a->fence,

@@ -193,15 +193,12 @@ static int
 list_all(rl_client *rc, int json)
 {
 	struct listing l = { rc, json, 0, RL_OK, NULL, NULL };
-	uint64_t cursor = 0;
 	enum rl_err e;
 	int status;
 
 	if (json)
 		fputs("[", stdout);
-	do {
-		e = rl_scan(rc, &cursor, list_one, &l);
-	} while (e == RL_OK && l.err == RL_OK && cursor != 0);
+	e = rl_scan(rc, list_one, &l);
 	if (json)
 		fputs(l.count ? "\n]\n" : "]\n", stdout);
 	if (e == RL_OK && l.err != RL_OK)

@@ -72,15 +72,16 @@ struct loop {
 	rl_keeper *k;
 	int64_t grace;		/* lost this long before the deadline */
 	int64_t kill_at;	/* SIGKILL COMMAND then; -1: not */
-	int64_t until;		/* the deadlines no renewal step may hold up */
 	int64_t renewals;	/* as last said with -v */
 	int keeping;		/* the keeper still renews */
 	int child_done;
 	int stop;		/* a signal or the watched process's exit */
 };
 
-/* The poll set, one entry per source, in this order. */
-enum { PFD_SIG, PFD_PARENT, PFD_PID, PFD_KEEPER, PFD_N };
+/* The poll set, one entry per source, in this order; the keeper's (one
+ * per master) last. */
+enum { PFD_SIG, PFD_PARENT, PFD_PID, PFD_KEEPER };
+#define PFD_MAX (PFD_KEEPER + RL_KEEPER_MAX_FDS)
 
 /* Before each poll: the lease counts as lost once its local deadline is
  * near, and COMMAND gets SIGKILL past --kill-after. */
@@ -112,13 +113,14 @@ finished(const struct loop *l)
 	return l->stop || (w->lost != LOST_NO && w->on_lost != ON_LOST_IGNORE);
 }
 
-/* The keeper's poll entry, built here only: the keeper API is due to
- * change, and this is the one place to adapt. */
-static void
-keeper_pollfd(const struct loop *l, struct pollfd *p)
+/* Whether any of the N entries of PFD has an event. */
+static int
+ready(const struct pollfd *pfd, nfds_t n)
 {
-	p->fd = l->keeping ? rl_keeper_fd(l->k) : -1;
-	p->events = l->keeping ? rl_keeper_events(l->k) : POLLIN;
+	while (n-- > 0)
+		if (pfd[n].revents != 0)
+			return 1;
+	return 0;
 }
 
 static nfds_t
@@ -130,21 +132,20 @@ build_pollset(const struct loop *l, struct pollfd *pfd)
 	pfd[PFD_PARENT].events = POLLIN;
 	pfd[PFD_PID].fd = l->w->pid_fd;
 	pfd[PFD_PID].events = POLLIN;
-	keeper_pollfd(l, &pfd[PFD_KEEPER]);
-	return PFD_N;
+	return PFD_KEEPER + (l->keeping ? rl_keeper_pollfds(l->k,
+	    &pfd[PFD_KEEPER]) : 0);
 }
 
-/* When the next poll must return (-1: no deadline); sets l->until. */
+/* When the next poll must return (-1: no deadline): the kill deadline,
+ * the local lease deadline, or the keeper's next step, whichever comes
+ * first. No step of the keeper blocks. */
 static int64_t
-next_wake(struct loop *l)
+next_wake(const struct loop *l)
 {
-	int64_t wake;
+	int64_t wake = l->kill_at;
 
-	l->until = l->kill_at;
 	if (l->w->lost == LOST_NO)
-		l->until = earliest(l->until,
-		    rl_keeper_deadline_ms(l->k) - l->grace);
-	wake = l->until;
+		wake = earliest(wake, rl_keeper_deadline_ms(l->k) - l->grace);
 	if (l->keeping)
 		wake = earliest(wake, rl_keeper_wake_ms(l->k));
 	return wake;
@@ -202,7 +203,7 @@ keeper_turn(struct loop *l, int64_t now)
 	enum rl_keep st;
 	enum rl_err e;
 
-	e = rl_keeper_step(l->k, now, l->until, &st);
+	e = rl_keeper_step(l->k, now, &st);
 	if (st == RL_KEEP_GONE) {
 		l->keeping = 0;
 		if (w->lost == LOST_NO)
@@ -254,7 +255,7 @@ void
 watch_run(struct watch *w)
 {
 	struct loop l;
-	struct pollfd pfd[PFD_N];
+	struct pollfd pfd[PFD_MAX];
 	int64_t now, wake, period;
 	nfds_t n;
 
@@ -294,7 +295,7 @@ watch_run(struct watch *w)
 			on_parent(&l, now);
 		if (pfd[PFD_PID].revents != 0)
 			on_pid(&l);
-		if (l.keeping && (pfd[PFD_KEEPER].revents != 0 ||
+		if (l.keeping && (ready(pfd + PFD_KEEPER, n - PFD_KEEPER) ||
 		    now >= rl_keeper_wake_ms(l.k)))
 			keeper_turn(&l, now);
 		if (w->child > 0 && l.child_done)

@@ -272,11 +272,11 @@ struct rl_queue {
 enum rl_err rl_queue(rl_client *c, const char *name, struct rl_queue *q);
 void rl_queue_clear(struct rl_queue *q);
 
-/* Iterate over the names of locks with holder metadata (SCAN, never
- * KEYS). Start with *CURSOR = 0; done when it comes back 0. FN is called
- * once per name; a non-zero return stops. */
-enum rl_err rl_scan(rl_client *c, uint64_t *cursor,
-    int (*fn)(void *arg, const char *name), void *arg);
+/* Call FN once for each name of a lock with holder metadata on any master
+ * (SCAN, never KEYS; a name on several masters once); a non-zero return
+ * stops. A master out of reach is left out; an error only when all are. */
+enum rl_err rl_scan(rl_client *c, int (*fn)(void *arg, const char *name),
+    void *arg);
 
 /* Lease arithmetic (Guarantee 2): renew every ttl/3; a lease confirmed by
  * a renewal sent at T is trusted locally until T + ttl - drift, with
@@ -286,40 +286,38 @@ int64_t rl_drift_ms(int64_t ttl_ms);
 int64_t rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms);
 
 /* The lease keeper renews a held lock on its own schedule without
- * blocking its caller's poll loop: the caller polls rl_keeper_fd() for
- * rl_keeper_events() and calls rl_keeper_step() when it is ready or when
- * rl_keeper_wake_ms() has come. On one master, connecting again after a
- * failure is a step of that loop too (a non-blocking connect with AUTH,
- * SELECT and the renewal behind it); on several, a renewal round returns
- * by the UNTIL_MS the caller gives. It never re-creates a lock that is
- * gone. */
+ * blocking its caller's poll loop: the caller polls what
+ * rl_keeper_pollfds() gives and calls rl_keeper_step() when one is ready
+ * or when rl_keeper_wake_ms() has come. A renewal is a round on every
+ * master (connecting again after a failure is a step of it too), and no
+ * step blocks. It never re-creates a lock that is gone. */
 typedef struct rl_keeper rl_keeper;
+struct pollfd;
 
 enum rl_keep {
 	RL_KEEP_OK,	/* held; renewals on schedule or being retried */
 	RL_KEEP_GONE	/* a renewal found the lock gone or held by another */
 };
 
-/* C is the keeper's own connection (it may be connected already). SENT_MS
- * is when the acquisition was sent, on CLOCK_MONOTONIC. */
+/* C is the keeper's own client. SENT_MS is when the acquisition was sent,
+ * on CLOCK_MONOTONIC. */
 rl_keeper *rl_keeper_new(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t sent_ms);
-int rl_keeper_fd(const rl_keeper *k);
-/* POLLIN, or POLLOUT while connecting or sending. */
-short rl_keeper_events(const rl_keeper *k);
+/* Fill PFD (room for RL_KEEPER_MAX_FDS) with what to poll; how many. */
+#define RL_KEEPER_MAX_FDS 16
+size_t rl_keeper_pollfds(const rl_keeper *k, struct pollfd *pfd);
 int64_t rl_keeper_wake_ms(const rl_keeper *k);
 /* Send time of the last confirmed renewal (or of the acquisition). */
 int64_t rl_keeper_confirmed_ms(const rl_keeper *k);
 int64_t rl_keeper_deadline_ms(const rl_keeper *k);
 /* Renewals confirmed so far. */
 int64_t rl_keeper_renewals(const rl_keeper *k);
-/* Do what is due at NOW, returning by UNTIL_MS at the latest (< 0: no
- * limit; the caller's next deadline). An error return means this renewal
- * failed (the message is on the client) and will be retried; *STATE says
- * whether the lock is still ours. */
-enum rl_err rl_keeper_step(rl_keeper *k, int64_t now, int64_t until_ms,
-    enum rl_keep *state);
-/* Wait for a renewal in flight, so the connection is free for release. */
+/* Do what is due at NOW, without blocking. An error return means this
+ * renewal failed (the message is on the client) and will be retried;
+ * *STATE says whether the lock is still ours. */
+enum rl_err rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state);
+/* Give up on a renewal in flight, so the connection is free for release
+ * (its reply is dropped in order). */
 void rl_keeper_settle(rl_keeper *k);
 void rl_keeper_free(rl_keeper *k);
 

@@ -58,7 +58,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	mcli M1 flushall >/dev/null
 	mcli M2 flushall >/dev/null
 	run -69 --separate-stderr rlm exec x -- touch "$D/ran"
-	[[ $stderr == "redlock: no quorum to acquire: 2 of 5 masters answered (need 3); redis://127.0.0.1:$M3_PORT: cannot connect: Connection refused"* ]]
+	[[ $stderr == "redlock: no quorum to acquire: 2 of 5 masters answered (need 3); cannot connect to redis://127.0.0.1:$M3_PORT: Connection refused"* ]]
 	[ ! -e "$D/ran" ]
 	run -69 --separate-stderr rlm exec -w 2s x -- touch "$D/ran"
 	[ ! -e "$D/ran" ]
@@ -152,7 +152,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	assert_line '  quorum   held on 3 of 5 masters (need 3)'
 	assert_line --regexp "^  master   redis://127.0.0.1:$M1_PORT: held by $tok, lease 1[89]\.[0-9]s left, fence $(mcli M1 get 'redisson_lock_token:{x}')\$"
 	assert_line "  master   redis://127.0.0.1:$M4_PORT: free"
-	assert_line --regexp "^  master   redis://127.0.0.1:$M5_PORT: no answer: cannot connect: Connection refused$"
+	assert_line --regexp "^  master   redis://127.0.0.1:$M5_PORT: no answer: cannot connect to redis://127.0.0.1:$M5_PORT: Connection refused$"
 	run -0 rlm status --json x
 	echo "$output" | jq -e --arg t "$tok" '.held and .owner == $t and .quorum == 3 and .held_on == 3
 	    and (.nodes | length == 5) and .nodes[3].held == false
@@ -335,4 +335,42 @@ calls() {
 	kill $pids 2>/dev/null || :
 	[[ $stderr == *"acquired x on "[345]" masters"* ]]
 	[ "$(holding x)" = 0 ]
+}
+
+@test "status without NAME lists the locks of every master, each once" {
+	down M1
+	tok=$(rlm lock -t 20s x)
+	restart_redis M1
+	[ "$(mcli M1 exists x)" = 0 ]
+	run -0 rlm status
+	assert_output --regexp "^x: held by "
+	[ "${#lines[@]}" = 1 ]
+	run -0 rlm status --json
+	echo "$output" | jq -e 'length == 1 and .[0].name == "x"'
+	run -0 rlm unlock --owner "$tok" x
+}
+
+@test "a refused password on every master: exit 69 and what to check, nothing changed" {
+	urls="redis://nobody:wrong@127.0.0.1:$M1_PORT,redis://nobody:wrong@127.0.0.1:$M2_PORT,redis://nobody:wrong@127.0.0.1:$M3_PORT"
+	run -69 --separate-stderr "$RL" -u "$urls" lock x
+	[[ $stderr == *"no quorum"* ]]
+	[[ $stderr == *"check the user and password"* ]]
+	[[ $stderr != *wrong@* ]]
+	[ "$(holding x)" = 0 ]
+}
+
+@test "a database SELECT refuses on every master: nothing runs in another database" {
+	good="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT"
+	tok=$("$RL" -u "$good" lock x)
+	# Every script cached: a pipelined EVALSHA would run at once.
+	run -1 "$RL" -u "$good" unlock --force z
+	urls="redis://127.0.0.1:$M1_PORT/99,redis://127.0.0.1:$M2_PORT/99,redis://127.0.0.1:$M3_PORT/99"
+	run -69 --separate-stderr "$RL" -u "$urls" lock y
+	[[ $stderr == *"refused SELECT"* ]]
+	run -69 --separate-stderr "$RL" -u "$urls" unlock --force x
+	[[ $stderr == *"refused SELECT"* ]]
+	for m in M1 M2 M3; do
+		[ "$(mcli "$m" hget x "$tok")" = 1 ]
+		[ "$(mcli "$m" exists y)" = 0 ]
+	done
 }

@@ -1,56 +1,28 @@
 /* fuzz_cli.c: the command line of every subcommand, through
  * redlock_main(). Words are separated by NUL bytes. No connection is ever
- * made: the hiredis connect calls are wrapped to fail. */
+ * made: the transport refuses them all. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
-#include <hiredis/hiredis.h>
-
 #include "../../cmd/cmd.h"
+#include "rl_conn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-redisContext *__wrap_redisConnectWithTimeout(const char *ip, int port,
-    const struct timeval tv);
-redisContext *__wrap_redisConnectUnixWithTimeout(const char *path,
-    const struct timeval tv);
-redisContext *__wrap_redisConnectNonBlock(const char *ip, int port);
-redisContext *__wrap_redisConnectUnixNonBlock(const char *path);
 
-redisContext *
-__wrap_redisConnectWithTimeout(const char *ip, int port,
-    const struct timeval tv)
+/* Every connection is refused at once. */
+static int
+refuse(struct rl_conn *c)
 {
-	(void)ip;
-	(void)port;
-	(void)tv;
-	return NULL;
+	rl_error_io(c->url, "cannot connect to", "refused (fuzzing)", c->why,
+	    sizeof(c->why));
+	return -1;
 }
 
-redisContext *
-__wrap_redisConnectUnixWithTimeout(const char *path, const struct timeval tv)
-{
-	(void)path;
-	(void)tv;
-	return NULL;
-}
-
-redisContext *
-__wrap_redisConnectNonBlock(const char *ip, int port)
-{
-	(void)ip;
-	(void)port;
-	return NULL;
-}
-
-redisContext *
-__wrap_redisConnectUnixNonBlock(const char *path)
-{
-	(void)path;
-	return NULL;
-}
+static const struct rl_transport refusing = { refuse, NULL, NULL, NULL,
+	NULL };
 
 #define MAX_WORDS 32
 
@@ -80,6 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char *first[] = { (char *)"redlock", (char *)"lock",
 		    (char *)"x", NULL };
 
+		rl_conn_set_transport(&refusing);
 		unsetenv("REDLOCK_URL");
 		unsetenv("REDLOCK_OWNER");
 		unsetenv("REDLOCK_HELD");

@@ -1,0 +1,45 @@
+/* rl_client.h: the client handle behind redlock.h's rl_client, for the
+ * files of lib/ that run operations on it. */
+#ifndef RL_CLIENT_H
+#define RL_CLIENT_H
+
+#include <stdarg.h>
+
+#include "redlock.h"
+#include "rl_round.h"
+
+struct rl_client {
+	size_t n;		/* masters: one, or several for Redlock */
+	struct rl_node *nodes;
+	int checked;		/* connected once (and no server twice) */
+	int64_t connect_timeout_ms;
+	int64_t timeout_ms;	/* --timeout */
+	int64_t node_timeout_ms;	/* several masters: per master */
+	int intr_fd;
+	struct rl_round round;	/* the last round; replies in nodes */
+	char errstr[640];
+};
+
+enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The client's timeouts for a round that needs NEED masters connected. */
+struct rl_round_opts rl_opts(const rl_client *c, size_t need);
+/* Run script S on every master and wait for the round to end (each step
+ * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL).
+ * Replies are in c->nodes[i].reply until the next round. RL_ENOMEM only:
+ * what came back is for the caller to add up. */
+enum rl_err rl_run(rl_client *c, const struct rl_round_opts *o,
+    const struct rl_script *s, int nkeys, const char **keys, int nargs,
+    const char **args);
+/* The last round reached too few masters to DOING: one master's own
+ * message when its failure alone decided, else how many answered and the
+ * first failure. */
+enum rl_err rl_no_quorum(rl_client *c, const char *doing);
+/* Master J's error from the last round as the client's. */
+enum rl_err rl_node_error(rl_client *c, size_t j);
+/* Take the last round's replies out of the nodes (strings handed out
+ * point into them) into SAVED, or put them back, freeing what is there. */
+void rl_replies_save(rl_client *c, redisReply **saved);
+void rl_replies_restore(rl_client *c, redisReply **saved);
+
+#endif

@@ -1,0 +1,490 @@
+/* rl_conn.c: a non-blocking connection, and the plain socket transport. */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rl_conn.h"
+
+/* ---- plain sockets ---- */
+
+struct tcp {
+	struct addrinfo *list, *next;	/* addresses not tried yet */
+	int last_errno;
+};
+
+static void
+tcp_free(struct rl_conn *c)
+{
+	struct tcp *t = c->priv;
+
+	if (t != NULL) {
+		if (t->list != NULL)
+			freeaddrinfo(t->list);
+		free(t);
+	}
+	c->priv = NULL;
+}
+
+/* Start connect(2) to the next address that does not fail at once. */
+static int
+tcp_next(struct rl_conn *c)
+{
+	struct tcp *t = c->priv;
+	struct addrinfo *ai;
+	int fd, one = 1;
+
+	while ((ai = t->next) != NULL) {
+		t->next = ai->ai_next;
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			t->last_errno = errno;
+			continue;
+		}
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
+		    errno == EINPROGRESS) {
+			c->fd = fd;
+			return 0;
+		}
+		t->last_errno = errno;
+		close(fd);
+	}
+	rl_error_io(c->url, "cannot connect to", strerror(t->last_errno),
+	    c->why, sizeof(c->why));
+	return -1;
+}
+
+static int
+unix_open(struct rl_conn *c)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(c->url->path) >= sizeof(sun.sun_path)) {
+		rl_error_io(c->url, "cannot connect to", "path too long",
+		    c->why, sizeof(c->why));
+		return -1;
+	}
+	strcpy(sun.sun_path, c->url->path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		c->fd = fd;
+		return 0;
+	}
+	/* EAGAIN on a unix socket: its accept queue is full, a refusal. */
+	rl_error_io(c->url, "cannot connect to", errno == EAGAIN ?
+	    "the server's accept queue is full" : strerror(errno), c->why,
+	    sizeof(c->why));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static int
+tcp_open(struct rl_conn *c)
+{
+	struct addrinfo hints;
+	struct tcp *t;
+	char port[16];
+	int rc;
+
+	if (c->url->path != NULL)
+		return unix_open(c);
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		rl_error_io(c->url, "cannot connect to", "out of memory",
+		    c->why, sizeof(c->why));
+		return -1;
+	}
+	c->priv = t;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(port, sizeof(port), "%d", c->url->port);
+	if ((rc = getaddrinfo(c->url->host, port, &hints, &t->list)) != 0) {
+		rl_error_io(c->url, "cannot connect to", gai_strerror(rc),
+		    c->why, sizeof(c->why));
+		tcp_free(c);
+		return -1;
+	}
+	t->next = t->list;
+	t->last_errno = ECONNREFUSED;
+	if (tcp_next(c) < 0) {
+		tcp_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+tcp_finish(struct rl_conn *c)
+{
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err == 0) {
+		tcp_free(c);
+		return 0;
+	}
+	close(c->fd);
+	c->fd = -1;
+	if (c->priv != NULL) {
+		((struct tcp *)c->priv)->last_errno = err;
+		if (tcp_next(c) == 0)
+			return 1;
+	} else
+		rl_error_io(c->url, "cannot connect to", strerror(err),
+		    c->why, sizeof(c->why));
+	return -1;
+}
+
+static ssize_t
+tcp_read(struct rl_conn *c, void *buf, size_t len)
+{
+	return read(c->fd, buf, len);
+}
+
+static ssize_t
+tcp_write(struct rl_conn *c, const void *buf, size_t len)
+{
+	/* MSG_NOSIGNAL: a closed peer is an error here, not a SIGPIPE. */
+	return send(c->fd, buf, len, MSG_NOSIGNAL);
+}
+
+static void
+tcp_close(struct rl_conn *c)
+{
+	tcp_free(c);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+const struct rl_transport rl_transport_tcp = {
+	tcp_open, tcp_finish, tcp_read, tcp_write, tcp_close
+};
+
+static const struct rl_transport *transport = &rl_transport_tcp;
+
+void
+rl_conn_set_transport(const struct rl_transport *t)
+{
+	transport = t != NULL ? t : &rl_transport_tcp;
+}
+
+/* ---- the connection ---- */
+
+void
+rl_conn_init(struct rl_conn *c, const struct rl_url *u)
+{
+	memset(c, 0, sizeof(*c));
+	c->url = u;
+	c->fd = -1;
+}
+
+static int
+append(char **buf, size_t *len, const char *s, size_t n)
+{
+	char *p = realloc(*buf, *len + n);
+
+	if (p == NULL)
+		return -1;
+	memcpy(p + *len, s, n);
+	*buf = p;
+	*len += n;
+	return 0;
+}
+
+/* Format and queue a handshake command. */
+static int
+handshake(struct rl_conn *c, const char *name, int argc, const char **argv)
+{
+	char *cmd;
+	int n = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+
+	if (n < 0)
+		return -1;
+	n = append(&c->out, &c->outlen, cmd, (size_t)n);
+	redisFreeCommand(cmd);
+	if (n == 0)
+		c->hs[c->nhs++] = name;
+	return n;
+}
+
+static int
+queue_handshake(struct rl_conn *c)
+{
+	const struct rl_url *u = c->url;
+	const char *argv[3];
+	char db[16];
+	int n = 0;
+
+	if (u->password != NULL) {
+		argv[n++] = "AUTH";
+		if (u->user != NULL)
+			argv[n++] = u->user;
+		argv[n++] = u->password;
+		if (handshake(c, "AUTH", n, argv) < 0)
+			return -1;
+	}
+	if (u->db != 0) {
+		snprintf(db, sizeof(db), "%d", u->db);
+		argv[0] = "SELECT";
+		argv[1] = db;
+		if (handshake(c, "SELECT", 2, argv) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+rl_conn_open(struct rl_conn *c)
+{
+	rl_conn_close(c);
+	c->t = transport;
+	c->err = RL_OK;
+	c->why[0] = '\0';
+	if ((c->reader = redisReaderCreate()) == NULL ||
+	    queue_handshake(c) < 0) {
+		rl_conn_close(c);
+		c->err = RL_ENOMEM;
+		snprintf(c->why, sizeof(c->why), "out of memory");
+		return -1;
+	}
+	if (c->t->open(c) < 0) {
+		rl_conn_close(c);
+		c->err = RL_ECONNECT;
+		return -1;
+	}
+	c->state = RL_CONN_CONNECTING;
+	return 0;
+}
+
+int
+rl_conn_send(struct rl_conn *c, const char *cmd, size_t len)
+{
+	if (c->state != RL_CONN_READY) {
+		if (append(&c->held, &c->heldlen, cmd, len) < 0)
+			return -1;
+		c->heldn++;
+		return 0;
+	}
+	if (append(&c->out, &c->outlen, cmd, len) < 0)
+		return -1;
+	c->due++;
+	return 0;
+}
+
+int
+rl_conn_fd(const struct rl_conn *c)
+{
+	return c->fd;
+}
+
+short
+rl_conn_events(const struct rl_conn *c)
+{
+	if (c->state == RL_CONN_CLOSED)
+		return 0;
+	if (c->state == RL_CONN_CONNECTING || c->outoff < c->outlen)
+		return POLLOUT | POLLIN;
+	return POLLIN;
+}
+
+static enum rl_io
+fail(struct rl_conn *c, enum rl_err e, const char *what, const char *why)
+{
+	rl_error_io(c->url, what, why, c->why, sizeof(c->why));
+	rl_conn_close(c);
+	c->err = e;
+	return RL_IO_FAIL;
+}
+
+/* Write what the socket takes now. */
+static int
+flush(struct rl_conn *c)
+{
+	ssize_t n;
+
+	while (c->outoff < c->outlen) {
+		n = c->t->write(c, c->out + c->outoff, c->outlen - c->outoff);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n <= 0)
+			return -1;
+		c->outoff += (size_t)n;
+	}
+	free(c->out);
+	c->out = NULL;
+	c->outlen = c->outoff = 0;
+	return 0;
+}
+
+/* The handshake is over: what was held back goes out. */
+static int
+ready(struct rl_conn *c)
+{
+	c->state = RL_CONN_READY;
+	if (c->heldlen > 0) {
+		if (append(&c->out, &c->outlen, c->held, c->heldlen) < 0)
+			return -1;
+		c->due += c->heldn;
+	}
+	free(c->held);
+	c->held = NULL;
+	c->heldlen = 0;
+	c->heldn = 0;
+	return 0;
+}
+
+static enum rl_io
+finish_connect(struct rl_conn *c)
+{
+	switch (c->t->finish(c)) {
+	case 1:
+		return RL_IO_WAIT;
+	case -1:
+		rl_conn_close(c);
+		c->err = RL_ECONNECT;
+		return RL_IO_FAIL;
+	}
+	c->state = RL_CONN_HANDSHAKE;
+	if (c->nhs == 0 && ready(c) < 0)
+		return fail(c, RL_ENOMEM, "lost connection to", "out of memory");
+	return RL_IO_WAIT;
+}
+
+static enum rl_io
+fill(struct rl_conn *c)
+{
+	char buf[16384];
+	ssize_t n = c->t->read(c, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return RL_IO_WAIT;
+	if (n == 0)
+		return fail(c, RL_ECONNECT, "lost connection to",
+		    "the server closed the connection");
+	if (n < 0)
+		return fail(c, RL_ECONNECT, "lost connection to",
+		    strerror(errno));
+	if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
+		return fail(c, RL_ENOMEM, "lost connection to", "out of memory");
+	return RL_IO_WAIT;
+}
+
+/* A handshake reply: an error closes the connection (nothing held back
+ * was sent) with the reason and what to do. */
+static enum rl_io
+handshake_reply(struct rl_conn *c, redisReply *r)
+{
+	const char *name = c->hs[0];
+
+	c->hs[0] = c->hs[1];
+	c->nhs--;
+	if (r->type == REDIS_REPLY_ERROR) {
+		c->err = rl_error_reply(c->url, r->str, name, c->why,
+		    sizeof(c->why));
+		freeReplyObject(r);
+		rl_conn_close(c);
+		return RL_IO_FAIL;
+	}
+	freeReplyObject(r);
+	if (c->nhs == 0 && (ready(c) < 0 || flush(c) < 0))
+		return fail(c, RL_ECONNECT, "lost connection to",
+		    strerror(errno));
+	return RL_IO_WAIT;
+}
+
+/* The next reply that is someone's: handshake replies and those given up
+ * on are taken here. */
+static enum rl_io
+take(struct rl_conn *c, redisReply **out)
+{
+	void *v;
+
+	for (;;) {
+		if (redisReaderGetReply(c->reader, &v) != REDIS_OK)
+			return fail(c, RL_EPROTO, "bad reply from",
+			    c->reader->errstr);
+		if (v == NULL)
+			return RL_IO_WAIT;
+		if (c->nhs > 0) {
+			if (handshake_reply(c, v) == RL_IO_FAIL)
+				return RL_IO_FAIL;
+			continue;
+		}
+		if (c->due > 0)
+			c->due--;
+		if (c->drop > 0) {
+			c->drop--;
+			freeReplyObject(v);
+			continue;
+		}
+		*out = v;
+		return RL_IO_REPLY;
+	}
+}
+
+enum rl_io
+rl_conn_io(struct rl_conn *c, short revents, redisReply **out)
+{
+	*out = NULL;
+	if (c->state == RL_CONN_CLOSED)
+		return RL_IO_FAIL;
+	if (c->state == RL_CONN_CONNECTING) {
+		if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0)
+			return RL_IO_WAIT;
+		if (finish_connect(c) == RL_IO_FAIL)
+			return RL_IO_FAIL;
+		if (c->state == RL_CONN_CONNECTING)
+			return RL_IO_WAIT;
+		revents |= POLLOUT;
+	}
+	if ((revents & POLLOUT) && c->outoff < c->outlen && flush(c) < 0)
+		return fail(c, RL_ECONNECT, "lost connection to",
+		    strerror(errno));
+	if ((revents & (POLLIN | POLLERR | POLLHUP)) && fill(c) == RL_IO_FAIL)
+		return RL_IO_FAIL;
+	return take(c, out);
+}
+
+void
+rl_conn_late(struct rl_conn *c)
+{
+	if (c->state != RL_CONN_READY) {
+		/* What is held back was never written: nothing runs. */
+		rl_conn_close(c);
+		return;
+	}
+	c->drop = c->due;
+}
+
+void
+rl_conn_close(struct rl_conn *c)
+{
+	if (c->t != NULL && (c->fd >= 0 || c->priv != NULL))
+		c->t->close(c);
+	c->fd = -1;
+	if (c->reader != NULL)
+		redisReaderFree(c->reader);
+	c->reader = NULL;
+	free(c->out);
+	free(c->held);
+	c->out = c->held = NULL;
+	c->outlen = c->outoff = c->heldlen = 0;
+	c->heldn = c->nhs = c->due = c->drop = 0;
+	c->state = RL_CONN_CLOSED;
+}

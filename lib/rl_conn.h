@@ -1,0 +1,93 @@
+/* rl_conn.h: one connection to one server, non-blocking and poll-driven.
+ *
+ * The connection owns its socket; hiredis only formats commands
+ * (redisFormatCommandArgv) and parses replies (redisReader). Nothing here
+ * blocks: the caller polls rl_conn_fd() for rl_conn_events() and calls
+ * rl_conn_io(). Commands run on the server in the order they were sent,
+ * and a reply given up on (rl_conn_late) is read and dropped when it
+ * comes, so the connection stays in step instead of being replaced by one
+ * that could overtake it. */
+#ifndef RL_CONN_H
+#define RL_CONN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <hiredis/hiredis.h>
+
+#include "redlock.h"
+#include "rl_error.h"
+
+struct rl_conn;
+
+/* What moves the bytes: plain sockets (rl_transport_tcp); TLS and the
+ * tests' fake connection layer plug in here. */
+struct rl_transport {
+	/* Start connecting C to C->url: 0 with C->fd set (connect(2) may
+	 * still be in progress), -1 with C->why. */
+	int (*open)(struct rl_conn *c);
+	/* C->fd became writable while connecting: 0 connected, 1 not yet
+	 * (C->fd may have changed: another address), -1 failed (C->why). */
+	int (*finish)(struct rl_conn *c);
+	ssize_t (*read)(struct rl_conn *c, void *buf, size_t len);
+	ssize_t (*write)(struct rl_conn *c, const void *buf, size_t len);
+	void (*close)(struct rl_conn *c);
+};
+
+extern const struct rl_transport rl_transport_tcp;
+/* New connections use T from now on (NULL: plain sockets again). */
+void rl_conn_set_transport(const struct rl_transport *t);
+
+enum rl_conn_state {
+	RL_CONN_CLOSED,
+	RL_CONN_CONNECTING,	/* connect(2) in progress */
+	RL_CONN_HANDSHAKE,	/* AUTH and SELECT sent, replies to come */
+	RL_CONN_READY
+};
+
+enum rl_io {
+	RL_IO_WAIT,		/* nothing (more) for now */
+	RL_IO_REPLY,		/* a reply, or a pub/sub message */
+	RL_IO_FAIL		/* closed: err and why say why */
+};
+
+struct rl_conn {
+	const struct rl_url *url;
+	const struct rl_transport *t;
+	enum rl_conn_state state;
+	int fd;
+	void *priv;		/* the transport's own */
+	redisReader *reader;
+	char *out;		/* bytes to write, from outoff */
+	size_t outlen, outoff;
+	char *held;		/* commands held back until the handshake ends */
+	size_t heldlen;
+	int heldn;
+	const char *hs[2];	/* handshake commands whose replies are due */
+	int nhs;
+	int due;		/* replies due to commands sent */
+	int drop;		/* the first DROP of them were given up on */
+	enum rl_err err;
+	char why[RL_WHY_MAX];
+};
+
+void rl_conn_init(struct rl_conn *c, const struct rl_url *u);
+/* Start connecting, with AUTH and SELECT queued behind; -1 with err/why. */
+int rl_conn_open(struct rl_conn *c);
+/* Queue CMD (LEN bytes, one formatted command). Before the handshake has
+ * ended it is held back, so that no command runs as the wrong user or in
+ * the wrong database. -1 when out of memory. */
+int rl_conn_send(struct rl_conn *c, const char *cmd, size_t len);
+int rl_conn_fd(const struct rl_conn *c);
+/* POLLOUT while connecting or writing, else POLLIN; 0 when closed. */
+short rl_conn_events(const struct rl_conn *c);
+/* Do what REVENTS allow, then take one reply: RL_IO_REPLY with *OUT (the
+ * caller frees it), RL_IO_WAIT, or RL_IO_FAIL (the connection is closed).
+ * After RL_IO_REPLY call again with REVENTS 0: more may have been read. */
+enum rl_io rl_conn_io(struct rl_conn *c, short revents, redisReply **out);
+/* The replies due are given up on: they are dropped as they come. While
+ * connecting, when nothing has been written, the connection is closed. */
+void rl_conn_late(struct rl_conn *c);
+void rl_conn_close(struct rl_conn *c);
+
+#endif

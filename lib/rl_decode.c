@@ -1,0 +1,236 @@
+/* rl_decode.c: script replies into lib's structures, no I/O. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_decode.h"
+
+static const redisReply *
+elem(const redisReply *r, size_t i)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY || i >= r->elements)
+		return NULL;
+	return r->element[i];
+}
+
+int64_t
+rl_elem_int(const redisReply *r, size_t i, int64_t def)
+{
+	const redisReply *e = elem(r, i);
+	long long v;
+	char *end;
+
+	if (e != NULL && e->type == REDIS_REPLY_INTEGER)
+		return e->integer;
+	if (e != NULL && e->type == REDIS_REPLY_STRING && e->len > 0 &&
+	    e->str[0] >= '0' && e->str[0] <= '9') {
+		errno = 0;
+		v = strtoll(e->str, &end, 10);
+		if (errno == 0 && *end == '\0')
+			return v;
+	}
+	return def;
+}
+
+const char *
+rl_elem_str(const redisReply *r, size_t i)
+{
+	const redisReply *e = elem(r, i);
+
+	if (e == NULL || (e->type != REDIS_REPLY_STRING &&
+	    e->type != REDIS_REPLY_STATUS))
+		return NULL;
+	return e->str;
+}
+
+enum rl_verdict
+rl_verdict(const redisReply *r)
+{
+	int64_t v;
+
+	if (r == NULL)
+		return RL_V_NONE;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
+	    r->element[0]->type != REDIS_REPLY_INTEGER)
+		return RL_V_BAD;
+	v = r->element[0]->integer;
+	return v >= RL_V_WRONGTYPE && v <= RL_V_RELEASED ?
+	    (enum rl_verdict)v : RL_V_BAD;
+}
+
+static enum rl_verdict
+wrongtype(const redisReply *r, const char **key, const char **type)
+{
+	*key = rl_elem_str(r, RL_R_BADKEY);
+	*type = rl_elem_str(r, RL_R_BADTYPE);
+	return RL_V_WRONGTYPE;
+}
+
+static void
+holder(const redisReply *r, struct rl_attempt *a)
+{
+	a->pttl = rl_elem_int(r, RL_BUSY_PTTL, -1);
+	a->owner = rl_elem_str(r, RL_BUSY_OWNER);
+	a->host = rl_elem_str(r, RL_BUSY_HOST);
+	a->pid = (long)rl_elem_int(r, RL_BUSY_PID, 0);
+	a->cmd = rl_elem_str(r, RL_BUSY_CMD);
+	a->held_ms = rl_elem_int(r, RL_BUSY_HELD_MS, -1);
+	a->position = rl_elem_int(r, RL_BUSY_POSITION, 0);
+	a->queued = rl_elem_int(r, RL_BUSY_QUEUED, 0);
+	a->head_wait_ms = rl_elem_int(r, RL_BUSY_HEAD_WAIT, -1);
+	a->rejoined = rl_elem_int(r, RL_BUSY_REJOINED, 0) == 1;
+	a->ahead = rl_elem_int(r, RL_BUSY_AHEAD, -1);
+}
+
+enum rl_verdict
+rl_decode_acquire(const redisReply *r, struct rl_attempt *a)
+{
+	enum rl_verdict v = rl_verdict(r);
+
+	switch (v) {
+	case RL_V_YES:
+		a->fence = rl_elem_int(r, RL_ACQ_FENCE, 0);
+		a->holds = rl_elem_int(r, RL_ACQ_HOLDS, 1);
+		a->nopub = rl_elem_str(r, RL_ACQ_NOPUB);
+		return v;
+	case RL_V_NO:
+		holder(r, a);
+		return v;
+	case RL_V_WRONGTYPE:
+		return wrongtype(r, &a->badkey, &a->badtype);
+	case RL_V_NONE:
+		return v;
+	default:
+		return RL_V_BAD;
+	}
+}
+
+enum rl_verdict
+rl_decode_release(const redisReply *r, int64_t *holds, const char **nopub)
+{
+	enum rl_verdict v = rl_verdict(r);
+
+	*holds = 0;
+	*nopub = NULL;
+	if (v == RL_V_RELEASED)
+		*nopub = rl_elem_str(r, RL_REL_NOPUB);
+	else if (v == RL_V_YES)
+		*holds = rl_elem_int(r, RL_REL_HOLDS, 0);
+	else if (v == RL_V_NO)
+		*holds = rl_elem_int(r, RL_REL_EXISTS, 0);
+	return v;
+}
+
+enum rl_verdict
+rl_decode_force(const redisReply *r, const char **nopub)
+{
+	enum rl_verdict v = rl_verdict(r);
+
+	*nopub = v == RL_V_YES ? rl_elem_str(r, RL_FORCE_NOPUB) : NULL;
+	return v == RL_V_RELEASED ? RL_V_BAD : v;
+}
+
+enum rl_verdict
+rl_decode_renew(const redisReply *r)
+{
+	if (r == NULL)
+		return RL_V_NONE;
+	if (r->type != REDIS_REPLY_INTEGER)
+		return RL_V_BAD;
+	return r->integer == 1 ? RL_V_YES : RL_V_NO;
+}
+
+enum rl_verdict
+rl_decode_status(const redisReply *r, struct rl_status *st)
+{
+	enum rl_verdict v = rl_verdict(r);
+
+	memset(st, 0, sizeof(*st));
+	st->pttl = -1;
+	st->since_ms = -1;
+	st->fence = -1;
+	st->held_ms = -1;
+	if (v == RL_V_WRONGTYPE)
+		return wrongtype(r, &st->badkey, &st->badtype);
+	if (v != RL_V_YES && v != RL_V_NO)
+		return v == RL_V_NONE ? v : RL_V_BAD;
+	st->waiting = rl_elem_int(r, RL_ST_WAITING, 0);
+	if (v == RL_V_NO)
+		return v;
+	st->held = 1;
+	st->pttl = rl_elem_int(r, RL_ST_PTTL, -1);
+	st->owner = rl_elem_str(r, RL_ST_OWNER);
+	st->holds = rl_elem_int(r, RL_ST_HOLDS, 0);
+	st->host = rl_elem_str(r, RL_ST_HOST);
+	st->pid = (long)rl_elem_int(r, RL_ST_PID, 0);
+	st->user = rl_elem_str(r, RL_ST_USER);
+	st->cmd = rl_elem_str(r, RL_ST_CMD);
+	st->since_ms = rl_elem_int(r, RL_ST_SINCE, -1);
+	st->fence = rl_elem_int(r, RL_ST_FENCE, -1);
+	st->held_ms = rl_elem_int(r, RL_ST_HELD_MS, -1);
+	return v;
+}
+
+enum rl_verdict
+rl_decode_leave(const redisReply *r, int64_t *position)
+{
+	*position = 0;
+	if (r == NULL)
+		return RL_V_NONE;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
+		return RL_V_BAD;
+	*position = rl_elem_int(r, RL_LEAVE_POSITION, 0);
+	return RL_V_YES;
+}
+
+static void
+qentry(const redisReply *e, struct rl_qentry *q)
+{
+	q->owner = rl_elem_str(e, RL_QE_OWNER);
+	q->ms = rl_elem_int(e, RL_QE_MS, INT64_MIN);
+	q->host = rl_elem_str(e, RL_QE_HOST);
+	q->pid = (long)rl_elem_int(e, RL_QE_PID, 0);
+	q->user = rl_elem_str(e, RL_QE_USER);
+	q->cmd = rl_elem_str(e, RL_QE_CMD);
+	q->since_ms = rl_elem_int(e, RL_QE_SINCE, -1);
+}
+
+int
+rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
+{
+	const redisReply *h = elem(r, RL_Q_HOLDER);
+	size_t i;
+
+	memset(q, 0, sizeof(*q));
+	*v = rl_verdict(r);
+	if (*v == RL_V_WRONGTYPE) {
+		wrongtype(r, &q->badkey, &q->badtype);
+		return 0;
+	}
+	if (*v == RL_V_NONE)
+		return 0;
+	if (h == NULL || h->type != REDIS_REPLY_ARRAY) {
+		*v = RL_V_BAD;
+		return 0;
+	}
+	if (h->elements > 0) {
+		q->held = 1;
+		qentry(h, &q->holder);
+	}
+	q->n = r->elements - RL_Q_WAITERS;
+	if (q->n > 0 &&
+	    (q->waiters = calloc(q->n, sizeof(*q->waiters))) == NULL) {
+		q->n = 0;
+		return -1;
+	}
+	for (i = 0; i < q->n; i++)
+		qentry(r->element[i + RL_Q_WAITERS], &q->waiters[i]);
+	*v = RL_V_YES;
+	return 0;
+}
+
+const char *
+rl_decode_runid(const redisReply *r)
+{
+	return r != NULL && r->type == REDIS_REPLY_STRING ? r->str : NULL;
+}

@@ -1,0 +1,72 @@
+/* rl_decode.h: what each script's reply says, read without a connection.
+ *
+ * Positions are named after the scripts' return comments in lua/: a
+ * reordered reply must be changed here, in one place. Strings point into
+ * the reply and live as long as it does. */
+#ifndef RL_DECODE_H
+#define RL_DECODE_H
+
+#include <hiredis/hiredis.h>
+
+#include "redlock.h"
+
+/* The first element of every array reply but renew's. */
+enum rl_verdict {
+	RL_V_NONE = -3,		/* no reply from this master */
+	RL_V_BAD = -2,		/* not what the script returns */
+	RL_V_WRONGTYPE = -1,	/* {-1, key, type} */
+	RL_V_NO = 0,		/* busy, not released, not held... */
+	RL_V_YES = 1,		/* acquired, decremented, held, deleted */
+	RL_V_RELEASED = 2	/* release: the last hold given back */
+};
+
+enum { RL_R_VERDICT, RL_R_BADKEY, RL_R_BADTYPE };
+/* acquire: {1, fence, holds, nopub} */
+enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB };
+/* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,
+ * queued, head_wait_ms, rejoined, ahead} */
+enum { RL_BUSY_PTTL = 1, RL_BUSY_OWNER, RL_BUSY_HOST, RL_BUSY_PID,
+	RL_BUSY_USER, RL_BUSY_CMD, RL_BUSY_HELD_MS, RL_BUSY_POSITION,
+	RL_BUSY_QUEUED, RL_BUSY_HEAD_WAIT, RL_BUSY_REJOINED, RL_BUSY_AHEAD };
+/* release: {2, nopub} | {1, holds} | {0, exists} */
+enum { RL_REL_NOPUB = 1, RL_REL_HOLDS = 1, RL_REL_EXISTS = 1 };
+/* force: {1, nopub} | {0} */
+enum { RL_FORCE_NOPUB = 1 };
+/* leave: {n, position, nopub} */
+enum { RL_LEAVE_POSITION = 1 };
+/* status: {1, waiting, pttl, owner, holds, host, pid, user, cmd,
+ * since_ms, fence, held_ms} | {0, waiting} */
+enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
+	RL_ST_PID, RL_ST_USER, RL_ST_CMD, RL_ST_SINCE, RL_ST_FENCE,
+	RL_ST_HELD_MS };
+/* queue: {verdict, holder, waiter...}, each {owner, ms, host, pid, user,
+ * cmd, since_ms} */
+enum { RL_Q_HOLDER = 1, RL_Q_WAITERS };
+enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,
+	RL_QE_CMD, RL_QE_SINCE };
+
+/* Element I of array reply R: DEF or NULL when missing, nil or of another
+ * type. Integers may come as decimal strings (fences past 2^53). */
+int64_t rl_elem_int(const redisReply *r, size_t i, int64_t def);
+const char *rl_elem_str(const redisReply *r, size_t i);
+/* The verdict of R (RL_V_NONE for NULL). */
+enum rl_verdict rl_verdict(const redisReply *r);
+
+/* acquire: the verdict, and what it says in A (acquired: fence, holds,
+ * nopub; busy: the holder and the queue; wrong type: badkey, badtype). */
+enum rl_verdict rl_decode_acquire(const redisReply *r, struct rl_attempt *a);
+/* release: *HOLDS left (decremented) or whether it exists (not owner). */
+enum rl_verdict rl_decode_release(const redisReply *r, int64_t *holds,
+    const char **nopub);
+enum rl_verdict rl_decode_force(const redisReply *r, const char **nopub);
+/* renew: RL_V_YES, RL_V_NO, or RL_V_BAD/NONE. */
+enum rl_verdict rl_decode_renew(const redisReply *r);
+enum rl_verdict rl_decode_status(const redisReply *r, struct rl_status *st);
+enum rl_verdict rl_decode_leave(const redisReply *r, int64_t *position);
+/* queue: -1 when out of memory; Q->waiters is allocated. */
+int rl_decode_queue(const redisReply *r, struct rl_queue *q,
+    enum rl_verdict *v);
+/* runid: the server's run_id, NULL when it would not tell. */
+const char *rl_decode_runid(const redisReply *r);
+
+#endif

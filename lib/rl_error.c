@@ -1,0 +1,142 @@
+/* rl_error.c: server error replies and connection failures as one line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rl_error.h"
+
+const char *
+rl_url_user(const struct rl_url *u)
+{
+	return u->user != NULL ? u->user : "default";
+}
+
+/* Error replies that are a condition of the server, not a fault of
+ * redlock's: how they start, and what the operator can do about them. */
+static const struct {
+	const char *code;
+	const char *todo;
+} refusals[] = {
+	{ "OOM ", "the server is out of memory: free some, raise maxmemory "
+	    "or choose an eviction policy" },
+	{ "CLUSTERDOWN ", "the cluster is down or does not serve this "
+	    "name's slot: check CLUSTER INFO" },
+	{ "CROSSSLOT ", "the keys of this name fall in different cluster "
+	    "slots: a name with braces needs one non-empty {tag}, as in "
+	    "'jobs{backup}'" },
+	{ "MOVED ", "this cluster node does not serve the name's slot: give "
+	    "the URL of the node that does" },
+	{ "ASK ", "this cluster node does not serve the name's slot: give "
+	    "the URL of the node that does" },
+	{ "TRYAGAIN ", "the cluster is moving this slot: try again shortly" },
+	{ "MISCONF ", "the server cannot save to disk and refuses writes: "
+	    "fix its disk or its save settings" },
+	{ "NOREPLICAS ", "too few replicas are connected to the master "
+	    "(min-replicas-to-write)" },
+	{ "ERR unknown command ", "the command is renamed or disabled "
+	    "(rename-command); redlock needs EVAL and EVALSHA" },
+	{ "ERR max number of clients", "the server has as many clients as "
+	    "maxclients allows: try again later or raise it" },
+};
+
+/* The server's text up to where a script's location or a command's
+ * arguments begin, for a line. */
+static int
+reason_len(const char *s)
+{
+	const char *p = strstr(s, " script: ");
+	const char *q = strstr(s, ", with args beginning with");
+	size_t n = p != NULL ? (size_t)(p - s) : strlen(s);
+
+	if (q != NULL && (size_t)(q - s) < n)
+		n = (size_t)(q - s);
+	while (n > 0 && (s[n - 1] == '.' || s[n - 1] == ' '))
+		n--;
+	return n > 160 ? 160 : (int)n;
+}
+
+static int
+starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Refused for want of a permission: which one to grant. */
+static enum rl_err
+noperm(const struct rl_url *u, const char *url, const char *str,
+    const char *doing, char *buf, size_t len)
+{
+	const char *user = rl_url_user(u);
+
+	if (strcmp(doing, "SUBSCRIBE") == 0)
+		snprintf(buf, len, "%s refused SUBSCRIBE for user %s (%.*s): a "
+		    "waiter needs it to be woken; grant it with ACL SETUSER "
+		    "%s " RL_ACL_CHANNELS, url, user, reason_len(str), str,
+		    user);
+	else
+		snprintf(buf, len, "%s refused %s for user %s (%.*s): grant it "
+		    "EVALSHA, EVAL, the commands the scripts run, the keys and "
+		    "the channels " RL_ACL_CHANNELS, url, doing, user,
+		    reason_len(str), str);
+	return RL_EAUTH;
+}
+
+enum rl_err
+rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
+    char *buf, size_t len)
+{
+	char url[512];
+	size_t i;
+
+	rl_url_format(u, url, sizeof(url));
+	if (starts(str, "NOAUTH") || strstr(str, "unauthenticated") != NULL) {
+		snprintf(buf, len, "%s requires authentication: give the "
+		    "password in the URL or in REDLOCK_PASSWORD", url);
+		return RL_EAUTH;
+	}
+	if (starts(str, "WRONGPASS") || strstr(str, "invalid password") ||
+	    strstr(str, "without any password configured")) {
+		snprintf(buf, len, "authentication to %s refused (%.120s): "
+		    "check the user and password", url, str);
+		return RL_EAUTH;
+	}
+	if (starts(str, "NOPERM") ||
+	    strstr(str, "user executing the script can't") != NULL)
+		return noperm(u, url, str, doing, buf, len);
+	if (starts(str, "READONLY")) {
+		snprintf(buf, len, "%s is a read-only replica: point --url at "
+		    "the master", url);
+		return RL_ECONNECT;
+	}
+	if (starts(str, "LOADING") || starts(str, "BUSY") ||
+	    starts(str, "MASTERDOWN")) {
+		snprintf(buf, len, "%s cannot serve now (%.120s): try again "
+		    "shortly", url, str);
+		return RL_ECONNECT;
+	}
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		if (starts(str, refusals[i].code)) {
+			snprintf(buf, len, "%s refused %s (%.*s): %s", url,
+			    doing, reason_len(str), str, refusals[i].todo);
+			return RL_ESERVER;
+		}
+	if (strcmp(doing, "AUTH") == 0 || strcmp(doing, "SELECT") == 0) {
+		snprintf(buf, len, "%s refused %s (%.120s): check the user, "
+		    "the password and the database in the URL", url, doing,
+		    str);
+		return RL_EAUTH;
+	}
+	snprintf(buf, len, "%s failed on %s: %.160s", doing, url, str);
+	return RL_EPROTO;
+}
+
+enum rl_err
+rl_error_io(const struct rl_url *u, const char *what, const char *why,
+    char *buf, size_t len)
+{
+	char url[512];
+
+	rl_url_format(u, url, sizeof(url));
+	snprintf(buf, len, "%s %s: %s", what, url,
+	    why != NULL && why[0] != '\0' ? why : "unknown error");
+	return RL_ECONNECT;
+}

@@ -1,0 +1,81 @@
+/* rl_keys.c: a lock's keys, and which kinds of lock need one master. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_client.h"
+#include "rl_keys.h"
+
+void
+rl_keys_free(struct rl_keys *k)
+{
+	free(k->lock);
+	free(k->channel);
+	free(k->holder);
+	free(k->token);
+	free(k->queue);
+	free(k->timeout);
+	free(k->waiter);
+	memset(k, 0, sizeof(*k));
+}
+
+enum rl_err
+rl_keys_make(rl_client *c, const char *name, struct rl_keys *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	k->lock = strdup(name);
+	k->channel = rl_key(RL_PREFIX_CHANNEL, name);
+	k->holder = rl_key(RL_PREFIX_HOLDER, name);
+	k->token = rl_key(RL_PREFIX_TOKEN, name);
+	k->queue = rl_key(RL_PREFIX_QUEUE, name);
+	k->timeout = rl_key(RL_PREFIX_TIMEOUT, name);
+	k->waiter = rl_key(RL_PREFIX_WAITER, name);
+	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue ||
+	    !k->timeout || !k->waiter) {
+		rl_keys_free(k);
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	}
+	return RL_OK;
+}
+
+void
+rl_keys_lock(const struct rl_keys *k, const char **keys)
+{
+	keys[0] = k->lock;
+	keys[1] = k->token;
+	keys[2] = k->holder;
+	keys[3] = k->queue;
+	keys[4] = k->timeout;
+	keys[5] = k->waiter;
+}
+
+void
+rl_keys_release(const struct rl_keys *k, const char **keys)
+{
+	keys[0] = k->lock;
+	keys[1] = k->channel;
+	keys[2] = k->holder;
+	keys[3] = k->queue;
+	keys[4] = k->timeout;
+	keys[5] = k->waiter;
+}
+
+void
+rl_keys_status(const struct rl_keys *k, const char **keys)
+{
+	keys[0] = k->lock;
+	keys[1] = k->holder;
+	keys[2] = k->queue;
+	keys[3] = k->timeout;
+	keys[4] = k->waiter;
+}
+
+enum rl_err
+rl_policy(rl_client *c, const char *what)
+{
+	if (what != NULL && c->n > 1)
+		return rl_seterr(c, RL_EUSAGE, "%s are not available across "
+		    "several masters", what);
+	return RL_OK;
+}

@@ -1,0 +1,22 @@
+/* rl_keys.h: the Redis keys of one lock, and what a lock kind needs. */
+#ifndef RL_KEYS_H
+#define RL_KEYS_H
+
+#include "redlock.h"
+
+struct rl_keys {
+	char *lock, *channel, *holder, *token, *queue, *timeout, *waiter;
+};
+
+/* All keys of NAME in Redisson's layout; RL_EUSAGE for an empty name. */
+enum rl_err rl_keys_make(rl_client *c, const char *name, struct rl_keys *k);
+void rl_keys_free(struct rl_keys *k);
+/* KEYS of the acquire, release/force and status/queue scripts. */
+void rl_keys_lock(const struct rl_keys *k, const char **keys);
+void rl_keys_release(const struct rl_keys *k, const char **keys);
+void rl_keys_status(const struct rl_keys *k, const char **keys);
+/* WHAT ("fair locks") needs one master: RL_EUSAGE on several, else
+ * RL_OK (also for WHAT NULL, a kind every deployment has). */
+enum rl_err rl_policy(rl_client *c, const char *what);
+
+#endif

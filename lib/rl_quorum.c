@@ -1,0 +1,318 @@
+/* rl_quorum.c: lease and quorum arithmetic; combining masters' replies. */
+#include <string.h>
+
+#include "rl_quorum.h"
+
+int64_t
+rl_renew_period_ms(int64_t ttl_ms)
+{
+	return ttl_ms / 3 > 0 ? ttl_ms / 3 : 1;
+}
+
+int64_t
+rl_drift_ms(int64_t ttl_ms)
+{
+	return ttl_ms / 100 + 2;
+}
+
+int64_t
+rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms)
+{
+	return sent_ms + ttl_ms - rl_drift_ms(ttl_ms);
+}
+
+int64_t
+rl_validity_ms(int64_t ttl_ms, int64_t elapsed_ms)
+{
+	return ttl_ms - elapsed_ms - rl_drift_ms(ttl_ms);
+}
+
+size_t
+rl_quorum(size_t n)
+{
+	return n / 2 + 1;
+}
+
+size_t
+rl_quorum_spare(size_t n)
+{
+	return n - rl_quorum(n);
+}
+
+int64_t
+rl_node_timeout_for(int64_t ttl_ms)
+{
+	int64_t t = ttl_ms / 100;
+
+	return t < 5 ? 5 : t > 50 ? 50 : t;
+}
+
+int64_t
+rl_reply_timeout_ms(size_t n, int64_t node_ms, int64_t timeout_ms)
+{
+	return n == 1 ? timeout_ms : node_ms;
+}
+
+int
+rl_quorum_check_distinct(size_t n)
+{
+	return n > 1;
+}
+
+/* Counts of each verdict; the first master with each of the odd ones. */
+struct tally {
+	size_t answered, yes, no, released, bad, wrongtype;
+	size_t first_bad, first_wrongtype;
+};
+
+static void
+count(const enum rl_verdict *v, size_t n, struct tally *t)
+{
+	size_t j;
+
+	memset(t, 0, sizeof(*t));
+	for (j = 0; j < n; j++) {
+		t->answered += v[j] != RL_V_NONE;
+		switch (v[j]) {
+		case RL_V_YES:
+			t->yes++;
+			break;
+		case RL_V_NO:
+			t->no++;
+			break;
+		case RL_V_RELEASED:
+			t->released++;
+			break;
+		case RL_V_WRONGTYPE:
+			if (t->wrongtype++ == 0)
+				t->first_wrongtype = j;
+			break;
+		case RL_V_BAD:
+			if (t->bad++ == 0)
+				t->first_bad = j;
+			break;
+		case RL_V_NONE:
+			break;
+		}
+	}
+}
+
+/* The odd replies first: a key of another type, then a stranger. */
+static enum rl_outcome
+odd(const struct tally *t, size_t *who)
+{
+	if (t->wrongtype > 0) {
+		*who = t->first_wrongtype;
+		return RL_OUT_WRONGTYPE;
+	}
+	if (t->bad > 0) {
+		*who = t->first_bad;
+		return RL_OUT_BAD;
+	}
+	return RL_OUT_OK;
+}
+
+/* Acquired on a quorum: the highest fence and hold count any gave. */
+static void
+granted(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
+    struct rl_attempt *a)
+{
+	size_t j;
+
+	a->acquired = 1;
+	for (j = 0; j < n; j++) {
+		if (v[j] != RL_V_YES)
+			continue;
+		if (a->nopub == NULL)
+			a->nopub = per[j].nopub;
+		if (per[j].fence > a->fence)
+			a->fence = per[j].fence;
+		if (per[j].holds > a->holds)
+			a->holds = per[j].holds;
+	}
+}
+
+/* Not acquired: the holder as the master with the longest lease sees it. */
+static void
+refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
+    struct rl_attempt *a)
+{
+	size_t j, busy = n;
+
+	for (j = 0; j < n; j++)
+		if (v[j] == RL_V_NO && (busy == n || per[j].pttl > per[busy].pttl))
+			busy = j;
+	a->pttl = -1;
+	a->held_ms = -1;
+	a->head_wait_ms = -1;
+	a->ahead = -1;
+	if (busy == n)
+		return;
+	a->pttl = per[busy].pttl;
+	a->owner = per[busy].owner;
+	a->host = per[busy].host;
+	a->pid = per[busy].pid;
+	a->cmd = per[busy].cmd;
+	a->held_ms = per[busy].held_ms;
+	a->position = per[busy].position;
+	a->queued = per[busy].queued;
+	a->head_wait_ms = per[busy].head_wait_ms;
+	a->rejoined = per[busy].rejoined;
+	a->ahead = per[busy].ahead;
+}
+
+enum rl_outcome
+rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
+    size_t n, int64_t ttl_ms, int64_t elapsed_ms, struct rl_attempt *a,
+    int *undo, size_t *who)
+{
+	struct tally t;
+	enum rl_outcome o;
+
+	count(v, n, &t);
+	o = odd(&t, who);
+	a->nodes_ok = t.yes;
+	a->validity_ms = rl_validity_ms(ttl_ms, elapsed_ms);
+	*undo = 0;
+	if (o == RL_OUT_OK && t.yes >= rl_quorum(n) && a->validity_ms > 0) {
+		granted(v, per, n, a);
+		return RL_OUT_OK;
+	}
+	/* Undo on every master, also those that did not answer: the
+	 * script may still run there. */
+	*undo = t.yes > 0 || t.answered < n;
+	a->too_slow = o == RL_OUT_OK && t.yes >= rl_quorum(n);
+	if (o == RL_OUT_WRONGTYPE) {
+		a->badkey = per[*who].badkey;
+		a->badtype = per[*who].badtype;
+	}
+	if (o != RL_OUT_OK)
+		return o;
+	if (t.answered < rl_quorum(n))
+		return RL_OUT_NO_QUORUM;
+	refused(v, per, n, a);
+	return RL_OUT_OK;
+}
+
+enum rl_outcome
+rl_combine_release(const enum rl_verdict *v, const int64_t *holds,
+    const char *const *nopub, size_t n, enum rl_release *rel,
+    int64_t *holds_left, const char **nopub_out, size_t *who)
+{
+	struct tally t;
+	size_t j;
+	int exists = 0;
+
+	count(v, n, &t);
+	*holds_left = 0;
+	*nopub_out = NULL;
+	if (t.wrongtype > 0 || (t.bad > 0 && t.bad == t.answered))
+		return odd(&t, who);
+	if (t.answered == 0)
+		return RL_OUT_NO_QUORUM;
+	for (j = 0; j < n; j++) {
+		if (v[j] == RL_V_YES && holds[j] > *holds_left)
+			*holds_left = holds[j];
+		if (v[j] == RL_V_RELEASED && *nopub_out == NULL)
+			*nopub_out = nopub[j];
+		if (v[j] == RL_V_NO && holds[j] == 1)
+			exists = 1;
+	}
+	if (t.yes > 0)
+		*rel = RL_DECREMENTED;
+	else if (t.released > 0)
+		*rel = RL_RELEASED;
+	else {
+		*rel = RL_NOT_OWNER;
+		*holds_left = exists;
+	}
+	return RL_OUT_OK;
+}
+
+enum rl_outcome
+rl_combine_force(const enum rl_verdict *v, const char *const *nopub,
+    size_t n, int *deleted, const char **nopub_out, size_t *who)
+{
+	struct tally t;
+	size_t j;
+
+	count(v, n, &t);
+	*deleted = t.yes > 0;
+	*nopub_out = NULL;
+	if (t.wrongtype > 0 || (t.bad > 0 && t.bad == t.answered))
+		return odd(&t, who);
+	if (t.answered == 0)
+		return RL_OUT_NO_QUORUM;
+	for (j = 0; j < n && *nopub_out == NULL; j++)
+		if (v[j] == RL_V_YES)
+			*nopub_out = nopub[j];
+	return RL_OUT_OK;
+}
+
+enum rl_outcome
+rl_combine_renew(const enum rl_verdict *v, size_t n, int *ours, size_t *yes)
+{
+	struct tally t;
+
+	count(v, n, &t);
+	*yes = t.yes;
+	*ours = 0;
+	if (t.yes >= rl_quorum(n)) {
+		*ours = 1;
+		return RL_OUT_OK;
+	}
+	if (t.no > rl_quorum_spare(n))
+		return RL_OUT_OK;
+	return RL_OUT_NO_QUORUM;
+}
+
+/* Masters whose holder is OWNER. */
+static size_t
+agree(const enum rl_verdict *v, const struct rl_status *per, size_t n,
+    const char *owner)
+{
+	size_t k, same = 0;
+
+	for (k = 0; k < n; k++)
+		if (v[k] == RL_V_YES && per[k].owner != NULL &&
+		    strcmp(per[k].owner, owner) == 0)
+			same++;
+	return same;
+}
+
+enum rl_outcome
+rl_combine_status(const enum rl_verdict *v, const struct rl_status *per,
+    size_t n, struct rl_status *st, size_t *who)
+{
+	size_t j, best = n, best_n = 0, same, first = n;
+	struct tally t;
+
+	count(v, n, &t);
+	memset(st, 0, sizeof(*st));
+	if (t.wrongtype > 0 || (t.bad > 0 && t.bad == t.answered)) {
+		enum rl_outcome o = odd(&t, who);
+
+		st->badkey = per[*who].badkey;
+		st->badtype = per[*who].badtype;
+		return o;
+	}
+	if (t.answered == 0)
+		return RL_OUT_NO_QUORUM;
+	for (j = 0; j < n; j++) {
+		if (first == n && (v[j] == RL_V_YES || v[j] == RL_V_NO))
+			first = j;
+		if (v[j] != RL_V_YES || per[j].owner == NULL)
+			continue;
+		if ((same = agree(v, per, n, per[j].owner)) > best_n) {
+			best_n = same;
+			best = j;
+		}
+	}
+	*who = best != n ? best : first;
+	if (*who < n)
+		*st = per[*who];
+	st->held_on = best_n;
+	st->answered = t.answered;
+	st->held = best_n >= rl_quorum(n);
+	return RL_OUT_OK;
+}

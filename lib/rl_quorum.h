@@ -1,0 +1,55 @@
+/* rl_quorum.h: the arithmetic of leases and quorums, and how the replies
+ * of N >= 1 masters add up to one answer. No I/O: the unit tests call it
+ * with made-up replies. One master is a quorum of one. */
+#ifndef RL_QUORUM_H
+#define RL_QUORUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "redlock.h"
+#include "rl_decode.h"
+
+/* How long one master may take to answer once asked: with one master the
+ * whole --timeout, with several the short node timeout, so that one slow
+ * master does not eat the lease (Redlock). */
+int64_t rl_reply_timeout_ms(size_t n, int64_t node_ms, int64_t timeout_ms);
+/* Whether two URLs could name one server and count twice: worth a
+ * run_id check when there is more than one to count. */
+int rl_quorum_check_distinct(size_t n);
+/* How many masters the others may fail without losing the quorum. */
+size_t rl_quorum_spare(size_t n);
+
+enum rl_outcome {
+	RL_OUT_OK,
+	RL_OUT_NO_QUORUM,	/* too few answered */
+	RL_OUT_WRONGTYPE,	/* master *WHO holds a key of another type */
+	RL_OUT_BAD		/* master *WHO's reply was not the script's */
+};
+
+/* acquire on N masters: V[i] and PER[i] decoded from each (RL_V_NONE:
+ * no reply), ELAPSED_MS since it was sent. Fills A; *UNDO when grants
+ * were or may have been made and must be released everywhere. */
+enum rl_outcome rl_combine_acquire(const enum rl_verdict *v,
+    const struct rl_attempt *per, size_t n, int64_t ttl_ms,
+    int64_t elapsed_ms, struct rl_attempt *a, int *undo, size_t *who);
+/* release: HOLDS[i] and NOPUB[i] as rl_decode_release gave them. */
+enum rl_outcome rl_combine_release(const enum rl_verdict *v,
+    const int64_t *holds, const char *const *nopub, size_t n,
+    enum rl_release *rel, int64_t *holds_left, const char **nopub_out,
+    size_t *who);
+enum rl_outcome rl_combine_force(const enum rl_verdict *v,
+    const char *const *nopub, size_t n, int *deleted,
+    const char **nopub_out, size_t *who);
+/* renew: *OURS 1 with a quorum, 0 when a quorum can never be had again
+ * (renewals do not re-create a lock that is gone); RL_OUT_NO_QUORUM when
+ * neither is known yet. *YES: masters that renewed. */
+enum rl_outcome rl_combine_renew(const enum rl_verdict *v, size_t n,
+    int *ours, size_t *yes);
+/* status: held only where a quorum agrees on the owner; *BEST: whose
+ * view is reported (-1 none). */
+enum rl_outcome rl_combine_status(const enum rl_verdict *v,
+    const struct rl_status *per, size_t n, struct rl_status *st,
+    size_t *who);
+
+#endif

@@ -1,0 +1,360 @@
+/* rl_round.c: one command on N >= 1 masters, gathered against deadlines. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_round.h"
+
+static void
+clear_replies(struct rl_node *nodes, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (nodes[j].reply != NULL)
+			freeReplyObject(nodes[j].reply);
+		nodes[j].reply = NULL;
+		nodes[j].err = RL_OK;
+		nodes[j].why[0] = '\0';
+		nodes[j].full = 0;
+	}
+}
+
+static void
+node_fail(struct rl_node *nd, enum rl_err e, const char *why)
+{
+	nd->err = e;
+	snprintf(nd->why, sizeof(nd->why), "%s", why);
+	nd->phase = RL_PH_DONE;
+}
+
+/* Join the round: connected already, or connecting now. */
+static void
+node_join(struct rl_round *r, struct rl_node *nd, int64_t now)
+{
+	nd->deadline = now + r->o.connect_ms;
+	if (nd->skip) {
+		/* It failed just before: not waited for twice. */
+		nd->skip = 0;
+		nd->phase = RL_PH_OFF;
+		nd->err = RL_ECONNECT;
+		snprintf(nd->why, sizeof(nd->why), "%s", nd->conn.why);
+		return;
+	}
+	if (nd->conn.state == RL_CONN_CLOSED && rl_conn_open(&nd->conn) < 0) {
+		node_fail(nd, nd->conn.err, nd->conn.why);
+		return;
+	}
+	nd->phase = nd->conn.state == RL_CONN_READY ? RL_PH_READY :
+	    RL_PH_CONNECT;
+}
+
+static int
+start(struct rl_round *r, struct rl_node *nodes, size_t n,
+    const struct rl_round_opts *o)
+{
+	int64_t now = rl_now_ms();
+	size_t j;
+
+	r->nodes = nodes;
+	r->n = n;
+	r->o = *o;
+	r->sent = r->done = 0;
+	r->nsent = 0;
+	r->sent_ms = now;
+	clear_replies(nodes, n);
+	for (j = 0; j < n; j++)
+		node_join(r, &nodes[j], now);
+	return 0;
+}
+
+static int
+format(char **out, size_t *len, int argc, const char **argv)
+{
+	int n = redisFormatCommandArgv(out, argc, argv, NULL);
+
+	if (n < 0) {
+		*out = NULL;
+		return -1;
+	}
+	*len = (size_t)n;
+	return 0;
+}
+
+int
+rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
+    const struct rl_round_opts *o, const struct rl_script *s, int nkeys,
+    const char **keys, int nargs, const char **args)
+{
+	const char *argv[32];
+	char nk[16];
+	int argc = 0, i;
+
+	r->cmd = r->full = NULL;
+	if (s != NULL) {
+		if (3 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
+			return -1;
+		snprintf(nk, sizeof(nk), "%d", nkeys);
+		snprintf(r->doing, sizeof(r->doing), "the %s script", s->name);
+		argv[argc++] = "EVALSHA";
+		argv[argc++] = s->sha;
+		argv[argc++] = nk;
+		for (i = 0; i < nkeys; i++)
+			argv[argc++] = keys[i];
+		for (i = 0; i < nargs; i++)
+			argv[argc++] = args[i];
+		if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
+			return -1;
+		argv[0] = "EVAL";
+		argv[1] = s->src;
+		if (format(&r->full, &r->fulllen, argc, argv) < 0) {
+			rl_round_end(r);
+			return -1;
+		}
+	}
+	return start(r, nodes, n, o);
+}
+
+int
+rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
+    const struct rl_round_opts *o, int argc, const char **argv)
+{
+	r->full = NULL;
+	snprintf(r->doing, sizeof(r->doing), "%s", argv[0]);
+	if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
+		return -1;
+	return start(r, nodes, n, o);
+}
+
+static void
+send_one(struct rl_round *r, struct rl_node *nd, int64_t now)
+{
+	/* Behind replies given up on, send the script itself: a late
+	 * NOSCRIPT could not be answered with an EVAL in order. */
+	nd->full = r->full != NULL && nd->conn.drop > 0;
+	if (rl_conn_send(&nd->conn, nd->full ? r->full : r->cmd,
+	    nd->full ? r->fulllen : r->cmdlen) < 0) {
+		node_fail(nd, RL_ENOMEM, "out of memory");
+		return;
+	}
+	nd->phase = RL_PH_SENT;
+	nd->deadline = now + r->o.reply_ms;
+	r->nsent++;
+}
+
+/* Every master connected or failed: send, if enough are connected. */
+static void
+send_all(struct rl_round *r, int64_t now)
+{
+	size_t j, up = 0;
+
+	r->sent = 1;
+	r->sent_ms = now;
+	for (j = 0; j < r->n; j++)
+		up += r->nodes[j].phase == RL_PH_READY;
+	for (j = 0; j < r->n; j++) {
+		struct rl_node *nd = &r->nodes[j];
+
+		if (nd->phase != RL_PH_READY)
+			continue;
+		if (r->cmd == NULL || up < r->o.need) {
+			nd->phase = RL_PH_DONE;
+			if (r->cmd != NULL)
+				snprintf(nd->why, sizeof(nd->why), "not asked: "
+				    "too few masters reachable");
+			continue;
+		}
+		send_one(r, nd, now);
+	}
+}
+
+/* A reply for ND: kept, or an error with its reason. */
+static int
+node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
+    int64_t now)
+{
+	(void)now;
+	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
+	    strncmp(rep->str, "NOSCRIPT", 8) == 0) {
+		/* The server does not have it cached: send it, nothing in
+		 * between (the EVALSHA did not run). */
+		freeReplyObject(rep);
+		nd->full = 1;
+		if (rl_conn_send(&nd->conn, r->full, r->fulllen) < 0) {
+			node_fail(nd, RL_ENOMEM, "out of memory");
+			return 1;
+		}
+		return 0;
+	}
+	if (rep->type == REDIS_REPLY_ERROR) {
+		nd->err = rl_error_reply(&nd->url, rep->str, r->doing, nd->why,
+		    sizeof(nd->why));
+		nd->phase = RL_PH_DONE;
+		freeReplyObject(rep);
+		return 1;
+	}
+	nd->reply = rep;
+	nd->phase = RL_PH_DONE;
+	return 1;
+}
+
+static void
+node_io(struct rl_round *r, struct rl_node *nd, short revents, int64_t now)
+{
+	redisReply *rep;
+	enum rl_io io;
+
+	for (;;) {
+		io = rl_conn_io(&nd->conn, revents, &rep);
+		revents = 0;
+		if (io == RL_IO_FAIL) {
+			node_fail(nd, nd->conn.err, nd->conn.why);
+			return;
+		}
+		if (io == RL_IO_WAIT)
+			break;
+		if (nd->phase != RL_PH_SENT) {
+			freeReplyObject(rep);	/* nothing asked: stray */
+			continue;
+		}
+		if (node_reply(r, nd, rep, now))
+			return;
+	}
+	if (nd->phase == RL_PH_CONNECT && nd->conn.state == RL_CONN_READY)
+		nd->phase = RL_PH_READY;
+}
+
+/* ND's time is over. */
+static void
+node_late(struct rl_node *nd)
+{
+	char why[RL_WHY_MAX];
+
+	if (nd->phase == RL_PH_CONNECT) {
+		rl_conn_close(&nd->conn);
+		rl_error_io(&nd->url, "cannot connect to", "timed out (see "
+		    "--connect-timeout)", why, sizeof(why));
+	} else {
+		/* Its command may run yet: the connection keeps it, and its
+		 * reply's place in line. */
+		rl_conn_late(&nd->conn);
+		rl_error_io(&nd->url, "no answer from", "timed out (see "
+		    "--timeout)", why, sizeof(why));
+	}
+	node_fail(nd, RL_ECONNECT, why);
+	nd->conn.err = RL_ECONNECT;
+	snprintf(nd->conn.why, sizeof(nd->conn.why), "%s", why);
+}
+
+static int
+active(const struct rl_node *nd)
+{
+	return nd->phase == RL_PH_CONNECT || nd->phase == RL_PH_SENT;
+}
+
+size_t
+rl_round_pollfds(const struct rl_round *r, struct pollfd *pfd)
+{
+	size_t j, np = 0;
+
+	for (j = 0; j < r->n; j++) {
+		const struct rl_node *nd = &r->nodes[j];
+
+		if (!active(nd) || rl_conn_fd(&nd->conn) < 0)
+			continue;
+		pfd[np].fd = rl_conn_fd(&nd->conn);
+		pfd[np].events = rl_conn_events(&nd->conn);
+		pfd[np].revents = 0;
+		np++;
+	}
+	return np;
+}
+
+int64_t
+rl_round_wake(const struct rl_round *r)
+{
+	int64_t wake = -1;
+	size_t j;
+
+	for (j = 0; j < r->n; j++)
+		if (active(&r->nodes[j]) &&
+		    (wake < 0 || r->nodes[j].deadline < wake))
+			wake = r->nodes[j].deadline;
+	return r->done ? -1 : wake;
+}
+
+int
+rl_round_step(struct rl_round *r, int64_t now)
+{
+	struct pollfd pfd[RL_MAX_NODES];
+	size_t j, np = rl_round_pollfds(r, pfd), k = 0, busy = 0;
+
+	if (r->done)
+		return 1;
+	if (np > 0 && poll(pfd, (nfds_t)np, 0) < 0 && errno != EINTR)
+		np = 0;
+	for (j = 0; j < r->n; j++) {
+		struct rl_node *nd = &r->nodes[j];
+
+		if (!active(nd) || rl_conn_fd(&nd->conn) < 0)
+			continue;
+		node_io(r, nd, pfd[k++].revents, now);
+		if (active(nd) && now >= nd->deadline)
+			node_late(nd);
+	}
+	for (j = 0; j < r->n; j++)
+		busy += r->nodes[j].phase == RL_PH_CONNECT;
+	if (!r->sent && busy == 0)
+		send_all(r, now);
+	for (j = 0; j < r->n; j++)
+		busy += active(&r->nodes[j]);
+	r->done = r->sent && busy == 0;
+	return r->done;
+}
+
+void
+rl_round_run(struct rl_round *r)
+{
+	struct pollfd pfd[RL_MAX_NODES];
+	int64_t now = rl_now_ms(), wake;
+	size_t np;
+
+	while (!rl_round_step(r, now)) {
+		np = rl_round_pollfds(r, pfd);
+		wake = rl_round_wake(r);
+		now = rl_now_ms();
+		if (wake > now)
+			poll(pfd, (nfds_t)np, wake - now > INT_MAX ? INT_MAX :
+			    (int)(wake - now));
+		now = rl_now_ms();
+	}
+}
+
+size_t
+rl_round_answered(const struct rl_round *r)
+{
+	size_t j, n = 0;
+
+	for (j = 0; j < r->n; j++)
+		n += r->nodes[j].reply != NULL;
+	return n;
+}
+
+void
+rl_round_end(struct rl_round *r)
+{
+	size_t j;
+
+	for (j = 0; j < r->n && r->nodes != NULL; j++)
+		if (active(&r->nodes[j]))
+			node_late(&r->nodes[j]);
+	if (r->cmd != NULL)
+		redisFreeCommand(r->cmd);
+	if (r->full != NULL)
+		redisFreeCommand(r->full);
+	r->cmd = r->full = NULL;
+	r->done = 1;
+}

@@ -1,0 +1,95 @@
+/* rl_round.h: one command on N >= 1 masters at once, against deadlines.
+ *
+ * A round connects to the masters that have no connection, and once every
+ * one is connected or has failed, sends the command to those connected,
+ * but only when they are at least NEED: too few reachable, nothing is
+ * sent and nothing changes. Replies are gathered until each master has
+ * answered or run out of time. One master is simply a round of one.
+ *
+ * Two ways to drive it: rl_round_pollfds/rl_round_wake/rl_round_step from
+ * a caller's poll loop (the watchdog), or rl_round_run, which blocks until
+ * the round is over (every step of it bounded). */
+#ifndef RL_ROUND_H
+#define RL_ROUND_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rl_conn.h"
+
+/* A Lua script embedded at build time (build/rl_scripts.h). */
+struct rl_script {
+	const char *name;
+	const char *sha;
+	const char *src;
+};
+
+#define RL_MAX_NODES 16
+
+enum rl_phase {
+	RL_PH_OFF,		/* not in this round */
+	RL_PH_CONNECT,		/* connecting, AUTH and SELECT included */
+	RL_PH_READY,		/* connected, waiting for the others */
+	RL_PH_SENT,		/* its reply is due */
+	RL_PH_DONE		/* reply, or err and why */
+};
+
+/* One master: its URL, connections, and its part in the current round. */
+struct rl_node {
+	struct rl_url url;
+	struct rl_conn conn;	/* commands and scripts */
+	struct rl_conn sub;	/* pub/sub while waiting */
+	redisReply *reply;	/* the round's reply; NULL: err and why */
+	enum rl_err err;
+	char why[RL_WHY_MAX];
+	int skip;		/* left out of the next round */
+	enum rl_phase phase;
+	int full;		/* the script itself was sent (EVAL) */
+	int64_t deadline;
+};
+
+struct rl_round_opts {
+	size_t need;		/* connected masters needed to send at all */
+	int64_t connect_ms;	/* to connect, AUTH and SELECT included */
+	int64_t reply_ms;	/* to answer once sent */
+};
+
+struct rl_round {
+	struct rl_node *nodes;
+	size_t n;
+	struct rl_round_opts o;
+	char doing[64];		/* "the acquire script", for messages */
+	char *cmd, *full;	/* EVALSHA and EVAL; or a command and NULL */
+	size_t cmdlen, fulllen;
+	int64_t sent_ms;	/* when the command went out */
+	size_t nsent;		/* to how many masters */
+	int sent;
+	int done;
+};
+
+/* Start a round of script S with NKEYS KEYS and NARGS ARGS on the N
+ * masters of NODES; S NULL: only connect. Replies of the previous round
+ * are freed. -1 when out of memory. */
+int rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
+    const struct rl_round_opts *o, const struct rl_script *s, int nkeys,
+    const char **keys, int nargs, const char **args);
+/* The same for a plain command (ARGV[0] names it in messages). */
+int rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
+    const struct rl_round_opts *o, int argc, const char **argv);
+/* What to poll for while the round runs: how many entries of PFD (at
+ * most RL_MAX_NODES) were filled. */
+size_t rl_round_pollfds(const struct rl_round *r, struct pollfd *pfd);
+/* When the round must be stepped at the latest (-1: done). */
+int64_t rl_round_wake(const struct rl_round *r);
+/* Do every I/O that is ready now, without blocking, and give up on the
+ * masters whose time is over; 1 when the round is done. */
+int rl_round_step(struct rl_round *r, int64_t now);
+/* Step until done, polling in between. */
+void rl_round_run(struct rl_round *r);
+/* Masters that answered (a reply that is not an error). */
+size_t rl_round_answered(const struct rl_round *r);
+/* Free the command; masters still due are given up on. */
+void rl_round_end(struct rl_round *r);
+
+#endif

@@ -1,0 +1,435 @@
+/* rl_wait.c: waiting for a lock: pub/sub wake-ups, timers, reconnects. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "rl_client.h"
+#include "rl_quorum.h"
+
+/* A wait on a lock without expiry (never set by redlock) still retries
+ * this often, so a lost release message cannot hang a waiter. */
+#define RL_NO_TTL_RETRY_MS 1000
+/* How often a waiting caller's callback is called between attempts. */
+#define RL_TICK_MS 1000
+/* Reconnecting: the delays double from RL_BACKOFF_MIN_MS up to
+ * RL_BACKOFF_MAX_MS, each with up to half again at random, so that the
+ * waiters of a restarted server do not all come back at once. */
+#define RL_BACKOFF_MIN_MS 50
+#define RL_BACKOFF_MAX_MS 1000
+
+/* One wait of rl_acquire: its arguments, what it listens to, and when it
+ * tries to reconnect. */
+struct wait {
+	rl_client *c;
+	const char *name, *owner;
+	int64_t ttl_ms;
+	const struct rl_meta *meta;
+	const struct rl_fair *fair;
+	rl_wait_cb cb;
+	void *cbarg;
+	struct rl_attempt *a;
+	char *subcmd;		/* SUBSCRIBE channel, formatted */
+	size_t subcmdlen;
+	int listening[RL_MAX_NODES];	/* subscribed on master i */
+	int64_t sub_end[RL_MAX_NODES];	/* subscribing on i until then */
+	int regained;		/* a subscription came (back) */
+	int64_t deadline;	/* -1: forever */
+	int64_t sub_at;		/* when to subscribe the missing ones */
+	int64_t sub_backoff;	/* last delay between failed subscriptions */
+	int64_t try_backoff;	/* last delay between failed attempts */
+	int try_failed;		/* the last attempt could not reach a quorum */
+	int64_t connect_ms, timeout_ms;	/* the client's, restored at the end */
+};
+
+/* A random delay of 0..N ms. */
+static int64_t
+random_ms(int64_t n)
+{
+	unsigned int r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (unsigned int)rl_now_ms();
+	return (int64_t)(r % (unsigned int)(n + 1));
+}
+
+static int64_t
+backoff_ms(int64_t *last)
+{
+	*last = *last == 0 ? RL_BACKOFF_MIN_MS : *last * 2;
+	if (*last > RL_BACKOFF_MAX_MS)
+		*last = RL_BACKOFF_MAX_MS;
+	return *last + random_ms(*last / 2);
+}
+
+/* A fair waiter refreshes its place this often. */
+static int64_t
+heartbeat_ms(const struct rl_fair *fair)
+{
+	int64_t h = fair->waiter_timeout_ms / 3;
+
+	return h > 0 ? h : 1;
+}
+
+static size_t
+listening(const struct wait *w)
+{
+	size_t j, n = 0;
+
+	for (j = 0; j < w->c->n; j++)
+		n += w->listening[j];
+	return n;
+}
+
+/* Subscriptions on their way. */
+static size_t
+subscribing(const struct wait *w)
+{
+	size_t j, n = 0;
+
+	for (j = 0; j < w->c->n; j++)
+		n += !w->listening[j] &&
+		    w->c->nodes[j].sub.state != RL_CONN_CLOSED;
+	return n;
+}
+
+/* Out of reach: the attempt failed, or no subscription is left. */
+static void
+note_lost(struct wait *w)
+{
+	w->a->lost = w->try_failed || (listening(w) == 0 &&
+	    subscribing(w) == 0) ? w->c->errstr : NULL;
+}
+
+/* Subscription J failed or was lost: say why, and subscribe again after
+ * a backoff (the first loss at once). */
+static void
+sub_failed(struct wait *w, size_t j, int64_t now)
+{
+	struct rl_node *nd = &w->c->nodes[j];
+
+	rl_seterr(w->c, nd->sub.err != RL_OK ? nd->sub.err : RL_ECONNECT,
+	    "%s", nd->sub.why);
+	rl_conn_close(&nd->sub);
+	if (w->listening[j] && w->sub_backoff == 0)
+		w->sub_at = now;
+	else if (w->sub_at <= now)
+		w->sub_at = now + backoff_ms(&w->sub_backoff);
+	w->listening[j] = 0;
+	note_lost(w);
+}
+
+/* Start subscribing where no subscription is. */
+static void
+subscribe_missing(struct wait *w, int64_t now)
+{
+	size_t j;
+
+	for (j = 0; j < w->c->n; j++) {
+		struct rl_node *nd = &w->c->nodes[j];
+
+		if (nd->sub.state != RL_CONN_CLOSED)
+			continue;
+		w->sub_end[j] = now + w->c->connect_timeout_ms;
+		if (rl_conn_open(&nd->sub) < 0 ||
+		    rl_conn_send(&nd->sub, w->subcmd, w->subcmdlen) < 0)
+			sub_failed(w, j, now);
+	}
+}
+
+/* What came on subscription J: the confirmation, messages (*GOT), or a
+ * refusal. Only a refusal that waiting cannot cure is returned. */
+static enum rl_err
+sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
+{
+	struct rl_node *nd = &w->c->nodes[j];
+	redisReply *r;
+	enum rl_io io;
+	enum rl_err e;
+
+	while ((io = rl_conn_io(&nd->sub, revents, &r)) == RL_IO_REPLY) {
+		revents = 0;
+		if (r->type == REDIS_REPLY_ERROR) {
+			e = rl_error_reply(&nd->url, r->str, "SUBSCRIBE",
+			    nd->sub.why, sizeof(nd->sub.why));
+			freeReplyObject(r);
+			nd->sub.err = e;
+			if (e == RL_EAUTH)
+				return rl_seterr(w->c, e, "%s", nd->sub.why);
+			sub_failed(w, j, now);
+			return RL_OK;
+		}
+		if (w->listening[j])
+			*got = 1;
+		else {
+			w->listening[j] = 1;
+			w->regained = 1;
+		}
+		freeReplyObject(r);
+	}
+	if (io == RL_IO_FAIL) {
+		if (nd->sub.err == RL_EAUTH)
+			return rl_seterr(w->c, RL_EAUTH, "%s", nd->sub.why);
+		sub_failed(w, j, now);
+	} else if (!w->listening[j] && now >= w->sub_end[j]) {
+		rl_error_io(&nd->url, "cannot subscribe on", "timed out (see "
+		    "--connect-timeout)", nd->sub.why, sizeof(nd->sub.why));
+		sub_failed(w, j, now);
+	}
+	if (listening(w) == w->c->n)
+		w->sub_backoff = 0;
+	return RL_OK;
+}
+
+/* When the pause must end at the latest. */
+static int64_t
+wake_at(const struct wait *w, int64_t retry, int64_t now)
+{
+	int64_t wake = retry;
+	size_t j;
+
+	if (w->deadline >= 0 && w->deadline < wake)
+		wake = w->deadline;
+	if (w->cb != NULL && now + RL_TICK_MS < wake)
+		wake = now + RL_TICK_MS;
+	if (listening(w) + subscribing(w) < w->c->n && w->sub_at < wake)
+		wake = w->sub_at;
+	for (j = 0; j < w->c->n; j++)
+		if (!w->listening[j] &&
+		    w->c->nodes[j].sub.state != RL_CONN_CLOSED &&
+		    w->sub_end[j] < wake)
+			wake = w->sub_end[j];
+	return wake > now ? wake : now;
+}
+
+/* Poll the subscriptions and the interrupt descriptor until WAKE; *GOT
+ * when a release message came. */
+static enum rl_err
+listen_until(struct wait *w, int64_t wake, int *got)
+{
+	struct pollfd pfd[RL_MAX_NODES + 1];
+	size_t map[RL_MAX_NODES], j, np = 0, i;
+	int64_t now = rl_now_ms();
+	enum rl_err e;
+	int n;
+
+	for (j = 0; j < w->c->n; j++) {
+		if (w->c->nodes[j].sub.state == RL_CONN_CLOSED)
+			continue;
+		pfd[np].fd = rl_conn_fd(&w->c->nodes[j].sub);
+		pfd[np].events = rl_conn_events(&w->c->nodes[j].sub);
+		pfd[np].revents = 0;
+		map[np++] = j;
+	}
+	pfd[np].fd = w->c->intr_fd;
+	pfd[np].events = POLLIN;
+	pfd[np].revents = 0;
+	n = poll(pfd, (nfds_t)(np + 1), wake - now > INT_MAX ? INT_MAX :
+	    (int)(wake - now));
+	if (n < 0 && errno != EINTR)
+		return rl_seterr(w->c, RL_EPROTO, "poll: %s", strerror(errno));
+	if (w->c->intr_fd >= 0 && (n < 0 || pfd[np].revents != 0))
+		return RL_EINTR;
+	now = rl_now_ms();
+	for (i = 0; i < np; i++)
+		if ((e = sub_io(w, map[i], pfd[i].revents, now, got)) != RL_OK)
+			return e;
+	return RL_OK;
+}
+
+/* Sleep until RETRY, a release message, the deadline or an interrupt,
+ * subscribing where a subscription is missing and ticking the caller.
+ * Returns 1 to try again, 0 to stop (*E: RL_OK when the wait ran out or
+ * the caller ended it). */
+static int
+pause_wait(struct wait *w, int64_t retry, enum rl_err *e)
+{
+	struct rl_attempt *a = w->a;
+	int64_t now = rl_now_ms(), then;
+	int got;
+
+	for (;;) {
+		*e = RL_OK;
+		if (w->cb != NULL && w->cb(w->cbarg, a) != 0)
+			return 0;
+		if (w->deadline >= 0 && now >= w->deadline)
+			return 0;
+		if (listening(w) + subscribing(w) < w->c->n && now >= w->sub_at)
+			subscribe_missing(w, now);
+		got = 0;
+		if ((*e = listen_until(w, wake_at(w, retry, now), &got)) !=
+		    RL_OK)
+			return 0;
+		then = now;
+		now = rl_now_ms();
+		note_lost(w);
+		/* A subscription regained: a release may have gone unheard. */
+		if (w->regained && subscribing(w) == 0) {
+			w->regained = 0;
+			return 1;
+		}
+		if (got || now >= retry || (w->deadline >= 0 &&
+		    now >= w->deadline))
+			return 1;
+		/* A tick for the caller: advance what it was told. */
+		if (a->held_ms >= 0)
+			a->held_ms += now - then;
+		if (a->pttl >= 0)
+			a->pttl = a->pttl > now - then ? a->pttl - (now - then) : 0;
+	}
+}
+
+/* Connecting while waiting takes at most the time left of the wait. */
+static void
+bound_timeouts(struct wait *w)
+{
+	int64_t left;
+
+	w->c->connect_timeout_ms = w->connect_ms;
+	w->c->timeout_ms = w->timeout_ms;
+	if (w->deadline < 0)
+		return;
+	left = w->deadline - rl_now_ms();
+	if (left < 1)
+		left = 1;
+	if (left < w->connect_ms)
+		w->c->connect_timeout_ms = left;
+	if (left < w->timeout_ms)
+		w->c->timeout_ms = left;
+}
+
+/* One attempt while waiting; when it could not reach the masters, RL_OK
+ * with w->try_failed set. */
+static enum rl_err
+attempt(struct wait *w)
+{
+	enum rl_err e;
+
+	bound_timeouts(w);
+	e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
+	    w->fair, w->fair != NULL ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
+	w->c->connect_timeout_ms = w->connect_ms;
+	w->c->timeout_ms = w->timeout_ms;
+	w->try_failed = e == RL_ECONNECT;
+	if (w->try_failed)
+		e = RL_OK;
+	else
+		w->try_backoff = 0;
+	note_lost(w);
+	return e;
+}
+
+/* When to try again after a busy attempt. */
+static int64_t
+next_retry(struct wait *w)
+{
+	const struct rl_attempt *a = w->a;
+	int64_t now = rl_now_ms(), retry;
+
+	if (w->try_failed)
+		return now + backoff_ms(&w->try_backoff);
+	retry = now + (a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS);
+	if (w->fair != NULL && now + heartbeat_ms(w->fair) < retry)
+		retry = now + heartbeat_ms(w->fair);
+	if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
+		retry = now + a->head_wait_ms + 1;
+	/* Nobody won a split vote: wait 0..200 ms at random (or for a
+	 * release), so that contenders do not split again. */
+	if (a->pttl < 0 && a->nodes_ok > 0)
+		retry = now + random_ms(200);
+	return retry;
+}
+
+/* Until acquired, the wait over, or an error: pause, then try again. */
+static enum rl_err
+wait_loop(struct wait *w)
+{
+	enum rl_err e;
+
+	for (;;) {
+		if (!pause_wait(w, next_retry(w), &e))
+			return e;
+		if ((e = attempt(w)) != RL_OK || w->a->acquired)
+			return e;
+	}
+}
+
+/* SUBSCRIBE to the lock's channel, or a fair waiter's own. */
+static int
+subscribe_cmd(struct wait *w, int fair)
+{
+	char *lockch = rl_key(RL_PREFIX_CHANNEL, w->name), *ch = lockch;
+	const char *argv[2] = { "SUBSCRIBE", NULL };
+	size_t n;
+	int len;
+
+	if (lockch != NULL && fair) {
+		n = strlen(lockch) + strlen(w->owner) + 2;
+		if ((ch = malloc(n)) != NULL)
+			snprintf(ch, n, "%s:%s", lockch, w->owner);
+		free(lockch);
+	}
+	if (ch == NULL)
+		return -1;
+	argv[1] = ch;
+	len = redisFormatCommandArgv(&w->subcmd, 2, argv, NULL);
+	free(ch);
+	if (len < 0)
+		return -1;
+	w->subcmdlen = (size_t)len;
+	return 0;
+}
+
+/* Leave the fair queue on every way out (also when the wait failed: the
+ * connection may still work, and if it does not, the waiter timeout drops
+ * the entry), keeping the first error's message and the last attempt's
+ * replies (the strings in A point into them). */
+static void
+leave_queue(rl_client *c, const char *name, const char *owner,
+    struct rl_attempt *a)
+{
+	char keep[sizeof(c->errstr)];
+	redisReply *saved[RL_MAX_NODES];
+	int64_t position = 0;
+
+	memcpy(keep, c->errstr, sizeof(keep));
+	rl_replies_save(c, saved);
+	if (rl_leave(c, name, owner, &position) == RL_OK && position > 0)
+		a->ahead = position - 1;
+	rl_replies_restore(c, saved);
+	memcpy(c->errstr, keep, sizeof(keep));
+}
+
+enum rl_err
+rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
+    int64_t wait_ms, const struct rl_meta *meta, const struct rl_fair *fair,
+    rl_wait_cb cb, void *cbarg, struct rl_attempt *a)
+{
+	struct wait w = { .c = c, .name = name, .owner = owner,
+	    .ttl_ms = ttl_ms, .meta = meta, .fair = fair, .cb = cb,
+	    .cbarg = cbarg, .a = a, .deadline = -1,
+	    .connect_ms = c->connect_timeout_ms, .timeout_ms = c->timeout_ms };
+	enum rl_err e;
+	size_t j;
+
+	if (wait_ms >= 0)
+		w.deadline = rl_now_ms() + wait_ms;
+	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
+	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
+	if (e != RL_OK || a->acquired || wait_ms == 0)
+		return e;
+	w.sub_at = rl_now_ms();
+	if (subscribe_cmd(&w, fair != NULL) < 0)
+		e = rl_seterr(c, RL_ENOMEM, "out of memory");
+	else
+		e = wait_loop(&w);
+	redisFreeCommand(w.subcmd);
+	for (j = 0; j < c->n; j++)
+		rl_conn_close(&c->nodes[j].sub);
+	if (fair != NULL && !a->acquired)
+		leave_queue(c, name, owner, a);
+	return e;
+}
