@@ -22,6 +22,7 @@ CMD_SRC = $(wildcard cmd/*.c)
 UNIT_SRC = $(wildcard test/unit/*.c)
 
 OBJ = $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CMD_SRC))
+LIB_OBJ = $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
 SAN_OBJ = $(patsubst %.c,build/asan/%.o,$(LIB_SRC) $(CMD_SRC))
 SAN_LIB_OBJ = $(patsubst %.c,build/asan/%.o,$(LIB_SRC))
 UNIT_BIN = $(patsubst test/unit/%.c,build/asan/unit/%,$(UNIT_SRC))
@@ -87,9 +88,22 @@ fuzz:
 deps:
 	tools/deps.sh build
 
+# Structure: no include or call cycle between lib files (nm on their
+# objects), no function over 80 lines. Both run, then either fails it.
+check:
+	tools/deps.sh build
+	$(MAKE) $(LIB_OBJ)
+	@s=0; \
+	echo "== tools/check-cycles.sh build/obj/lib"; \
+	tools/check-cycles.sh build/obj/lib || s=1; \
+	echo "== tools/check-length.sh 80 lib/*.c cmd/*.c"; \
+	tools/check-length.sh 80 $(LIB_SRC) $(CMD_SRC) || s=1; \
+	exit $$s
+
 # The whole suite, built with AddressSanitizer and UBSan.
 test:
 	tools/deps.sh test
+	$(MAKE) check
 	$(MAKE) build/asan/redlock $(UNIT_BIN) $(REPLAY_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	@for f in $(FUZZ); do printf '== fuzz replay %s: ' $$f; \
@@ -131,6 +145,6 @@ install: build/redlock
 clean:
 	rm -rf build
 
-.PHONY: all deps test torture fuzz demo bench install clean
+.PHONY: all deps check test torture fuzz demo bench install clean
 
 -include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d)
