@@ -39,8 +39,8 @@ enum { RL_LEAVE_POSITION = 1 };
 enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 	RL_ST_PID, RL_ST_USER, RL_ST_CMD, RL_ST_SINCE, RL_ST_FENCE,
 	RL_ST_HELD_MS };
-/* queue: {verdict, holder, waiter...}, each {owner, ms, host, pid, user,
- * cmd, since_ms} */
+/* queue: {now_ms, holder, waiter...} (or {-1, key, type}), each entry
+ * {owner, ms, host, pid, user, cmd, since_ms} */
 enum { RL_Q_HOLDER = 1, RL_Q_WAITERS };
 enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,
 	RL_QE_CMD, RL_QE_SINCE };

@@ -31,6 +31,24 @@ node_fail(struct rl_node *nd, enum rl_err e, const char *why)
 	nd->phase = RL_PH_DONE;
 }
 
+/* An idle connection the server has closed meanwhile (a restart, CLIENT
+ * KILL, its idle timeout) is closed here too, so that the round opens a
+ * new one rather than fail on it once. With no reply due, nothing sent on
+ * it can still run. */
+static void
+drop_if_hung_up(struct rl_conn *c)
+{
+	struct pollfd p = { rl_conn_fd(c), POLLIN, 0 };
+	redisReply *r;
+
+	if (c->state != RL_CONN_READY || c->due > 0 || poll(&p, 1, 0) <= 0)
+		return;
+	while (rl_conn_io(c, p.revents, &r) == RL_IO_REPLY) {
+		freeReplyObject(r);	/* nothing asked: stray */
+		p.revents = 0;
+	}
+}
+
 /* Join the round: connected already, or connecting now. */
 static void
 node_join(struct rl_round *r, struct rl_node *nd, int64_t now)
@@ -44,6 +62,7 @@ node_join(struct rl_round *r, struct rl_node *nd, int64_t now)
 		snprintf(nd->why, sizeof(nd->why), "%s", nd->conn.why);
 		return;
 	}
+	drop_if_hung_up(&nd->conn);
 	if (nd->conn.state == RL_CONN_CLOSED && rl_conn_open(&nd->conn) < 0) {
 		node_fail(nd, nd->conn.err, nd->conn.why);
 		return;

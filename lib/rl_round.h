@@ -40,7 +40,8 @@ struct rl_node {
 	struct rl_url url;
 	struct rl_conn conn;	/* commands and scripts */
 	struct rl_conn sub;	/* pub/sub while waiting */
-	redisReply *reply;	/* the round's reply; NULL: err and why */
+	redisReply *reply;	/* the round's reply; NULL: err and why
+				 * (err RL_OK: reachable but not asked) */
 	enum rl_err err;
 	char why[RL_WHY_MAX];
 	int skip;		/* left out of the next round */

@@ -1,0 +1,933 @@
+/* test_quorum.c: lease and quorum arithmetic, the script reply decoders
+ * and how N masters' replies add up; no I/O. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rl_quorum.h"
+
+/* ---- replies, as hiredis reads them ---- */
+
+/* Replies made by a test, freed in teardown. */
+static redisReply *made[32];
+static size_t nmade;
+
+/* A reply from SPEC, RESP in short: tokens split by '|', "*N" an array
+ * of the N that follow, ":N" an integer, "$text" a bulk string, "+text"
+ * a status, "-text" an error, "nil" a nil. */
+static redisReply *
+R(const char *spec)
+{
+	char resp[4096], tok[512];
+	const char *p = spec, *bar;
+	size_t len = 0, n;
+	redisReader *rd = redisReaderCreate();
+	void *rep = NULL;
+
+	assert_non_null(rd);
+	while (*p != '\0') {
+		bar = strchr(p, '|');
+		n = bar != NULL ? (size_t)(bar - p) : strlen(p);
+		assert_true(n > 0 && n < sizeof(tok));
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		if (strcmp(tok, "nil") == 0)
+			len += (size_t)snprintf(resp + len, sizeof(resp) - len,
+			    "$-1\r\n");
+		else if (tok[0] == '$')
+			len += (size_t)snprintf(resp + len, sizeof(resp) - len,
+			    "$%zu\r\n%s\r\n", n - 1, tok + 1);
+		else {
+			assert_non_null(strchr("*:+-", tok[0]));
+			len += (size_t)snprintf(resp + len, sizeof(resp) - len,
+			    "%s\r\n", tok);
+		}
+		assert_true(len < sizeof(resp));
+		p += n + (bar != NULL);
+	}
+	assert_int_equal(redisReaderFeed(rd, resp, len), REDIS_OK);
+	assert_int_equal(redisReaderGetReply(rd, &rep), REDIS_OK);
+	assert_non_null(rep);
+	assert_int_equal(rd->pos, rd->len);	/* all of SPEC, no more */
+	redisReaderFree(rd);
+	assert_true(nmade < sizeof(made) / sizeof(made[0]));
+	made[nmade++] = rep;
+	return rep;
+}
+
+static int
+setup(void **state)
+{
+	(void)state;
+	nmade = 0;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	while (nmade > 0)
+		freeReplyObject(made[--nmade]);
+	return 0;
+}
+
+/* ---- arithmetic ---- */
+
+static void
+test_lease_arithmetic(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_renew_period_ms(30000), 10000);
+	assert_int_equal(rl_renew_period_ms(1000), 333);
+	assert_int_equal(rl_renew_period_ms(2), 1);
+	assert_int_equal(rl_drift_ms(30000), 302);
+	assert_int_equal(rl_drift_ms(1000), 12);
+	assert_int_equal(rl_drift_ms(10), 2);
+	/* Trusted until send + ttl - drift. */
+	assert_int_equal(rl_lease_deadline_ms(5000, 30000), 5000 + 30000 - 302);
+	assert_int_equal(rl_lease_deadline_ms(0, 2000), 2000 - 22);
+}
+
+static void
+test_quorum_and_validity(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_quorum(1), 1);
+	assert_int_equal(rl_quorum(2), 2);
+	assert_int_equal(rl_quorum(3), 2);
+	assert_int_equal(rl_quorum(4), 3);
+	assert_int_equal(rl_quorum(5), 3);
+	assert_int_equal(rl_quorum(16), 9);
+	assert_int_equal(rl_quorum_spare(1), 0);
+	assert_int_equal(rl_quorum_spare(2), 0);
+	assert_int_equal(rl_quorum_spare(3), 1);
+	assert_int_equal(rl_quorum_spare(4), 1);
+	assert_int_equal(rl_quorum_spare(5), 2);
+	assert_false(rl_quorum_check_distinct(1));
+	assert_true(rl_quorum_check_distinct(2));
+	assert_true(rl_quorum_check_distinct(5));
+	/* validity = ttl - elapsed - (ttl/100 + 2) */
+	assert_int_equal(rl_validity_ms(30000, 40), 30000 - 40 - 302);
+	assert_int_equal(rl_validity_ms(300, 295), 0);	/* drift 5 */
+	assert_true(rl_validity_ms(300, 296) < 0);
+	assert_true(rl_validity_ms(100, 0) > 0);
+}
+
+/* The node timeout: ttl/100 within 5..50 ms. */
+static void
+test_node_timeout_clamps(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_node_timeout_for(30000), 50);
+	assert_int_equal(rl_node_timeout_for(5000), 50);
+	assert_int_equal(rl_node_timeout_for(4999), 49);
+	assert_int_equal(rl_node_timeout_for(2000), 20);
+	assert_int_equal(rl_node_timeout_for(599), 5);
+	assert_int_equal(rl_node_timeout_for(100), 5);
+	assert_int_equal(rl_node_timeout_for(10), 5);
+	assert_int_equal(rl_node_timeout_for(0), 5);
+	assert_int_equal(rl_node_timeout_for(RL_DURATION_MAX), 50);
+}
+
+/* One master may take the whole --timeout; several the node timeout. */
+static void
+test_reply_timeout(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_reply_timeout_ms(1, 50, 5000), 5000);
+	assert_int_equal(rl_reply_timeout_ms(2, 50, 5000), 50);
+	assert_int_equal(rl_reply_timeout_ms(3, 20, 5000), 20);
+	assert_int_equal(rl_reply_timeout_ms(16, 5, 100), 5);
+}
+
+/* ---- decoders ---- */
+
+static void
+test_elem_int_and_str(void **state)
+{
+	const redisReply *r;
+
+	(void)state;
+	r = R("*9|:42|$9007199254740993|$9223372036854775807|"
+	    "$9223372036854775808|$12x|nil|+OK|$-5|*1|:1");
+	assert_int_equal(rl_elem_int(r, 0, -7), 42);
+	/* Fences past 2^53 come as decimal strings, read exactly. */
+	assert_true(rl_elem_int(r, 1, -7) == 9007199254740993LL);
+	assert_true(rl_elem_int(r, 2, -7) == INT64_MAX);
+	/* Out of range, junk, nil, a status, a sign: the default. */
+	assert_int_equal(rl_elem_int(r, 3, -7), -7);
+	assert_int_equal(rl_elem_int(r, 4, -7), -7);
+	assert_int_equal(rl_elem_int(r, 5, -7), -7);
+	assert_int_equal(rl_elem_int(r, 6, -7), -7);
+	assert_int_equal(rl_elem_int(r, 7, -7), -7);
+	assert_int_equal(rl_elem_int(r, 8, -7), -7);	/* an array */
+	assert_int_equal(rl_elem_int(r, 9, -7), -7);	/* past the end */
+	assert_string_equal(rl_elem_str(r, 1), "9007199254740993");
+	assert_null(rl_elem_str(r, 0));		/* an integer */
+	assert_null(rl_elem_str(r, 5));		/* nil */
+	assert_string_equal(rl_elem_str(r, 6), "OK");
+	assert_null(rl_elem_str(r, 8));
+	assert_null(rl_elem_str(r, 9));
+	/* Not an array at all. */
+	r = R(":5");
+	assert_int_equal(rl_elem_int(r, 0, -7), -7);
+	assert_null(rl_elem_str(r, 0));
+	assert_int_equal(rl_elem_int(NULL, 0, -7), -7);
+	assert_null(rl_elem_str(NULL, 0));
+}
+
+static void
+test_verdicts(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_verdict(NULL), RL_V_NONE);
+	assert_int_equal(rl_verdict(R("*3|:-1|$x|$string")), RL_V_WRONGTYPE);
+	assert_int_equal(rl_verdict(R("*2|:0|:1")), RL_V_NO);
+	assert_int_equal(rl_verdict(R("*1|:1")), RL_V_YES);
+	assert_int_equal(rl_verdict(R("*1|:2")), RL_V_RELEASED);
+	/* Garbage. */
+	assert_int_equal(rl_verdict(R(":1")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("$1")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("nil")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("*0")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("*1|$1")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("*1|nil")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("*1|:3")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("*1|:-2")), RL_V_BAD);
+	assert_int_equal(rl_verdict(R("*1|*1|:1")), RL_V_BAD);
+}
+
+static void
+test_decode_acquire_granted(void **state)
+{
+	struct rl_attempt a;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*4|:1|$9007199254740993|:2|nil"),
+	    &a), RL_V_YES);
+	assert_true(a.fence == 9007199254740993LL);
+	assert_int_equal(a.holds, 2);
+	assert_null(a.nopub);
+	/* A fourth element names a channel this user may not publish on. */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*4|:1|$9223372036854775807|:1|"
+	    "$redisson_lock__channel:{x}"), &a), RL_V_YES);
+	assert_true(a.fence == INT64_MAX);
+	assert_string_equal(a.nopub, "redisson_lock__channel:{x}");
+	/* A fence that is not a number reads as 0; no holds as one. */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*2|:1|$12x"), &a), RL_V_YES);
+	assert_int_equal(a.fence, 0);
+	assert_int_equal(a.holds, 1);
+	assert_null(a.nopub);
+}
+
+static void
+test_decode_acquire_busy(void **state)
+{
+	struct rl_attempt a;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*13|:0|:2500|$other:7|$web1|"
+	    ":4242|$root|$pg_dump|:72000|:3|:4|nil|:1|:2"), &a), RL_V_NO);
+	assert_int_equal(a.pttl, 2500);
+	assert_string_equal(a.owner, "other:7");
+	assert_string_equal(a.host, "web1");
+	assert_int_equal(a.pid, 4242);
+	assert_string_equal(a.cmd, "pg_dump");
+	assert_int_equal(a.held_ms, 72000);
+	assert_int_equal(a.position, 3);
+	assert_int_equal(a.queued, 4);
+	assert_int_equal(a.head_wait_ms, -1);
+	assert_int_equal(a.rejoined, 1);
+	assert_int_equal(a.ahead, 2);
+	/* A Redisson holder: no metadata, nil fields, no queue. */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*8|:0|:900|$uuid:57|nil|nil|nil|"
+	    "nil|nil"), &a), RL_V_NO);
+	assert_int_equal(a.pttl, 900);
+	assert_string_equal(a.owner, "uuid:57");
+	assert_null(a.host);
+	assert_int_equal(a.pid, 0);
+	assert_null(a.cmd);
+	assert_int_equal(a.held_ms, -1);
+	assert_int_equal(a.position, 0);
+	assert_int_equal(a.queued, 0);
+	assert_int_equal(a.head_wait_ms, -1);
+	assert_int_equal(a.rejoined, 0);
+	assert_int_equal(a.ahead, -1);
+	/* Free, but a fair queue is ahead: no lease, the head's wait. */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*13|:0|nil|nil|nil|nil|nil|nil|"
+	    "nil|:2|:2|:1500|:0|:1"), &a), RL_V_NO);
+	assert_int_equal(a.pttl, -1);
+	assert_null(a.owner);
+	assert_int_equal(a.position, 2);
+	assert_int_equal(a.head_wait_ms, 1500);
+	assert_int_equal(a.rejoined, 0);
+	assert_int_equal(a.ahead, 1);
+}
+
+static void
+test_decode_acquire_wrongtype_and_garbage(void **state)
+{
+	struct rl_attempt a;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*3|:-1|$x|$string"), &a),
+	    RL_V_WRONGTYPE);
+	assert_string_equal(a.badkey, "x");
+	assert_string_equal(a.badtype, "string");
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*1|:-1"), &a), RL_V_WRONGTYPE);
+	assert_null(a.badkey);
+	assert_null(a.badtype);
+	assert_int_equal(rl_decode_acquire(NULL, &a), RL_V_NONE);
+	/* An integer where an array is expected, and other strangers. */
+	assert_int_equal(rl_decode_acquire(R(":1"), &a), RL_V_BAD);
+	assert_int_equal(rl_decode_acquire(R(":3"), &a), RL_V_BAD);
+	assert_int_equal(rl_decode_acquire(R("*1|:2"), &a), RL_V_BAD);
+	assert_int_equal(rl_decode_acquire(R("*2|$1|:5"), &a), RL_V_BAD);
+	assert_int_equal(rl_decode_acquire(R("nil"), &a), RL_V_BAD);
+	assert_int_equal(rl_decode_acquire(R("+OK"), &a), RL_V_BAD);
+}
+
+static void
+test_decode_release(void **state)
+{
+	const char *nopub = "unset";
+	int64_t holds = -9;
+
+	(void)state;
+	assert_int_equal(rl_decode_release(R("*2|:2|nil"), &holds, &nopub),
+	    RL_V_RELEASED);
+	assert_int_equal(holds, 0);
+	assert_null(nopub);
+	assert_int_equal(rl_decode_release(R("*2|:2|$redisson_lock__channel:"
+	    "{x}"), &holds, &nopub), RL_V_RELEASED);
+	assert_string_equal(nopub, "redisson_lock__channel:{x}");
+	assert_int_equal(rl_decode_release(R("*2|:1|:2"), &holds, &nopub),
+	    RL_V_YES);
+	assert_int_equal(holds, 2);
+	assert_null(nopub);
+	assert_int_equal(rl_decode_release(R("*2|:0|:1"), &holds, &nopub),
+	    RL_V_NO);
+	assert_int_equal(holds, 1);	/* someone else holds it */
+	assert_int_equal(rl_decode_release(R("*2|:0|:0"), &holds, &nopub),
+	    RL_V_NO);
+	assert_int_equal(holds, 0);	/* free */
+	assert_int_equal(rl_decode_release(R("*3|:-1|$x|$list"), &holds,
+	    &nopub), RL_V_WRONGTYPE);
+	assert_int_equal(rl_decode_release(NULL, &holds, &nopub), RL_V_NONE);
+	assert_int_equal(rl_decode_release(R(":1"), &holds, &nopub),
+	    RL_V_BAD);
+	assert_int_equal(holds, 0);
+	assert_null(nopub);
+}
+
+static void
+test_decode_force(void **state)
+{
+	const char *nopub = "unset";
+
+	(void)state;
+	assert_int_equal(rl_decode_force(R("*2|:1|nil"), &nopub), RL_V_YES);
+	assert_null(nopub);
+	assert_int_equal(rl_decode_force(R("*2|:1|$redisson_lock__channel:"
+	    "{x}"), &nopub), RL_V_YES);
+	assert_string_equal(nopub, "redisson_lock__channel:{x}");
+	assert_int_equal(rl_decode_force(R("*1|:0"), &nopub), RL_V_NO);
+	assert_null(nopub);
+	assert_int_equal(rl_decode_force(R("*3|:-1|$x|$zset"), &nopub),
+	    RL_V_WRONGTYPE);
+	assert_int_equal(rl_decode_force(NULL, &nopub), RL_V_NONE);
+	/* 2 is release's; force never says it. */
+	assert_int_equal(rl_decode_force(R("*1|:2"), &nopub), RL_V_BAD);
+	assert_int_equal(rl_decode_force(R(":1"), &nopub), RL_V_BAD);
+}
+
+static void
+test_decode_renew(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_decode_renew(R(":1")), RL_V_YES);
+	assert_int_equal(rl_decode_renew(R(":0")), RL_V_NO);
+	assert_int_equal(rl_decode_renew(NULL), RL_V_NONE);
+	/* An array where an integer is expected. */
+	assert_int_equal(rl_decode_renew(R("*1|:1")), RL_V_BAD);
+	assert_int_equal(rl_decode_renew(R("$1")), RL_V_BAD);
+	assert_int_equal(rl_decode_renew(R("nil")), RL_V_BAD);
+}
+
+static void
+test_decode_status(void **state)
+{
+	struct rl_status st;
+
+	(void)state;
+	assert_int_equal(rl_decode_status(R("*12|:1|:3|:2500|$o:1|:2|$web1|"
+	    ":4242|$root|$pg_dump|:1700000000000|$9007199254740993|:72000"),
+	    &st), RL_V_YES);
+	assert_true(st.held);
+	assert_int_equal(st.waiting, 3);
+	assert_int_equal(st.pttl, 2500);
+	assert_string_equal(st.owner, "o:1");
+	assert_int_equal(st.holds, 2);
+	assert_string_equal(st.host, "web1");
+	assert_int_equal(st.pid, 4242);
+	assert_string_equal(st.user, "root");
+	assert_string_equal(st.cmd, "pg_dump");
+	assert_true(st.since_ms == 1700000000000LL);
+	assert_true(st.fence == 9007199254740993LL);
+	assert_int_equal(st.held_ms, 72000);
+	/* A Redisson holder: nil fields read as unknown. */
+	assert_int_equal(rl_decode_status(R("*12|:1|:0|:900|$uuid:57|:1|nil|"
+	    "nil|nil|nil|nil|nil|nil"), &st), RL_V_YES);
+	assert_true(st.held);
+	assert_string_equal(st.owner, "uuid:57");
+	assert_null(st.host);
+	assert_int_equal(st.pid, 0);
+	assert_null(st.user);
+	assert_int_equal(st.since_ms, -1);
+	assert_int_equal(st.fence, -1);
+	assert_int_equal(st.held_ms, -1);
+	/* Free. */
+	assert_int_equal(rl_decode_status(R("*2|:0|:4"), &st), RL_V_NO);
+	assert_false(st.held);
+	assert_int_equal(st.waiting, 4);
+	assert_int_equal(st.pttl, -1);
+	assert_null(st.owner);
+	assert_int_equal(st.fence, -1);
+	assert_int_equal(rl_decode_status(R("*3|:-1|$redlock_holder:{x}|"
+	    "$string"), &st), RL_V_WRONGTYPE);
+	assert_false(st.held);
+	assert_string_equal(st.badkey, "redlock_holder:{x}");
+	assert_string_equal(st.badtype, "string");
+	assert_int_equal(rl_decode_status(NULL, &st), RL_V_NONE);
+	assert_int_equal(rl_decode_status(R(":1"), &st), RL_V_BAD);
+	assert_false(st.held);
+	assert_int_equal(rl_decode_status(R("*1|:2"), &st), RL_V_BAD);
+	assert_false(st.held);
+}
+
+static void
+test_decode_leave(void **state)
+{
+	int64_t pos = -9;
+
+	(void)state;
+	assert_int_equal(rl_decode_leave(R("*3|:1|:3|nil"), &pos), RL_V_YES);
+	assert_int_equal(pos, 3);
+	assert_int_equal(rl_decode_leave(R("*2|:0|:0"), &pos), RL_V_YES);
+	assert_int_equal(pos, 0);
+	assert_int_equal(rl_decode_leave(NULL, &pos), RL_V_NONE);
+	assert_int_equal(rl_decode_leave(R(":1"), &pos), RL_V_BAD);
+	assert_int_equal(pos, 0);
+	assert_int_equal(rl_decode_leave(R("*1|:1"), &pos), RL_V_BAD);
+}
+
+static void
+test_decode_queue(void **state)
+{
+	struct rl_queue q;
+	enum rl_verdict v;
+
+	(void)state;
+	/* {now_ms, holder, waiters...} */
+	assert_int_equal(rl_decode_queue(R("*4|:1700000000000|"
+	    "*7|$o:1|:2500|$web1|:4242|$root|$pg_dump|:72000|"
+	    "*7|$w:1|:9000|$web2|:7|$alice|$make|:300|"
+	    "*7|$w:2|nil|nil|nil|nil|nil|nil"), &q, &v), 0);
+	assert_int_equal(v, RL_V_YES);
+	assert_true(q.held);
+	assert_string_equal(q.holder.owner, "o:1");
+	assert_int_equal(q.holder.ms, 2500);
+	assert_string_equal(q.holder.host, "web1");
+	assert_int_equal(q.holder.pid, 4242);
+	assert_string_equal(q.holder.user, "root");
+	assert_string_equal(q.holder.cmd, "pg_dump");
+	assert_int_equal(q.holder.since_ms, 72000);
+	assert_int_equal(q.n, 2);
+	assert_string_equal(q.waiters[0].owner, "w:1");
+	assert_int_equal(q.waiters[0].ms, 9000);
+	assert_string_equal(q.waiters[0].user, "alice");
+	assert_int_equal(q.waiters[0].since_ms, 300);
+	assert_string_equal(q.waiters[1].owner, "w:2");
+	assert_true(q.waiters[1].ms == INT64_MIN);	/* no deadline */
+	assert_null(q.waiters[1].host);
+	assert_int_equal(q.waiters[1].since_ms, -1);
+	free(q.waiters);	/* as rl_queue_clear does */
+	/* Free, nobody waiting. */
+	assert_int_equal(rl_decode_queue(R("*2|:1700000000000|*0"), &q, &v), 0);
+	assert_int_equal(v, RL_V_YES);
+	assert_false(q.held);
+	assert_int_equal(q.n, 0);
+	assert_null(q.waiters);
+	assert_int_equal(rl_decode_queue(R("*3|:-1|$redisson_lock_queue:{x}|"
+	    "$hash"), &q, &v), 0);
+	assert_int_equal(v, RL_V_WRONGTYPE);
+	assert_string_equal(q.badkey, "redisson_lock_queue:{x}");
+	assert_string_equal(q.badtype, "hash");
+	assert_int_equal(q.n, 0);
+	assert_int_equal(rl_decode_queue(NULL, &q, &v), 0);
+	assert_int_equal(v, RL_V_NONE);
+	/* Garbage: no holder array. */
+	assert_int_equal(rl_decode_queue(R(":1"), &q, &v), 0);
+	assert_int_equal(v, RL_V_BAD);
+	assert_int_equal(rl_decode_queue(R("*2|:1700000000000|$o:1"), &q, &v),
+	    0);
+	assert_int_equal(v, RL_V_BAD);
+	assert_int_equal(q.n, 0);
+	assert_null(q.waiters);
+}
+
+static void
+test_decode_runid(void **state)
+{
+	(void)state;
+	assert_string_equal(rl_decode_runid(
+	    R("$6b7e3c6f4a5d1e2f3a4b5c6d7e8f9a0b1c2d3e4f")),
+	    "6b7e3c6f4a5d1e2f3a4b5c6d7e8f9a0b1c2d3e4f");
+	assert_null(rl_decode_runid(R("nil")));	/* INFO refused */
+	assert_null(rl_decode_runid(R(":0")));
+	assert_null(rl_decode_runid(NULL));
+}
+
+/* ---- N masters' replies added up ---- */
+
+#define ELAPSED_MS 40	/* elapsed since the attempt was sent */
+
+/* Decode acquire replies (NULL: that master did not answer). */
+static void
+acquire_replies(size_t n, const char *const *specs, enum rl_verdict *v,
+    struct rl_attempt *per)
+{
+	size_t j;
+
+	memset(per, 0, n * sizeof(*per));
+	for (j = 0; j < n; j++)
+		v[j] = rl_decode_acquire(specs[j] != NULL ? R(specs[j]) : NULL,
+		    &per[j]);
+}
+
+static void
+test_combine_acquire_one_master(void **state)
+{
+	static const char *const yes[] = { "*3|:1|$17|:1" };
+	static const char *const busy[] = {
+		"*8|:0|:2500|$other:7|$web1|:4242|$root|$pg_dump|:72000"
+	};
+	static const char *const none[] = { NULL };
+	struct rl_attempt per[1], a;
+	enum rl_verdict v[1];
+	size_t who = 99;
+	int undo = -1;
+
+	(void)state;
+	acquire_replies(1, yes, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_true(a.acquired);
+	assert_int_equal(a.fence, 17);
+	assert_int_equal(a.holds, 1);
+	assert_int_equal(a.nodes_ok, 1);
+	assert_int_equal(a.validity_ms, 30000 - ELAPSED_MS - 302);
+	assert_false(a.too_slow);
+	assert_int_equal(undo, 0);
+
+	acquire_replies(1, busy, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_int_equal(a.nodes_ok, 0);
+	assert_int_equal(a.pttl, 2500);
+	assert_string_equal(a.owner, "other:7");
+	assert_string_equal(a.host, "web1");
+	assert_int_equal(a.held_ms, 72000);
+	assert_int_equal(undo, 0);
+
+	/* No reply: the script may have run; release to be sure. */
+	acquire_replies(1, none, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_NO_QUORUM);
+	assert_false(a.acquired);
+	assert_false(a.too_slow);
+	assert_int_equal(undo, 1);
+}
+
+static void
+test_combine_acquire_three_masters(void **state)
+{
+	static const char *const two_yes[] = {
+		"*3|:1|$9007199254740993|:1",
+		"*8|:0|:2500|$other:7|nil|nil|nil|nil|nil",
+		"*3|:1|$9007199254740995|:1",
+	};
+	static const char *const one_yes[] = { NULL, "*3|:1|$5|:1", NULL };
+	static const char *const all_busy[] = {
+		"*8|:0|:1000|$other:7|$web1|nil|nil|nil|nil",
+		"*8|:0|:2500|$other:7|$web2|nil|nil|nil|nil",
+		NULL,
+	};
+	struct rl_attempt per[3], a;
+	enum rl_verdict v[3];
+	size_t who = 99;
+	int undo = -1;
+
+	(void)state;
+	/* Two grants and one busy: acquired, with the highest fence. */
+	acquire_replies(3, two_yes, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_true(a.acquired);
+	assert_true(a.fence == 9007199254740995LL);
+	assert_int_equal(a.nodes_ok, 2);
+	assert_int_equal(undo, 0);
+
+	/* One grant, two silent: no quorum, and the grant is undone. */
+	acquire_replies(3, one_yes, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_NO_QUORUM);
+	assert_false(a.acquired);
+	assert_int_equal(a.nodes_ok, 1);
+	assert_int_equal(undo, 1);
+
+	/* Busy on a quorum, one silent: not acquired, the holder with the
+	 * longest lease reported; the silent one may have granted it. */
+	acquire_replies(3, all_busy, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_int_equal(a.pttl, 2500);
+	assert_string_equal(a.host, "web2");
+	assert_int_equal(undo, 1);
+}
+
+/* A quorum granted it, but the time it took left no validity. */
+static void
+test_combine_acquire_too_slow(void **state)
+{
+	static const char *const yes[] = {
+		"*3|:1|$1|:1", "*3|:1|$2|:1", "*3|:1|$3|:1",
+	};
+	struct rl_attempt per[3], a;
+	enum rl_verdict v[3];
+	size_t who = 99;
+	int undo = -1;
+
+	(void)state;
+	acquire_replies(3, yes, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 300, 400, &a, &undo,
+	    &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_true(a.too_slow);
+	assert_int_equal(a.nodes_ok, 3);
+	assert_true(a.validity_ms <= 0);
+	assert_int_equal(undo, 1);
+	/* At the edge: validity 0 is too slow, 1 ms is enough. */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 300, 295, &a, &undo,
+	    &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_true(a.too_slow);
+	assert_int_equal(a.validity_ms, 0);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 300, 294, &a, &undo,
+	    &who), RL_OUT_OK);
+	assert_true(a.acquired);
+	assert_false(a.too_slow);
+	assert_int_equal(a.validity_ms, 1);
+	assert_int_equal(a.fence, 3);
+	assert_int_equal(undo, 0);
+}
+
+/* A key of another type on any master is the answer, whatever the
+ * others said; grants made elsewhere are undone. */
+static void
+test_combine_acquire_wrongtype(void **state)
+{
+	static const char *const mixed[] = {
+		"*3|:1|$1|:1", "*3|:1|$2|:1",
+		"*3|:-1|$redlock_holder:{x}|$list",
+	};
+	static const char *const bad[] = { "*3|:1|$1|:1", ":7", "*3|:1|$3|:1" };
+	struct rl_attempt per[3], a;
+	enum rl_verdict v[3];
+	size_t who = 99;
+	int undo = -1;
+
+	(void)state;
+	acquire_replies(3, mixed, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_WRONGTYPE);
+	assert_int_equal(who, 2);
+	assert_false(a.acquired);
+	assert_string_equal(a.badkey, "redlock_holder:{x}");
+	assert_string_equal(a.badtype, "list");
+	assert_int_equal(undo, 1);
+	/* A reply that is not the script's: which master said it. */
+	acquire_replies(3, bad, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_BAD);
+	assert_int_equal(who, 1);
+	assert_false(a.acquired);
+	assert_int_equal(undo, 1);
+}
+
+static void
+test_combine_release(void **state)
+{
+	enum rl_verdict v[3];
+	int64_t holds[3];
+	const char *nopub[3];
+	enum rl_release rel;
+	int64_t left;
+	const char *np;
+	size_t who = 99;
+
+	(void)state;
+	/* Decremented beats released beats not-owner. */
+	v[0] = RL_V_RELEASED; holds[0] = 0; nopub[0] = "ch";
+	v[1] = RL_V_YES; holds[1] = 2; nopub[1] = NULL;
+	v[2] = RL_V_NO; holds[2] = 0; nopub[2] = NULL;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rel, RL_DECREMENTED);
+	assert_int_equal(left, 2);
+
+	v[1] = RL_V_NO; holds[1] = 0;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rel, RL_RELEASED);
+	assert_string_equal(np, "ch");
+
+	/* Not the owner anywhere: held by another on one of them. */
+	v[0] = RL_V_NO; holds[0] = 0;
+	v[1] = RL_V_NO; holds[1] = 1;
+	v[2] = RL_V_NONE;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rel, RL_NOT_OWNER);
+	assert_int_equal(left, 1);
+	assert_null(np);
+	holds[1] = 0;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rel, RL_NOT_OWNER);
+	assert_int_equal(left, 0);
+
+	/* None answered. */
+	v[0] = v[1] = v[2] = RL_V_NONE;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_NO_QUORUM);
+	assert_int_equal(rl_combine_release(v, holds, nopub, 1, &rel, &left,
+	    &np, &who), RL_OUT_NO_QUORUM);
+
+	/* A key of another type anywhere; strangers only when alone. */
+	v[0] = RL_V_RELEASED; v[1] = RL_V_WRONGTYPE; v[2] = RL_V_NONE;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_WRONGTYPE);
+	assert_int_equal(who, 1);
+	v[1] = RL_V_BAD;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rel, RL_RELEASED);
+	v[0] = RL_V_NONE;
+	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
+	    &np, &who), RL_OUT_BAD);
+	assert_int_equal(who, 1);
+}
+
+static void
+test_combine_force(void **state)
+{
+	enum rl_verdict v[3] = { RL_V_NO, RL_V_YES, RL_V_NONE };
+	const char *nopub[3] = { NULL, "ch", NULL };
+	const char *np;
+	size_t who = 99;
+	int deleted = -1;
+
+	(void)state;
+	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
+	    RL_OUT_OK);
+	assert_true(deleted);
+	assert_string_equal(np, "ch");
+	v[1] = RL_V_NO;
+	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
+	    RL_OUT_OK);
+	assert_false(deleted);
+	assert_null(np);
+	v[0] = v[1] = RL_V_NONE;
+	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
+	    RL_OUT_NO_QUORUM);
+	v[2] = RL_V_WRONGTYPE;
+	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
+	    RL_OUT_WRONGTYPE);
+	assert_int_equal(who, 2);
+}
+
+static void
+test_combine_renew(void **state)
+{
+	enum rl_verdict v[3];
+	size_t yes = 99;
+	int ours = -1;
+
+	(void)state;
+	/* 2 of 3 renewed: ours. */
+	v[0] = RL_V_YES; v[1] = RL_V_NONE; v[2] = RL_V_YES;
+	assert_int_equal(rl_combine_renew(v, 3, &ours, &yes), RL_OUT_OK);
+	assert_int_equal(ours, 1);
+	assert_int_equal(yes, 2);
+	/* 2 of 3 say gone: a quorum can never be had again. */
+	v[0] = RL_V_NO; v[1] = RL_V_YES; v[2] = RL_V_NO;
+	assert_int_equal(rl_combine_renew(v, 3, &ours, &yes), RL_OUT_OK);
+	assert_int_equal(ours, 0);
+	assert_int_equal(yes, 1);
+	/* 1 yes, 2 silent: not known yet. */
+	v[0] = RL_V_YES; v[1] = RL_V_NONE; v[2] = RL_V_NONE;
+	assert_int_equal(rl_combine_renew(v, 3, &ours, &yes), RL_OUT_NO_QUORUM);
+	assert_int_equal(ours, 0);
+	assert_int_equal(yes, 1);
+	/* 1 yes, 1 no, 1 silent: the silent one decides; not known. */
+	v[1] = RL_V_NO;
+	assert_int_equal(rl_combine_renew(v, 3, &ours, &yes), RL_OUT_NO_QUORUM);
+	/* Strangers count for neither. */
+	v[0] = RL_V_BAD; v[1] = RL_V_BAD; v[2] = RL_V_YES;
+	assert_int_equal(rl_combine_renew(v, 3, &ours, &yes), RL_OUT_NO_QUORUM);
+	/* One master. */
+	v[0] = RL_V_YES;
+	assert_int_equal(rl_combine_renew(v, 1, &ours, &yes), RL_OUT_OK);
+	assert_int_equal(ours, 1);
+	v[0] = RL_V_NO;
+	assert_int_equal(rl_combine_renew(v, 1, &ours, &yes), RL_OUT_OK);
+	assert_int_equal(ours, 0);
+	v[0] = RL_V_NONE;
+	assert_int_equal(rl_combine_renew(v, 1, &ours, &yes), RL_OUT_NO_QUORUM);
+}
+
+/* Decode status replies (NULL: that master did not answer). */
+static void
+status_replies(size_t n, const char *const *specs, enum rl_verdict *v,
+    struct rl_status *per)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		v[j] = rl_decode_status(specs[j] != NULL ? R(specs[j]) : NULL,
+		    &per[j]);
+}
+
+static void
+test_combine_status(void **state)
+{
+	static const char *const agreed[] = {
+		"*12|:1|:0|:2000|$o:1|:1|$web1|:1|$u|$c|:5|$9|:100",
+		"*2|:0|:0",
+		"*12|:1|:0|:2500|$o:1|:1|$web1|:1|$u|$c|:5|$9|:100",
+	};
+	static const char *const split[] = {
+		"*12|:1|:0|:2000|$o:1|:1|nil|nil|nil|nil|nil|nil|nil",
+		"*12|:1|:0|:2500|$o:2|:1|nil|nil|nil|nil|nil|nil|nil",
+		NULL,
+	};
+	static const char *const none[] = { NULL, NULL, NULL };
+	static const char *const wrong[] = {
+		"*2|:0|:0", "*3|:-1|$x|$string", NULL,
+	};
+	static const char *const one_free[] = { "*2|:0|:2" };
+	struct rl_status per[3], st;
+	enum rl_verdict v[3];
+	size_t who = 99;
+
+	(void)state;
+	status_replies(3, agreed, v, per);
+	assert_int_equal(rl_combine_status(v, per, 3, &st, &who), RL_OUT_OK);
+	assert_true(st.held);
+	assert_string_equal(st.owner, "o:1");
+	assert_int_equal(st.held_on, 2);
+	assert_int_equal(st.answered, 3);
+	assert_true(who == 0 || who == 2);
+	assert_int_equal(st.fence, 9);
+
+	/* Split owners: held on one each, by nobody on a quorum. */
+	status_replies(3, split, v, per);
+	assert_int_equal(rl_combine_status(v, per, 3, &st, &who), RL_OUT_OK);
+	assert_false(st.held);
+	assert_int_equal(st.held_on, 1);
+	assert_int_equal(st.answered, 2);
+
+	status_replies(3, none, v, per);
+	assert_int_equal(rl_combine_status(v, per, 3, &st, &who),
+	    RL_OUT_NO_QUORUM);
+
+	status_replies(3, wrong, v, per);
+	assert_int_equal(rl_combine_status(v, per, 3, &st, &who),
+	    RL_OUT_WRONGTYPE);
+	assert_int_equal(who, 1);
+	assert_string_equal(st.badkey, "x");
+	assert_string_equal(st.badtype, "string");
+
+	/* One master, free. */
+	status_replies(1, one_free, v, per);
+	assert_int_equal(rl_combine_status(v, per, 1, &st, &who), RL_OUT_OK);
+	assert_false(st.held);
+	assert_int_equal(st.held_on, 0);
+	assert_int_equal(st.answered, 1);
+	assert_int_equal(st.waiting, 2);
+	assert_int_equal(who, 0);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_lease_arithmetic),
+		T(test_quorum_and_validity),
+		T(test_node_timeout_clamps),
+		T(test_reply_timeout),
+		T(test_elem_int_and_str),
+		T(test_verdicts),
+		T(test_decode_acquire_granted),
+		T(test_decode_acquire_busy),
+		T(test_decode_acquire_wrongtype_and_garbage),
+		T(test_decode_release),
+		T(test_decode_force),
+		T(test_decode_renew),
+		T(test_decode_status),
+		T(test_decode_leave),
+		T(test_decode_queue),
+		T(test_decode_runid),
+		T(test_combine_acquire_one_master),
+		T(test_combine_acquire_three_masters),
+		T(test_combine_acquire_too_slow),
+		T(test_combine_acquire_wrongtype),
+		T(test_combine_release),
+		T(test_combine_force),
+		T(test_combine_renew),
+		T(test_combine_status),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1087 @@
+/* test_round.c: rounds and connections over a fake transport, where each
+ * master is the far end of a socketpair that the test reads and answers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rl_round.h"
+#include "rl_scripts.h"
+
+/* ---- the fake servers, one per port ---- */
+
+#define NSRV 3
+#define MAXCMD 32
+#define MAXARG 40
+
+struct cmd {
+	int argc;
+	char *argv[MAXARG];
+};
+
+struct srv {
+	int port;
+	int fd;			/* the server's end of the socketpair; -1 */
+	int refuse;		/* open fails */
+	int stall;		/* connecting never finishes */
+	int reset;		/* connecting fails once under way */
+	int opens;
+	char in[1 << 16];	/* bytes received, not parsed yet */
+	size_t inlen;
+	int eof;		/* the client closed its end */
+	struct cmd cmds[MAXCMD];	/* commands received, in order */
+	size_t ncmds;
+};
+
+static struct srv srvs[NSRV];
+
+static struct srv *
+srv_of(int port)
+{
+	size_t i;
+
+	for (i = 0; i < NSRV; i++)
+		if (srvs[i].port == port)
+			return &srvs[i];
+	return NULL;
+}
+
+static int
+fake_open(struct rl_conn *c)
+{
+	struct srv *s = srv_of(c->url->port);
+	int sv[2];
+
+	if (s == NULL || s->refuse) {
+		rl_error_io(c->url, "cannot connect to", "Connection refused",
+		    c->why, sizeof(c->why));
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0, sv) < 0) {
+		rl_error_io(c->url, "cannot connect to", strerror(errno),
+		    c->why, sizeof(c->why));
+		return -1;
+	}
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = sv[1];
+	s->inlen = 0;
+	s->eof = 0;
+	s->opens++;
+	c->fd = sv[0];
+	return 0;
+}
+
+static int
+fake_finish(struct rl_conn *c)
+{
+	struct srv *s = srv_of(c->url->port);
+
+	if (s != NULL && s->reset) {
+		rl_error_io(c->url, "cannot connect to", "Connection reset by "
+		    "peer", c->why, sizeof(c->why));
+		return -1;
+	}
+	return s != NULL && s->stall ? 1 : 0;
+}
+
+static ssize_t
+fake_read(struct rl_conn *c, void *buf, size_t len)
+{
+	return read(c->fd, buf, len);
+}
+
+static ssize_t
+fake_write(struct rl_conn *c, const void *buf, size_t len)
+{
+	return send(c->fd, buf, len, MSG_NOSIGNAL);
+}
+
+static void
+fake_close(struct rl_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+static const struct rl_transport fake = {
+	fake_open, fake_finish, fake_read, fake_write, fake_close
+};
+
+/* A decimal number ended by CRLF at P (below END): -2 when incomplete. */
+static long
+resp_num(const char **p, const char *end)
+{
+	const char *q = memchr(*p, '\r', (size_t)(end - *p));
+	long v;
+
+	if (q == NULL || q + 1 >= end)
+		return -2;
+	assert_int_equal(q[1], '\n');
+	v = strtol(*p, NULL, 10);
+	*p = q + 2;
+	return v;
+}
+
+/* One whole command (a RESP array of bulk strings) at the start of IN,
+ * into CMD: its length, or 0 when not all of it has come. */
+static size_t
+resp_cmd(const char *in, size_t len, struct cmd *cmd)
+{
+	const char *p = in, *end = in + len;
+	long argc, n, i;
+
+	if (len == 0)
+		return 0;
+	assert_int_equal(*p, '*');
+	p++;
+	if ((argc = resp_num(&p, end)) == -2)
+		return 0;
+	assert_true(argc > 0 && argc <= MAXARG);
+	memset(cmd, 0, sizeof(*cmd));
+	for (i = 0; i < argc; i++) {
+		if (p >= end)
+			goto partial;
+		assert_int_equal(*p, '$');
+		p++;
+		if ((n = resp_num(&p, end)) == -2 || end - p < n + 2)
+			goto partial;
+		assert_true(n >= 0);
+		cmd->argv[i] = strndup(p, (size_t)n);
+		assert_non_null(cmd->argv[i]);
+		cmd->argc++;
+		p += n + 2;
+	}
+	return (size_t)(p - in);
+partial:
+	for (i = 0; i < cmd->argc; i++)
+		free(cmd->argv[i]);
+	cmd->argc = 0;
+	return 0;
+}
+
+/* Read what the client wrote to S and parse the whole commands. */
+static void
+srv_pump(struct srv *s)
+{
+	ssize_t n;
+	size_t used;
+
+	while (s->fd >= 0 && !s->eof) {
+		assert_true(s->inlen < sizeof(s->in));
+		n = read(s->fd, s->in + s->inlen, sizeof(s->in) - s->inlen);
+		if (n < 0) {
+			assert_true(errno == EAGAIN || errno == EINTR);
+			break;
+		}
+		if (n == 0)
+			s->eof = 1;
+		s->inlen += (size_t)n;
+	}
+	while (s->ncmds < MAXCMD &&
+	    (used = resp_cmd(s->in, s->inlen, &s->cmds[s->ncmds])) > 0) {
+		s->ncmds++;
+		memmove(s->in, s->in + used, s->inlen - used);
+		s->inlen -= used;
+	}
+}
+
+static void
+pump_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < NSRV; i++)
+		srv_pump(&srvs[i]);
+}
+
+/* The server at S answers with RESP bytes. */
+static void
+srv_say(struct srv *s, const char *resp)
+{
+	size_t len = strlen(resp);
+
+	assert_true(s->fd >= 0);
+	assert_int_equal(send(s->fd, resp, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* Command I that S received has these words (NULL-terminated). */
+static void
+assert_cmd(const struct srv *s, size_t i, ...)
+{
+	const char *w;
+	va_list ap;
+	int k = 0;
+
+	assert_true(i < s->ncmds);
+	va_start(ap, i);
+	while ((w = va_arg(ap, const char *)) != NULL) {
+		assert_true(k < s->cmds[i].argc);
+		assert_string_equal(s->cmds[i].argv[k], w);
+		k++;
+	}
+	va_end(ap);
+	assert_int_equal(s->cmds[i].argc, k);
+}
+
+/* ---- masters and rounds ---- */
+
+#define PORT0 6391
+
+static struct rl_node nodes[NSRV];
+static struct rl_round rd;	/* ended in teardown, also after a failure */
+
+static void
+masters(size_t n, const char *const *urls)
+{
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		assert_int_equal(rl_url_parse(urls[i], &nodes[i].url, err,
+		    sizeof(err)), 0);
+		rl_conn_init(&nodes[i].conn, &nodes[i].url);
+		rl_conn_init(&nodes[i].sub, &nodes[i].url);
+	}
+}
+
+static void
+plain_masters(size_t n)
+{
+	static const char *const urls[NSRV] = {
+		"redis://127.0.0.1:6391", "redis://127.0.0.1:6392",
+		"redis://127.0.0.1:6393"
+	};
+
+	masters(n, urls);
+}
+
+static int
+setup(void **state)
+{
+	size_t i;
+
+	(void)state;
+	memset(srvs, 0, sizeof(srvs));
+	memset(nodes, 0, sizeof(nodes));
+	memset(&rd, 0, sizeof(rd));
+	for (i = 0; i < NSRV; i++) {
+		srvs[i].port = PORT0 + (int)i;
+		srvs[i].fd = -1;
+	}
+	rl_conn_set_transport(&fake);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	size_t i, j;
+	int k;
+
+	(void)state;
+	rl_round_end(&rd);
+	for (i = 0; i < NSRV; i++) {
+		if (nodes[i].reply != NULL)
+			freeReplyObject(nodes[i].reply);
+		rl_conn_close(&nodes[i].conn);
+		rl_conn_close(&nodes[i].sub);
+		rl_url_clear(&nodes[i].url);
+		if (srvs[i].fd >= 0)
+			close(srvs[i].fd);
+		for (j = 0; j < srvs[i].ncmds; j++)
+			for (k = 0; k < srvs[i].cmds[j].argc; k++)
+				free(srvs[i].cmds[j].argv[k]);
+	}
+	memset(nodes, 0, sizeof(nodes));
+	rl_conn_set_transport(NULL);
+	return 0;
+}
+
+static const char *renew_keys[] = { "x", "redlock_holder:{x}" };
+static const char *renew_args[] = { "30000", "o:1" };
+
+static int
+renew_round(struct rl_round *r, size_t n, size_t need, int64_t reply_ms)
+{
+	struct rl_round_opts o;
+
+	o.need = need;
+	o.connect_ms = 2000;
+	o.reply_ms = reply_ms;
+	return rl_round_script(r, nodes, n, &o, &rl_script_renew, 2,
+	    renew_keys, 2, renew_args);
+}
+
+/* The EVALSHA and the EVAL of the renew script above. */
+static void
+assert_evalsha(const struct srv *s, size_t i)
+{
+	assert_cmd(s, i, "EVALSHA", rl_script_renew.sha, "2", "x",
+	    "redlock_holder:{x}", "30000", "o:1", NULL);
+}
+
+static void
+assert_eval(const struct srv *s, size_t i)
+{
+	assert_cmd(s, i, "EVAL", rl_script_renew.src, "2", "x",
+	    "redlock_holder:{x}", "30000", "o:1", NULL);
+}
+
+/* Step R, the servers reading in between, until S has received WANT
+ * commands (or the round is over); bounded. */
+static void
+step_until(struct rl_round *r, struct srv *s, size_t want)
+{
+	struct pollfd pfd[RL_MAX_NODES];
+	int64_t end = rl_now_ms() + 2000;
+
+	for (;;) {
+		rl_round_step(r, rl_now_ms());
+		pump_all();
+		if (s->ncmds >= want || r->done)
+			break;
+		assert_true(rl_now_ms() < end);
+		poll(pfd, rl_round_pollfds(r, pfd), 1);
+	}
+	assert_int_equal(s->ncmds, want);
+}
+
+/* S answers RESP to its command WANT (1 first), once that has come. */
+static void
+answer(struct rl_round *r, struct srv *s, size_t want, const char *resp)
+{
+	step_until(r, s, want);
+	srv_say(s, resp);
+}
+
+/* Step R a few times, with a little room for I/O in between: for what
+ * must not happen. */
+static void
+step_some(struct rl_round *r)
+{
+	struct pollfd pfd[RL_MAX_NODES];
+	int i;
+
+	for (i = 0; i < 20 && !r->done; i++) {
+		rl_round_step(r, rl_now_ms());
+		poll(pfd, rl_round_pollfds(r, pfd), 1);
+	}
+	pump_all();
+}
+
+static void
+test_one_master_sends_one_evalsha(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_true(r->done);
+	assert_int_equal(r->nsent, 1);
+	assert_int_equal(rl_round_answered(r), 1);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->type, REDIS_REPLY_INTEGER);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	assert_int_equal(nodes[0].full, 0);
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_evalsha(&srvs[0], 0);
+	assert_int_equal(srvs[0].inlen, 0);
+	assert_int_equal(nodes[0].conn.state, RL_CONN_READY);
+}
+
+static void
+test_noscript_falls_back_to_one_eval(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 1);
+	assert_evalsha(&srvs[0], 0);
+	srv_say(&srvs[0], "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+	step_until(r, &srvs[0], 2);
+	assert_eval(&srvs[0], 1);
+	assert_false(r->done);
+	srv_say(&srvs[0], ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	assert_int_equal(nodes[0].full, 1);
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 2);
+	assert_int_equal(srvs[0].inlen, 0);
+}
+
+/* A NOSCRIPT to the EVAL itself is an error, not a third try. */
+static void
+test_noscript_to_eval_is_an_error(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 1);
+	srv_say(&srvs[0], "-NOSCRIPT No matching script.\r\n");
+	step_until(r, &srvs[0], 2);
+	srv_say(&srvs[0], "-NOSCRIPT No matching script.\r\n");
+	rl_round_run(r);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_EPROTO);
+	assert_non_null(strstr(nodes[0].why, "the renew script failed on "
+	    "redis://127.0.0.1:6391: NOSCRIPT"));
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 2);
+}
+
+static void
+test_three_masters_gather_replies_per_node(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(3);
+	srvs[1].refuse = 1;
+	assert_int_equal(renew_round(r, 3, 2, 2000), 0);
+	/* The refusal is known at once. */
+	assert_int_equal(nodes[1].phase, RL_PH_DONE);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	answer(r, &srvs[2], 1, ":0\r\n");
+	rl_round_run(r);
+	assert_int_equal(r->nsent, 2);
+	assert_int_equal(rl_round_answered(r), 2);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	assert_non_null(nodes[2].reply);
+	assert_int_equal(nodes[2].reply->integer, 0);
+	assert_null(nodes[1].reply);
+	assert_int_equal(nodes[1].err, RL_ECONNECT);
+	assert_non_null(strstr(nodes[1].why,
+	    "cannot connect to redis://127.0.0.1:6392"));
+	assert_non_null(strstr(nodes[1].why, "Connection refused"));
+	rl_round_end(r);
+	pump_all();
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_evalsha(&srvs[0], 0);
+	assert_int_equal(srvs[1].opens, 0);
+	assert_int_equal(srvs[2].ncmds, 1);
+	assert_evalsha(&srvs[2], 0);
+}
+
+/* Too few reachable, nothing changes: the others are not asked. */
+static void
+test_too_few_reachable_sends_nothing(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(3);
+	srvs[1].refuse = 1;
+	assert_int_equal(renew_round(r, 3, 3, 2000), 0);
+	rl_round_run(r);
+	assert_true(r->done);
+	assert_int_equal(r->nsent, 0);
+	assert_int_equal(rl_round_answered(r), 0);
+	assert_int_equal(nodes[1].err, RL_ECONNECT);
+	assert_non_null(strstr(nodes[1].why, "redis://127.0.0.1:6392"));
+	assert_null(nodes[0].reply);
+	assert_null(nodes[2].reply);
+	assert_non_null(strstr(nodes[0].why, "too few masters reachable"));
+	assert_non_null(strstr(nodes[2].why, "too few masters reachable"));
+	step_some(r);
+	rl_round_end(r);
+	pump_all();
+	assert_int_equal(srvs[0].opens, 1);
+	assert_int_equal(srvs[0].ncmds, 0);
+	assert_int_equal(srvs[0].inlen, 0);
+	assert_int_equal(srvs[2].opens, 1);
+	assert_int_equal(srvs[2].ncmds, 0);
+	assert_int_equal(srvs[2].inlen, 0);
+}
+
+/* A connect that fails once under way (finish) is that master's error;
+ * the others are asked. */
+static void
+test_connect_failing_under_way(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(3);
+	srvs[0].reset = 1;
+	assert_int_equal(renew_round(r, 3, 2, 2000), 0);
+	assert_int_equal(nodes[0].phase, RL_PH_CONNECT);
+	answer(r, &srvs[1], 1, ":1\r\n");
+	answer(r, &srvs[2], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(r->nsent, 2);
+	assert_int_equal(rl_round_answered(r), 2);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ECONNECT);
+	assert_non_null(strstr(nodes[0].why, "cannot connect to "
+	    "redis://127.0.0.1:6391: Connection reset by peer"));
+	assert_int_equal(nodes[0].conn.state, RL_CONN_CLOSED);
+	assert_int_equal(rl_conn_fd(&nodes[0].conn), -1);
+	rl_round_end(r);
+	pump_all();
+	assert_int_equal(srvs[0].ncmds, 0);
+	assert_true(srvs[0].eof);
+}
+
+/* A master slow to connect is given up on after connect_ms; the rest
+ * wait for it, then are asked. */
+static void
+test_connect_timeout_then_the_rest_are_asked(void **state)
+{
+	struct rl_round_opts o = { 2, 30, 2000 };
+	struct rl_round *r = &rd;
+	int64_t t0 = rl_now_ms();
+
+	(void)state;
+	plain_masters(3);
+	srvs[2].stall = 1;
+	assert_int_equal(rl_round_script(r, nodes, 3, &o, &rl_script_renew,
+	    2, renew_keys, 2, renew_args), 0);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	answer(r, &srvs[1], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_true(rl_now_ms() - t0 >= 30);
+	assert_int_equal(rl_round_answered(r), 2);
+	assert_int_equal(nodes[2].err, RL_ECONNECT);
+	assert_non_null(strstr(nodes[2].why, "cannot connect to "
+	    "redis://127.0.0.1:6393: timed out"));
+	assert_int_equal(nodes[2].conn.state, RL_CONN_CLOSED);
+	rl_round_end(r);
+	pump_all();
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_int_equal(srvs[1].ncmds, 1);
+	assert_int_equal(srvs[2].ncmds, 0);
+}
+
+/* AUTH and SELECT go first; the script waits for their replies. */
+static void
+test_handshake_goes_first(void **state)
+{
+	static const char *const urls[] = {
+		"redis://:s3cret@127.0.0.1:6391/3"
+	};
+	struct rl_round *r = &rd;
+
+	(void)state;
+	masters(1, urls);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 2);
+	assert_cmd(&srvs[0], 0, "AUTH", "s3cret", NULL);
+	assert_cmd(&srvs[0], 1, "SELECT", "3", NULL);
+	step_some(r);
+	assert_int_equal(srvs[0].ncmds, 2);
+	assert_int_equal(srvs[0].inlen, 0);
+	assert_int_equal(nodes[0].conn.state, RL_CONN_HANDSHAKE);
+	assert_int_equal(nodes[0].phase, RL_PH_CONNECT);
+	srv_say(&srvs[0], "+OK\r\n+OK\r\n");
+	step_until(r, &srvs[0], 3);
+	assert_evalsha(&srvs[0], 2);
+	srv_say(&srvs[0], ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	rl_round_end(r);
+}
+
+static void
+test_handshake_names_the_acl_user(void **state)
+{
+	static const char *const urls[] = {
+		"redis://alice:s3cret@127.0.0.1:6391"
+	};
+	struct rl_round *r = &rd;
+
+	(void)state;
+	masters(1, urls);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 1);
+	assert_cmd(&srvs[0], 0, "AUTH", "alice", "s3cret", NULL);
+	step_some(r);
+	assert_int_equal(srvs[0].ncmds, 1);
+	srv_say(&srvs[0], "+OK\r\n");
+	step_until(r, &srvs[0], 2);
+	assert_evalsha(&srvs[0], 1);
+	srv_say(&srvs[0], ":0\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 0);
+	rl_round_end(r);
+}
+
+static void
+test_wrong_password_stops_the_round(void **state)
+{
+	static const char *const urls[] = {
+		"redis://:s3cret@127.0.0.1:6391/3"
+	};
+	struct rl_round *r = &rd;
+
+	(void)state;
+	masters(1, urls);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 2);
+	srv_say(&srvs[0], "-WRONGPASS invalid username-password pair or "
+	    "user is disabled.\r\n");
+	rl_round_run(r);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_EAUTH);
+	assert_non_null(strstr(nodes[0].why,
+	    "authentication to redis://127.0.0.1:6391/3"));
+	assert_null(strstr(nodes[0].why, "s3cret"));
+	assert_int_equal(nodes[0].conn.state, RL_CONN_CLOSED);
+	assert_int_equal(r->nsent, 0);
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 2);
+	assert_int_equal(srvs[0].inlen, 0);
+	assert_true(srvs[0].eof);
+}
+
+static void
+test_select_refused_is_an_auth_error(void **state)
+{
+	static const char *const urls[] = { "redis://127.0.0.1:6391/99" };
+	struct rl_round *r = &rd;
+
+	(void)state;
+	masters(1, urls);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 1);
+	assert_cmd(&srvs[0], 0, "SELECT", "99", NULL);
+	srv_say(&srvs[0], "-ERR DB index is out of range\r\n");
+	rl_round_run(r);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_EAUTH);
+	assert_non_null(strstr(nodes[0].why, "refused SELECT"));
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 1);
+}
+
+/* A master that does not answer in time is given up on, but its
+ * connection is kept with the reply's place in line: the next round
+ * sends the script itself behind it and gets its own reply, not the
+ * late one. */
+static void
+test_timeout_keeps_commands_in_order(void **state)
+{
+	struct rl_round *r = &rd;
+	int64_t t0;
+
+	(void)state;
+	plain_masters(1);
+	t0 = rl_now_ms();
+	assert_int_equal(renew_round(r, 1, 1, 30), 0);
+	rl_round_run(r);
+	assert_true(rl_now_ms() - t0 >= 30);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ECONNECT);
+	assert_non_null(strstr(nodes[0].why, "no answer"));
+	assert_non_null(strstr(nodes[0].why, "redis://127.0.0.1:6391"));
+	assert_int_equal(nodes[0].conn.state, RL_CONN_READY);
+	assert_int_equal(nodes[0].conn.drop, 1);
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_evalsha(&srvs[0], 0);
+
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 2);
+	assert_eval(&srvs[0], 1);
+	srv_say(&srvs[0], ":0\r\n:1\r\n");	/* the late one, then ours */
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	assert_int_equal(nodes[0].conn.drop, 0);
+	assert_int_equal(nodes[0].conn.due, 0);
+	assert_int_equal(srvs[0].opens, 1);
+	rl_round_end(r);
+}
+
+static void
+test_oom_reply_is_a_server_error(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, "-OOM command not allowed when used memory > "
+	    "'maxmemory'.\r\n");
+	rl_round_run(r);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ESERVER);
+	assert_non_null(strstr(nodes[0].why, "out of memory"));
+	assert_non_null(strstr(nodes[0].why, "redis://127.0.0.1:6391"));
+	assert_non_null(strstr(nodes[0].why, "the renew script"));
+	assert_int_equal(rl_round_answered(r), 0);
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 1);
+}
+
+/* Error replies to a script, each as an enum and a line with its fix. */
+static void
+test_server_error_replies(void **state)
+{
+	static const struct {
+		const char *reply;
+		enum rl_err want;
+		const char *says;
+	} cases[] = {
+		{ "NOAUTH Authentication required.", RL_EAUTH,
+		  "requires authentication" },
+		{ "ERR Protocol error: unauthenticated multibulk length",
+		  RL_EAUTH, "requires authentication" },
+		{ "WRONGPASS invalid username-password pair", RL_EAUTH,
+		  "refused" },
+		{ "NOPERM this user has no permissions", RL_EAUTH, "grant" },
+		{ "READONLY You can't write against a read only replica.",
+		  RL_ECONNECT, "read-only replica" },
+		{ "LOADING Redis is loading the dataset in memory",
+		  RL_ECONNECT, "try again" },
+		{ "ERR something else", RL_EPROTO, "ERR something else" },
+		{ "ERR increment or decrement would overflow", RL_EPROTO,
+		  "overflow" },
+		{ "OOM command not allowed when used memory > 'maxmemory'. "
+		  "script: 61636018f4e6b5817b89791bbed242f93fa089e3, on "
+		  "@user_script:1.", RL_ESERVER,
+		  "(OOM command not allowed when used memory > 'maxmemory'): "
+		  "the server is out of memory" },
+		{ "CLUSTERDOWN Hash slot not served", RL_ESERVER,
+		  "the cluster is down" },
+		{ "CROSSSLOT Keys in request don't hash to the same slot",
+		  RL_ESERVER, "non-empty {tag}" },
+		{ "MOVED 3999 127.0.0.1:6381", RL_ESERVER,
+		  "give the URL of the node" },
+		{ "MISCONF Redis is configured to save RDB snapshots",
+		  RL_ESERVER, "cannot save to disk" },
+		{ "NOREPLICAS Not enough good replicas to write.", RL_ESERVER,
+		  "min-replicas-to-write" },
+		{ "ERR unknown command 'EVALSHA', with args beginning with: "
+		  "'c726' '6' 'x'", RL_ESERVER, "(ERR unknown command "
+		  "'EVALSHA'): the command is renamed or disabled" },
+		{ "ERR max number of clients reached", RL_ESERVER,
+		  "maxclients" },
+		{ "ERR The user executing the script can't run this command or "
+		  "subcommand script: 6163, on @user_script:1.", RL_EAUTH,
+		  "for user default (ERR The user executing the script can't "
+		  "run this command or subcommand): grant it" },
+	};
+	char resp[512];
+	struct rl_round *r = &rd;
+	size_t i;
+
+	(void)state;
+	plain_masters(1);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+		snprintf(resp, sizeof(resp), "-%s\r\n", cases[i].reply);
+		answer(r, &srvs[0], i + 1, resp);
+		rl_round_run(r);
+		assert_null(nodes[0].reply);
+		assert_int_equal(nodes[0].err, cases[i].want);
+		if (strstr(nodes[0].why, cases[i].says) == NULL)
+			fail_msg("%s: \"%s\" does not say \"%s\"",
+			    cases[i].reply, nodes[0].why, cases[i].says);
+		rl_round_end(r);
+		/* One connection throughout: an error reply is in step. */
+		assert_int_equal(nodes[0].conn.state, RL_CONN_READY);
+	}
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].opens, 1);
+	assert_int_equal(srvs[0].ncmds, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void
+test_command_round_sends_it_as_is(void **state)
+{
+	static const char *argv[] = { "PING" };
+	struct rl_round_opts o = { 1, 2000, 2000 };
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(2);
+	assert_int_equal(rl_round_command(r, nodes, 2, &o, 1, argv), 0);
+	answer(r, &srvs[0], 1, "+PONG\r\n");
+	answer(r, &srvs[1], 1, "-ERR unknown command 'PING'\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->type, REDIS_REPLY_STATUS);
+	assert_string_equal(nodes[0].reply->str, "PONG");
+	assert_null(nodes[1].reply);
+	assert_int_equal(nodes[1].err, RL_ESERVER);
+	assert_non_null(strstr(nodes[1].why, "refused PING"));
+	rl_round_end(r);
+	pump_all();
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_cmd(&srvs[0], 0, "PING", NULL);
+	assert_int_equal(srvs[1].ncmds, 1);
+	assert_cmd(&srvs[1], 0, "PING", NULL);
+}
+
+/* rl_round_step does what is ready and returns, in every phase: one
+ * master connecting, another waiting for it, then both asked and
+ * silent. */
+static void
+test_step_never_blocks(void **state)
+{
+	struct rl_round_opts o = { 1, 10000, 10000 };
+	struct rl_round *r = &rd;
+	int64_t t0, now;
+	int i;
+
+	(void)state;
+	plain_masters(2);
+	srvs[1].stall = 1;
+	assert_int_equal(rl_round_script(r, nodes, 2, &o, &rl_script_renew,
+	    2, renew_keys, 2, renew_args), 0);
+	for (i = 0; i < 40; i++) {
+		if (i == 20)
+			srvs[1].stall = 0;
+		t0 = rl_now_ms();
+		assert_int_equal(rl_round_step(r, t0), 0);
+		now = rl_now_ms();
+		assert_true(now - t0 < 50);
+		assert_true(rl_round_wake(r) > now);
+		if (i < 20) {
+			assert_int_equal(nodes[1].phase, RL_PH_CONNECT);
+			assert_int_equal(nodes[0].phase, RL_PH_READY);
+		}
+		usleep(1000);
+	}
+	pump_all();
+	assert_int_equal(nodes[0].phase, RL_PH_SENT);
+	assert_int_equal(nodes[1].phase, RL_PH_SENT);
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_int_equal(srvs[1].ncmds, 1);
+	rl_round_end(r);
+	assert_int_equal(rl_round_wake(r), -1);
+	assert_int_equal(nodes[0].err, RL_ECONNECT);
+	assert_int_equal(nodes[0].conn.drop, 1);
+}
+
+/* ---- the connection alone ---- */
+
+/* Drive C until a reply comes; bounded. */
+static redisReply *
+conn_reply(struct rl_conn *c)
+{
+	int64_t end = rl_now_ms() + 2000;
+	struct pollfd p;
+	redisReply *rep;
+	enum rl_io io;
+
+	for (;;) {
+		p.fd = rl_conn_fd(c);
+		p.events = rl_conn_events(c);
+		p.revents = 0;
+		assert_true(poll(&p, 1, 10) >= 0);
+		io = rl_conn_io(c, p.revents, &rep);
+		assert_int_not_equal(io, RL_IO_FAIL);
+		if (io == RL_IO_REPLY)
+			return rep;
+		assert_true(rl_now_ms() < end);
+	}
+}
+
+/* Drive C until S has received WANT commands; bounded. */
+static void
+conn_until(struct rl_conn *c, struct srv *s, size_t want)
+{
+	int64_t end = rl_now_ms() + 2000;
+	struct pollfd p;
+	redisReply *rep;
+
+	while (srv_pump(s), s->ncmds < want) {
+		assert_true(rl_now_ms() < end);
+		p.fd = rl_conn_fd(c);
+		p.events = rl_conn_events(c);
+		p.revents = 0;
+		assert_true(poll(&p, 1, 10) >= 0);
+		assert_int_equal(rl_conn_io(c, p.revents, &rep), RL_IO_WAIT);
+	}
+	assert_int_equal(s->ncmds, want);
+}
+
+/* What is sent before the handshake ends is held back until it has. */
+static void
+test_conn_holds_commands_until_handshake(void **state)
+{
+	static const char *const urls[] = { "redis://:s3cret@127.0.0.1:6391" };
+	static const char *argv[] = { "PING" };
+	struct rl_conn *c = &nodes[0].conn;
+	redisReply *rep;
+	char *cmd;
+	int len;
+
+	(void)state;
+	masters(1, urls);
+	assert_int_equal(rl_conn_open(c), 0);
+	assert_int_equal(c->state, RL_CONN_CONNECTING);
+	assert_true(rl_conn_events(c) & POLLOUT);
+	len = redisFormatCommandArgv(&cmd, 1, argv, NULL);
+	assert_true(len > 0);
+	assert_int_equal(rl_conn_send(c, cmd, (size_t)len), 0);
+	redisFreeCommand(cmd);
+	conn_until(c, &srvs[0], 1);
+	assert_cmd(&srvs[0], 0, "AUTH", "s3cret", NULL);
+	assert_int_equal(c->state, RL_CONN_HANDSHAKE);
+	assert_int_equal(c->heldn, 1);
+	srv_say(&srvs[0], "+OK\r\n");
+	conn_until(c, &srvs[0], 2);
+	assert_cmd(&srvs[0], 1, "PING", NULL);
+	assert_int_equal(c->state, RL_CONN_READY);
+	assert_int_equal(c->due, 1);
+	srv_say(&srvs[0], "+PONG\r\n");
+	rep = conn_reply(c);
+	assert_int_equal(rep->type, REDIS_REPLY_STATUS);
+	assert_string_equal(rep->str, "PONG");
+	freeReplyObject(rep);
+	assert_int_equal(c->due, 0);
+}
+
+/* Given up on before the handshake ended: closed, nothing held back is
+ * ever written. */
+static void
+test_conn_late_before_ready_closes(void **state)
+{
+	static const char *const urls[] = { "redis://:s3cret@127.0.0.1:6391" };
+	static const char *argv[] = { "PING" };
+	struct rl_conn *c = &nodes[0].conn;
+	char *cmd;
+	int len;
+
+	(void)state;
+	masters(1, urls);
+	assert_int_equal(rl_conn_open(c), 0);
+	len = redisFormatCommandArgv(&cmd, 1, argv, NULL);
+	assert_int_equal(rl_conn_send(c, cmd, (size_t)len), 0);
+	redisFreeCommand(cmd);
+	conn_until(c, &srvs[0], 1);
+	rl_conn_late(c);
+	assert_int_equal(c->state, RL_CONN_CLOSED);
+	assert_int_equal(rl_conn_fd(c), -1);
+	assert_int_equal(rl_conn_events(c), 0);
+	srv_pump(&srvs[0]);
+	assert_true(srvs[0].eof);
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_int_equal(srvs[0].inlen, 0);
+}
+
+/* A server that closes the connection: RL_IO_FAIL with why. */
+static void
+test_conn_closed_by_server(void **state)
+{
+	struct rl_conn *c = &nodes[0].conn;
+	redisReply *rep;
+	int64_t end;
+	enum rl_io io;
+	struct pollfd p;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(rl_conn_open(c), 0);
+	close(srvs[0].fd);
+	srvs[0].fd = -1;
+	end = rl_now_ms() + 2000;
+	do {
+		assert_true(rl_now_ms() < end);
+		p.fd = rl_conn_fd(c);
+		p.events = rl_conn_events(c);
+		p.revents = 0;
+		assert_true(poll(&p, 1, 10) >= 0);
+		io = rl_conn_io(c, p.revents, &rep);
+	} while (io == RL_IO_WAIT);
+	assert_int_equal(io, RL_IO_FAIL);
+	assert_int_equal(c->err, RL_ECONNECT);
+	assert_non_null(strstr(c->why, "lost connection to "
+	    "redis://127.0.0.1:6391"));
+	assert_int_equal(c->state, RL_CONN_CLOSED);
+}
+
+/* A server that closed an idle connection between rounds: the next round
+ * opens a new one instead of failing on the old. */
+static void
+test_idle_connection_closed_by_server_is_reopened(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	rl_round_end(r);
+	assert_int_equal(nodes[0].conn.state, RL_CONN_READY);
+	close(srvs[0].fd);	/* the server hangs up meanwhile */
+	srvs[0].fd = -1;
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 2, ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(srvs[0].opens, 2);
+	rl_round_end(r);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_one_master_sends_one_evalsha),
+		T(test_noscript_falls_back_to_one_eval),
+		T(test_noscript_to_eval_is_an_error),
+		T(test_three_masters_gather_replies_per_node),
+		T(test_too_few_reachable_sends_nothing),
+		T(test_connect_failing_under_way),
+		T(test_connect_timeout_then_the_rest_are_asked),
+		T(test_handshake_goes_first),
+		T(test_handshake_names_the_acl_user),
+		T(test_wrong_password_stops_the_round),
+		T(test_select_refused_is_an_auth_error),
+		T(test_timeout_keeps_commands_in_order),
+		T(test_oom_reply_is_a_server_error),
+		T(test_server_error_replies),
+		T(test_command_round_sends_it_as_is),
+		T(test_step_never_blocks),
+		T(test_conn_holds_commands_until_handshake),
+		T(test_conn_late_before_ready_closes),
+		T(test_conn_closed_by_server),
+		T(test_idle_connection_closed_by_server_is_reopened),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
