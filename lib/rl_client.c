@@ -71,6 +71,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->timeout_ms = timeout_ms;
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
+	c->until_ms = -1;
 	if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL) {
 		free(c);
 		return NULL;
@@ -137,6 +138,16 @@ rl_opts(const rl_client *c, size_t need)
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);
+	if (c->until_ms >= 0) {
+		int64_t left = c->until_ms - rl_now_ms();
+
+		if (left < 1)
+			left = 1;
+		if (o.connect_ms > left)
+			o.connect_ms = left;
+		if (o.reply_ms > left)
+			o.reply_ms = left;
+	}
 	return o;
 }
 

@@ -12,6 +12,7 @@
 
 /* The first element of every array reply but renew's. */
 enum rl_verdict {
+	RL_V_REFUSED = -4,	/* an error reply: the script did not run */
 	RL_V_NONE = -3,		/* no reply from this master */
 	RL_V_BAD = -2,		/* not what the script returns */
 	RL_V_WRONGTYPE = -1,	/* {-1, key, type} */

@@ -67,11 +67,11 @@ noperm(const struct rl_url *u, const char *url, const char *str,
 {
 	const char *user = rl_url_user(u);
 
-	if (strcmp(doing, "SUBSCRIBE") == 0)
-		snprintf(buf, len, "%s refused SUBSCRIBE for user %s (%.*s): a "
+	if (strncmp(doing, "SUBSCRIBE", 9) == 0)
+		snprintf(buf, len, "%s refused %s for user %s (%.*s): a "
 		    "waiter needs it to be woken; grant it with ACL SETUSER "
-		    "%s " RL_ACL_CHANNELS, url, user, reason_len(str), str,
-		    user);
+		    "%s " RL_ACL_CHANNELS, url, doing, user, reason_len(str),
+		    str, user);
 	else
 		snprintf(buf, len, "%s refused %s for user %s (%.*s): grant it "
 		    "EVALSHA, EVAL, the commands the scripts run, the keys and "

@@ -109,7 +109,8 @@ acquire_outcome(rl_client *c, struct rl_keys *k, const char *owner,
 
 	for (j = 0; j < c->n; j++) {
 		memset(&per[j], 0, sizeof(per[j]));
-		v[j] = rl_decode_acquire(c->nodes[j].reply, &per[j]);
+		v[j] = c->nodes[j].refused ? RL_V_REFUSED :
+		    rl_decode_acquire(c->nodes[j].reply, &per[j]);
 	}
 	o = rl_combine_acquire(v, per, c->n, ttl_ms,
 	    rl_now_ms() - a->sent_ms, a, &must_undo, &who);

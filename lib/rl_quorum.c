@@ -61,7 +61,7 @@ rl_quorum_check_distinct(size_t n)
 
 /* Counts of each verdict; the first master with each of the odd ones. */
 struct tally {
-	size_t answered, yes, no, released, bad, wrongtype;
+	size_t answered, yes, no, released, bad, wrongtype, refused;
 	size_t first_bad, first_wrongtype;
 };
 
@@ -72,8 +72,11 @@ count(const enum rl_verdict *v, size_t n, struct tally *t)
 
 	memset(t, 0, sizeof(*t));
 	for (j = 0; j < n; j++) {
-		t->answered += v[j] != RL_V_NONE;
+		t->answered += v[j] != RL_V_NONE && v[j] != RL_V_REFUSED;
 		switch (v[j]) {
+		case RL_V_REFUSED:
+			t->refused++;
+			break;
 		case RL_V_YES:
 			t->yes++;
 			break;
@@ -179,8 +182,8 @@ rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
 		return RL_OUT_OK;
 	}
 	/* Undo on every master, also those that did not answer: the
-	 * script may still run there. */
-	*undo = t.yes > 0 || t.answered < n;
+	 * script may still run there. A refusal is an answer: it did not. */
+	*undo = t.yes > 0 || t.answered + t.refused < n;
 	a->too_slow = o == RL_OUT_OK && t.yes >= rl_quorum(n);
 	if (o == RL_OUT_WRONGTYPE) {
 		a->badkey = per[*who].badkey;

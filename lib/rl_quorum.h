@@ -28,7 +28,7 @@ enum rl_outcome {
 };
 
 /* acquire on N masters: V[i] and PER[i] decoded from each (RL_V_NONE:
- * no reply), ELAPSED_MS since it was sent. Fills A; *UNDO when grants
+ * no reply, RL_V_REFUSED: an error reply), ELAPSED_MS since it was sent. Fills A; *UNDO when grants
  * were or may have been made and must be released everywhere. */
 enum rl_outcome rl_combine_acquire(const enum rl_verdict *v,
     const struct rl_attempt *per, size_t n, int64_t ttl_ms,

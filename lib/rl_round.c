@@ -20,6 +20,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 		nodes[j].err = RL_OK;
 		nodes[j].why[0] = '\0';
 		nodes[j].full = 0;
+		nodes[j].refused = 0;
 	}
 }
 
@@ -211,6 +212,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 	if (rep->type == REDIS_REPLY_ERROR) {
 		nd->err = rl_error_reply(&nd->url, rep->str, r->doing, nd->why,
 		    sizeof(nd->why));
+		nd->refused = 1;
 		nd->phase = RL_PH_DONE;
 		freeReplyObject(rep);
 		return 1;

@@ -44,6 +44,8 @@ struct rl_node {
 				 * (err RL_OK: reachable but not asked) */
 	enum rl_err err;
 	char why[RL_WHY_MAX];
+	int refused;		/* the error was the server's reply: the
+				 * command did not run */
 	int skip;		/* left out of the next round */
 	enum rl_phase phase;
 	int full;		/* the script itself was sent (EVAL) */

@@ -33,6 +33,7 @@ struct wait {
 	void *cbarg;
 	struct rl_attempt *a;
 	char *subcmd;		/* SUBSCRIBE channel, formatted */
+	char doing[256];	/* "SUBSCRIBE to channel", for messages */
 	size_t subcmdlen;
 	int listening[RL_MAX_NODES];	/* subscribed on master i */
 	int64_t sub_end[RL_MAX_NODES];	/* subscribing on i until then */
@@ -42,7 +43,6 @@ struct wait {
 	int64_t sub_backoff;	/* last delay between failed subscriptions */
 	int64_t try_backoff;	/* last delay between failed attempts */
 	int try_failed;		/* the last attempt could not reach a quorum */
-	int64_t connect_ms, timeout_ms;	/* the client's, restored at the end */
 };
 
 /* A random delay of 0..N ms. */
@@ -134,6 +134,8 @@ subscribe_missing(struct wait *w, int64_t now)
 		if (nd->sub.state != RL_CONN_CLOSED)
 			continue;
 		w->sub_end[j] = now + w->c->connect_timeout_ms;
+		if (w->deadline >= 0 && w->sub_end[j] > w->deadline)
+			w->sub_end[j] = w->deadline;
 		if (rl_conn_open(&nd->sub) < 0 ||
 		    rl_conn_send(&nd->sub, w->subcmd, w->subcmdlen) < 0)
 			sub_failed(w, j, now);
@@ -153,7 +155,7 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 	while ((io = rl_conn_io(&nd->sub, revents, &r)) == RL_IO_REPLY) {
 		revents = 0;
 		if (r->type == REDIS_REPLY_ERROR) {
-			e = rl_error_reply(&nd->url, r->str, "SUBSCRIBE",
+			e = rl_error_reply(&nd->url, r->str, w->doing,
 			    nd->sub.why, sizeof(nd->sub.why));
 			freeReplyObject(r);
 			nd->sub.err = e;
@@ -282,25 +284,6 @@ pause_wait(struct wait *w, int64_t retry, enum rl_err *e)
 	}
 }
 
-/* Connecting while waiting takes at most the time left of the wait. */
-static void
-bound_timeouts(struct wait *w)
-{
-	int64_t left;
-
-	w->c->connect_timeout_ms = w->connect_ms;
-	w->c->timeout_ms = w->timeout_ms;
-	if (w->deadline < 0)
-		return;
-	left = w->deadline - rl_now_ms();
-	if (left < 1)
-		left = 1;
-	if (left < w->connect_ms)
-		w->c->connect_timeout_ms = left;
-	if (left < w->timeout_ms)
-		w->c->timeout_ms = left;
-}
-
 /* One attempt while waiting; when it could not reach the masters, RL_OK
  * with w->try_failed set. */
 static enum rl_err
@@ -308,11 +291,11 @@ attempt(struct wait *w)
 {
 	enum rl_err e;
 
-	bound_timeouts(w);
+	/* Connecting and answering take at most the time left. */
+	w->c->until_ms = w->deadline;
 	e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
 	    w->fair, w->fair != NULL ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
-	w->c->connect_timeout_ms = w->connect_ms;
-	w->c->timeout_ms = w->timeout_ms;
+	w->c->until_ms = -1;
 	w->try_failed = e == RL_ECONNECT;
 	if (w->try_failed)
 		e = RL_OK;
@@ -375,6 +358,7 @@ subscribe_cmd(struct wait *w, int fair)
 	if (ch == NULL)
 		return -1;
 	argv[1] = ch;
+	snprintf(w->doing, sizeof(w->doing), "SUBSCRIBE to %s", ch);
 	len = redisFormatCommandArgv(&w->subcmd, 2, argv, NULL);
 	free(ch);
 	if (len < 0)
@@ -410,8 +394,7 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 {
 	struct wait w = { .c = c, .name = name, .owner = owner,
 	    .ttl_ms = ttl_ms, .meta = meta, .fair = fair, .cb = cb,
-	    .cbarg = cbarg, .a = a, .deadline = -1,
-	    .connect_ms = c->connect_timeout_ms, .timeout_ms = c->timeout_ms };
+	    .cbarg = cbarg, .a = a, .deadline = -1 };
 	enum rl_err e;
 	size_t j;
 

@@ -566,6 +566,15 @@ test_combine_acquire_one_master(void **state)
 	assert_false(a.acquired);
 	assert_false(a.too_slow);
 	assert_int_equal(undo, 1);
+
+	/* Refused (OOM, NOPERM): an answer that nothing ran; no undo, which
+	 * would release a hold the caller had before (re-entry). */
+	v[0] = RL_V_REFUSED;
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_NO_QUORUM);
+	assert_false(a.acquired);
+	assert_int_equal(undo, 0);
 }
 
 static void
