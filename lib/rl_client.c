@@ -143,10 +143,10 @@ rl_opts(const rl_client *c, size_t need)
 
 		if (left < 1)
 			left = 1;
+		/* Connecting only: a command sent is worth its answer, or
+		 * the last attempt of a wait would read as a lost server. */
 		if (o.connect_ms > left)
 			o.connect_ms = left;
-		if (o.reply_ms > left)
-			o.reply_ms = left;
 	}
 	return o;
 }

@@ -16,8 +16,8 @@ struct rl_client {
 	int64_t timeout_ms;	/* --timeout */
 	int64_t node_timeout_ms;	/* several masters: per master */
 	int intr_fd;
-	int64_t until_ms;	/* rounds end by then (a wait's deadline);
-				 * -1: no limit but the timeouts */
+	int64_t until_ms;	/* rounds connect by then (a wait's
+				 * deadline); -1: no limit but the timeouts */
 	struct rl_round round;	/* the last round; replies in nodes */
 	char errstr[640];
 };
@@ -25,7 +25,7 @@ struct rl_client {
 enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The client's timeouts for a round that needs NEED masters connected,
- * cut to what is left until c->until_ms. */
+ * the connect timeout cut to what is left until c->until_ms. */
 struct rl_round_opts rl_opts(const rl_client *c, size_t need);
 /* Run script S on every master and wait for the round to end (each step
  * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL).
