@@ -98,6 +98,9 @@ check:
 	tools/check-cycles.sh build/obj/lib || s=1; \
 	echo "== tools/check-length.sh 80 lib/*.c cmd/*.c"; \
 	tools/check-length.sh 80 $(LIB_SRC) $(CMD_SRC) || s=1; \
+	echo "== one master or several: decided in rl_quorum.c and rl_keys.c only"; \
+	! grep -n -- 'c->n [<>=!]=* *[0-9]' $(filter-out lib/rl_quorum.c \
+	    lib/rl_keys.c,$(LIB_SRC)) || s=1; \
 	exit $$s
 
 # The whole suite, built with AddressSanitizer and UBSan.
