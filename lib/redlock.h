@@ -47,9 +47,25 @@ struct rl_url {
 	char *user;	/* ACL user, NULL for the default user */
 	char *password;	/* NULL: no AUTH */
 	int db;
+	int tls;	/* rediss:// */
 };
 
 #define RL_DEFAULT_URL "redis://127.0.0.1:6379"
+
+/* TLS for rediss:// URLs: the options of redis-cli. */
+struct rl_tls_opts {
+	const char *cacert;	/* CA bundle (PEM); default: the system's */
+	const char *cacertdir;	/* directory of hashed CA certificates */
+	const char *cert;	/* client certificate, for mutual TLS */
+	const char *key;	/* its private key */
+	const char *sni;	/* server name to send and to verify */
+	int insecure;		/* verify neither certificate nor name */
+};
+
+/* Load OpenSSL's libssl and set up TLS for every rediss:// connection of
+ * this process: 0, or -1 with why in ERR (libssl missing, a file that
+ * cannot be read, a key that does not match the certificate). */
+int rl_tls_setup(const struct rl_tls_opts *o, char *err, size_t errlen);
 
 /* Parse S into U. On failure returns -1 and describes why in ERR. */
 int rl_url_parse(const char *s, struct rl_url *u, char *err, size_t errlen);
@@ -57,6 +73,8 @@ int rl_url_parse(const char *s, struct rl_url *u, char *err, size_t errlen);
 int rl_unescape(char *s);
 /* The URL again, without its password: safe to print and to export. */
 int rl_url_format(const struct rl_url *u, char *buf, size_t len);
+/* A deep copy of U into D: 0, or -1 when out of memory (D cleared). */
+int rl_url_copy(struct rl_url *d, const struct rl_url *u);
 void rl_url_clear(struct rl_url *u);
 
 /* Owner tokens: a random UUID (getrandom) and ":" and the pid. */

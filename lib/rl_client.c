@@ -32,23 +32,23 @@ rl_user(const rl_client *c)
 	return rl_url_user(&c->nodes[0].url);
 }
 
-static int
-copy(char **dst, const char *src)
+static const struct rl_transport *forced;
+
+void
+rl_client_set_transport(const struct rl_transport *t)
 {
-	if (src == NULL)
-		return 0;
-	return (*dst = strdup(src)) == NULL ? -1 : 0;
+	forced = t;
 }
 
-static int
-url_copy(struct rl_url *d, const struct rl_url *u)
+/* The transport a URL asks for. */
+static const struct rl_transport *
+transport_for(const struct rl_url *u)
 {
-	d->port = u->port;
-	d->db = u->db;
-	if (copy(&d->host, u->host) < 0 || copy(&d->path, u->path) < 0 ||
-	    copy(&d->user, u->user) < 0 || copy(&d->password, u->password) < 0)
-		return -1;
-	return 0;
+	if (forced != NULL)
+		return forced;
+	if (u->tls)
+		return &rl_transport_tls;
+	return &rl_transport_tcp;
 }
 
 rl_client *
@@ -63,6 +63,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
     int64_t connect_timeout_ms, int64_t timeout_ms)
 {
 	rl_client *c;
+	const struct rl_transport *t;
 	size_t i;
 
 	if (n == 0 || n > RL_MAX_NODES || (c = calloc(1, sizeof(*c))) == NULL)
@@ -78,9 +79,10 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	}
 	c->n = n;
 	for (i = 0; i < n; i++) {
-		rl_conn_init(&c->nodes[i].conn, &c->nodes[i].url);
-		rl_conn_init(&c->nodes[i].sub, &c->nodes[i].url);
-		if (url_copy(&c->nodes[i].url, &urls[i]) < 0) {
+		t = transport_for(&urls[i]);
+		rl_conn_init(&c->nodes[i].conn, &c->nodes[i].url, t);
+		rl_conn_init(&c->nodes[i].sub, &c->nodes[i].url, t);
+		if (rl_url_copy(&c->nodes[i].url, &urls[i]) < 0) {
 			rl_client_free(c);
 			return NULL;
 		}

@@ -22,6 +22,9 @@ struct rl_client {
 	char errstr[640];
 };
 
+/* New clients connect over T, whatever their URLs ask for (the tests'
+ * fake connections); NULL: the URLs' own transports again. */
+void rl_client_set_transport(const struct rl_transport *t);
 enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The client's timeouts for a round that needs NEED masters connected,

@@ -1,196 +1,23 @@
-/* rl_conn.c: a non-blocking connection, and the plain socket transport. */
+/* rl_conn.c: a non-blocking connection over a transport. */
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "rl_conn.h"
 
-/* ---- plain sockets ---- */
-
-struct tcp {
-	struct addrinfo *list, *next;	/* addresses not tried yet */
-	int last_errno;
-};
-
-static void
-tcp_free(struct rl_conn *c)
-{
-	struct tcp *t = c->priv;
-
-	if (t != NULL) {
-		if (t->list != NULL)
-			freeaddrinfo(t->list);
-		free(t);
-	}
-	c->priv = NULL;
-}
-
-/* Start connect(2) to the next address that does not fail at once. */
-static int
-tcp_next(struct rl_conn *c)
-{
-	struct tcp *t = c->priv;
-	struct addrinfo *ai;
-	int fd, one = 1;
-
-	while ((ai = t->next) != NULL) {
-		t->next = ai->ai_next;
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, ai->ai_protocol);
-		if (fd < 0) {
-			t->last_errno = errno;
-			continue;
-		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 ||
-		    errno == EINPROGRESS) {
-			c->fd = fd;
-			return 0;
-		}
-		t->last_errno = errno;
-		close(fd);
-	}
-	rl_error_io(c->url, "cannot connect to", strerror(t->last_errno),
-	    c->why, sizeof(c->why));
-	return -1;
-}
-
-static int
-unix_open(struct rl_conn *c)
-{
-	struct sockaddr_un sun;
-	int fd;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(c->url->path) >= sizeof(sun.sun_path)) {
-		rl_error_io(c->url, "cannot connect to", "path too long",
-		    c->why, sizeof(c->why));
-		return -1;
-	}
-	strcpy(sun.sun_path, c->url->path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-		c->fd = fd;
-		return 0;
-	}
-	/* EAGAIN on a unix socket: its accept queue is full, a refusal. */
-	rl_error_io(c->url, "cannot connect to", errno == EAGAIN ?
-	    "the server's accept queue is full" : strerror(errno), c->why,
-	    sizeof(c->why));
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
-
-static int
-tcp_open(struct rl_conn *c)
-{
-	struct addrinfo hints;
-	struct tcp *t;
-	char port[16];
-	int rc;
-
-	if (c->url->path != NULL)
-		return unix_open(c);
-	if ((t = calloc(1, sizeof(*t))) == NULL) {
-		rl_error_io(c->url, "cannot connect to", "out of memory",
-		    c->why, sizeof(c->why));
-		return -1;
-	}
-	c->priv = t;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	snprintf(port, sizeof(port), "%d", c->url->port);
-	if ((rc = getaddrinfo(c->url->host, port, &hints, &t->list)) != 0) {
-		rl_error_io(c->url, "cannot connect to", gai_strerror(rc),
-		    c->why, sizeof(c->why));
-		tcp_free(c);
-		return -1;
-	}
-	t->next = t->list;
-	t->last_errno = ECONNREFUSED;
-	if (tcp_next(c) < 0) {
-		tcp_free(c);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-tcp_finish(struct rl_conn *c)
-{
-	socklen_t len = sizeof(int);
-	int err = 0;
-
-	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-		err = errno;
-	if (err == 0) {
-		tcp_free(c);
-		return 0;
-	}
-	close(c->fd);
-	c->fd = -1;
-	if (c->priv != NULL) {
-		((struct tcp *)c->priv)->last_errno = err;
-		if (tcp_next(c) == 0)
-			return 1;
-	} else
-		rl_error_io(c->url, "cannot connect to", strerror(err),
-		    c->why, sizeof(c->why));
-	return -1;
-}
-
-static ssize_t
-tcp_read(struct rl_conn *c, void *buf, size_t len)
-{
-	return read(c->fd, buf, len);
-}
-
-static ssize_t
-tcp_write(struct rl_conn *c, const void *buf, size_t len)
-{
-	/* MSG_NOSIGNAL: a closed peer is an error here, not a SIGPIPE. */
-	return send(c->fd, buf, len, MSG_NOSIGNAL);
-}
-
-static void
-tcp_close(struct rl_conn *c)
-{
-	tcp_free(c);
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-}
-
-const struct rl_transport rl_transport_tcp = {
-	tcp_open, tcp_finish, tcp_read, tcp_write, tcp_close
-};
-
-static const struct rl_transport *transport = &rl_transport_tcp;
-
-void
-rl_conn_set_transport(const struct rl_transport *t)
-{
-	transport = t != NULL ? t : &rl_transport_tcp;
-}
-
 /* ---- the connection ---- */
 
 void
-rl_conn_init(struct rl_conn *c, const struct rl_url *u)
+rl_conn_init(struct rl_conn *c, const struct rl_url *u,
+    const struct rl_transport *t)
 {
 	memset(c, 0, sizeof(*c));
 	c->url = u;
+	c->t = t;
 	c->fd = -1;
 }
 
@@ -253,7 +80,7 @@ int
 rl_conn_open(struct rl_conn *c)
 {
 	rl_conn_close(c);
-	c->t = transport;
+	c->want = 0;
 	c->err = RL_OK;
 	c->why[0] = '\0';
 	if ((c->reader = redisReaderCreate()) == NULL ||
@@ -298,7 +125,9 @@ rl_conn_events(const struct rl_conn *c)
 {
 	if (c->state == RL_CONN_CLOSED)
 		return 0;
-	if (c->state == RL_CONN_CONNECTING || c->outoff < c->outlen)
+	if (c->state == RL_CONN_CONNECTING)
+		return c->want != 0 ? c->want : POLLOUT | POLLIN;
+	if (c->outoff < c->outlen)
 		return POLLOUT | POLLIN;
 	return POLLIN;
 }
@@ -310,6 +139,15 @@ fail(struct rl_conn *c, enum rl_err e, const char *what, const char *why)
 	rl_conn_close(c);
 	c->err = e;
 	return RL_IO_FAIL;
+}
+
+/* Why a read or write failed, in words. */
+static const char *
+io_why(struct rl_conn *c)
+{
+	if (c->t->error != NULL)
+		return c->t->error(c);
+	return strerror(errno);
 }
 
 /* Write what the socket takes now. */
@@ -366,22 +204,28 @@ finish_connect(struct rl_conn *c)
 	return RL_IO_WAIT;
 }
 
+/* Read what has come. A full buffer is read again: a transport that
+ * decrypts (TLS) may hold bytes the socket no longer shows. */
 static enum rl_io
 fill(struct rl_conn *c)
 {
 	char buf[16384];
-	ssize_t n = c->t->read(c, buf, sizeof(buf));
+	ssize_t n;
 
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return RL_IO_WAIT;
-	if (n == 0)
-		return fail(c, RL_ECONNECT, "lost connection to",
-		    "the server closed the connection");
-	if (n < 0)
-		return fail(c, RL_ECONNECT, "lost connection to",
-		    strerror(errno));
-	if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
-		return fail(c, RL_ENOMEM, "lost connection to", "out of memory");
+	do {
+		n = c->t->read(c, buf, sizeof(buf));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return RL_IO_WAIT;
+		if (n == 0)
+			return fail(c, RL_ECONNECT, "lost connection to",
+			    "the server closed the connection");
+		if (n < 0)
+			return fail(c, RL_ECONNECT, "lost connection to",
+			    io_why(c));
+		if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
+			return fail(c, RL_ENOMEM, "lost connection to",
+			    "out of memory");
+	} while ((size_t)n == sizeof(buf));
 	return RL_IO_WAIT;
 }
 
@@ -392,7 +236,7 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 {
 	const char *name = c->hs[0];
 
-	c->hs[0] = c->hs[1];
+	memmove(c->hs, c->hs + 1, sizeof(c->hs) - sizeof(c->hs[0]));
 	c->nhs--;
 	if (r->type == REDIS_REPLY_ERROR) {
 		c->err = rl_error_reply(c->url, r->str, name, c->why,
@@ -403,8 +247,7 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 	}
 	freeReplyObject(r);
 	if (c->nhs == 0 && (ready(c) < 0 || flush(c) < 0))
-		return fail(c, RL_ECONNECT, "lost connection to",
-		    strerror(errno));
+		return fail(c, RL_ECONNECT, "lost connection to", io_why(c));
 	return RL_IO_WAIT;
 }
 
@@ -445,7 +288,7 @@ rl_conn_io(struct rl_conn *c, short revents, redisReply **out)
 	if (c->state == RL_CONN_CLOSED)
 		return RL_IO_FAIL;
 	if (c->state == RL_CONN_CONNECTING) {
-		if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0)
+		if ((revents & (POLLOUT | POLLIN | POLLERR | POLLHUP)) == 0)
 			return RL_IO_WAIT;
 		if (finish_connect(c) == RL_IO_FAIL)
 			return RL_IO_FAIL;
@@ -454,8 +297,7 @@ rl_conn_io(struct rl_conn *c, short revents, redisReply **out)
 		revents |= POLLOUT;
 	}
 	if ((revents & POLLOUT) && c->outoff < c->outlen && flush(c) < 0)
-		return fail(c, RL_ECONNECT, "lost connection to",
-		    strerror(errno));
+		return fail(c, RL_ECONNECT, "lost connection to", io_why(c));
 	if ((revents & (POLLIN | POLLERR | POLLHUP)) && fill(c) == RL_IO_FAIL)
 		return RL_IO_FAIL;
 	return take(c, out);

@@ -26,17 +26,20 @@ struct rl_transport {
 	/* Start connecting C to C->url: 0 with C->fd set (connect(2) may
 	 * still be in progress), -1 with C->why. */
 	int (*open)(struct rl_conn *c);
-	/* C->fd became writable while connecting: 0 connected, 1 not yet
-	 * (C->fd may have changed: another address), -1 failed (C->why). */
+	/* C->fd is ready while connecting: 0 connected, 1 not yet (C->fd
+	 * may have changed: another address; C->want: what to poll for, 0
+	 * for POLLOUT), -1 failed (C->why). */
 	int (*finish)(struct rl_conn *c);
 	ssize_t (*read)(struct rl_conn *c, void *buf, size_t len);
 	ssize_t (*write)(struct rl_conn *c, const void *buf, size_t len);
 	void (*close)(struct rl_conn *c);
+	/* After read or write failed (-1, errno not EAGAIN): why, in words
+	 * (NULL: strerror(errno) says it). */
+	const char *(*error)(struct rl_conn *c);
 };
 
-extern const struct rl_transport rl_transport_tcp;
-/* New connections use T from now on (NULL: plain sockets again). */
-void rl_conn_set_transport(const struct rl_transport *t);
+extern const struct rl_transport rl_transport_tcp;	/* rl_tcp.c */
+extern const struct rl_transport rl_transport_tls;	/* rl_tls.c */
 
 enum rl_conn_state {
 	RL_CONN_CLOSED,
@@ -56,6 +59,7 @@ struct rl_conn {
 	const struct rl_transport *t;
 	enum rl_conn_state state;
 	int fd;
+	short want;		/* connecting: the transport waits for this */
 	void *priv;		/* the transport's own */
 	redisReader *reader;
 	char *out;		/* bytes to write, from outoff */
@@ -63,7 +67,7 @@ struct rl_conn {
 	char *held;		/* commands held back until the handshake ends */
 	size_t heldlen;
 	int heldn;
-	const char *hs[2];	/* handshake commands whose replies are due */
+	const char *hs[4];	/* handshake commands whose replies are due */
 	int nhs;
 	int due;		/* replies due to commands sent */
 	int drop;		/* the first DROP of them were given up on */
@@ -71,7 +75,9 @@ struct rl_conn {
 	char why[RL_WHY_MAX];
 };
 
-void rl_conn_init(struct rl_conn *c, const struct rl_url *u);
+/* A closed connection to U over T. */
+void rl_conn_init(struct rl_conn *c, const struct rl_url *u,
+    const struct rl_transport *t);
 /* Start connecting, with AUTH and SELECT queued behind; -1 with err/why. */
 int rl_conn_open(struct rl_conn *c);
 /* Queue CMD (LEN bytes, one formatted command). Before the handshake has

@@ -1,4 +1,4 @@
-/* rl_url.c: redis:// and unix:// URLs, and printing them without secrets. */
+/* rl_url.c: redis://, rediss:// and unix:// URLs, and printing them without secrets. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -182,16 +182,16 @@ rl_url_parse(const char *s, struct rl_url *u, char *err, size_t errlen)
 		r = parse_tcp(s + 8, u, err, errlen);
 	else if (strncmp(s, "unix://", 7) == 0)
 		r = parse_unix(s + 7, u, err, errlen);
-	else if (strncmp(s, "rediss://", 9) == 0)
-		return fail(err, errlen,
-		    "rediss:// (TLS) is not supported: the linked hiredis has no TLS; "
-		    "use redis:// through a TLS tunnel such as stunnel");
+	else if (strncmp(s, "rediss://", 9) == 0) {
+		u->tls = 1;
+		r = parse_tcp(s + 9, u, err, errlen);
+	}
 	else if (strncmp(s, "redis+sentinel://", 17) == 0)
 		return fail(err, errlen,
 		    "redis+sentinel:// is not supported yet; give the master's redis:// URL");
 	else
 		return fail(err, errlen,
-		    "a URL starts with redis:// or unix://");
+		    "a URL starts with redis://, rediss:// or unix://");
 	if (r < 0)
 		rl_url_clear(u);
 	return r;
@@ -203,6 +203,7 @@ rl_url_format(const struct rl_url *u, char *buf, size_t len)
 	int n;
 	const char *user = u->user ? u->user : "";
 	const char *at = u->user ? "@" : "";
+	const char *scheme = u->tls ? "rediss" : "redis";
 
 	if (u->path != NULL) {
 		if (u->db != 0)
@@ -214,13 +215,37 @@ rl_url_format(const struct rl_url *u, char *buf, size_t len)
 		const char *rb = *lb ? "]" : "";
 
 		if (u->db != 0)
-			n = snprintf(buf, len, "redis://%s%s%s%s%s:%d/%d", user,
-			    at, lb, u->host, rb, u->port, u->db);
+			n = snprintf(buf, len, "%s://%s%s%s%s%s:%d/%d", scheme,
+			    user, at, lb, u->host, rb, u->port, u->db);
 		else
-			n = snprintf(buf, len, "redis://%s%s%s%s%s:%d", user, at,
-			    lb, u->host, rb, u->port);
+			n = snprintf(buf, len, "%s://%s%s%s%s%s:%d", scheme,
+			    user, at, lb, u->host, rb, u->port);
 	}
 	return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+static int
+copy(char **dst, const char *src)
+{
+	if (src == NULL)
+		return 0;
+	return (*dst = strdup(src)) == NULL ? -1 : 0;
+}
+
+int
+rl_url_copy(struct rl_url *d, const struct rl_url *u)
+{
+	memset(d, 0, sizeof(*d));
+	d->port = u->port;
+	d->db = u->db;
+	d->tls = u->tls;
+	if (copy(&d->host, u->host) < 0 || copy(&d->path, u->path) < 0 ||
+	    copy(&d->user, u->user) < 0 ||
+	    copy(&d->password, u->password) < 0) {
+		rl_url_clear(d);
+		return -1;
+	}
+	return 0;
 }
 
 void

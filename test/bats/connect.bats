@@ -132,10 +132,10 @@ time.sleep(20)
 }
 
 @test "bad URLs are usage errors with a hint, and touch nothing" {
-	run -64 --separate-stderr "$RL" -u "rediss://127.0.0.1:$R_PORT" lock x
-	[[ $stderr == *"rediss:// (TLS) is not supported"* ]]
 	run -64 --separate-stderr "$RL" -u "http://127.0.0.1:$R_PORT" lock x
-	[[ $stderr == *"a URL starts with redis:// or unix://"* ]]
+	[[ $stderr == *"a URL starts with redis://, rediss:// or unix://"* ]]
+	run -64 --separate-stderr "$RL" -u "rediss://127.0.0.1:0" lock x
+	[[ $stderr == *"port must be a number"* ]]
 	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:99999" lock x
 	[[ $stderr == *"port must be a number"* ]]
 	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT/x" lock x

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../../cmd/cmd.h"
-#include "rl_conn.h"
+#include "rl_client.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,7 +22,7 @@ refuse(struct rl_conn *c)
 }
 
 static const struct rl_transport refusing = { refuse, NULL, NULL, NULL,
-	NULL };
+	NULL, NULL };
 
 #define MAX_WORDS 32
 
@@ -52,7 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char *first[] = { (char *)"redlock", (char *)"lock",
 		    (char *)"x", NULL };
 
-		rl_conn_set_transport(&refusing);
+		rl_client_set_transport(&refusing);
 		unsetenv("REDLOCK_URL");
 		unsetenv("REDLOCK_OWNER");
 		unsetenv("REDLOCK_HELD");

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "rl_conn.h"
+#include "rl_client.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -69,7 +69,7 @@ fake_close(struct rl_conn *c)
 }
 
 static const struct rl_transport fake = {
-	fake_open, fake_finish, fake_read, fake_write, fake_close
+	fake_open, fake_finish, fake_read, fake_write, fake_close, NULL
 };
 
 /* hiredis 0.14 allocates an aggregate's element array from its header
@@ -111,7 +111,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	input = data;
 	input_len = size;
-	rl_conn_set_transport(&fake);
+	rl_client_set_transport(&fake);
 	u.host = (char *)"127.0.0.1";
 	u.port = 6379;
 	if ((c = rl_client_new(&u, 100, 100)) != NULL) {

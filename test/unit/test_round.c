@@ -116,7 +116,7 @@ fake_close(struct rl_conn *c)
 }
 
 static const struct rl_transport fake = {
-	fake_open, fake_finish, fake_read, fake_write, fake_close
+	fake_open, fake_finish, fake_read, fake_write, fake_close, NULL
 };
 
 /* A decimal number ended by CRLF at P (below END): -2 when incomplete. */
@@ -251,8 +251,8 @@ masters(size_t n, const char *const *urls)
 	for (i = 0; i < n; i++) {
 		assert_int_equal(rl_url_parse(urls[i], &nodes[i].url, err,
 		    sizeof(err)), 0);
-		rl_conn_init(&nodes[i].conn, &nodes[i].url);
-		rl_conn_init(&nodes[i].sub, &nodes[i].url);
+		rl_conn_init(&nodes[i].conn, &nodes[i].url, &fake);
+		rl_conn_init(&nodes[i].sub, &nodes[i].url, &fake);
 	}
 }
 
@@ -280,7 +280,6 @@ setup(void **state)
 		srvs[i].port = PORT0 + (int)i;
 		srvs[i].fd = -1;
 	}
-	rl_conn_set_transport(&fake);
 	return 0;
 }
 
@@ -305,7 +304,7 @@ teardown(void **state)
 				free(srvs[i].cmds[j].argv[k]);
 	}
 	memset(nodes, 0, sizeof(nodes));
-	rl_conn_set_transport(NULL);
+
 	return 0;
 }
 

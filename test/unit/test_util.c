@@ -177,6 +177,8 @@ test_url_parse(void **state)
 	    "redis://[::1]:6380");
 	url_ok("redis://", "127.0.0.1", 6379, NULL, NULL, NULL, 0,
 	    "redis://127.0.0.1:6379");
+	url_ok("rediss://u:pw@h:6380/1", "h", 6380, NULL, "u", "pw", 1,
+	    "rediss://u@h:6380/1");
 	url_ok("unix:///run/redis.sock", NULL, 0, "/run/redis.sock", NULL,
 	    NULL, 0, "unix:///run/redis.sock");
 	url_ok("unix:///tmp/r.sock?db=2", NULL, 0, "/tmp/r.sock", NULL, NULL,
@@ -199,10 +201,10 @@ static void
 test_url_rejects(void **state)
 {
 	(void)state;
-	url_bad("rediss://h:6379", "TLS");
 	url_bad("redis+sentinel://h:26379/m", "not supported yet");
-	url_bad("http://h", "redis:// or unix://");
-	url_bad("h:6379", "redis:// or unix://");
+	url_bad("http://h", "rediss:// or unix://");
+	url_bad("h:6379", "rediss:// or unix://");
+	url_bad("rediss://h:0", "port");
 	url_bad("redis://h:0", "port");
 	url_bad("redis://h:65536", "port");
 	url_bad("redis://h:80x", "port");
