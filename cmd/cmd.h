@@ -36,6 +36,7 @@ struct globals {
 	int64_t timeout_ms;
 	int timeout_given;
 	int stdout_closed;	/* at start: /dev/null was put in its place */
+	struct rl_tls_opts tls;
 };
 
 struct cmd {

@@ -45,6 +45,15 @@ static const char global_help[] =
     "                          give up connecting after DURATION (default: 2s)\n"
     "      --timeout DURATION  give up on a reply after DURATION (default: 5s;\n"
     "                          with several masters ttl/100, 5ms to 50ms)\n"
+    "TLS (rediss:// URLs):\n"
+    "      --cacert FILE       CA certificates to verify the server with\n"
+    "                          (default: $REDLOCK_CACERT, else the system's)\n"
+    "      --cacertdir DIR     a directory of hashed CA certificates\n"
+    "      --cert FILE         client certificate, for mutual TLS\n"
+    "                          (default: $REDLOCK_CERT)\n"
+    "      --key FILE          its private key (default: $REDLOCK_KEY)\n"
+    "      --sni NAME          server name to send and to verify\n"
+    "      --insecure          verify neither the certificate nor the name\n"
     "  -h, --help              show this help; COMMAND --help for a command\n"
     "      --version           print the version\n"
     "\n"
@@ -221,6 +230,63 @@ nonzero_duration(const char *opt, const char *arg, int64_t *ms)
 	return 0;
 }
 
+enum {
+	OPT_CACERT = 0x200,
+	OPT_CACERTDIR,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_SNI,
+	OPT_INSECURE
+};
+
+/* A TLS option into g.tls: 0, or a usage error for an empty value. */
+static int
+tls_option(int ch, const char *arg)
+{
+	static const char *const names[] = { "--cacert", "--cacertdir",
+	    "--cert", "--key", "--sni" };
+	const char **slot[] = { &g.tls.cacert, &g.tls.cacertdir, &g.tls.cert,
+	    &g.tls.key, &g.tls.sni };
+
+	if (ch == OPT_INSECURE) {
+		g.tls.insecure = 1;
+		return 0;
+	}
+	if (arg[0] == '\0')
+		return usage_error(NULL, "%s needs a value", names[ch -
+		    OPT_CACERT]);
+	*slot[ch - OPT_CACERT] = arg;
+	return 0;
+}
+
+/* With a rediss:// URL: TLS set up from the options, or from
+ * $REDLOCK_CACERT, $REDLOCK_CERT and $REDLOCK_KEY where none was given. */
+static int
+setup_tls(void)
+{
+	const char *env[] = { "REDLOCK_CACERT", "REDLOCK_CERT",
+	    "REDLOCK_KEY" };
+	const char **slot[] = { &g.tls.cacert, &g.tls.cert, &g.tls.key };
+	char err[512];
+	size_t i;
+	int tls = 0, rc;
+
+	for (i = 0; i < g.nurl; i++)
+		tls |= g.url[i].tls;
+	if (!tls)
+		return 0;
+	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		const char *v = getenv(env[i]);
+
+		if (*slot[i] == NULL && v != NULL && v[0] != '\0')
+			*slot[i] = v;
+	}
+	if ((rc = rl_tls_setup(&g.tls, err, sizeof(err))) == 0)
+		return 0;
+	msg("%s", esc(err));
+	return rc == RL_TLS_NOLIB ? EXIT_UNAVAILABLE : EXIT_USAGE;
+}
+
 /* The global options, up to COMMAND: -1 to go on, else the exit
  * status. */
 static int
@@ -230,6 +296,12 @@ parse_globals(int argc, char **argv)
 		{ "url", required_argument, NULL, 'u' },
 		{ "connect-timeout", required_argument, NULL, 'C' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "cacert", required_argument, NULL, OPT_CACERT },
+		{ "cacertdir", required_argument, NULL, OPT_CACERTDIR },
+		{ "cert", required_argument, NULL, OPT_CERT },
+		{ "key", required_argument, NULL, OPT_KEY },
+		{ "sni", required_argument, NULL, OPT_SNI },
+		{ "insecure", no_argument, NULL, OPT_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -252,6 +324,15 @@ parse_globals(int argc, char **argv)
 			    &g.timeout_ms)) != 0)
 				return status;
 			g.timeout_given = 1;
+			break;
+		case OPT_CACERT:
+		case OPT_CACERTDIR:
+		case OPT_CERT:
+		case OPT_KEY:
+		case OPT_SNI:
+		case OPT_INSECURE:
+			if ((status = tls_option(ch, optarg)) != 0)
+				return status;
 			break;
 		case 'h':
 			fputs(global_help, stdout);
@@ -295,7 +376,7 @@ redlock_main(int argc, char **argv)
 		    esc(argv[optind]));
 	if (g.nurl == 0 && (status = default_urls()) != 0)
 		return status;
-	if ((status = settle_urls(&g)) != 0)
+	if ((status = settle_urls(&g)) != 0 || (status = setup_tls()) != 0)
 		return status;
 
 	argc -= optind;

@@ -63,8 +63,11 @@ struct rl_tls_opts {
 };
 
 /* Load OpenSSL's libssl and set up TLS for every rediss:// connection of
- * this process: 0, or -1 with why in ERR (libssl missing, a file that
- * cannot be read, a key that does not match the certificate). */
+ * this process: 0, -1 with why in ERR (a file that cannot be read, a key
+ * that does not match its certificate), or RL_TLS_NOLIB (libssl cannot be
+ * loaded). Without it, the first rediss:// connection sets up TLS with
+ * the system's CA certificates. */
+#define RL_TLS_NOLIB (-2)
 int rl_tls_setup(const struct rl_tls_opts *o, char *err, size_t errlen);
 
 /* Parse S into U. On failure returns -1 and describes why in ERR. */
@@ -135,6 +138,11 @@ const char *rl_user(const rl_client *c);
 /* A descriptor that interrupts waits with RL_EINTR once readable
  * (a self-pipe for signals); -1 for none. */
 void rl_set_interrupt_fd(rl_client *c, int fd);
+/* In a child process that takes C over after fork(2): its TLS
+ * connections are let go (nothing is written on them) and reopened on
+ * first use, as a TLS session's state cannot be shared by two processes;
+ * plain connections are kept. */
+void rl_client_forked(rl_client *c);
 void rl_client_free(rl_client *c);
 
 /* Who the holder is, recorded next to the lock for status. */

@@ -109,6 +109,18 @@ rl_set_interrupt_fd(rl_client *c, int fd)
 }
 
 void
+rl_client_forked(rl_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->nodes[i].url.tls) {
+			rl_conn_close(&c->nodes[i].conn);
+			rl_conn_close(&c->nodes[i].sub);
+		}
+}
+
+void
 rl_client_free(rl_client *c)
 {
 	size_t i;

@@ -81,6 +81,8 @@ rl_conn_open(struct rl_conn *c)
 {
 	rl_conn_close(c);
 	c->want = 0;
+	c->stage = NULL;
+	c->rx = 0;
 	c->err = RL_OK;
 	c->why[0] = '\0';
 	if ((c->reader = redisReaderCreate()) == NULL ||
@@ -195,13 +197,30 @@ finish_connect(struct rl_conn *c)
 		return RL_IO_WAIT;
 	case -1:
 		rl_conn_close(c);
-		c->err = RL_ECONNECT;
+		if (c->err == RL_OK)
+			c->err = RL_ECONNECT;
 		return RL_IO_FAIL;
 	}
 	c->state = RL_CONN_HANDSHAKE;
+	c->stage = NULL;
 	if (c->nhs == 0 && ready(c) < 0)
 		return fail(c, RL_ENOMEM, "lost connection to", "out of memory");
 	return RL_IO_WAIT;
+}
+
+/* The connection broke. One that never answered may be a plain client
+ * at a TLS port, whose server hangs up on the first bytes. */
+static enum rl_io
+lost(struct rl_conn *c, const char *why)
+{
+	char buf[RL_WHY_MAX];
+
+	if (c->rx == 0 && !c->url->tls) {
+		snprintf(buf, sizeof(buf), "%s before any answer; if the "
+		    "port speaks TLS, use rediss://", why);
+		why = buf;
+	}
+	return fail(c, RL_ECONNECT, "lost connection to", why);
 }
 
 /* Read what has come. A full buffer is read again: a transport that
@@ -217,11 +236,10 @@ fill(struct rl_conn *c)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return RL_IO_WAIT;
 		if (n == 0)
-			return fail(c, RL_ECONNECT, "lost connection to",
-			    "the server closed the connection");
+			return lost(c, "the server closed the connection");
 		if (n < 0)
-			return fail(c, RL_ECONNECT, "lost connection to",
-			    io_why(c));
+			return lost(c, io_why(c));
+		c->rx += (size_t)n;
 		if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK)
 			return fail(c, RL_ENOMEM, "lost connection to",
 			    "out of memory");
@@ -247,7 +265,7 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 	}
 	freeReplyObject(r);
 	if (c->nhs == 0 && (ready(c) < 0 || flush(c) < 0))
-		return fail(c, RL_ECONNECT, "lost connection to", io_why(c));
+		return lost(c, io_why(c));
 	return RL_IO_WAIT;
 }
 
@@ -297,7 +315,7 @@ rl_conn_io(struct rl_conn *c, short revents, redisReply **out)
 		revents |= POLLOUT;
 	}
 	if ((revents & POLLOUT) && c->outoff < c->outlen && flush(c) < 0)
-		return fail(c, RL_ECONNECT, "lost connection to", io_why(c));
+		return lost(c, io_why(c));
 	if ((revents & (POLLIN | POLLERR | POLLHUP)) && fill(c) == RL_IO_FAIL)
 		return RL_IO_FAIL;
 	return take(c, out);

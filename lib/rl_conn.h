@@ -28,7 +28,8 @@ struct rl_transport {
 	int (*open)(struct rl_conn *c);
 	/* C->fd is ready while connecting: 0 connected, 1 not yet (C->fd
 	 * may have changed: another address; C->want: what to poll for, 0
-	 * for POLLOUT), -1 failed (C->why). */
+	 * for POLLOUT), -1 failed (C->why; C->err may say RL_EAUTH, else
+	 * it is RL_ECONNECT). */
 	int (*finish)(struct rl_conn *c);
 	ssize_t (*read)(struct rl_conn *c, void *buf, size_t len);
 	ssize_t (*write)(struct rl_conn *c, const void *buf, size_t len);
@@ -60,6 +61,9 @@ struct rl_conn {
 	enum rl_conn_state state;
 	int fd;
 	short want;		/* connecting: the transport waits for this */
+	const char *stage;	/* connecting: what a timeout now means, from
+				 * the transport (NULL: connect(2)) */
+	size_t rx;		/* bytes received since the connection opened */
 	void *priv;		/* the transport's own */
 	redisReader *reader;
 	char *out;		/* bytes to write, from outoff */

@@ -255,9 +255,10 @@ node_late(struct rl_node *nd)
 	char why[RL_WHY_MAX];
 
 	if (nd->phase == RL_PH_CONNECT) {
+		rl_error_io(&nd->url, "cannot connect to", nd->conn.stage !=
+		    NULL ? nd->conn.stage : "timed out (see --connect-timeout)",
+		    why, sizeof(why));
 		rl_conn_close(&nd->conn);
-		rl_error_io(&nd->url, "cannot connect to", "timed out (see "
-		    "--connect-timeout)", why, sizeof(why));
 	} else {
 		/* Its command may run yet: the connection keeps it, and its
 		 * reply's place in line. */

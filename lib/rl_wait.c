@@ -177,8 +177,9 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 			return rl_seterr(w->c, RL_EAUTH, "%s", nd->sub.why);
 		sub_failed(w, j, now);
 	} else if (!w->listening[j] && now >= w->sub_end[j]) {
-		rl_error_io(&nd->url, "cannot subscribe on", "timed out (see "
-		    "--connect-timeout)", nd->sub.why, sizeof(nd->sub.why));
+		rl_error_io(&nd->url, "cannot subscribe on", nd->sub.stage !=
+		    NULL ? nd->sub.stage : "timed out (see --connect-timeout)",
+		    nd->sub.why, sizeof(nd->sub.why));
 		sub_failed(w, j, now);
 	}
 	if (listening(w) == w->c->n)

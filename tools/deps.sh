@@ -4,8 +4,8 @@
 # As root it runs apt-get, otherwise sudo apt-get; without either it prints
 # the exact command and fails.
 set -eu
-build="gcc make jq libhiredis-dev"
-test="$build redis-server redis-tools bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname python3"
+build="gcc make jq libhiredis-dev libssl-dev"
+test="$build redis-server redis-tools openssl bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname python3"
 bench="$build redis-server redis-tools util-linux hostname"
 fuzz="$build clang-14 libclang-rt-14-dev"
 case "${1:-}" in

@@ -1,0 +1,170 @@
+#!/usr/bin/env bats
+# rediss://: TLS through OpenSSL against redis-server's own --tls-port.
+
+load helpers
+
+# cert NAME CA [SUBJECT-ALT-NAMES]: a P-256 key and a certificate signed by
+# CA (self-signed when CA is "self"), in $CERTS.
+cert() {
+	local name=$1 ca=$2 san=${3:-}
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	    -keyout "$CERTS/$name.key" -out "$CERTS/$name.csr" \
+	    -subj "/CN=$name" 2>/dev/null
+	if [ "$ca" = self ]; then
+		openssl x509 -req -in "$CERTS/$name.csr" -key "$CERTS/$name.key" \
+		    -out "$CERTS/$name.crt" -days 2 2>/dev/null
+		return
+	fi
+	[ -n "$san" ] && echo "subjectAltName=$san" >"$CERTS/$name.ext"
+	openssl x509 -req -in "$CERTS/$name.csr" -CA "$CERTS/$ca.crt" \
+	    -CAkey "$CERTS/$ca.key" -CAcreateserial -out "$CERTS/$name.crt" \
+	    -days 2 ${san:+-extfile "$CERTS/$name.ext"} 2>/dev/null
+}
+
+# start_tls VAR AUTH-CLIENTS: a redis-server with a plain port (VAR_PORT,
+# for redis-cli) and a TLS port (VAR_TLS).
+start_tls() {
+	local var=$1 auth=$2 port
+	port=$(free_port)
+	start_redis "$var" --tls-port "$port" \
+	    --tls-cert-file "$CERTS/server.crt" \
+	    --tls-key-file "$CERTS/server.key" \
+	    --tls-ca-cert-file "$CERTS/ca.crt" --tls-auth-clients "$auth"
+	export "${var}_TLS=$port"
+}
+
+setup_file() {
+	export CERTS=$BATS_FILE_TMPDIR/certs
+	mkdir -p "$CERTS"
+	cert ca self
+	cert server ca "DNS:localhost,IP:127.0.0.1"
+	cert client ca
+	cert other self
+	start_tls R no
+	start_tls M yes
+}
+teardown_file() {
+	stop_redis "$R_PID"
+	stop_redis "$M_PID"
+}
+setup() {
+	rcli flushall >/dev/null
+	redis-cli -p "$M_PORT" flushall >/dev/null
+}
+
+tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
+
+@test "server-authenticated TLS: exec, lock, status, queue and unlock over rediss://" {
+	run -0 tls exec -t 5s job -- sh -c 'echo "fence $REDLOCK_FENCE"'
+	assert_output --regexp '^fence [0-9]+$'
+	tok=$(tls lock -t 30s job)
+	# The same lock, seen on the server's plain port.
+	[ "$(rcli hexists job "$tok")" = 1 ]
+	run -0 tls status job
+	assert_output --partial "job: held"
+	run -0 tls queue job
+	run -0 tls unlock --owner "$tok" job
+	[ "$(rcli exists job)" = 0 ]
+	# The host name is verified as well as the address.
+	run -0 "$RL" -u "rediss://localhost:$R_TLS" --cacert "$CERTS/ca.crt" \
+	    exec job -- true
+	# REDLOCK_CACERT stands for --cacert.
+	REDLOCK_CACERT=$CERTS/ca.crt run -0 "$RL" -u "rediss://127.0.0.1:$R_TLS" \
+	    exec job -- true
+}
+
+@test "mutual TLS: a client certificate from --cert/--key or REDLOCK_CERT/REDLOCK_KEY; without one, a line that asks for it" {
+	url="rediss://127.0.0.1:$M_TLS"
+	run -0 "$RL" -u "$url" --cacert "$CERTS/ca.crt" --cert "$CERTS/client.crt" \
+	    --key "$CERTS/client.key" exec -t 5s job -- true
+	REDLOCK_CACERT=$CERTS/ca.crt REDLOCK_CERT=$CERTS/client.crt \
+	    REDLOCK_KEY=$CERTS/client.key run -0 "$RL" -u "$url" lock -t 30s job
+	[ "$(redis-cli -p "$M_PORT" exists job)" = 1 ]
+	run -69 --separate-stderr "$RL" -u "$url" --cacert "$CERTS/ca.crt" exec job2 -- true
+	assert_output ''
+	# The server's alert, or its hang-up when the alert was lost.
+	[[ $stderr == "redlock: lost connection to $url: "*"client certificate"*"give --cert and --key"* ]]
+	[ "$(redis-cli -p "$M_PORT" exists job2)" = 0 ]
+}
+
+@test "a wrong CA exits 69 with a line naming the verification failure; --insecure skips it" {
+	run -69 --separate-stderr "$RL" -u "rediss://127.0.0.1:$R_TLS" \
+	    --cacert "$CERTS/other.crt" exec job -- echo ran
+	assert_output ''
+	[[ $stderr == "redlock: cannot connect to rediss://127.0.0.1:$R_TLS: TLS certificate verification failed: self-signed certificate in certificate chain; give the CA that signed the server's certificate with --cacert"* ]]
+	# No CA given: the system's CAs do not know this one either.
+	run -69 --separate-stderr "$RL" -u "rediss://127.0.0.1:$R_TLS" exec job -- true
+	[[ $stderr == *"TLS certificate verification failed"* ]]
+	# A name the certificate is not for.
+	run -69 --separate-stderr tls --sni db.example exec job -- true
+	[[ $stderr == *"TLS certificate verification failed: hostname mismatch: the certificate is not for db.example"* ]]
+	[ "$(rcli exists job)" = 0 ]
+	run -0 "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/other.crt" \
+	    --insecure exec job -- true
+	run -0 tls --sni localhost exec job -- true
+}
+
+@test "a plain client on a TLS port and a TLS client on a plain port each get a clear line" {
+	run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_TLS" exec job -- true
+	[[ $stderr == "redlock: lost connection to redis://127.0.0.1:$R_TLS: "*"before any answer; if the port speaks TLS, use rediss://"* ]]
+	t0=$(now_ms)
+	run -69 --separate-stderr "$RL" -u "rediss://127.0.0.1:$R_PORT" \
+	    --cacert "$CERTS/ca.crt" --connect-timeout 500ms exec job -- true
+	t1=$(now_ms)
+	[[ $stderr == "redlock: cannot connect to rediss://127.0.0.1:$R_PORT: timed out in the TLS handshake (see --connect-timeout); if the port is a plain one, use redis://"* ]]
+	[ $((t1 - t0)) -lt 5000 ]
+	[ "$(rcli exists job)" = 0 ]
+}
+
+@test "a TLS server that accepts but never answers the handshake: exit 69 after --connect-timeout" {
+	start_tls S no
+	kill -STOP "$S_PID"
+	t0=$(now_ms)
+	run -69 --separate-stderr "$RL" -u "rediss://127.0.0.1:$S_TLS" \
+	    --cacert "$CERTS/ca.crt" --connect-timeout 500ms lock x
+	t1=$(now_ms)
+	kill -CONT "$S_PID"
+	stop_redis "$S_PID"
+	[[ $stderr == *"timed out in the TLS handshake"* ]]
+	[ $((t1 - t0)) -lt 5000 ]
+}
+
+@test "the watchdog renews over a TLS connection of its own, past several leases" {
+	rcli config resetstat >/dev/null
+	run -0 tls exec -t 1s job -- sh -c 'sleep 2.5; echo done'
+	assert_output done
+	stats=$(rcli info all)
+	conns=$(sed -n 's/^total_connections_received:\([0-9]*\).*/\1/p' <<<"$stats")
+	scripts=$(sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p' <<<"$stats")
+	echo "connections $conns, evalsha $scripts" >&3
+	# redlock's connection, the watchdog's own, and this INFO's.
+	[ "$conns" -ge 3 ]
+	# Acquire, release and renewals: 2.5 s of COMMAND on a 1 s lease.
+	[ "$scripts" -ge 6 ]
+	[ "$(rcli exists job)" = 0 ]
+}
+
+@test "a waiter over TLS is woken by the release, not by the lease running out" {
+	tok=$(tls lock -t 60s job)
+	(sleep 0.5; tls unlock --owner "$tok" job) &
+	t0=$(now_ms)
+	run -0 tls exec -w 20s job -- echo ran
+	t1=$(now_ms)
+	wait
+	assert_output ran
+	# Pushed: about 0.5 s; the lease (60 s) would be polled.
+	[ $((t1 - t0)) -lt 12000 ]
+}
+
+@test "TLS options: unreadable files, --cert without --key and a key that is not the certificate's are usage errors" {
+	run -64 --separate-stderr tls --cacert "$CERTS/none.crt" lock x
+	assert_equal "$stderr" "redlock: cannot read --cacert $CERTS/none.crt: No such file or directory"
+	run -64 --separate-stderr tls --cert "$CERTS/client.crt" lock x
+	assert_equal "$stderr" "redlock: --cert and --key go together: give both for a client certificate, or neither"
+	run -64 --separate-stderr tls --cert "$CERTS/client.crt" --key "$CERTS/other.key" lock x
+	[[ $stderr == "redlock: cannot use --key $CERTS/other.key with --cert $CERTS/client.crt: "* ]]
+	run -64 --separate-stderr tls --sni '' lock x
+	[ "$(rcli dbsize)" = 0 ]
+	# Plain URLs leave the TLS options alone.
+	run -0 "$RL" -u "redis://127.0.0.1:$R_PORT" --cacert "$CERTS/none.crt" exec x -- true
+}
