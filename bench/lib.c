@@ -1,7 +1,8 @@
 /* lib.c: acquire+release pairs per second from one process, through lib/
  * (one EVALSHA each, on every master at once when there are several), to
  * compare with the server's round-trip ceiling and one master with many.
- * usage: bench-lib PAIRS URL [URL ...] */
+ * usage: bench-lib PAIRS URL [URL ...]; rediss:// URLs are verified with
+ * the CA in $REDLOCK_CACERT. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,6 +32,12 @@ main(int argc, char **argv)
 			fprintf(stderr, "bench-lib: %s\n", err);
 			return 64;
 		}
+	if (getenv("REDLOCK_CACERT") != NULL && rl_tls_setup(
+	    &(struct rl_tls_opts){ .cacert = getenv("REDLOCK_CACERT") }, err,
+	    sizeof(err)) != 0) {
+		fprintf(stderr, "bench-lib: %s\n", err);
+		return 64;
+	}
 	c = nu == 1 ? rl_client_new(&u[0], 2000, 5000) :
 	    rl_client_new_multi(u, (size_t)nu, 2000, 5000);
 	if (c == NULL || rl_connect(c) != RL_OK ||

@@ -48,6 +48,24 @@ for _ in 1 2 3 4 5; do
 done
 port=${masters##*:}
 export REDLOCK_URL=redis://127.0.0.1:$port
+
+# TLS: the first master also listens on a TLS port, with a throwaway CA.
+tlsport=$((port == 31999 ? 20000 : port + 1))
+while redis-cli -p "$tlsport" ping >/dev/null 2>&1; do tlsport=$((tlsport + 1)); done
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 2 -subj /CN=bench-ca 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+    -keyout "$dir/srv.key" -out "$dir/srv.csr" -subj /CN=localhost 2>/dev/null
+echo "subjectAltName=IP:127.0.0.1" >"$dir/srv.ext"
+openssl x509 -req -in "$dir/srv.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+    -CAcreateserial -out "$dir/srv.crt" -days 2 -extfile "$dir/srv.ext" 2>/dev/null
+redis-cli -p "$port" config set tls-cert-file "$dir/srv.crt" >/dev/null
+redis-cli -p "$port" config set tls-key-file "$dir/srv.key" >/dev/null
+redis-cli -p "$port" config set tls-ca-cert-file "$dir/ca.crt" >/dev/null
+redis-cli -p "$port" config set tls-auth-clients no >/dev/null
+redis-cli -p "$port" config set tls-port "$tlsport" >/dev/null
+tls="rediss://127.0.0.1:$tlsport"
+export REDLOCK_CACERT=$dir/ca.crt
 lockfile=$dir/flock
 
 ns() { date +%s%N; }
@@ -73,11 +91,13 @@ for _ in 1 2 3; do
 	flock "$lockfile" true
 done
 
-: >"$dir/exec" >"$dir/lockunlock" >"$dir/flock" >"$dir/exec5"
+: >"$dir/exec" >"$dir/lockunlock" >"$dir/flock" >"$dir/exec5" >"$dir/exectls"
 "$rl" -u "$masters" exec warm -- true
+"$rl" -u "$tls" exec warm -- true
 for _ in $(seq 1 "$rounds"); do
 	time_us flock "$lockfile" true >>"$dir/flock"
 	time_us "$rl" exec bench -- true >>"$dir/exec"
+	time_us "$rl" -u "$tls" exec bench -- true >>"$dir/exectls"
 	time_us "$rl" -u "$masters" exec bench -- true >>"$dir/exec5"
 	t0=$(ns)
 	tok=$("$rl" lock bench)
@@ -164,6 +184,7 @@ handoff flock flock "$lockfile"
 handoff plain "$rl" exec -v -w 60s handoff --
 handoff fair "$rl" exec --fair -v -w 60s handoff --
 handoff redlock "$rl" -u "$masters" exec -v -w 60s handoff --
+handoff tls "$rl" -u "$tls" exec -v -w 60s handoff --
 
 # Library level: acquire+release pairs per second from one process,
 # against the server's ceiling of PINGs from one client.
@@ -171,12 +192,14 @@ pairs=$("${rl%/*}/bench-lib" 20000 "redis://127.0.0.1:$port")
 m3=$(echo "$masters" | cut -d, -f1-3 | tr , ' ')
 pairs3=$("${rl%/*}/bench-lib" 10000 $m3)
 pairs5=$("${rl%/*}/bench-lib" 10000 $(echo "$masters" | tr , ' '))
+pairstls=$("${rl%/*}/bench-lib" 20000 "$tls")
 ping=$(redis-benchmark -p "$port" -c 1 -n 50000 -t ping --csv 2>/dev/null |
     awk -F'"' '/PING_MBULK/ {print int($4)}')
 
 read -r fm fp < <(stats "$dir/flock")
 read -r em ep < <(stats "$dir/exec")
 read -r e5m e5p < <(stats "$dir/exec5")
+read -r etm etp < <(stats "$dir/exectls")
 read -r lm lp < <(stats "$dir/lockunlock")
 read -r hm hp < <(stats "$dir/handoff")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -194,6 +217,7 @@ table=$(cat <<TABLE
 | \`flock FILE true\` | ${fm} us | ${fp} us | 1.00 |
 | \`redlock exec NAME -- true\` (uncontended) | ${em} us | ${ep} us | $(ratio "$em" "$fm") |
 | \`redlock -u M1,...,M5 exec NAME -- true\` (Redlock, 5 masters) | ${e5m} us | ${e5p} us | $(ratio "$e5m" "$fm") ($(ratio "$e5m" "$em") x one master) |
+| \`redlock -u rediss://... exec NAME -- true\` (TLS, one server) | ${etm} us | ${etp} us | $(ratio "$etm" "$fm") ($(ratio "$etm" "$em") x plain) |
 | \`redlock lock\` + \`redlock unlock\` (two processes) | ${lm} us | ${lp} us | $(ratio "$lm" "$fm") |
 | handoff: unlock start to next holder's acquisition (ms clock) | ${hm} us | ${hp} us | - |
 TABLE
@@ -215,6 +239,7 @@ $(hrow "flock(1)" flock)
 $(hrow "redlock, one server" plain)
 $(hrow "redlock \`--fair\`, one server" fair)
 $(hrow "redlock, 5 masters (Redlock)" redlock)
+$(hrow "redlock over TLS, one server" tls)
 
 | resources | value |
 | --- | --- |
@@ -223,6 +248,7 @@ $(hrow "redlock, 5 masters (Redlock)" redlock)
 | library: acquire+release pairs per second, one process | ${pairs} |
 | the same on 3 masters (Redlock) | ${pairs3} (pair takes $(ratio "$pairs" "$pairs3") x one master) |
 | the same on 5 masters (Redlock) | ${pairs5} (pair takes $(ratio "$pairs" "$pairs5") x one master) |
+| the same over TLS, one server | ${pairstls} (pair takes $(ratio "$pairs" "$pairstls") x plain) |
 | server ceiling: PING round trips per second, one client | ${ping} (= $((ping / 2)) pairs) |
 TABLE
 )
