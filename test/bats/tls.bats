@@ -168,3 +168,16 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	# Plain URLs leave the TLS options alone.
 	run -0 "$RL" -u "redis://127.0.0.1:$R_PORT" --cacert "$CERTS/none.crt" exec x -- true
 }
+
+@test "replies of many TLS records: status over rediss:// lists what the plain port lists" {
+	long=$(printf 'n%.0s' $(seq 1 200))
+	for i in $(seq 1 150); do
+		"$RL" -u "redis://127.0.0.1:$R_PORT" lock -t 60s "$long-$i" >/dev/null
+	done
+	run -0 --separate-stderr tls status --json
+	tls_names=$(jq -r '.[].name' <<<"$output" | sort)
+	run -0 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" status --json
+	plain_names=$(jq -r '.[].name' <<<"$output" | sort)
+	[ "$(wc -l <<<"$tls_names")" = 150 ]
+	assert_equal "$tls_names" "$plain_names"
+}

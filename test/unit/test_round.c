@@ -1054,6 +1054,74 @@ test_idle_connection_closed_by_server_is_reopened(void **state)
 	rl_round_end(r);
 }
 
+/* A transport that takes all the socket has and hands it out in pieces,
+ * as TLS does with the records it decrypts. */
+static char held[1 << 17];
+static size_t nheld;
+
+static ssize_t
+hoard_read(struct rl_conn *c, void *buf, size_t len)
+{
+	ssize_t n;
+
+	while (nheld < sizeof(held) &&
+	    (n = read(c->fd, held + nheld, sizeof(held) - nheld)) > 0)
+		nheld += (size_t)n;
+	if (nheld == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (len > nheld)
+		len = nheld;
+	memcpy(buf, held, len);
+	memmove(held, held + len, nheld - len);
+	nheld -= len;
+	return (ssize_t)len;
+}
+
+static const struct rl_transport hoard = {
+	fake_open, fake_finish, hoard_read, fake_write, fake_close, NULL
+};
+
+/* A reply bigger than one read, all of it held by the transport and none
+ * left on the socket: it is read whole, without waiting for a poll event
+ * that will not come. */
+static void
+test_conn_reads_what_the_transport_holds(void **state)
+{
+	struct rl_conn *c = &nodes[0].conn;
+	static char big[50000];
+	redisReply *rep = NULL;
+	int64_t end;
+	enum rl_io io;
+	struct pollfd p;
+	size_t n = 40000;
+
+	(void)state;
+	plain_masters(1);
+	rl_conn_init(c, &nodes[0].url, &hoard);
+	nheld = 0;
+	assert_int_equal(rl_conn_open(c), 0);
+	snprintf(big, sizeof(big), "$%zu\r\n", n);
+	memset(big + strlen(big), 'x', n);
+	memcpy(big + strlen(big), "\r\n", 3);
+	srv_say(&srvs[0], big);
+	end = rl_now_ms() + 1000;
+	do {
+		assert_true(rl_now_ms() < end);
+		p.fd = rl_conn_fd(c);
+		p.events = rl_conn_events(c);
+		p.revents = 0;
+		assert_true(poll(&p, 1, 10) >= 0);
+		io = rl_conn_io(c, p.revents, &rep);
+	} while (io == RL_IO_WAIT);
+	assert_int_equal(io, RL_IO_REPLY);
+	assert_int_equal(rep->type, REDIS_REPLY_STRING);
+	assert_int_equal(rep->len, n);
+	freeReplyObject(rep);
+	rl_conn_close(c);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -1080,6 +1148,7 @@ main(void)
 		T(test_conn_late_before_ready_closes),
 		T(test_conn_closed_by_server),
 		T(test_idle_connection_closed_by_server_is_reopened),
+		T(test_conn_reads_what_the_transport_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
