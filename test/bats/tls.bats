@@ -21,17 +21,25 @@ cert() {
 	    -days 2 ${san:+-extfile "$CERTS/$name.ext"} 2>/dev/null
 }
 
-# start_tls VAR AUTH-CLIENTS: a redis-server with a plain port (VAR_PORT,
-# for redis-cli) and a TLS port (VAR_TLS).
+# tls_args PORT AUTH-CLIENTS: redis-server's options for a TLS port.
+tls_args() {
+	echo --tls-port "$1" --tls-cert-file "$CERTS/server.crt" \
+	    --tls-key-file "$CERTS/server.key" \
+	    --tls-ca-cert-file "$CERTS/ca.crt" --tls-auth-clients "$2"
+}
+
+# start_tls VAR AUTH-CLIENTS [ARGS...]: a redis-server with a plain port
+# (VAR_PORT, for redis-cli) and a TLS port (VAR_TLS).
 start_tls() {
 	local var=$1 auth=$2 port
+	shift 2
 	port=$(free_port)
-	start_redis "$var" --tls-port "$port" \
-	    --tls-cert-file "$CERTS/server.crt" \
-	    --tls-key-file "$CERTS/server.key" \
-	    --tls-ca-cert-file "$CERTS/ca.crt" --tls-auth-clients "$auth"
+	# shellcheck disable=SC2046
+	start_redis "$var" $(tls_args "$port" "$auth") "$@"
 	export "${var}_TLS=$port"
 }
+
+held_on() { [ "$(redis-cli -p "$1" exists "$2")" = 1 ]; }
 
 setup_file() {
 	export CERTS=$BATS_FILE_TMPDIR/certs
@@ -180,4 +188,47 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	plain_names=$(jq -r '.[].name' <<<"$output" | sort)
 	[ "$(wc -l <<<"$tls_names")" = 150 ]
 	assert_equal "$tls_names" "$plain_names"
+}
+
+@test "a TLS server stopped mid-hold (SIGSTOP): COMMAND is terminated before the lease ends, exit 79" {
+	start_tls S no
+	"$RL" -u "rediss://127.0.0.1:$S_TLS" --cacert "$CERTS/ca.crt" \
+	    exec -t 2s --kill-after 200ms job -- sleep 60 3>&- &
+	ex=$!
+	wait_for 10 held_on "$S_PORT" job
+	sleep 0.8	# a renewal or two over TLS first
+	kill -STOP "$S_PID"
+	stopped=$(now_ms)
+	status=0
+	wait "$ex" || status=$?
+	done_at=$(now_ms)
+	kill -CONT "$S_PID"
+	echo "exit $status $((done_at - stopped)) ms after the stop" >&3
+	[ "$status" = 79 ]
+	# Bounded: the handshakes of the renewals that follow hang on the
+	# stopped server and are cut by the watchdog's deadlines (the timing
+	# against the lease is watchdog.bats's, on plain TCP).
+	[ $((done_at - stopped)) -lt 10000 ]
+	stop_redis "$S_PID"
+}
+
+@test "a TLS server killed and restarted mid-hold: the watchdog reconnects over TLS and renewals go on" {
+	# With an fsync'd append-only file the lock outlives kill -9.
+	start_tls S no --appendonly yes --appendfsync always
+	"$RL" -u "rediss://127.0.0.1:$S_TLS" --cacert "$CERTS/ca.crt" \
+	    exec -t 3s job -- sleep 5 3>&- &
+	ex=$!
+	wait_for 10 held_on "$S_PORT" job
+	kill -9 "$S_PID"
+	# shellcheck disable=SC2046
+	restart_redis S $(tls_args "$S_TLS" no) --appendonly yes --appendfsync always
+	redis-cli -p "$S_PORT" config resetstat >/dev/null
+	# COMMAND (5 s) outlives the lease (3 s): only renewals on the new
+	# server keep it.
+	status=0
+	wait "$ex" || status=$?
+	[ "$status" = 0 ]
+	run -0 redis-cli -p "$S_PORT" info commandstats
+	assert_output --regexp 'cmdstat_evalsha:calls=[3-9]|cmdstat_evalsha:calls=[1-9][0-9]|cmdstat_eval:calls='
+	stop_redis "$S_PID"
 }
