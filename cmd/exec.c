@@ -77,6 +77,25 @@ put_env(const char *k, const char *v)
 		msg("cannot set %s: %s", k, strerror(errno));
 }
 
+/* The TLS files given as options, for nested calls: as absolute paths,
+ * since COMMAND may change directory. */
+static void
+put_tls_env(const struct globals *g)
+{
+	const char *k[] = { "REDLOCK_CACERT", "REDLOCK_CERT", "REDLOCK_KEY" };
+	const char *v[] = { g->tls.cacert, g->tls.cert, g->tls.key };
+	char *abs;
+	size_t i;
+
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		if (v[i] == NULL)
+			continue;
+		abs = realpath(v[i], NULL);
+		put_env(k[i], abs != NULL ? abs : v[i]);
+		free(abs);
+	}
+}
+
 /* In the child: become COMMAND. */
 static void __attribute__((noreturn))
 become(char **cmd, const struct globals *g, const char *name,
@@ -108,6 +127,7 @@ become(char **cmd, const struct globals *g, const char *name,
 	snprintf(num, sizeof(num), "%lld", (long long)o->ttl_ms);
 	put_env("REDLOCK_TTL_MS", num);
 	put_env("REDLOCK_URL", g->url_text);
+	put_tls_env(g);
 	execvp(cmd[0], cmd);
 	msg("cannot run %s: %s", esc(cmd[0]), strerror(errno));
 	_exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);

@@ -232,3 +232,13 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	assert_output --regexp 'cmdstat_evalsha:calls=[3-9]|cmdstat_evalsha:calls=[1-9][0-9]|cmdstat_eval:calls='
 	stop_redis "$S_PID"
 }
+
+@test "a nested redlock in COMMAND reaches the TLS server with the CA and client certificate of the outer one" {
+	cd "$BATS_TEST_TMPDIR"
+	cp "$CERTS/ca.crt" "$CERTS/client.crt" "$CERTS/client.key" .
+	run -0 "$RL" -u "rediss://127.0.0.1:$M_TLS" --cacert ca.crt \
+	    --cert client.crt --key client.key exec outer -- \
+	    sh -c 'cd / && echo "$REDLOCK_CACERT" && "$0" exec inner -- echo inner ran' "$RL"
+	assert_line --index 0 "$BATS_TEST_TMPDIR/ca.crt"
+	assert_line --index 1 "inner ran"
+}
