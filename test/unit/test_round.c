@@ -316,6 +316,7 @@ renew_round(struct rl_round *r, size_t n, size_t need, int64_t reply_ms)
 {
 	struct rl_round_opts o;
 
+	memset(&o, 0, sizeof(o));
 	o.need = need;
 	o.connect_ms = 2000;
 	o.reply_ms = reply_ms;
