@@ -214,6 +214,8 @@ struct watch {
 	int child_status;	/* wait status of COMMAND */
 	enum lost lost;
 	int64_t lost_after_ms;	/* since the last confirmation, at loss */
+	int unacked;		/* the last renewal failed for want of
+				 * replicas (--replicas) */
 	int orphaned;		/* redlock died first */
 	int released;
 };

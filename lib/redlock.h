@@ -24,8 +24,9 @@ enum rl_err {
 			 * memory, cluster down, a disabled command */
 	RL_EPROTO,	/* unexpected reply: a fault of redlock's */
 	RL_EINTR,	/* the interrupt descriptor became readable */
-	RL_EREPLICAS,	/* acquired, but too few replicas acknowledged it
-			 * (rl_set_replicas); released again */
+	RL_EREPLICAS,	/* acquired (renewed), but too few replicas
+			 * acknowledged it (rl_set_replicas); an
+			 * acquisition was released again */
 	RL_ENOMEM
 };
 

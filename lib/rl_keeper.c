@@ -146,7 +146,7 @@ unacked(rl_keeper *k, const struct rl_acks *ak)
 
 	rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "renewed", k->lock,
 	    c->n, ak, ack_ms(k), why, 0);
-	return RL_ECONNECT;
+	return RL_EREPLICAS;
 }
 
 /* The round is over: add up the masters' answers. */
