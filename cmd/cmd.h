@@ -109,12 +109,14 @@ struct lockopts {
 	int fair;
 	int64_t waiter_timeout_ms;
 	int waiter_timeout_given;
+	int replicas;		/* --replicas: WAIT for this many; 0 */
 	char owner_buf[RL_OWNER_MAX];
 };
 
 #define LOCKOPTS_SHORT "w:nt:E:qv"
 #define OPT_FAIR 0x100
 #define OPT_WAITER_TIMEOUT 0x101
+#define OPT_REPLICAS 0x102
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -124,7 +126,8 @@ struct lockopts {
 	{ "quiet", no_argument, NULL, 'q' }, \
 	{ "verbose", no_argument, NULL, 'v' }, \
 	{ "fair", no_argument, NULL, OPT_FAIR }, \
-	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }
+	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }, \
+	{ "replicas", required_argument, NULL, OPT_REPLICAS }
 #define LOCKOPTS_HELP \
 	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
 	"  -n, --no-wait           give up at once if NAME is held\n" \
@@ -134,6 +137,9 @@ struct lockopts {
 	"                          with --fair: a waiter silent this long leaves the\n" \
 	"                          queue (default: 5s; it refreshes its place every\n" \
 	"                          third)\n" \
+	"      --replicas N        after each acquisition and renewal, WAIT until\n" \
+	"                          N replicas have it (within --timeout); too few:\n" \
+	"                          released, exit 69 (a renewal: retried)\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
 	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
@@ -209,6 +215,8 @@ struct watch {
 	int child_status;	/* wait status of COMMAND */
 	enum lost lost;
 	int64_t lost_after_ms;	/* since the last confirmation, at loss */
+	int unacked;		/* the last renewal failed for want of
+				 * replicas (--replicas) */
 	int orphaned;		/* redlock died first */
 	int released;
 };

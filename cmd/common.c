@@ -208,6 +208,7 @@ fail(rl_client *c, enum rl_err e, const char *name)
 		return EXIT_UNAVAILABLE;
 	case RL_EAUTH:
 	case RL_ESERVER:
+	case RL_EREPLICAS:
 		msg("%s", esc(rl_errstr(c)));
 		return EXIT_UNAVAILABLE;
 	case RL_EUSAGE:

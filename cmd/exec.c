@@ -37,6 +37,7 @@ struct report {
 	pid_t child;
 	int status;		/* wait status of COMMAND; -1: not started */
 	int lost;		/* enum lost */
+	int unacked;		/* renewals failed for want of replicas */
 	int64_t lost_after_ms;
 };
 enum { REPORT_STARTED = 1, REPORT_DONE };
@@ -206,6 +207,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	r.status = w.child_status;
 	r.lost = w.lost;
 	r.lost_after_ms = w.lost_after_ms;
+	r.unacked = w.unacked;
 	report(report_fd, &r);
 	rl_client_free(rc);
 	exit(0);
@@ -467,8 +469,9 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		msg("lost the lock on %s while COMMAND ran (%s; lease last "
 		    "confirmed %s before the loss): COMMAND was terminated",
 		    esc(j->name), done->lost == LOST_GONE ? "it was gone or "
-		    "held by another owner" : "the server stopped answering",
-		    ago);
+		    "held by another owner" : done->unacked ? "too few "
+		    "replicas acknowledged its renewals (--replicas)" :
+		    "the server stopped answering", ago);
 		return EXIT_LOST;
 	}
 	return child_exit(done->status);

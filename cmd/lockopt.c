@@ -14,6 +14,8 @@
 #define DEFAULT_WAITER_TIMEOUT_MS 5000
 /* Renewed every ttl/3, a shorter lease leaves no time for a renewal. */
 #define RENEW_TTL_MIN_MS 30
+/* More replicas than any server would have; WAIT takes an int. */
+#define REPLICAS_MAX 1000
 
 void
 lockopts_init(struct lockopts *o)
@@ -86,6 +88,17 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 			return -1;
 		}
 		o->waiter_timeout_given = 1;
+		return 1;
+	case OPT_REPLICAS:
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno != 0 || end == arg || *end != '\0' || v < 0 ||
+		    v > REPLICAS_MAX) {
+			usage_error(c, "--replicas: '%s' is not a number from 0 "
+			    "to %d", esc(arg), REPLICAS_MAX);
+			return -1;
+		}
+		o->replicas = (int)v;
 		return 1;
 	case 'q':
 		o->quiet = 1;
@@ -319,6 +332,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	char who[1024], waited[32];
 	enum rl_err e;
 
+	rl_set_replicas(rc, o->replicas);
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	fair.waiter_timeout_ms = o->waiter_timeout_ms;
 	fair.want_position = p.line;

@@ -19,6 +19,19 @@ signal_child(const struct watch *w, int sig)
 		kill(w->child, sig);
 }
 
+/* Why the lease was lost, for messages: a renewal found it GONE, or
+ * renewals kept failing. */
+static const char *
+lost_why(const struct watch *w, enum lost why, int terse)
+{
+	if (why == LOST_GONE)
+		return terse ? "gone or held by another owner" :
+		    "it is gone or held by another owner";
+	if (w->unacked)
+		return "too few replicas acknowledged its renewals (--replicas)";
+	return terse ? "server not answering" : "the server stopped answering";
+}
+
 /* The lease is lost: say so and apply --on-lost. Returns when COMMAND
  * must be SIGKILLed at the latest (-1: not at all). */
 static int64_t
@@ -31,8 +44,7 @@ lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 	w->lost_after_ms = now - rl_keeper_confirmed_ms(k);
 	rl_duration_format(w->lost_after_ms, ago, sizeof(ago));
 	event(w->lo, "lost %s: %s; lease last confirmed %s ago", esc(w->name),
-	    why == LOST_GONE ? "it is gone or held by another owner" :
-	    "the server stopped answering", ago);
+	    lost_why(w, why, 0), ago);
 	if (w->child <= 0)
 		return -1;
 	switch (w->on_lost) {
@@ -49,8 +61,7 @@ lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 	case ON_LOST_IGNORE:
 		msg("lost the lock on %s (%s; last confirmed %s ago); COMMAND "
 		    "goes on unprotected (--on-lost ignore)", esc(w->name),
-		    why == LOST_GONE ? "gone or held by another owner" :
-		    "server not answering", ago);
+		    lost_why(w, why, 1), ago);
 		break;
 	}
 	return kill_at;
@@ -211,10 +222,11 @@ keeper_turn(struct loop *l, int64_t now)
 			    lose(w, l->k, LOST_GONE, now));
 		else
 			w->lost = LOST_GONE;
-	} else if (e != RL_OK)
+	} else if (e != RL_OK) {
+		w->unacked = e == RL_EREPLICAS;
 		event(w->lo, "renewing %s: %s; retrying",
 		    esc(w->name), esc(rl_errstr(w->rc)));
-	else if (rl_keeper_renewals(l->k) != l->renewals) {
+	} else if (rl_keeper_renewals(l->k) != l->renewals) {
 		l->renewals = rl_keeper_renewals(l->k);
 		event(w->lo, "renewed %s (lease %lldms)",
 		    esc(w->name), (long long)w->lo->ttl_ms);

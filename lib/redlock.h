@@ -24,6 +24,9 @@ enum rl_err {
 			 * memory, cluster down, a disabled command */
 	RL_EPROTO,	/* unexpected reply: a fault of redlock's */
 	RL_EINTR,	/* the interrupt descriptor became readable */
+	RL_EREPLICAS,	/* acquired (renewed), but too few replicas
+			 * acknowledged it (rl_set_replicas); an
+			 * acquisition was released again */
 	RL_ENOMEM
 };
 
@@ -120,6 +123,14 @@ size_t rl_nodes(const rl_client *c);
 /* How long a master may take to answer (default: rl_node_timeout_for()
  * of a 30s lease). */
 void rl_set_node_timeout(rl_client *c, int64_t ms);
+/* After each acquisition and renewal, WAIT for N replicas of each master
+ * to acknowledge it, within the client's timeout (0: do not wait). The
+ * WAIT goes in the same write as the script, its reply in the same
+ * round. An acquisition too few acknowledged is released and fails with
+ * RL_EREPLICAS; a renewal too few acknowledged has failed (and is retried
+ * as when a master does not answer). With several masters, a master whose
+ * replicas fell short does not count towards the quorum. */
+void rl_set_replicas(rl_client *c, int n);
 /* ttl/100 clamped to 5..50 ms. */
 int64_t rl_node_timeout_for(int64_t ttl_ms);
 size_t rl_quorum(size_t n);

@@ -103,6 +103,12 @@ rl_set_node_timeout(rl_client *c, int64_t ms)
 }
 
 void
+rl_set_replicas(rl_client *c, int n)
+{
+	c->replicas = n;
+}
+
+void
 rl_set_interrupt_fd(rl_client *c, int fd)
 {
 	c->intr_fd = fd;
@@ -149,6 +155,7 @@ rl_opts(const rl_client *c, size_t need)
 	struct rl_round_opts o;
 
 	o.need = need;
+	o.keep = 0;
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);
@@ -166,18 +173,29 @@ rl_opts(const rl_client *c, size_t need)
 }
 
 enum rl_err
-rl_run(rl_client *c, const struct rl_round_opts *o, const struct rl_script *s,
-    int nkeys, const char **keys, int nargs, const char **args)
+rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
+    const struct rl_script *s, int nkeys, const char **keys, int nargs,
+    const char **args)
 {
 	struct rl_round_opts def = rl_opts(c, 1);
 
 	rl_round_end(&c->round);
 	if (rl_round_script(&c->round, c->nodes, c->n, o ? o : &def, s, nkeys,
-	    keys, nargs, args) < 0)
+	    keys, nargs, args) < 0 || (c->replicas > 0 && wait_ms > 0 &&
+	    rl_round_ack(&c->round, c->replicas, wait_ms) < 0)) {
+		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	}
 	rl_round_run(&c->round);
 	rl_round_end(&c->round);
 	return RL_OK;
+}
+
+enum rl_err
+rl_run(rl_client *c, const struct rl_round_opts *o, const struct rl_script *s,
+    int nkeys, const char **keys, int nargs, const char **args)
+{
+	return rl_run_ack(c, o, 0, s, nkeys, keys, nargs, args);
 }
 
 enum rl_err

@@ -15,6 +15,7 @@ struct rl_client {
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;	/* --timeout */
 	int64_t node_timeout_ms;	/* several masters: per master */
+	int replicas;		/* --replicas: WAIT for this many; 0 */
 	int intr_fd;
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */
@@ -37,6 +38,11 @@ struct rl_round_opts rl_opts(const rl_client *c, size_t need);
 enum rl_err rl_run(rl_client *c, const struct rl_round_opts *o,
     const struct rl_script *s, int nkeys, const char **keys, int nargs,
     const char **args);
+/* rl_run, with WAIT for c->replicas (within WAIT_MS) pipelined behind the
+ * script when there are any to wait for. */
+enum rl_err rl_run_ack(rl_client *c, const struct rl_round_opts *o,
+    int64_t wait_ms, const struct rl_script *s, int nkeys, const char **keys,
+    int nargs, const char **args);
 /* The last round reached too few masters to DOING: one master's own
  * message when its failure alone decided, else how many answered and the
  * first failure. */

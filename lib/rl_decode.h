@@ -12,6 +12,8 @@
 
 /* The first element of every array reply but renew's. */
 enum rl_verdict {
+	RL_V_UNACKED = -5,	/* granted, but too few replicas acknowledged
+				 * it (--replicas): not counted */
 	RL_V_REFUSED = -4,	/* an error reply: the script did not run */
 	RL_V_NONE = -3,		/* no reply from this master */
 	RL_V_BAD = -2,		/* not what the script returns */

@@ -97,6 +97,20 @@ rl_keeper_renewals(const rl_keeper *k)
 	return k->renewals;
 }
 
+/* How long a renewal WAITs for the replicas (0: it does not): --timeout,
+ * but at most half a period, so that the renewal's reply fits in one. */
+static int64_t
+ack_ms(const rl_keeper *k)
+{
+	int64_t ms = k->c->timeout_ms;
+
+	if (k->c->replicas <= 0)
+		return 0;
+	if (ms > k->period / 2)
+		ms = k->period / 2;
+	return ms > 0 ? ms : 1;
+}
+
 /* Start a renewal round: no step of it may take longer than a period
  * (the next one is due by then). */
 static enum rl_err
@@ -106,12 +120,16 @@ start(rl_keeper *k, int64_t now)
 	const char *keys[2] = { k->lock, k->holder };
 	const char *args[2] = { k->ttl, k->owner };
 
+	int64_t wait_ms = ack_ms(k);
+
 	if (o.connect_ms > k->period)
 		o.connect_ms = k->period;
-	if (o.reply_ms > k->period)
-		o.reply_ms = k->period;
+	if (o.reply_ms > k->period - wait_ms)
+		o.reply_ms = k->period - wait_ms;
 	if (rl_round_script(&k->round, k->c->nodes, k->c->n, &o,
-	    &rl_script_renew, 2, keys, 2, args) < 0) {
+	    &rl_script_renew, 2, keys, 2, args) < 0 || (wait_ms > 0 &&
+	    rl_round_ack(&k->round, k->c->replicas, wait_ms) < 0)) {
+		rl_round_end(&k->round);
 		k->next = now + retry_gap(k);
 		return rl_seterr(k->c, RL_ENOMEM, "out of memory");
 	}
@@ -119,20 +137,40 @@ start(rl_keeper *k, int64_t now)
 	return RL_OK;
 }
 
+/* Renewed, but too few replicas acknowledged it: a failed renewal. */
+static enum rl_err
+unacked(rl_keeper *k, const struct rl_acks *ak)
+{
+	rl_client *c = k->c;
+	const char *why = ak->first < c->n ? c->nodes[ak->first].why : "";
+
+	rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "renewed", k->lock,
+	    c->n, ak, ack_ms(k), why, 0);
+	return RL_EREPLICAS;
+}
+
 /* The round is over: add up the masters' answers. */
 static enum rl_err
 finish(rl_keeper *k, int64_t now, enum rl_keep *state)
 {
 	enum rl_verdict v[RL_MAX_NODES];
+	int64_t acks[RL_MAX_NODES];
+	struct rl_acks ak;
 	size_t j, yes;
 	int ours;
 
 	k->inflight = 0;
 	rl_round_end(&k->round);
-	for (j = 0; j < k->c->n; j++)
+	for (j = 0; j < k->c->n; j++) {
 		v[j] = rl_decode_renew(k->c->nodes[j].reply);
+		acks[j] = k->c->nodes[j].acks;
+	}
+	if (k->c->replicas > 0)
+		rl_quorum_acks(v, acks, k->c->n, k->c->replicas, &ak);
 	if (rl_combine_renew(v, k->c->n, &ours, &yes) != RL_OUT_OK) {
 		k->next = now + retry_gap(k);
+		if (k->c->replicas > 0 && ak.unacked > 0)
+			return unacked(k, &ak);
 		return rl_no_quorum(k->c, "renew");
 	}
 	if (!ours) {

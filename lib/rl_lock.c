@@ -95,6 +95,17 @@ undo(rl_client *c, struct rl_keys *k, const char *owner)
 	rl_replies_restore(c, saved);
 }
 
+/* Acquired, but too few replicas acknowledged it: released again. */
+static enum rl_err
+unacked(rl_client *c, const char *name, const struct rl_acks *ak)
+{
+	const char *why = ak->first < c->n ? c->nodes[ak->first].why : "";
+
+	rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "acquired", name,
+	    c->n, ak, c->timeout_ms, why, 1);
+	return RL_EREPLICAS;
+}
+
 /* Add up the acquire round into A. */
 static enum rl_err
 acquire_outcome(rl_client *c, struct rl_keys *k, const char *owner,
@@ -102,6 +113,8 @@ acquire_outcome(rl_client *c, struct rl_keys *k, const char *owner,
 {
 	struct rl_attempt per[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
+	int64_t acks[RL_MAX_NODES];
+	struct rl_acks ak;
 	enum rl_outcome o;
 	enum rl_err e;
 	size_t j, who = 0;
@@ -111,12 +124,69 @@ acquire_outcome(rl_client *c, struct rl_keys *k, const char *owner,
 		memset(&per[j], 0, sizeof(per[j]));
 		v[j] = c->nodes[j].refused ? RL_V_REFUSED :
 		    rl_decode_acquire(c->nodes[j].reply, &per[j]);
+		acks[j] = c->nodes[j].acks;
 	}
+	if (c->replicas > 0)
+		rl_quorum_acks(v, acks, c->n, c->replicas, &ak);
 	o = rl_combine_acquire(v, per, c->n, ttl_ms,
 	    rl_now_ms() - a->sent_ms, a, &must_undo, &who);
-	e = outcome(c, o, who, "acquire", "acquire", a->badkey, a->badtype);
+	if (o == RL_OUT_UNACKED)
+		e = unacked(c, k->lock, &ak);
+	else
+		e = outcome(c, o, who, "acquire", "acquire", a->badkey,
+		    a->badtype);
 	if (must_undo)
 		undo(c, k, owner);
+	return e;
+}
+
+/* A fair waiter's attempts refresh its place in the queue (heartbeats):
+ * they go without WAIT, and one that acquires WAITs in a round of its
+ * own right after, on the same connections (WAIT counts the writes of
+ * its connection: a new one would count nothing). */
+static void
+ack_after(rl_client *c)
+{
+	struct rl_round_opts o = rl_opts(c, 1);
+	redisReply *saved[RL_MAX_NODES];
+	char n[16], ms[24];
+	const char *argv[3] = { "WAIT", n, ms };
+	size_t j, yes = 0;
+
+	for (j = 0; j < c->n; j++)
+		yes += rl_verdict(c->nodes[j].reply) == RL_V_YES;
+	if (yes == 0)
+		return;
+	snprintf(n, sizeof(n), "%d", c->replicas);
+	snprintf(ms, sizeof(ms), "%lld", (long long)(c->timeout_ms > 0 ?
+	    c->timeout_ms : 1));
+	o.keep = 1;
+	o.reply_ms += c->timeout_ms;
+	rl_replies_save(c, saved);
+	rl_round_end(&c->round);
+	if (rl_round_command(&c->round, c->nodes, c->n, &o, 3, argv) == 0)
+		rl_round_run(&c->round);
+	rl_round_end(&c->round);
+	for (j = 0; j < c->n; j++)
+		c->nodes[j].acks = c->nodes[j].reply != NULL &&
+		    c->nodes[j].reply->type == REDIS_REPLY_INTEGER ?
+		    c->nodes[j].reply->integer : -1;
+	rl_replies_restore(c, saved);
+}
+
+/* The acquire round, with WAIT for the replicas behind it. */
+static enum rl_err
+acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
+    const char **keys, const char **args)
+{
+	struct rl_round_opts o = rl_opts(c, rl_quorum(c->n));
+	int heartbeat = fair != NULL && join == RL_JOIN_AGAIN;
+	enum rl_err e;
+
+	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
+	    &rl_script_acquire, 6, keys, 10, args);
+	if (e == RL_OK && heartbeat && c->replicas > 0)
+		ack_after(c);
 	return e;
 }
 
@@ -125,7 +195,6 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
     enum rl_join join, struct rl_attempt *a)
 {
-	struct rl_round_opts o = rl_opts(c, rl_quorum(c->n));
 	struct rl_keys k;
 	char ttl[24], pid[24], wt[24], flags[4];
 	const char *keys[6], *args[10];
@@ -144,8 +213,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	rl_keys_lock(&k, keys);
 	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);
 	a->sent_ms = rl_now_ms();
-	if ((e = rl_run(c, &o, &rl_script_acquire, 6, keys, 10, args)) ==
-	    RL_OK)
+	if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
 		e = acquire_outcome(c, &k, owner, ttl_ms, a);
 	rl_keys_free(&k);
 	return e;
@@ -247,6 +315,8 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
     int *ours)
 {
 	enum rl_verdict v[RL_MAX_NODES];
+	int64_t acks[RL_MAX_NODES];
+	struct rl_acks ak;
 	struct rl_keys k;
 	const char *keys[2], *args[2];
 	char ttl[24];
@@ -260,14 +330,24 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	keys[1] = k.holder;
 	args[0] = ttl;
 	args[1] = owner;
-	e = rl_run(c, NULL, &rl_script_renew, 2, keys, 2, args);
+	e = rl_run_ack(c, NULL, c->timeout_ms, &rl_script_renew, 2, keys, 2,
+	    args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;
-	for (j = 0; j < c->n; j++)
+	for (j = 0; j < c->n; j++) {
 		v[j] = rl_decode_renew(c->nodes[j].reply);
+		acks[j] = c->nodes[j].acks;
+	}
+	if (c->replicas > 0)
+		rl_quorum_acks(v, acks, c->n, c->replicas, &ak);
 	if (rl_combine_renew(v, c->n, ours, &yes) == RL_OUT_OK)
 		return RL_OK;
+	if (c->replicas > 0 && ak.unacked > 0) {
+		rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "renewed",
+		    name, c->n, &ak, c->timeout_ms, "", 0);
+		return RL_EREPLICAS;
+	}
 	return rl_no_quorum(c, "renew");
 }
 

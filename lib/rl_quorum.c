@@ -1,4 +1,5 @@
 /* rl_quorum.c: lease and quorum arithmetic; combining masters' replies. */
+#include <stdio.h>
 #include <string.h>
 
 #include "rl_quorum.h"
@@ -61,7 +62,7 @@ rl_quorum_check_distinct(size_t n)
 
 /* Counts of each verdict; the first master with each of the odd ones. */
 struct tally {
-	size_t answered, yes, no, released, bad, wrongtype, refused;
+	size_t answered, yes, no, released, bad, wrongtype, refused, unacked;
 	size_t first_bad, first_wrongtype;
 };
 
@@ -72,10 +73,14 @@ count(const enum rl_verdict *v, size_t n, struct tally *t)
 
 	memset(t, 0, sizeof(*t));
 	for (j = 0; j < n; j++) {
-		t->answered += v[j] != RL_V_NONE && v[j] != RL_V_REFUSED;
+		t->answered += v[j] != RL_V_NONE && v[j] != RL_V_REFUSED &&
+		    v[j] != RL_V_UNACKED;
 		switch (v[j]) {
 		case RL_V_REFUSED:
 			t->refused++;
+			break;
+		case RL_V_UNACKED:
+			t->unacked++;
 			break;
 		case RL_V_YES:
 			t->yes++;
@@ -185,6 +190,10 @@ rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
 	 * script may still run there. A refusal is an answer: it did not. */
 	*undo = t.yes > 0 || t.answered + t.refused < n;
 	a->too_slow = o == RL_OUT_OK && t.yes >= rl_quorum(n);
+	/* Granted on a quorum in time, but for the replicas: say that. */
+	if (o == RL_OUT_OK && t.yes < rl_quorum(n) && t.unacked > 0 &&
+	    t.yes + t.unacked >= rl_quorum(n))
+		return RL_OUT_UNACKED;
 	if (o == RL_OUT_WRONGTYPE) {
 		a->badkey = per[*who].badkey;
 		a->badtype = per[*who].badtype;
@@ -318,4 +327,57 @@ rl_combine_status(const enum rl_verdict *v, const struct rl_status *per,
 	st->answered = t.answered;
 	st->held = best_n >= rl_quorum(n);
 	return RL_OUT_OK;
+}
+
+void
+rl_quorum_acks(enum rl_verdict *v, const int64_t *acks, size_t n,
+    int64_t want, struct rl_acks *k)
+{
+	size_t j;
+	int64_t got;
+
+	memset(k, 0, sizeof(*k));
+	k->want = want;
+	k->fewest = want;
+	k->first = n;
+	for (j = 0; j < n; j++) {
+		if (v[j] != RL_V_YES)
+			continue;
+		k->granted++;
+		got = acks[j] < 0 ? 0 : acks[j];
+		if (acks[j] >= want)
+			continue;
+		v[j] = RL_V_UNACKED;
+		if (k->unacked++ == 0)
+			k->first = j;
+		if (got < k->fewest)
+			k->fewest = got;
+	}
+}
+
+void
+rl_quorum_acks_why(char *buf, size_t len, const char *done,
+    const char *name, size_t n, const struct rl_acks *k, int64_t wait_ms,
+    const char *why, int undone)
+{
+	char within[32], reason[300] = "";
+
+	rl_duration_format(wait_ms, within, sizeof(within));
+	if (why[0] != '\0')
+		snprintf(reason, sizeof(reason), " (%s)", why);
+	if (n == 1)
+		snprintf(buf, len, "%s %s but only %lld of %lld replicas "
+		    "acknowledged it within %s%s%s. Check the replicas (INFO "
+		    "replication) or lower --replicas", done, name,
+		    (long long)k->fewest, (long long)k->want, within, reason,
+		    undone ? "; released it" : "");
+	else
+		snprintf(buf, len, "%s %s on %zu of %zu masters, but on %zu of "
+		    "them fewer than %lld replicas acknowledged it within %s "
+		    "(the fewest: %lld of %lld)%s, leaving no quorum (need "
+		    "%zu)%s. Check the replicas (INFO replication) or lower "
+		    "--replicas", done, name, k->granted, n, k->unacked,
+		    (long long)k->want, within, (long long)k->fewest,
+		    (long long)k->want, reason, rl_quorum(n),
+		    undone ? "; released it everywhere" : "");
 }

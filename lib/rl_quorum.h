@@ -24,8 +24,33 @@ enum rl_outcome {
 	RL_OUT_OK,
 	RL_OUT_NO_QUORUM,	/* too few answered */
 	RL_OUT_WRONGTYPE,	/* master *WHO holds a key of another type */
-	RL_OUT_BAD		/* master *WHO's reply was not the script's */
+	RL_OUT_BAD,		/* master *WHO's reply was not the script's */
+	RL_OUT_UNACKED		/* granted on a quorum, but too few replicas
+				 * acknowledged it on enough of them */
 };
+
+/* Replica acknowledgement (--replicas WANT): what the WAIT behind the
+ * script counted on each master. */
+struct rl_acks {
+	int64_t want;		/* replicas asked for */
+	size_t granted;		/* masters that said yes */
+	size_t unacked;		/* of them, those with fewer acks than WANT */
+	int64_t fewest;		/* the lowest count among those (0 when a
+				 * master gave none) */
+	size_t first;		/* the first of them (n: none) */
+};
+
+/* A master that said yes (V[i] RL_V_YES) but whose ACKS[i] fell short of
+ * WANT (-1: no count came) does not count: its verdict becomes
+ * RL_V_UNACKED. Fills K. */
+void rl_quorum_acks(enum rl_verdict *v, const int64_t *acks, size_t n,
+    int64_t want, struct rl_acks *k);
+/* One line for the operator on what K means for NAME: "acquired" or
+ * "renewed" (DONE), the WAIT timeout WAIT_MS, WHY the first short
+ * master's own reason ("" for none); released it (UNDONE) or not. */
+void rl_quorum_acks_why(char *buf, size_t len, const char *done,
+    const char *name, size_t n, const struct rl_acks *k, int64_t wait_ms,
+    const char *why, int undone);
 
 /* acquire on N masters: V[i] and PER[i] decoded from each (RL_V_NONE:
  * no reply, RL_V_REFUSED: an error reply), ELAPSED_MS since it was sent. Fills A; *UNDO when grants

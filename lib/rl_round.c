@@ -21,6 +21,9 @@ clear_replies(struct rl_node *nodes, size_t n)
 		nodes[j].why[0] = '\0';
 		nodes[j].full = 0;
 		nodes[j].refused = 0;
+		nodes[j].answered = 0;
+		nodes[j].stale = 0;
+		nodes[j].acks = -1;
 	}
 }
 
@@ -64,6 +67,10 @@ node_join(struct rl_round *r, struct rl_node *nd, int64_t now)
 		return;
 	}
 	drop_if_hung_up(&nd->conn);
+	if (r->o.keep && nd->conn.state != RL_CONN_READY) {
+		node_fail(nd, RL_ECONNECT, "the connection was lost");
+		return;
+	}
 	if (nd->conn.state == RL_CONN_CLOSED && rl_conn_open(&nd->conn) < 0) {
 		node_fail(nd, nd->conn.err, nd->conn.why);
 		return;
@@ -113,7 +120,8 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	char nk[16];
 	int argc = 0, i;
 
-	r->cmd = r->full = NULL;
+	r->cmd = r->full = r->wait = NULL;
+	r->wait_ms = 0;
 	if (s != NULL) {
 		if (3 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
 			return -1;
@@ -142,11 +150,40 @@ int
 rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, int argc, const char **argv)
 {
-	r->full = NULL;
+	r->full = r->wait = NULL;
+	r->wait_ms = 0;
 	snprintf(r->doing, sizeof(r->doing), "%s", argv[0]);
 	if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
 		return -1;
 	return start(r, nodes, n, o);
+}
+
+int
+rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms)
+{
+	char n[16], ms[24];
+	const char *argv[3] = { "WAIT", n, ms };
+
+	/* WAIT with a timeout of 0 would block for ever. */
+	if (wait_ms < 1)
+		wait_ms = 1;
+	snprintf(n, sizeof(n), "%d", replicas);
+	snprintf(ms, sizeof(ms), "%lld", (long long)wait_ms);
+	if (format(&r->wait, &r->waitlen, 3, argv) < 0)
+		return -1;
+	r->wait_ms = wait_ms;
+	return 0;
+}
+
+/* The script (CMD or FULL) and the WAIT behind it, in one write. */
+static int
+send_pair(struct rl_round *r, struct rl_node *nd, int full)
+{
+	if (rl_conn_send(&nd->conn, full ? r->full : r->cmd,
+	    full ? r->fulllen : r->cmdlen) < 0)
+		return -1;
+	return r->wait == NULL ? 0 :
+	    rl_conn_send(&nd->conn, r->wait, r->waitlen);
 }
 
 static void
@@ -155,13 +192,12 @@ send_one(struct rl_round *r, struct rl_node *nd, int64_t now)
 	/* Behind replies given up on, send the script itself: a late
 	 * NOSCRIPT could not be answered with an EVAL in order. */
 	nd->full = r->full != NULL && nd->conn.drop > 0;
-	if (rl_conn_send(&nd->conn, nd->full ? r->full : r->cmd,
-	    nd->full ? r->fulllen : r->cmdlen) < 0) {
+	if (send_pair(r, nd, nd->full) < 0) {
 		node_fail(nd, RL_ENOMEM, "out of memory");
 		return;
 	}
 	nd->phase = RL_PH_SENT;
-	nd->deadline = now + r->o.reply_ms;
+	nd->deadline = now + r->o.reply_ms + r->wait_ms;
 	r->nsent++;
 }
 
@@ -191,33 +227,68 @@ send_all(struct rl_round *r, int64_t now)
 	}
 }
 
-/* A reply for ND: kept, or an error with its reason. */
+/* The reply to the pipelined WAIT: how many replicas acknowledged; a
+ * refusal (an ACL, a replica) leaves no count, and says why. */
+static int
+wait_reply(struct rl_node *nd, redisReply *rep)
+{
+	if (rep->type == REDIS_REPLY_INTEGER)
+		nd->acks = rep->integer;
+	else if (rep->type == REDIS_REPLY_ERROR && nd->why[0] == '\0')
+		rl_error_reply(&nd->url, rep->str, "WAIT", nd->why,
+		    sizeof(nd->why));
+	freeReplyObject(rep);
+	nd->phase = RL_PH_DONE;
+	return 1;
+}
+
+/* The server does not have the script cached: send it, nothing in
+ * between (the EVALSHA did not run), and WAIT again behind it. The WAIT
+ * already sent belongs to the EVALSHA: its reply is dropped, and it may
+ * take its whole timeout, so the deadline grows by that much. */
+static int
+noscript(struct rl_round *r, struct rl_node *nd, redisReply *rep)
+{
+	freeReplyObject(rep);
+	nd->full = 1;
+	if (send_pair(r, nd, 1) < 0) {
+		node_fail(nd, RL_ENOMEM, "out of memory");
+		return 1;
+	}
+	if (r->wait != NULL) {
+		nd->stale++;
+		nd->deadline += r->wait_ms;
+	}
+	return 0;
+}
+
+/* A reply for ND: kept, or an error with its reason; with WAIT behind,
+ * the round waits for that too. */
 static int
 node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
     int64_t now)
 {
 	(void)now;
-	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
-	    strncmp(rep->str, "NOSCRIPT", 8) == 0) {
-		/* The server does not have it cached: send it, nothing in
-		 * between (the EVALSHA did not run). */
+	if (nd->stale > 0) {
+		nd->stale--;
 		freeReplyObject(rep);
-		nd->full = 1;
-		if (rl_conn_send(&nd->conn, r->full, r->fulllen) < 0) {
-			node_fail(nd, RL_ENOMEM, "out of memory");
-			return 1;
-		}
 		return 0;
 	}
+	if (nd->answered)
+		return wait_reply(nd, rep);
+	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
+	    strncmp(rep->str, "NOSCRIPT", 8) == 0)
+		return noscript(r, nd, rep);
+	nd->answered = 1;
 	if (rep->type == REDIS_REPLY_ERROR) {
 		nd->err = rl_error_reply(&nd->url, rep->str, r->doing, nd->why,
 		    sizeof(nd->why));
 		nd->refused = 1;
-		nd->phase = RL_PH_DONE;
 		freeReplyObject(rep);
-		return 1;
-	}
-	nd->reply = rep;
+	} else
+		nd->reply = rep;
+	if (r->wait != NULL)
+		return 0;
 	nd->phase = RL_PH_DONE;
 	return 1;
 }
@@ -254,6 +325,16 @@ node_late(struct rl_node *nd)
 {
 	char why[RL_WHY_MAX];
 
+	if (nd->phase == RL_PH_SENT && nd->answered) {
+		/* The script answered; only the WAIT behind it did not. */
+		rl_conn_late(&nd->conn);
+		nd->phase = RL_PH_DONE;
+		if (nd->why[0] == '\0')
+			rl_error_io(&nd->url, "no replica count from", "WAIT "
+			    "timed out (see --timeout)", nd->why,
+			    sizeof(nd->why));
+		return;
+	}
 	if (nd->phase == RL_PH_CONNECT) {
 		rl_error_io(&nd->url, "cannot connect to", nd->conn.stage !=
 		    NULL ? nd->conn.stage : "timed out (see --connect-timeout)",
@@ -377,6 +458,8 @@ rl_round_end(struct rl_round *r)
 		redisFreeCommand(r->cmd);
 	if (r->full != NULL)
 		redisFreeCommand(r->full);
-	r->cmd = r->full = NULL;
+	if (r->wait != NULL)
+		redisFreeCommand(r->wait);
+	r->cmd = r->full = r->wait = NULL;
 	r->done = 1;
 }

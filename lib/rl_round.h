@@ -49,6 +49,12 @@ struct rl_node {
 	int skip;		/* left out of the next round */
 	enum rl_phase phase;
 	int full;		/* the script itself was sent (EVAL) */
+	int answered;		/* the script's reply (or refusal) came */
+	int stale;		/* replies to drop first: the WAIT behind an
+				 * EVALSHA refused with NOSCRIPT */
+	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
+				 * none asked for, or no count came (why
+				 * says so when WAIT was refused) */
 	int64_t deadline;
 };
 
@@ -56,6 +62,9 @@ struct rl_round_opts {
 	size_t need;		/* connected masters needed to send at all */
 	int64_t connect_ms;	/* to connect, AUTH and SELECT included */
 	int64_t reply_ms;	/* to answer once sent */
+	int keep;		/* only masters still connected take part: a
+				 * lone WAIT must follow its write on the
+				 * same connection */
 };
 
 struct rl_round {
@@ -65,6 +74,9 @@ struct rl_round {
 	char doing[64];		/* "the acquire script", for messages */
 	char *cmd, *full;	/* EVALSHA and EVAL; or a command and NULL */
 	size_t cmdlen, fulllen;
+	char *wait;		/* WAIT, pipelined behind the script; NULL */
+	size_t waitlen;
+	int64_t wait_ms;	/* its timeout, added to each reply deadline */
 	int64_t sent_ms;	/* when the command went out */
 	size_t nsent;		/* to how many masters */
 	int sent;
@@ -80,6 +92,12 @@ int rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 /* The same for a plain command (ARGV[0] names it in messages). */
 int rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, int argc, const char **argv);
+/* Before the round's first step: pipeline WAIT REPLICAS WAIT_MS behind the
+ * script on each master, in the same write, its reply gathered in the
+ * same round (node acks); each master's reply deadline grows by WAIT_MS.
+ * A NOSCRIPT is answered with EVAL and WAIT again, and the WAIT that
+ * followed the refused EVALSHA is dropped. -1 when out of memory. */
+int rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms);
 /* What to poll for while the round runs: how many entries of PFD (at
  * most RL_MAX_NODES) were filled. */
 size_t rl_round_pollfds(const struct rl_round *r, struct pollfd *pfd);

@@ -906,6 +906,109 @@ test_combine_status(void **state)
 	assert_int_equal(who, 0);
 }
 
+/* --replicas: a master short of acknowledgements does not count. */
+static void
+test_acks_one_master(void **state)
+{
+	static const char *const yes[] = { "*3|:1|$17|:1" };
+	static const int64_t short_acks[] = { 1 }, enough[] = { 2 },
+	    none[] = { -1 };
+	struct rl_attempt per[1], a;
+	enum rl_verdict v[1];
+	struct rl_acks k;
+	size_t who = 99;
+	int undo = -1;
+	char msg[512];
+
+	(void)state;
+	acquire_replies(1, yes, v, per);
+	rl_quorum_acks(v, enough, 1, 2, &k);
+	assert_int_equal(v[0], RL_V_YES);
+	assert_int_equal(k.unacked, 0);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_true(a.acquired);
+
+	acquire_replies(1, yes, v, per);
+	rl_quorum_acks(v, short_acks, 1, 2, &k);
+	assert_int_equal(v[0], RL_V_UNACKED);
+	assert_int_equal(k.granted, 1);
+	assert_int_equal(k.unacked, 1);
+	assert_int_equal(k.fewest, 1);
+	assert_int_equal(k.first, 0);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_UNACKED);
+	assert_false(a.acquired);
+	assert_int_equal(undo, 1);
+	rl_quorum_acks_why(msg, sizeof(msg), "acquired", "x", 1, &k, 5000,
+	    "", 1);
+	assert_string_equal(msg, "acquired x but only 1 of 2 replicas "
+	    "acknowledged it within 5.0s; released it. Check the replicas (INFO "
+	    "replication) or lower --replicas");
+
+	/* No count at all (WAIT refused or late) is none acknowledged. */
+	acquire_replies(1, yes, v, per);
+	rl_quorum_acks(v, none, 1, 1, &k);
+	assert_int_equal(v[0], RL_V_UNACKED);
+	assert_int_equal(k.fewest, 0);
+}
+
+static void
+test_acks_three_masters(void **state)
+{
+	static const char *const replies[] = {
+		"*3|:1|$17|:1", "*3|:1|$18|:1",
+		"*8|:0|:2500|$other:7|$web1|:4242|$root|$pg_dump|:72000"
+	};
+	static const int64_t one_short[] = { 2, 0, 2 }, two_ok[] = { 2, 2, 0 };
+	struct rl_attempt per[3], a;
+	enum rl_verdict v[3];
+	enum rl_verdict rv[3] = { RL_V_YES, RL_V_YES, RL_V_YES };
+	struct rl_acks k;
+	size_t who = 99, yes;
+	int undo = -1, ours = -1;
+	char msg[512];
+
+	(void)state;
+	/* Two granted, both acknowledged: a quorum (the busy one's acks
+	 * do not matter). */
+	acquire_replies(3, replies, v, per);
+	rl_quorum_acks(v, two_ok, 3, 2, &k);
+	assert_int_equal(k.unacked, 0);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_true(a.acquired);
+
+	/* Two granted, one short: no quorum, for want of replicas. */
+	acquire_replies(3, replies, v, per);
+	rl_quorum_acks(v, one_short, 3, 2, &k);
+	assert_int_equal(k.granted, 2);
+	assert_int_equal(k.unacked, 1);
+	assert_int_equal(k.first, 1);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_UNACKED);
+	assert_false(a.acquired);
+	assert_int_equal(undo, 1);
+	rl_quorum_acks_why(msg, sizeof(msg), "acquired", "x", 3, &k, 50, "",
+	    1);
+	assert_string_equal(msg, "acquired x on 2 of 3 masters, but on 1 of "
+	    "them fewer than 2 replicas acknowledged it within 50ms (the "
+	    "fewest: 0 of 2), leaving no quorum (need 2); released it "
+	    "everywhere. Check the replicas (INFO replication) or lower "
+	    "--replicas");
+
+	/* Renewal: three renewed, two short: no quorum, not lost. */
+	rl_quorum_acks(rv, (const int64_t[]){ 2, 1, 0 }, 3, 2, &k);
+	assert_int_equal(rl_combine_renew(rv, 3, &ours, &yes),
+	    RL_OUT_NO_QUORUM);
+	assert_int_equal(ours, 0);
+	assert_int_equal(yes, 1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -914,6 +1017,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_lease_arithmetic),
 		T(test_quorum_and_validity),
+		T(test_acks_one_master),
+		T(test_acks_three_masters),
 		T(test_node_timeout_clamps),
 		T(test_reply_timeout),
 		T(test_elem_int_and_str),

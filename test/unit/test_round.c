@@ -316,6 +316,7 @@ renew_round(struct rl_round *r, size_t n, size_t need, int64_t reply_ms)
 {
 	struct rl_round_opts o;
 
+	memset(&o, 0, sizeof(o));
 	o.need = need;
 	o.connect_ms = 2000;
 	o.reply_ms = reply_ms;
@@ -554,7 +555,7 @@ test_connect_failing_under_way(void **state)
 static void
 test_connect_timeout_then_the_rest_are_asked(void **state)
 {
-	struct rl_round_opts o = { 2, 30, 2000 };
+	struct rl_round_opts o = { 2, 30, 2000, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0 = rl_now_ms();
 
@@ -825,7 +826,7 @@ static void
 test_command_round_sends_it_as_is(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000 };
+	struct rl_round_opts o = { 1, 2000, 2000, 0 };
 	struct rl_round *r = &rd;
 
 	(void)state;
@@ -854,7 +855,7 @@ test_command_round_sends_it_as_is(void **state)
 static void
 test_step_never_blocks(void **state)
 {
-	struct rl_round_opts o = { 1, 10000, 10000 };
+	struct rl_round_opts o = { 1, 10000, 10000, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0, now;
 	int i;
@@ -1122,6 +1123,152 @@ test_conn_reads_what_the_transport_holds(void **state)
 	rl_conn_close(c);
 }
 
+/* --replicas: WAIT goes in the same write as the EVALSHA, and the round
+ * waits for both replies. */
+static void
+test_wait_pipelined_behind_the_script(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	assert_int_equal(rl_round_ack(r, 2, 500), 0);
+	step_until(r, &srvs[0], 2);
+	assert_evalsha(&srvs[0], 0);
+	assert_cmd(&srvs[0], 1, "WAIT", "2", "500", NULL);
+	srv_say(&srvs[0], ":1\r\n");
+	step_some(r);
+	assert_false(r->done);		/* the WAIT's count is due too */
+	srv_say(&srvs[0], ":2\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	assert_int_equal(nodes[0].acks, 2);
+	assert_int_equal(nodes[0].conn.due, 0);
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 2);
+}
+
+/* NOSCRIPT: EVAL and WAIT again; the count of the WAIT that followed the
+ * refused EVALSHA is not taken for the script's. */
+static void
+test_noscript_drops_the_wait_of_the_refused_evalsha(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	assert_int_equal(rl_round_ack(r, 1, 300), 0);
+	step_until(r, &srvs[0], 2);
+	srv_say(&srvs[0], "-NOSCRIPT No matching script.\r\n:1\r\n");
+	step_until(r, &srvs[0], 4);
+	assert_eval(&srvs[0], 2);
+	assert_cmd(&srvs[0], 3, "WAIT", "1", "300", NULL);
+	assert_false(r->done);
+	srv_say(&srvs[0], ":1\r\n");
+	step_some(r);
+	assert_false(r->done);
+	srv_say(&srvs[0], ":0\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].full, 1);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	assert_int_equal(nodes[0].acks, 0);
+	assert_int_equal(nodes[0].conn.due, 0);
+}
+
+/* A refused script: the WAIT behind it is still read in this round, so
+ * the next round's reply is its own. */
+static void
+test_refused_script_still_reads_its_wait(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	assert_int_equal(rl_round_ack(r, 1, 300), 0);
+	step_until(r, &srvs[0], 2);
+	srv_say(&srvs[0], "-OOM command not allowed\r\n");
+	step_some(r);
+	assert_false(r->done);
+	srv_say(&srvs[0], ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].refused, 1);
+	assert_int_equal(nodes[0].err, RL_ESERVER);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].conn.due, 0);
+	assert_int_equal(nodes[0].conn.drop, 0);
+	rl_round_end(r);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 3, ":0\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].reply->integer, 0);
+	assert_int_equal(nodes[0].acks, -1);
+}
+
+/* WAIT refused (an ACL): no count, and the reason; the script's reply
+ * stays. */
+static void
+test_wait_refused_leaves_no_count(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	assert_int_equal(rl_round_ack(r, 1, 300), 0);
+	answer(r, &srvs[0], 2, ":1\r\n-NOPERM this user has no permissions "
+	    "to run the 'wait' command\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].acks, -1);
+	assert_non_null(strstr(nodes[0].why, "NOPERM"));
+}
+
+/* The WAIT never answers: the master is given up on after the reply
+ * timeout plus the WAIT's, and the script's reply is kept. */
+static void
+test_wait_late_keeps_the_script_reply(void **state)
+{
+	struct rl_round *r = &rd;
+	int64_t t0;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 50), 0);
+	assert_int_equal(rl_round_ack(r, 1, 100), 0);
+	answer(r, &srvs[0], 2, ":1\r\n");
+	t0 = rl_now_ms();
+	rl_round_run(r);
+	assert_true(rl_now_ms() - t0 >= 50);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].acks, -1);
+	assert_non_null(strstr(nodes[0].why, "WAIT timed out"));
+	assert_int_equal(nodes[0].conn.drop, 1);
+}
+
+/* A lone WAIT must follow its write on the same connection: with keep,
+ * a master whose connection is gone is not reconnected. */
+static void
+test_keep_does_not_reconnect(void **state)
+{
+	struct rl_round *r = &rd;
+	struct rl_round_opts o = { 1, 2000, 2000, 1 };
+	const char *argv[3] = { "WAIT", "1", "100" };
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(rl_round_command(r, nodes, 1, &o, 3, argv), 0);
+	rl_round_run(r);
+	assert_int_equal(srvs[0].opens, 0);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ECONNECT);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -1149,6 +1296,12 @@ main(void)
 		T(test_conn_closed_by_server),
 		T(test_idle_connection_closed_by_server_is_reopened),
 		T(test_conn_reads_what_the_transport_holds),
+		T(test_wait_pipelined_behind_the_script),
+		T(test_noscript_drops_the_wait_of_the_refused_evalsha),
+		T(test_refused_script_still_reads_its_wait),
+		T(test_wait_refused_leaves_no_count),
+		T(test_wait_late_keeps_the_script_reply),
+		T(test_keep_does_not_reconnect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
