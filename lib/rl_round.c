@@ -213,6 +213,10 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		nd->err = rl_error_reply(&nd->url, rep->str, r->doing, nd->why,
 		    sizeof(nd->why));
 		nd->refused = 1;
+		/* READONLY, LOADING...: this server is not the master now;
+		 * the next round connects again (and asks the sentinels). */
+		if (nd->err == RL_ECONNECT)
+			rl_conn_close(&nd->conn);
 		nd->phase = RL_PH_DONE;
 		freeReplyObject(rep);
 		return 1;
