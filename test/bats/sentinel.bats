@@ -268,6 +268,28 @@ watch_lease() {
 	refute_output --partial "lost x"
 }
 
+@test "a master stopped (SIGSTOP) during exec: with --timeout under ttl/3 the watchdog gives it up and renews on the promoted replica" {
+	topology
+	"$RL" -u "$U" --timeout 500ms exec -v -t 9s x -- sh -c 'touch "$0/started"
+	    while [ ! -e "$0/stop" ]; do sleep 0.1; done' "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 30 test -e "$D/started"
+	wait_for 10 exists_on "$R_PORT" x
+	kill -STOP "$M_PID"
+	# The sentinels see it down after 1 s and promote the replica.
+	wait_for 40 role_is "$R_PORT" master
+	watch_lease "$R_PORT" x 9000 12000
+	! dead "$epid"
+	touch "$D/stop"
+	st=0
+	wait "$epid" || st=$?
+	epid=
+	[ "$st" -eq 0 ]
+	run cat "$D/err"
+	assert_output --partial "timed out (see --timeout); retrying"
+	refute_output --partial "lost x"
+}
+
 @test "failover during exec, the lock not replicated: the renewal on the new master finds it gone, COMMAND is terminated, exit 79" {
 	topology
 	"$RL" -u "$U" exec -t 6s x -- sh -c 'touch "$0/started"; sleep 120' \
