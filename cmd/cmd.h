@@ -35,6 +35,8 @@ struct globals {
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
 	int timeout_given;
+	const char *sentinel_user;	/* --sentinel-user */
+	const char *sentinel_password;	/* --sentinel-password */
 	int stdout_closed;	/* at start: /dev/null was put in its place */
 	struct rl_tls_opts tls;
 };

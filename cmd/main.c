@@ -40,11 +40,19 @@ static const char global_help[] =
     "  -u, --url URL           redis://[[user]:password@]host[:port][/db] or\n"
     "                          unix:///path/to.sock[?db=N]; several (repeated\n"
     "                          or comma-separated): Redlock across masters\n"
-    "                          (default: $REDLOCK_URL, else " RL_DEFAULT_URL ")\n"
+    "                          (default: $REDLOCK_URL, else " RL_DEFAULT_URL ");\n"
+    "                          redis+sentinel://[[user]:password@]host[:port]\n"
+    "                          [,host[:port]...]/MASTER[/db]: the master that\n"
+    "                          the sentinels name, asked at every connect\n"
     "      --connect-timeout DURATION\n"
     "                          give up connecting after DURATION (default: 2s)\n"
     "      --timeout DURATION  give up on a reply after DURATION (default: 5s;\n"
     "                          with several masters ttl/100, 5ms to 50ms)\n"
+    "      --sentinel-user USER\n"
+    "                          the ACL user to AUTH to the sentinels as\n"
+    "      --sentinel-password PASSWORD\n"
+    "                          the sentinels' password (default:\n"
+    "                          $REDLOCK_SENTINEL_PASSWORD, which ps does not show)\n"
     "TLS (rediss:// URLs):\n"
     "      --cacert FILE       CA certificates to verify the server with\n"
     "                          (default: $REDLOCK_CACERT, else the system's)\n"
@@ -70,6 +78,15 @@ find(const char *name)
 	return NULL;
 }
 
+/* Whether the comma-separated word at S starts with a scheme. */
+static int
+has_scheme(const char *s)
+{
+	const char *p = strstr(s, "://");
+
+	return p != NULL && (size_t)(p - s) < strcspn(s, ",");
+}
+
 /* Parse S, one URL or several separated by commas, into g->url. FROM
  * names where S came from, for messages. */
 static int
@@ -85,6 +102,15 @@ add_urls(struct globals *g, const char *from, const char *s)
 	for (word = copy; word != NULL; word = next) {
 		if ((next = strchr(word, ',')) != NULL)
 			*next++ = '\0';
+		/* redis+sentinel://h1,h2/m: the commas between sentinels
+		 * are the URL's own, up to a word with a scheme. */
+		while (strncmp(word, "redis+sentinel://", 17) == 0 &&
+		    next != NULL && next[0] != ',' && next[0] != '\0' &&
+		    !has_scheme(next)) {
+			next[-1] = ',';
+			if ((next = strchr(next, ',')) != NULL)
+				*next++ = '\0';
+		}
 		if (word[0] == '\0') {
 			status = s[0] == '\0' ? usage_error(NULL, "%s is empty: "
 			    "give redis://HOST[:PORT] or unix:///PATH", from) :
@@ -108,23 +134,71 @@ add_urls(struct globals *g, const char *from, const char *s)
 	return status;
 }
 
+/* Whether A and B name one server as written (run_id tells the rest). */
+static int
+same_server(const struct rl_url *a, const struct rl_url *b)
+{
+	if (a->db != b->db)
+		return 0;
+	if (a->master != NULL || b->master != NULL)
+		return a->master != NULL && b->master != NULL &&
+		    strcmp(a->master, b->master) == 0 &&
+		    strcmp(a->sentinels[0].host, b->sentinels[0].host) == 0 &&
+		    a->sentinels[0].port == b->sentinels[0].port;
+	return a->port == b->port && (a->host && b->host ?
+	    strcmp(a->host, b->host) == 0 :
+	    a->path && b->path && strcmp(a->path, b->path) == 0);
+}
+
+/* The sentinels' credentials: the options, else REDLOCK_SENTINEL_PASSWORD,
+ * on every redis+sentinel:// URL; -1 (reported). */
+static int
+sentinel_auth(struct globals *g)
+{
+	const char *pw = g->sentinel_password;
+	size_t i, n = 0;
+
+	if (pw == NULL && (pw = getenv("REDLOCK_SENTINEL_PASSWORD")) != NULL &&
+	    pw[0] == '\0')
+		pw = NULL;
+	for (i = 0; i < g->nurl; i++) {
+		struct rl_url *u = &g->url[i];
+
+		if (u->master == NULL)
+			continue;
+		n++;
+		if ((g->sentinel_user != NULL && (u->sentinel_user =
+		    strdup(g->sentinel_user)) == NULL) || (pw != NULL &&
+		    (u->sentinel_password = strdup(pw)) == NULL)) {
+			msg("out of memory");
+			return EXIT_SOFTWARE;
+		}
+	}
+	if (n == 0 && (g->sentinel_user != NULL ||
+	    g->sentinel_password != NULL))
+		return usage_error(NULL, "--sentinel-%s is for redis+sentinel:// "
+		    "URLs only", g->sentinel_user != NULL ? "user" : "password");
+	return 0;
+}
+
 static int
 settle_urls(struct globals *g)
 {
 	const char *pw = getenv("REDLOCK_PASSWORD");
 	size_t i, n = 0;
+	int status;
 
 	if (g->nurl == 0) {
 		msg("no URL given; see redlock --help");
 		return EXIT_USAGE;
 	}
+	if ((status = sentinel_auth(g)) != 0)
+		return status;
 	for (i = 0; i < g->nurl; i++) {
 		for (size_t j = 0; j < i; j++) {
 			const struct rl_url *a = &g->url[i], *b = &g->url[j];
 
-			if (a->db == b->db && a->port == b->port &&
-			    (a->host && b->host ? strcmp(a->host, b->host) == 0 :
-			    a->path && b->path && strcmp(a->path, b->path) == 0)) {
+			if (same_server(a, b)) {
 				char u[512];
 
 				rl_url_format(b, u, sizeof(u));
@@ -302,6 +376,8 @@ parse_globals(int argc, char **argv)
 		{ "key", required_argument, NULL, OPT_KEY },
 		{ "sni", required_argument, NULL, OPT_SNI },
 		{ "insecure", no_argument, NULL, OPT_INSECURE },
+		{ "sentinel-user", required_argument, NULL, 'S' },
+		{ "sentinel-password", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -333,6 +409,12 @@ parse_globals(int argc, char **argv)
 		case OPT_INSECURE:
 			if ((status = tls_option(ch, optarg)) != 0)
 				return status;
+			break;
+		case 'S':
+			g.sentinel_user = optarg;
+			break;
+		case 'P':
+			g.sentinel_password = optarg;
 			break;
 		case 'h':
 			fputs(global_help, stdout);

@@ -42,6 +42,14 @@ void rl_duration_format(int64_t ms, char *buf, size_t len);
 /* Milliseconds on CLOCK_MONOTONIC. */
 int64_t rl_now_ms(void);
 
+/* A sentinel's address. */
+struct rl_hostport {
+	char *host;
+	int port;
+};
+
+#define RL_SENTINEL_PORT 26379
+
 /* Connection targets. */
 struct rl_url {
 	char *host;	/* TCP host, NULL for a unix socket */
@@ -51,6 +59,13 @@ struct rl_url {
 	char *password;	/* NULL: no AUTH */
 	int db;
 	int tls;	/* rediss:// */
+	/* redis+sentinel://: the master is asked of the sentinels by name
+	 * at every connect; host and path are NULL. */
+	char *master;	/* the master's name; NULL: not through Sentinel */
+	struct rl_hostport *sentinels;
+	size_t nsentinels;
+	char *sentinel_user;	/* AUTH to the sentinels (not in the URL) */
+	char *sentinel_password;
 };
 
 #define RL_DEFAULT_URL "redis://127.0.0.1:6379"

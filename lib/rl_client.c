@@ -46,6 +46,8 @@ transport_for(const struct rl_url *u)
 {
 	if (forced != NULL)
 		return forced;
+	if (u->master != NULL)
+		return &rl_transport_sentinel;
 	if (u->tls)
 		return &rl_transport_tls;
 	return &rl_transport_tcp;

@@ -1,5 +1,6 @@
 /* rl_conn.c: a non-blocking connection over a transport. */
 #include <errno.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,13 @@ queue_handshake(struct rl_conn *c)
 		argv[0] = "SELECT";
 		argv[1] = db;
 		if (handshake(c, "SELECT", 2, argv) < 0)
+			return -1;
+	}
+	/* Through Sentinel: the server named may be a replica by now (a
+	 * failover under way); ROLE tells before anything runs there. */
+	if (u->master != NULL) {
+		argv[0] = "ROLE";
+		if (handshake(c, "ROLE", 1, argv) < 0)
 			return -1;
 	}
 	return 0;
@@ -247,6 +255,39 @@ fill(struct rl_conn *c)
 	return RL_IO_WAIT;
 }
 
+/* The server's address, as connected: "127.0.0.1:7001". */
+static void
+peer(const struct rl_conn *c, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[64], port[16];
+
+	if (getpeername(c->fd, (struct sockaddr *)&ss, &sl) < 0 ||
+	    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
+	    sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		snprintf(buf, len, "the server");
+	else
+		snprintf(buf, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s",
+		    host, port);
+}
+
+/* ROLE's reply: whether the server is a master, else c->why says so. */
+static int
+is_master(struct rl_conn *c, const redisReply *r)
+{
+	char who[96];
+
+	if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+	    r->element[0]->type == REDIS_REPLY_STRING &&
+	    strcmp(r->element[0]->str, "master") == 0)
+		return 1;
+	peer(c, who, sizeof(who));
+	snprintf(c->why, sizeof(c->why), "%s is a replica, not the master "
+	    "of %.100s (a failover in progress?); retry", who, c->url->master);
+	return 0;
+}
+
 /* A handshake reply: an error closes the connection (nothing held back
  * was sent) with the reason and what to do. */
 static enum rl_io
@@ -256,7 +297,17 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 
 	memmove(c->hs, c->hs + 1, sizeof(c->hs) - sizeof(c->hs[0]));
 	c->nhs--;
-	if (r->type == REDIS_REPLY_ERROR) {
+	if (strcmp(name, "ROLE") == 0 && r->type != REDIS_REPLY_ERROR &&
+	    !is_master(c, r)) {
+		freeReplyObject(r);
+		rl_conn_close(c);
+		c->err = RL_ECONNECT;
+		return RL_IO_FAIL;
+	}
+	/* A user that may not ask ROLE is let through: a replica still
+	 * refuses its writes (READONLY), which counts as a lost connection. */
+	if (r->type == REDIS_REPLY_ERROR && !(strcmp(name, "ROLE") == 0 &&
+	    strncmp(r->str, "NOPERM", 6) == 0)) {
 		c->err = rl_error_reply(c->url, r->str, name, c->why,
 		    sizeof(c->why));
 		freeReplyObject(r);

@@ -41,11 +41,12 @@ struct rl_transport {
 
 extern const struct rl_transport rl_transport_tcp;	/* rl_tcp.c */
 extern const struct rl_transport rl_transport_tls;	/* rl_tls.c */
+extern const struct rl_transport rl_transport_sentinel;	/* rl_sentinel.c */
 
 enum rl_conn_state {
 	RL_CONN_CLOSED,
 	RL_CONN_CONNECTING,	/* connect(2) in progress */
-	RL_CONN_HANDSHAKE,	/* AUTH and SELECT sent, replies to come */
+	RL_CONN_HANDSHAKE,	/* AUTH, SELECT (and ROLE) sent, replies due */
 	RL_CONN_READY
 };
 
@@ -65,6 +66,8 @@ struct rl_conn {
 				 * the transport (NULL: connect(2)) */
 	size_t rx;		/* bytes received since the connection opened */
 	void *priv;		/* the transport's own */
+	unsigned turn;		/* the transport's own, kept across connects
+				 * (Sentinel: which sentinel to ask first) */
 	redisReader *reader;
 	char *out;		/* bytes to write, from outoff */
 	size_t outlen, outoff;
@@ -82,7 +85,8 @@ struct rl_conn {
 /* A closed connection to U over T. */
 void rl_conn_init(struct rl_conn *c, const struct rl_url *u,
     const struct rl_transport *t);
-/* Start connecting, with AUTH and SELECT queued behind; -1 with err/why. */
+/* Start connecting, with AUTH and SELECT (and, through Sentinel, ROLE)
+ * queued behind; -1 with err/why. */
 int rl_conn_open(struct rl_conn *c);
 /* Queue CMD (LEN bytes, one formatted command). Before the handshake has
  * ended it is held back, so that no command runs as the wrong user or in

@@ -102,9 +102,18 @@ rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
 	if (starts(str, "NOPERM") ||
 	    strstr(str, "user executing the script can't") != NULL)
 		return noperm(u, url, str, doing, buf, len);
+	/* A lost master, not a refusal: the round closes the connection,
+	 * and the next one connects again (through Sentinel: to the new
+	 * master). */
 	if (starts(str, "READONLY")) {
-		snprintf(buf, len, "%s is a read-only replica: point --url at "
-		    "the master", url);
+		if (u->master != NULL)
+			snprintf(buf, len, "the master of %s is a read-only "
+			    "replica now (a failover?); the next attempt asks "
+			    "the sentinels again", url);
+		else
+			snprintf(buf, len, "%s is a read-only replica: give "
+			    "the master's URL, or a redis+sentinel:// URL to "
+			    "follow failovers", url);
 		return RL_ECONNECT;
 	}
 	if (starts(str, "LOADING") || starts(str, "BUSY") ||

@@ -149,6 +149,25 @@ unacked(rl_keeper *k, const struct rl_acks *ak)
 	return RL_EREPLICAS;
 }
 
+/* Through Sentinel, a master that stopped answering may have been
+ * replaced: its connection is closed, so the next renewal asks the
+ * sentinels again instead of waiting behind the late one. Only renewals
+ * went out on it, owner-checked and never re-creating a lock: one that
+ * runs late, after a release on the new connection, does nothing. */
+static void
+rediscover(rl_keeper *k)
+{
+	size_t j;
+
+	for (j = 0; j < k->c->n; j++) {
+		struct rl_node *nd = &k->c->nodes[j];
+
+		if (nd->url.master != NULL && nd->reply == NULL &&
+		    !nd->refused && nd->err != RL_OK)
+			rl_conn_close(&nd->conn);
+	}
+}
+
 /* The round is over: add up the masters' answers. */
 static enum rl_err
 finish(rl_keeper *k, int64_t now, enum rl_keep *state)
@@ -161,6 +180,7 @@ finish(rl_keeper *k, int64_t now, enum rl_keep *state)
 
 	k->inflight = 0;
 	rl_round_end(&k->round);
+	rediscover(k);
 	for (j = 0; j < k->c->n; j++) {
 		v[j] = rl_decode_renew(k->c->nodes[j].reply);
 		acks[j] = k->c->nodes[j].acks;

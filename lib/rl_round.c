@@ -285,6 +285,13 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		    sizeof(nd->why));
 		nd->refused = 1;
 		freeReplyObject(rep);
+		/* READONLY, LOADING...: this server is not the master now;
+		 * the next round connects again (and asks the sentinels). */
+		if (nd->err == RL_ECONNECT) {
+			rl_conn_close(&nd->conn);
+			nd->phase = RL_PH_DONE;
+			return 1;
+		}
 	} else
 		nd->reply = rep;
 	if (r->wait != NULL)

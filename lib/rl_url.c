@@ -1,6 +1,8 @@
-/* rl_url.c: redis://, rediss:// and unix:// URLs, and printing them without secrets. */
+/* rl_url.c: redis://, rediss://, redis+sentinel:// and unix:// URLs, and
+ * printing them without secrets. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,70 +105,153 @@ parse_unix(const char *s, struct rl_url *u, char *err, size_t errlen)
 	return 0;
 }
 
+/* The credentials before AT, from S. */
 static int
-parse_tcp(const char *s, struct rl_url *u, char *err, size_t errlen)
+parse_creds(const char *s, const char *at, struct rl_url *u, char *err,
+    size_t errlen)
 {
-	const char *at, *hostp, *hoste, *portp = NULL, *slash, *colon, *end;
+	const char *colon = memchr(s, ':', (size_t)(at - s));
+
+	if (colon != NULL) {
+		if (colon > s &&
+		    (u->user = decode(s, (size_t)(colon - s))) == NULL)
+			return fail(err, errlen, "bad %-escape in the user");
+		if ((u->password = decode(colon + 1,
+		    (size_t)(at - colon - 1))) == NULL)
+			return fail(err, errlen, "bad %-escape in the password");
+	} else if (at > s && (u->user = decode(s, (size_t)(at - s))) == NULL)
+		return fail(err, errlen, "bad %-escape in the user");
+	return 0;
+}
+
+/* HOST[:PORT] from P to E (IPv6 in brackets; empty: 127.0.0.1). */
+static int
+parse_hostport(const char *p, const char *e, char **host, int *port,
+    char *err, size_t errlen)
+{
+	const char *hoste, *portp = NULL;
 	long v;
 
-	end = s + strlen(s);
-	slash = strchr(s, '/');
-	if (slash == NULL)
-		slash = end;
-	/* The last '@' before the path ends the credentials. */
-	at = NULL;
-	for (const char *p = s; p < slash; p++)
-		if (*p == '@')
-			at = p;
-	if (at != NULL) {
-		colon = memchr(s, ':', (size_t)(at - s));
-		if (colon != NULL) {
-			if (colon > s &&
-			    (u->user = decode(s, (size_t)(colon - s))) == NULL)
-				return fail(err, errlen, "bad %-escape in the user");
-			if ((u->password = decode(colon + 1,
-			    (size_t)(at - colon - 1))) == NULL)
-				return fail(err, errlen,
-				    "bad %-escape in the password");
-		} else if (at > s &&
-		    (u->user = decode(s, (size_t)(at - s))) == NULL)
-			return fail(err, errlen, "bad %-escape in the user");
-		hostp = at + 1;
-	} else
-		hostp = s;
-	if (*hostp == '[') {
-		hoste = memchr(hostp, ']', (size_t)(slash - hostp));
+	if (*p == '[') {
+		hoste = memchr(p, ']', (size_t)(e - p));
 		if (hoste == NULL)
 			return fail(err, errlen, "unclosed [ in the host");
-		hostp++;
+		p++;
 		if (hoste[1] == ':')
 			portp = hoste + 2;
-		else if (hoste + 1 != slash)
+		else if (hoste + 1 != e)
 			return fail(err, errlen, "junk after ] in the host");
 	} else {
-		hoste = memchr(hostp, ':', (size_t)(slash - hostp));
+		hoste = memchr(p, ':', (size_t)(e - p));
 		if (hoste != NULL)
 			portp = hoste + 1;
 		else
-			hoste = slash;
+			hoste = e;
 	}
-	if (hoste == hostp)
-		u->host = strdup("127.0.0.1");
-	else if ((u->host = decode(hostp, (size_t)(hoste - hostp))) == NULL)
+	if (hoste == p)
+		*host = strdup("127.0.0.1");
+	else if ((*host = decode(p, (size_t)(hoste - p))) == NULL)
 		return fail(err, errlen, "bad %-escape in the host");
-	if (u->host == NULL)
+	if (*host == NULL)
 		return fail(err, errlen, "out of memory");
-	u->port = 6379;
 	if (portp != NULL) {
-		if (number(portp, (size_t)(slash - portp), 1, 65535, &v) < 0)
+		if (number(portp, (size_t)(e - portp), 1, 65535, &v) < 0)
 			return fail(err, errlen,
 			    "the port must be a number from 1 to 65535");
-		u->port = (int)v;
+		*port = (int)v;
 	}
+	return 0;
+}
+
+/* Where the host part of S begins, after credentials that end before
+ * the first '/' (the last '@' there ends them); SLASH: that '/'. */
+static const char *
+after_creds(const char *s, struct rl_url *u, const char **slash, char *err,
+    size_t errlen)
+{
+	const char *at = NULL;
+
+	if ((*slash = strchr(s, '/')) == NULL)
+		*slash = s + strlen(s);
+	for (const char *p = s; p < *slash; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL)
+		return s;
+	return parse_creds(s, at, u, err, errlen) < 0 ? NULL : at + 1;
+}
+
+static int
+parse_tcp(const char *s, struct rl_url *u, char *err, size_t errlen)
+{
+	const char *hostp, *slash;
+	long v;
+
+	if ((hostp = after_creds(s, u, &slash, err, errlen)) == NULL)
+		return -1;
+	u->port = 6379;
+	if (parse_hostport(hostp, slash, &u->host, &u->port, err, errlen) < 0)
+		return -1;
 	if (*slash == '/' && slash[1] != '\0') {
 		if (number(slash + 1, strlen(slash + 1), 0, INT_MAX, &v) < 0)
 			return fail(err, errlen,
 			    "the path of a redis URL is a database number: redis://host:port/2");
+		u->db = (int)v;
+	}
+	return 0;
+}
+
+/* The sentinels, comma-separated from P to E. */
+static int
+parse_sentinels(const char *p, const char *e, struct rl_url *u, char *err,
+    size_t errlen)
+{
+	const char *q, *comma;
+	size_t n = 1;
+
+	for (q = p; q < e; q++)
+		n += *q == ',';
+	if ((u->sentinels = calloc(n, sizeof(*u->sentinels))) == NULL)
+		return fail(err, errlen, "out of memory");
+	for (q = p; u->nsentinels < n; q = comma + 1) {
+		struct rl_hostport *h = &u->sentinels[u->nsentinels];
+
+		if ((comma = memchr(q, ',', (size_t)(e - q))) == NULL)
+			comma = e;
+		if (comma == q && n > 1)
+			return fail(err, errlen, "empty sentinel address "
+			    "between commas: redis+sentinel://h1:26379,h2:26379/MASTER");
+		h->port = RL_SENTINEL_PORT;
+		u->nsentinels++;
+		if (parse_hostport(q, comma, &h->host, &h->port, err,
+		    errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* redis+sentinel://[[user]:password@]host[:port][,host[:port]...]/MASTER[/db] */
+static int
+parse_sentinel(const char *s, struct rl_url *u, char *err, size_t errlen)
+{
+	const char *hostp, *slash, *name, *namee;
+	long v;
+
+	if ((hostp = after_creds(s, u, &slash, err, errlen)) == NULL ||
+	    parse_sentinels(hostp, slash, u, err, errlen) < 0)
+		return -1;
+	name = *slash == '/' ? slash + 1 : slash;
+	if ((namee = strchr(name, '/')) == NULL)
+		namee = name + strlen(name);
+	if (namee == name)
+		return fail(err, errlen, "a redis+sentinel URL names the "
+		    "master after the sentinels: redis+sentinel://host:26379/mymaster");
+	if ((u->master = decode(name, (size_t)(namee - name))) == NULL)
+		return fail(err, errlen, "bad %-escape in the master name");
+	if (*namee == '/' && namee[1] != '\0') {
+		if (number(namee + 1, strlen(namee + 1), 0, INT_MAX, &v) < 0)
+			return fail(err, errlen, "after the master's name comes "
+			    "a database number: redis+sentinel://host/mymaster/2");
 		u->db = (int)v;
 	}
 	return 0;
@@ -187,41 +272,99 @@ rl_url_parse(const char *s, struct rl_url *u, char *err, size_t errlen)
 		r = parse_tcp(s + 9, u, err, errlen);
 	}
 	else if (strncmp(s, "redis+sentinel://", 17) == 0)
-		return fail(err, errlen,
-		    "redis+sentinel:// is not supported yet; give the master's redis:// URL");
+		r = parse_sentinel(s + 17, u, err, errlen);
+	else if (strncmp(s, "rediss+sentinel://", 18) == 0)
+		return fail(err, errlen, "TLS through Sentinel is not "
+		    "supported: give the master's rediss:// URL, or use "
+		    "redis+sentinel:// on a trusted network");
 	else
-		return fail(err, errlen,
-		    "a URL starts with redis://, rediss:// or unix://");
+		return fail(err, errlen, "a URL starts with redis://, "
+		    "rediss://, redis+sentinel:// or unix://");
 	if (r < 0)
 		rl_url_clear(u);
 	return r;
 }
 
+/* Append to BUF at *AT what FMT says; -1 once it no longer fits. */
+static int
+put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int
+put(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*at >= len)
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *at, len - *at, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len - *at)
+		return -1;
+	*at += (size_t)n;
+	return 0;
+}
+
+static int
+put_hostport(char *buf, size_t len, size_t *at, const char *host, int port)
+{
+	const char *lb = strchr(host, ':') ? "[" : "";
+
+	return put(buf, len, at, "%s%s%s:%d", lb, host, *lb ? "]" : "", port);
+}
+
+/* The master's name, %-escaping what would end it or look odd. */
+static int
+put_name(char *buf, size_t len, size_t *at, const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+
+	for (; *p != '\0'; p++)
+		if (put(buf, len, at, strchr("/,@%?#", *p) != NULL ||
+		    *p <= ' ' || *p >= 0x7f ? "%%%02X" : "%c", *p) < 0)
+			return -1;
+	return 0;
+}
+
+static int
+format_sentinel(const struct rl_url *u, char *buf, size_t len)
+{
+	size_t at = 0, i;
+
+	if (put(buf, len, &at, "redis+sentinel://%s%s", u->user ? u->user : "",
+	    u->user ? "@" : "") < 0)
+		return -1;
+	for (i = 0; i < u->nsentinels; i++)
+		if ((i > 0 && put(buf, len, &at, ",") < 0) ||
+		    put_hostport(buf, len, &at, u->sentinels[i].host,
+		    u->sentinels[i].port) < 0)
+			return -1;
+	if (put(buf, len, &at, "/") < 0 || put_name(buf, len, &at,
+	    u->master) < 0)
+		return -1;
+	return u->db != 0 ? put(buf, len, &at, "/%d", u->db) : 0;
+}
+
 int
 rl_url_format(const struct rl_url *u, char *buf, size_t len)
 {
-	int n;
-	const char *user = u->user ? u->user : "";
-	const char *at = u->user ? "@" : "";
-	const char *scheme = u->tls ? "rediss" : "redis";
+	size_t at = 0;
 
-	if (u->path != NULL) {
-		if (u->db != 0)
-			n = snprintf(buf, len, "unix://%s?db=%d", u->path, u->db);
-		else
-			n = snprintf(buf, len, "unix://%s", u->path);
-	} else {
-		const char *lb = strchr(u->host, ':') ? "[" : "";
-		const char *rb = *lb ? "]" : "";
-
-		if (u->db != 0)
-			n = snprintf(buf, len, "%s://%s%s%s%s%s:%d/%d", scheme,
-			    user, at, lb, u->host, rb, u->port, u->db);
-		else
-			n = snprintf(buf, len, "%s://%s%s%s%s%s:%d", scheme,
-			    user, at, lb, u->host, rb, u->port);
-	}
-	return (n < 0 || (size_t)n >= len) ? -1 : 0;
+	if (len > 0)
+		buf[0] = '\0';
+	if (u->master != NULL)
+		return format_sentinel(u, buf, len);
+	if (u->path != NULL)
+		return u->db != 0 ?
+		    put(buf, len, &at, "unix://%s?db=%d", u->path, u->db) :
+		    put(buf, len, &at, "unix://%s", u->path);
+	if (put(buf, len, &at, "%s://%s%s", u->tls ? "rediss" : "redis",
+	    u->user ? u->user : "", u->user ? "@" : "") < 0 ||
+	    put_hostport(buf, len, &at, u->host, u->port) < 0)
+		return -1;
+	return u->db != 0 ? put(buf, len, &at, "/%d", u->db) : 0;
 }
 
 static int
@@ -230,6 +373,25 @@ copy(char **dst, const char *src)
 	if (src == NULL)
 		return 0;
 	return (*dst = strdup(src)) == NULL ? -1 : 0;
+}
+
+static int
+copy_sentinels(struct rl_url *d, const struct rl_url *u)
+{
+	size_t i;
+
+	if (u->nsentinels == 0)
+		return 0;
+	if ((d->sentinels = calloc(u->nsentinels, sizeof(*d->sentinels))) ==
+	    NULL)
+		return -1;
+	for (; d->nsentinels < u->nsentinels; d->nsentinels++) {
+		i = d->nsentinels;
+		d->sentinels[i].port = u->sentinels[i].port;
+		if (copy(&d->sentinels[i].host, u->sentinels[i].host) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int
@@ -241,21 +403,38 @@ rl_url_copy(struct rl_url *d, const struct rl_url *u)
 	d->tls = u->tls;
 	if (copy(&d->host, u->host) < 0 || copy(&d->path, u->path) < 0 ||
 	    copy(&d->user, u->user) < 0 ||
-	    copy(&d->password, u->password) < 0) {
+	    copy(&d->password, u->password) < 0 ||
+	    copy(&d->master, u->master) < 0 || copy_sentinels(d, u) < 0 ||
+	    copy(&d->sentinel_user, u->sentinel_user) < 0 ||
+	    copy(&d->sentinel_password, u->sentinel_password) < 0) {
 		rl_url_clear(d);
 		return -1;
 	}
 	return 0;
 }
 
+static void
+free_secret(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
 void
 rl_url_clear(struct rl_url *u)
 {
+	size_t i;
+
 	free(u->host);
 	free(u->path);
 	free(u->user);
-	if (u->password != NULL)
-		explicit_bzero(u->password, strlen(u->password));
-	free(u->password);
+	free_secret(u->password);
+	free(u->master);
+	for (i = 0; i < u->nsentinels; i++)
+		free(u->sentinels[i].host);
+	free(u->sentinels);
+	free(u->sentinel_user);
+	free_secret(u->sentinel_password);
 	memset(u, 0, sizeof(*u));
 }

@@ -133,7 +133,7 @@ time.sleep(20)
 
 @test "bad URLs are usage errors with a hint, and touch nothing" {
 	run -64 --separate-stderr "$RL" -u "http://127.0.0.1:$R_PORT" lock x
-	[[ $stderr == *"a URL starts with redis://, rediss:// or unix://"* ]]
+	[[ $stderr == *"a URL starts with redis://, rediss://, redis+sentinel:// or unix://"* ]]
 	run -64 --separate-stderr "$RL" -u "rediss://127.0.0.1:0" lock x
 	[[ $stderr == *"port must be a number"* ]]
 	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:99999" lock x
@@ -143,8 +143,8 @@ time.sleep(20)
 	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" -u "redis://:pw@127.0.0.1:$R_PORT/0" lock x
 	assert_equal "$stderr" "redlock: redis://127.0.0.1:$R_PORT is given twice: each master counts once towards the quorum"
 	REDLOCK_URL="redis://127.0.0.1:$R_PORT,redis://127.0.0.1:$R_PORT" run -64 "$RL" lock x
-	run -64 --separate-stderr "$RL" -u "redis+sentinel://127.0.0.1:26379/m" lock x
-	[[ $stderr == *"redis+sentinel:// is not supported yet"* ]]
+	run -64 --separate-stderr "$RL" -u "rediss+sentinel://127.0.0.1:26379/m" lock x
+	[[ $stderr == *"TLS through Sentinel is not supported"* ]]
 	[ "$(rcli dbsize)" = 0 ]
 }
 

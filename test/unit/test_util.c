@@ -186,6 +186,65 @@ test_url_parse(void **state)
 }
 
 static void
+sentinel_ok(const char *s, const char *master, size_t n, const char *h0,
+    int p0, const char *pass, int db, const char *shown)
+{
+	struct rl_url u, d;
+	char err[256], out[256];
+
+	assert_int_equal(rl_url_parse(s, &u, err, sizeof(err)), 0);
+	assert_string_equal(u.master, master);
+	assert_int_equal(u.nsentinels, n);
+	assert_string_equal(u.sentinels[0].host, h0);
+	assert_int_equal(u.sentinels[0].port, p0);
+	assert_null(u.host);
+	assert_null(u.path);
+	if (pass)
+		assert_string_equal(u.password, pass);
+	else
+		assert_null(u.password);
+	assert_int_equal(u.db, db);
+	assert_int_equal(rl_url_format(&u, out, sizeof(out)), 0);
+	assert_string_equal(out, shown);
+	/* A deep copy formats the same, sentinel credentials included. */
+	u.sentinel_user = strdup("sen");
+	u.sentinel_password = strdup("sp");
+	assert_int_equal(rl_url_copy(&d, &u), 0);
+	rl_url_clear(&u);
+	assert_int_equal(rl_url_format(&d, out, sizeof(out)), 0);
+	assert_string_equal(out, shown);
+	assert_string_equal(d.sentinel_user, "sen");
+	assert_string_equal(d.sentinel_password, "sp");
+	rl_url_clear(&d);
+	assert_null(d.master);
+}
+
+static void
+test_url_sentinel(void **state)
+{
+	char small[20];
+	struct rl_url u;
+	char err[256];
+
+	(void)state;
+	sentinel_ok("redis+sentinel://h1/mymaster", "mymaster", 1, "h1",
+	    26379, NULL, 0, "redis+sentinel://h1:26379/mymaster");
+	sentinel_ok("redis+sentinel://user:pw@h1:26379,h2:26380/mymaster/2",
+	    "mymaster", 2, "h1", 26379, "pw", 2,
+	    "redis+sentinel://user@h1:26379,h2:26380/mymaster/2");
+	sentinel_ok("redis+sentinel://:p%2Fw@[::1]:5000,h/m%2Fx", "m/x", 2,
+	    "::1", 5000, "p/w", 0,
+	    "redis+sentinel://[::1]:5000,h:26379/m%2Fx");
+	sentinel_ok("redis+sentinel:///m/0", "m", 1, "127.0.0.1", 26379,
+	    NULL, 0, "redis+sentinel://127.0.0.1:26379/m");
+	/* Too small a buffer is an error, never a cut URL taken for whole. */
+	assert_int_equal(rl_url_parse("redis+sentinel://h1,h2/mymaster", &u,
+	    err, sizeof(err)), 0);
+	assert_int_equal(rl_url_format(&u, small, sizeof(small)), -1);
+	rl_url_clear(&u);
+}
+
+static void
 url_bad(const char *s, const char *why)
 {
 	struct rl_url u;
@@ -201,9 +260,16 @@ static void
 test_url_rejects(void **state)
 {
 	(void)state;
-	url_bad("redis+sentinel://h:26379/m", "not supported yet");
-	url_bad("http://h", "rediss:// or unix://");
-	url_bad("h:6379", "rediss:// or unix://");
+	url_bad("rediss+sentinel://h:26379/m", "TLS through Sentinel");
+	url_bad("redis+sentinel://h:26379", "names the master");
+	url_bad("redis+sentinel://h:26379/", "names the master");
+	url_bad("redis+sentinel://h1,,h2/m", "empty sentinel");
+	url_bad("redis+sentinel://h1,/m", "empty sentinel");
+	url_bad("redis+sentinel://h1:0/m", "port");
+	url_bad("redis+sentinel://h1/m/x", "database number");
+	url_bad("redis+sentinel://h1/m%zz", "master name");
+	url_bad("http://h", "redis+sentinel:// or unix://");
+	url_bad("h:6379", "redis+sentinel:// or unix://");
 	url_bad("rediss://h:0", "port");
 	url_bad("redis://h:0", "port");
 	url_bad("redis://h:65536", "port");
@@ -301,6 +367,7 @@ main(void)
 		cmocka_unit_test(test_duration_format),
 		cmocka_unit_test(test_url_parse),
 		cmocka_unit_test(test_url_rejects),
+		cmocka_unit_test(test_url_sentinel),
 		cmocka_unit_test(test_owner_token),
 		cmocka_unit_test(test_keys),
 	};

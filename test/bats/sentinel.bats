@@ -1,0 +1,425 @@
+#!/usr/bin/env bats
+# redis+sentinel:// URLs against real sentinels: discovery, credentials,
+# failover under exec, lock --keepalive and waiters, and the bad cases.
+#
+# Each test that needs them starts its own master, replica and three
+# redis-sentinel processes on free loopback ports (a failover changes who
+# is master, so topologies are not shared), and stops them in teardown.
+
+load helpers
+
+setup() {
+	D=$BATS_TEST_TMPDIR
+	: >"$D/pids"
+	SPW=
+	epid=
+}
+teardown() {
+	local p
+	[ -z "${epid:-}" ] || kill -9 "$epid" 2>/dev/null || true
+	while read -r p; do stop_redis "$p"; done <"$D/pids"
+}
+
+# Every process a test starts is stopped by teardown.
+track() { echo "$1" >>"$D/pids"; }
+
+# scli PORT ARGS...: redis-cli to a sentinel (with its password, if any).
+scli() {
+	local port=$1
+	shift
+	if [ -n "$SPW" ]; then
+		REDISCLI_AUTH=$SPW redis-cli -p "$port" "$@"
+	else
+		redis-cli -p "$port" "$@"
+	fi
+}
+# mcli PORT ARGS...: redis-cli to a data server (with its password).
+mcli() {
+	local port=$1
+	shift
+	if [ -n "${MPW:-}" ]; then
+		REDISCLI_AUTH=$MPW redis-cli -p "$port" "$@"
+	else
+		redis-cli -p "$port" "$@"
+	fi
+}
+
+# start_sentinel VAR [CONFIG LINE...]: a redis-sentinel watching mymaster
+# at $M_PORT (quorum 2), its config file (which it rewrites) in its own
+# directory; sets VAR_PORT.
+start_sentinel() {
+	local var=$1 port dir pid i j l
+	shift
+	for i in $(seq 1 30); do
+		port=$(free_port)
+		dir=$D/sentinel-$port
+		mkdir -p "$dir"
+		{
+			echo "port $port"
+			echo "bind 127.0.0.1"
+			echo "dir $dir"
+			echo "logfile $dir/log"
+			echo "sentinel monitor mymaster 127.0.0.1 $M_PORT 2"
+			echo "sentinel down-after-milliseconds mymaster 1000"
+			echo "sentinel failover-timeout mymaster 5000"
+			for l in "$@"; do echo "$l"; done
+		} >"$dir/sentinel.conf"
+		redis-sentinel "$dir/sentinel.conf" >"$dir/out" 2>&1 3>&- &
+		pid=$!
+		track "$pid"
+		for j in $(seq 1 250); do
+			if scli "$port" ping 2>/dev/null | grep -q PONG; then
+				export "${var}_PORT=$port"
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.02
+		done
+		kill "$pid" 2>/dev/null || :
+	done
+	echo "cannot start redis-sentinel:" >&2
+	cat "$dir/out" "$dir/log" >&2
+	return 1
+}
+
+# A field of SENTINEL MASTER mymaster, as sentinel PORT sees it.
+sentinel_field() {
+	scli "$1" sentinel master mymaster 2>/dev/null | paste - - |
+	    awk -v f="$2" '$1 == f { print $2 }'
+}
+# Every sentinel knows the replica and the two other sentinels.
+sentinels_ready() {
+	local p
+	for p in "$S1_PORT" "$S2_PORT" "$S3_PORT"; do
+		[ "$(sentinel_field "$p" num-slaves)" = 1 ] || return 1
+		[ "$(sentinel_field "$p" num-other-sentinels)" = 2 ] || return 1
+	done
+}
+link_up() { mcli "$1" info replication | grep -q '^master_link_status:up'; }
+role_is() { [ "$(mcli "$1" role 2>/dev/null | head -n 1)" = "$2" ]; }
+# Every sentinel names the server on port $1 as mymaster.
+sentinels_say() {
+	local p
+	for p in "$S1_PORT" "$S2_PORT" "$S3_PORT"; do
+		[ "$(scli "$p" sentinel get-master-addr-by-name mymaster |
+		    tail -n 1)" = "$1" ] || return 1
+	done
+}
+
+# topology [SENTINEL CONFIG LINE...]: master M, replica R, sentinels S1-3;
+# $U is the URL through them. With $MPW, the servers require it.
+topology() {
+	local auth=()
+	[ -z "${MPW:-}" ] || auth=(--requirepass "$MPW" --masterauth "$MPW")
+	start_redis M --repl-diskless-sync-delay 0 "${auth[@]}"
+	track "$M_PID"
+	start_redis R --repl-diskless-sync-delay 0 "${auth[@]}" \
+	    --replicaof 127.0.0.1 "$M_PORT"
+	track "$R_PID"
+	wait_for 30 link_up "$R_PORT"
+	for s in S1 S2 S3; do start_sentinel "$s" "$@"; done
+	wait_for 40 sentinels_ready
+	U="redis+sentinel://127.0.0.1:$S1_PORT,127.0.0.1:$S2_PORT,127.0.0.1:$S3_PORT/mymaster"
+}
+
+# failover: SENTINEL FAILOVER, then wait until R is master and every
+# sentinel says so.
+failover() {
+	scli "$S1_PORT" sentinel failover mymaster | grep -q OK
+	wait_for 30 role_is "$R_PORT" master
+	wait_for 30 sentinels_say "$R_PORT"
+}
+
+# demote [--no-kill]: what Sentinel does to the old master once it sees
+# it again (REPLICAOF the new one, CLIENT KILL its normal and pub/sub
+# clients), done at once instead of after Sentinel's own 8-10 s wait, so
+# that short leases do not run out on the new master meanwhile.
+demote() {
+	mcli "$M_PORT" replicaof 127.0.0.1 "$R_PORT" >/dev/null
+	[ "${1:-}" = --no-kill ] && return 0
+	mcli "$M_PORT" client kill type normal >/dev/null
+	mcli "$M_PORT" client kill type pubsub >/dev/null
+}
+
+pttl_on() { mcli "$1" pttl "$2"; }
+exists_on() { [ "$(mcli "$1" exists "$2")" = 1 ]; }
+ms_since() { echo $(($(now_ms) - $1)); }
+
+# watch_lease PORT NAME TTL_MS FOR_MS: NAME's lease on PORT never runs
+# out for FOR_MS, and at the end it is still above TTL/3: renewed there.
+watch_lease() {
+	local port=$1 name=$2 ttl=$3 t0 p
+	t0=$(now_ms)
+	while [ "$(ms_since "$t0")" -lt "$4" ]; do
+		p=$(pttl_on "$port" "$name")
+		if [ "$p" -le 0 ]; then
+			echo "lease of $name on $port: $p after $(ms_since "$t0") ms" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	p=$(pttl_on "$port" "$name")
+	echo "lease of $name on $port after $4 ms: $p ms" >&3
+	[ "$p" -gt $((ttl / 3)) ]
+}
+
+@test "exec, lock, unlock, status and queue work through a redis+sentinel:// URL" {
+	topology
+	run -0 --separate-stderr "$RL" -u "$U" exec -t 5s x -- sh -c \
+	    'redis-cli -p "$0" hexists x "$REDLOCK_OWNER"; echo "$REDLOCK_URL"' \
+	    "$M_PORT"
+	assert_output "$(printf '1\n%s' "$U")"
+	tok=$("$RL" -u "$U" lock -t 30s x)
+	exists_on "$M_PORT" x
+	run -0 "$RL" -u "$U" status x
+	assert_output --partial "$tok"
+	run -0 "$RL" -u "$U" queue --json x
+	assert_output --partial "\"owner\":\"$tok\""
+	run -75 "$RL" -u "$U" lock -n x
+	run -0 "$RL" -u "$U" unlock --owner "$tok" x
+	run -1 "$RL" -u "$U" status x
+	[ "$(mcli "$M_PORT" exists x)" = 0 ]
+	# Through one sentinel, or with the first ones down, the same.
+	run -0 "$RL" -u "redis+sentinel://127.0.0.1:$(free_port),127.0.0.1:$S2_PORT/mymaster/3" \
+	    exec x -- true
+	# In database 3: the fencing counter stays there after the release.
+	[ "$(mcli "$M_PORT" -n 3 exists "redisson_lock_token:{x}")" = 1 ]
+}
+
+@test "credentials: the master's password in the URL, the sentinels' from --sentinel-password or REDLOCK_SENTINEL_PASSWORD" {
+	MPW=masterpw
+	SPW=sentpw
+	topology "requirepass $SPW" "sentinel sentinel-pass $SPW" \
+	    "sentinel auth-pass mymaster $MPW"
+	AU="redis+sentinel://:$MPW@${U#redis+sentinel://}"
+	run -0 --separate-stderr "$RL" --sentinel-password "$SPW" -u "$AU" \
+	    exec -t 5s x -- sh -c 'echo "$REDLOCK_URL"'
+	assert_output "$U"
+	tok=$(REDLOCK_SENTINEL_PASSWORD=$SPW "$RL" -u "$AU" lock -t 30s x)
+	exists_on "$M_PORT" x
+	REDLOCK_PASSWORD=$MPW REDLOCK_SENTINEL_PASSWORD=$SPW run -0 "$RL" \
+	    -u "$U" --sentinel-user default status x
+	assert_output --partial "$tok"
+	# No password for the sentinels, a wrong one, a wrong master's.
+	run -69 --separate-stderr "$RL" -u "$AU" status x
+	[[ $stderr == *"sentinel 127.0.0.1:$S1_PORT requires a password: give --sentinel-password or REDLOCK_SENTINEL_PASSWORD"* ]]
+	run -69 --separate-stderr "$RL" --sentinel-password nope -u "$AU" status x
+	[[ $stderr == *"sentinel 127.0.0.1:$S1_PORT refused AUTH"*"--sentinel-password"* ]]
+	[[ $stderr != *sentpw* && $stderr != *masterpw* ]]
+	run -69 --separate-stderr "$RL" --sentinel-password "$SPW" -u "$U" status x
+	[[ $stderr == *"requires authentication"* ]]
+	REDLOCK_SENTINEL_PASSWORD=$SPW run -0 "$RL" -u "$AU" unlock --owner "$tok" x
+}
+
+@test "failover during exec, the lock replicated: renewals go on on the new master and COMMAND ends with 0" {
+	topology
+	sleep 60 3>&- &
+	spid=$!
+	track "$spid"
+	"$RL" -u "$U" exec -t 9s x -- sh -c 'touch "$0/started"
+	    while [ ! -e "$0/stop" ]; do sleep 0.1; done; echo done >"$0/done"' \
+	    "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	ktok=$("$RL" -u "$U" lock --keepalive --pid "$spid" -t 9s k 3>&-)
+	wait_for 30 test -e "$D/started"
+	wait_for 10 exists_on "$R_PORT" x
+	wait_for 10 exists_on "$R_PORT" k
+	failover
+	demote
+	t0=$(now_ms)
+	# Past the lease: only renewals on the new master keep it.
+	watch_lease "$R_PORT" x 9000 12000
+	watch_lease "$R_PORT" k 9000 1
+	! dead "$epid"
+	echo "$(ms_since "$t0") ms after the failover" >&3
+	touch "$D/stop"
+	st=0
+	wait "$epid" || st=$?
+	epid=
+	[ "$st" -eq 0 ]
+	[ "$(cat "$D/done")" = done ]
+	wait_for 10 eval '[ "$(mcli "$R_PORT" exists x)" = 0 ]'
+	run -0 "$RL" -u "$U" unlock --owner "$ktok" k
+	[ "$(mcli "$R_PORT" exists k)" = 0 ]
+	run cat "$D/err"
+	refute_output --partial "lost"
+}
+
+@test "a renewal refused with READONLY (the master demoted under it) counts as a lost connection: the next one finds the new master" {
+	topology
+	"$RL" -u "$U" exec -v -t 9s x -- sh -c 'touch "$0/started"
+	    while [ ! -e "$0/stop" ]; do sleep 0.1; done' "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 30 test -e "$D/started"
+	wait_for 10 exists_on "$R_PORT" x
+	failover
+	# REPLICAOF alone: the watchdog's connection stays up and its next
+	# renewal is refused with READONLY.
+	demote --no-kill
+	watch_lease "$R_PORT" x 9000 12000
+	! dead "$epid"
+	touch "$D/stop"
+	st=0
+	wait "$epid" || st=$?
+	epid=
+	[ "$st" -eq 0 ]
+	run cat "$D/err"
+	assert_output --partial "is a read-only replica now"
+	refute_output --partial "please report"
+	refute_output --partial "lost x"
+}
+
+@test "a master stopped (SIGSTOP) during exec: with --timeout under ttl/3 the watchdog gives it up and renews on the promoted replica" {
+	topology
+	"$RL" -u "$U" --timeout 500ms exec -v -t 9s x -- sh -c 'touch "$0/started"
+	    while [ ! -e "$0/stop" ]; do sleep 0.1; done' "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 30 test -e "$D/started"
+	wait_for 10 exists_on "$R_PORT" x
+	kill -STOP "$M_PID"
+	# The sentinels see it down after 1 s and promote the replica.
+	wait_for 40 role_is "$R_PORT" master
+	watch_lease "$R_PORT" x 9000 12000
+	! dead "$epid"
+	touch "$D/stop"
+	st=0
+	wait "$epid" || st=$?
+	epid=
+	[ "$st" -eq 0 ]
+	run cat "$D/err"
+	assert_output --partial "timed out (see --timeout); retrying"
+	refute_output --partial "lost x"
+}
+
+@test "failover during exec, the lock not replicated: the renewal on the new master finds it gone, COMMAND is terminated, exit 79" {
+	topology
+	"$RL" -u "$U" exec -t 6s x -- sh -c 'touch "$0/started"; sleep 120' \
+	    "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 30 test -e "$D/started"
+	wait_for 10 exists_on "$R_PORT" x
+	# Keys written on a replica are not propagated: only R loses it.
+	mcli "$R_PORT" config set replica-read-only no >/dev/null
+	mcli "$R_PORT" del x >/dev/null
+	exists_on "$M_PORT" x
+	failover
+	# Sentinel demotes the old master by itself (CLIENT KILL included)
+	# some 10 s later; the watchdog's next renewal then asks again.
+	t0=$(now_ms)
+	st=0
+	timeout 60 tail --pid="$epid" -f /dev/null || true
+	wait "$epid" || st=$?
+	epid=
+	echo "exit $st $(ms_since "$t0") ms after the failover" >&3
+	[ "$st" -eq 79 ]
+	run cat "$D/err"
+	assert_output --partial "gone or held by another"
+}
+
+@test "a waiter blocked on a held lock follows the failover and is woken by pub/sub on the new master" {
+	topology
+	tok=$("$RL" -u "$U" lock -t 60s x)
+	wait_for 10 exists_on "$R_PORT" x
+	"$RL" -u "$U" exec -w 60s x -- sh -c 'now=$(date +%s%N); echo "$now" >"$0/ran"' \
+	    "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 20 eval '[ "$(mcli "$M_PORT" pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" -ge 1 ]'
+	failover
+	demote
+	wait_for 30 eval '[ "$(mcli "$R_PORT" pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" -ge 1 ]'
+	! dead "$epid"
+	t0=$(date +%s%N)
+	run -0 "$RL" -u "$U" unlock --owner "$tok" x
+	st=0
+	timeout 30 tail --pid="$epid" -f /dev/null || true
+	wait "$epid" || st=$?
+	epid=
+	[ "$st" -eq 0 ]
+	woke=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "ran $woke ms after the release" >&3
+	# A 60 s lease: only the pub/sub wake-up brings it in this soon.
+	[ "$woke" -lt 10000 ]
+	[ "$(mcli "$R_PORT" exists x)" = 0 ]
+}
+
+@test "unreachable sentinels: exit 69 at once, naming them" {
+	p1=$(free_port)
+	p2=$(free_port)
+	t0=$(now_ms)
+	run -69 --separate-stderr "$RL" --connect-timeout 20s \
+	    -u "redis+sentinel://:pw@127.0.0.1:$p1,127.0.0.1:$p2/mymaster" lock x
+	[ "$(ms_since "$t0")" -lt 5000 ]
+	[[ $stderr == "redlock: no sentinel of redis+sentinel://127.0.0.1:$p1,127.0.0.1:$p2/mymaster answered (sentinel 127.0.0.1:$p1: Connection refused)"* ]]
+	[[ $stderr != *pw@* ]]
+	assert_output ''
+}
+
+@test "a master name the sentinels do not know: exit 69, saying so" {
+	start_redis M
+	track "$M_PID"
+	start_sentinel S1
+	run -69 --separate-stderr "$RL" -u "redis+sentinel://127.0.0.1:$S1_PORT/nosuch" status x
+	[[ $stderr == *"sentinel 127.0.0.1:$S1_PORT does not know a master named 'nosuch': check the name in the URL"* ]]
+}
+
+@test "a sentinel that names a replica: exit 69, the replica named; a plain redis:// URL to a replica says to give the master or Sentinel" {
+	start_redis M
+	track "$M_PID"
+	start_redis R --replicaof 127.0.0.1 "$M_PORT"
+	track "$R_PID"
+	python3 "$BATS_TEST_DIRNAME/fake_sentinel.py" answer "$R_PORT" >"$D/fake" 3>&- &
+	track $!
+	wait_for 5 grep -q ready "$D/fake"
+	fport=$(sed -n 's/^ready //p' "$D/fake")
+	run -69 --separate-stderr "$RL" -u "redis+sentinel://127.0.0.1:$fport/mymaster" lock x
+	[[ $stderr == *"127.0.0.1:$R_PORT is a replica, not the master of mymaster (a failover in progress?); retry"* ]]
+	run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" lock x
+	[[ $stderr == *"redis://127.0.0.1:$R_PORT is a read-only replica: give the master's URL, or a redis+sentinel:// URL"* ]]
+	[ "$(redis-cli -p "$M_PORT" exists x)" = 0 ]
+}
+
+@test "a sentinel that closes, hangs up or is no sentinel hands over to the next; alone, it is named" {
+	start_redis M
+	track "$M_PID"
+	start_sentinel S1
+	python3 "$BATS_TEST_DIRNAME/fake_sentinel.py" close >"$D/fake" 3>&- &
+	track $!
+	wait_for 5 grep -q ready "$D/fake"
+	fport=$(sed -n 's/^ready //p' "$D/fake")
+	run -0 "$RL" -u "redis+sentinel://127.0.0.1:$fport,127.0.0.1:$M_PORT,127.0.0.1:$S1_PORT/mymaster" exec x -- true
+	run -69 --separate-stderr "$RL" -u "redis+sentinel://127.0.0.1:$M_PORT/mymaster" status x
+	[[ $stderr == *"sentinel 127.0.0.1:$M_PORT refused SENTINEL GET-MASTER-ADDR-BY-NAME"*"is it a sentinel"* ]]
+	run -69 --separate-stderr "$RL" -u "redis+sentinel://127.0.0.1:$fport/mymaster" status x
+	[[ $stderr == *"sentinel 127.0.0.1:$fport: closed the connection"* ]]
+	# Killed mid-discovery: the same as closing.
+	python3 "$BATS_TEST_DIRNAME/fake_sentinel.py" hang >"$D/hang" 3>&- &
+	hpid=$!
+	track "$hpid"
+	wait_for 5 grep -q ready "$D/hang"
+	hport=$(sed -n 's/^ready //p' "$D/hang")
+	"$RL" --connect-timeout 20s -u "redis+sentinel://127.0.0.1:$hport,127.0.0.1:$S1_PORT/mymaster" \
+	    exec x -- true 3>&- &
+	epid=$!
+	wait_for 10 eval '[ -n "$(ss -Htn state established "( sport = :$hport )")" ]'
+	kill -9 "$hpid"
+	st=0
+	timeout 15 tail --pid="$epid" -f /dev/null || true
+	wait "$epid" || st=$?
+	epid=
+	[ "$st" -eq 0 ]
+}
+
+@test "bad redis+sentinel:// URLs and sentinel options: exit 64" {
+	for url in 'redis+sentinel://h:26379' 'redis+sentinel://h:26379/' \
+	    'redis+sentinel://h1,,h2/m' 'redis+sentinel://h1:0/m' \
+	    'redis+sentinel://h/m/x' 'redis+sentinel://h:26379,/m'; do
+		run -64 --separate-stderr "$RL" -u "$url" status x
+		[[ $stderr == "redlock: bad URL: "* || $stderr == *"empty"* ]]
+	done
+	run -64 --separate-stderr "$RL" -u 'rediss+sentinel://h/m' status x
+	[[ $stderr == *"TLS through Sentinel is not supported"* ]]
+	run -64 --separate-stderr "$RL" --sentinel-password x -u redis://127.0.0.1:1 status x
+	[[ $stderr == *"--sentinel-password is for redis+sentinel:// URLs only"* ]]
+	run -64 --separate-stderr "$RL" --sentinel-user 2>/dev/null
+	[[ $stderr == *"'--sentinel-user' needs a value"* ]]
+}
