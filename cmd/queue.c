@@ -205,7 +205,12 @@ watch_queue(rl_client *rc, const struct view *v)
 	for (;;) {
 		struct pollfd p = { sig_fd, POLLIN, 0 };
 
-		if ((status = frame(rc, v, tty)) != 0)
+		/* A frame that cannot reach the server says so; the next one
+		 * connects afresh, through the sentinels again after a
+		 * failover. The rest ends the watch. */
+		if ((status = frame(rc, v, tty)) == EXIT_UNAVAILABLE)
+			rl_client_disconnect(rc);
+		else if (status != 0)
 			return status;
 		if (poll(&p, 1, (int)v->every) > 0 && sig_next(sig_fd) != 0)
 			return 0;

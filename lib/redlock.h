@@ -169,6 +169,10 @@ void rl_set_interrupt_fd(rl_client *c, int fd);
  * first use, as a TLS session's state cannot be shared by two processes;
  * plain connections are kept. */
 void rl_client_forked(rl_client *c);
+/* Close every connection: the next call connects afresh (and asks the
+ * sentinels again). Replies still due are not waited for; only for
+ * callers that sent nothing whose order matters, such as reads. */
+void rl_client_disconnect(rl_client *c);
 void rl_client_free(rl_client *c);
 
 /* Who the holder is, recorded next to the lock for status. */

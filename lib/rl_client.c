@@ -129,6 +129,17 @@ rl_client_forked(rl_client *c)
 }
 
 void
+rl_client_disconnect(rl_client *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		rl_conn_close(&c->nodes[i].conn);
+		rl_conn_close(&c->nodes[i].sub);
+	}
+}
+
+void
 rl_client_free(rl_client *c)
 {
 	size_t i;

@@ -333,6 +333,25 @@ dead_head() {
 	run -64 --separate-stderr rl queue
 }
 
+@test "queue --watch rides out a server killed and restarted: the snapshots in between say why, the watch goes on" {
+	start_redis S
+	"$RL" -u "redis://127.0.0.1:$S_PORT" --timeout 300ms \
+	    queue --watch=200ms x >"$D/watch" 2>"$D/err" 3>&- &
+	p=$!
+	wait_for 5 grep -q 'x: free' "$D/watch"
+	kill -9 "$S_PID"
+	wait_for 10 grep -q "cannot connect to redis://127.0.0.1:$S_PORT" "$D/err"
+	kill -0 "$p"
+	restart_redis S
+	"$RL" -u "redis://127.0.0.1:$S_PORT" lock -t 60s x >/dev/null
+	wait_for 10 grep -q 'x: held' "$D/watch"
+	kill -INT "$p"
+	status=0
+	wait "$p" || status=$?
+	stop_redis "$(pid_of S)"
+	[ "$status" -eq 0 ]
+}
+
 @test "a queue written in Redisson's layout is shown, and its expired entry evicted at the next acquisition" {
 	tok=$(rl lock x)
 	now=$(server_ms)

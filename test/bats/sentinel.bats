@@ -342,6 +342,36 @@ watch_lease() {
 	[ "$(mcli "$R_PORT" exists x)" = 0 ]
 }
 
+@test "queue --watch and status follow a failover away from a master stopped (SIGSTOP)" {
+	topology
+	tok=$("$RL" -u "$U" lock -t 60s x)
+	wait_for 10 exists_on "$R_PORT" x
+	"$RL" -u "$U" --timeout 300ms queue --watch=200ms x >"$D/watch" \
+	    2>"$D/err" 3>&- &
+	qpid=$!
+	track "$qpid"
+	wait_for 10 grep -q "x: held" "$D/watch"
+	kill -STOP "$M_PID"
+	# The sentinels see it down after 1 s and promote the replica; the
+	# snapshots meanwhile time out on the stopped master.
+	wait_for 40 role_is "$R_PORT" master
+	wait_for 10 grep -q "timed out" "$D/err"
+	wait_for 30 sentinels_say "$R_PORT"
+	! dead "$qpid"
+	run -0 "$RL" -u "$U" unlock --owner "$tok" x
+	# A new holder, on the new master only, taken from a shell of its own
+	# so that the holder line tells it from the first.
+	sh -c '"$0" -u "$1" lock -t 60s x >/dev/null; :' "$RL" "$U"
+	wait_for 20 grep -q '(sh -c' "$D/watch"
+	run -0 "$RL" -u "$U" status x
+	assert_output --partial 'command  sh -c'
+	kill -INT "$qpid"
+	st=0
+	wait "$qpid" || st=$?
+	kill -CONT "$M_PID"
+	[ "$st" -eq 0 ]
+}
+
 @test "unreachable sentinels: exit 69 at once, naming them" {
 	p1=$(free_port)
 	p2=$(free_port)
