@@ -405,18 +405,6 @@ sentinel_open(struct rl_conn *c)
 	return 0;
 }
 
-static ssize_t
-sentinel_read(struct rl_conn *c, void *buf, size_t len)
-{
-	return read(c->fd, buf, len);
-}
-
-static ssize_t
-sentinel_write(struct rl_conn *c, const void *buf, size_t len)
-{
-	return send(c->fd, buf, len, MSG_NOSIGNAL);
-}
-
 static void
 sentinel_close(struct rl_conn *c)
 {
@@ -439,6 +427,6 @@ sentinel_close(struct rl_conn *c)
 }
 
 const struct rl_transport rl_transport_sentinel = {
-	sentinel_open, sentinel_finish, sentinel_read, sentinel_write,
+	sentinel_open, sentinel_finish, rl_tcp_read, rl_tcp_write,
 	sentinel_close, NULL
 };

@@ -178,14 +178,14 @@ tcp_finish(struct rl_conn *c)
 	return rc;
 }
 
-static ssize_t
-tcp_read(struct rl_conn *c, void *buf, size_t len)
+ssize_t
+rl_tcp_read(struct rl_conn *c, void *buf, size_t len)
 {
 	return read(c->fd, buf, len);
 }
 
-static ssize_t
-tcp_write(struct rl_conn *c, const void *buf, size_t len)
+ssize_t
+rl_tcp_write(struct rl_conn *c, const void *buf, size_t len)
 {
 	/* MSG_NOSIGNAL: a closed peer is an error here, not a SIGPIPE. */
 	return send(c->fd, buf, len, MSG_NOSIGNAL);
@@ -207,5 +207,5 @@ tcp_close(struct rl_conn *c)
 }
 
 const struct rl_transport rl_transport_tcp = {
-	tcp_open, tcp_finish, tcp_read, tcp_write, tcp_close, NULL
+	tcp_open, tcp_finish, rl_tcp_read, rl_tcp_write, tcp_close, NULL
 };

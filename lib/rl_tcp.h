@@ -7,6 +7,9 @@
 #define RL_TCP_H
 
 #include <netdb.h>
+#include <sys/types.h>
+
+struct rl_conn;
 
 struct rl_tcp {
 	int fd;			/* -1 until started */
@@ -28,5 +31,9 @@ int rl_tcp_finish(struct rl_tcp *t);
 void rl_tcp_done(struct rl_tcp *t);
 /* Close the socket too. */
 void rl_tcp_clear(struct rl_tcp *t);
+/* Plain reads and writes on C->fd, for transports that end in a socket;
+ * a peer gone is an error, never a SIGPIPE. */
+ssize_t rl_tcp_read(struct rl_conn *c, void *buf, size_t len);
+ssize_t rl_tcp_write(struct rl_conn *c, const void *buf, size_t len);
 
 #endif
