@@ -215,7 +215,6 @@ rl_tls_setup(const struct rl_tls_opts *o, char *err, size_t errlen)
 struct tls {
 	struct rl_tcp tcp;
 	SSL *ssl;
-	int answered;		/* application data came */
 	char why[256];		/* the last read or write failure */
 };
 
@@ -375,9 +374,10 @@ tls_finish(struct rl_conn *c)
 }
 
 /* After SSL_read or SSL_write returned R: the bytes, or -1 with errno
- * (EAGAIN: try again when the socket is ready), or 0 at the end. */
+ * (EAGAIN: try again when the socket is ready), or 0 at the end. FRESH:
+ * nothing came on the connection yet. */
 static ssize_t
-result(struct tls *t, int r)
+result(struct tls *t, int r, int fresh)
 {
 	int e;
 	unsigned long err;
@@ -390,7 +390,7 @@ result(struct tls *t, int r)
 		return -1;
 	}
 	err = ssl.ERR_peek_last_error();
-	if (!t->answered && (e == SSL_ERROR_ZERO_RETURN ||
+	if (fresh && (e == SSL_ERROR_ZERO_RETURN ||
 	    e == SSL_ERROR_SYSCALL)) {
 		/* TLS 1.3 ends the handshake before the server has checked
 		 * the client: its refusal is a hang-up on the first bytes. */
@@ -429,10 +429,10 @@ tls_read(struct rl_conn *c, void *buf, size_t len)
 	while (got < len) {
 		ssl.ERR_clear_error();
 		n = result(t, ssl.SSL_read(t->ssl, (char *)buf + got,
-		    (int)(len - got > 16384 ? 16384 : len - got)));
+		    (int)(len - got > 16384 ? 16384 : len - got)),
+		    c->rx + got == 0);
 		if (n <= 0)
 			return got > 0 ? (ssize_t)got : n;
-		t->answered = 1;
 		got += (size_t)n;
 	}
 	return (ssize_t)got;
@@ -445,7 +445,7 @@ tls_write(struct rl_conn *c, const void *buf, size_t len)
 
 	ssl.ERR_clear_error();
 	return result(t, ssl.SSL_write(t->ssl, buf,
-	    (int)(len > 1 << 30 ? 1 << 30 : len)));
+	    (int)(len > 1 << 30 ? 1 << 30 : len)), c->rx == 0);
 }
 
 static const char *
