@@ -6,6 +6,7 @@
  * (3.8 million instructions instead of 0.2 million for --version), and
  * most runs never speak TLS. The handshake runs inside the connection's
  * connect timeout, driven by poll like everything else. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
@@ -33,6 +34,10 @@ static struct {
 	F(SSL_CTX_set_verify);
 	F(SSL_CTX_load_verify_locations);
 	F(SSL_CTX_set_default_verify_paths);
+	F(SSL_CTX_set_default_verify_dir);
+	F(X509_get_default_cert_dir);
+	F(X509_get_default_cert_dir_env);
+	F(X509_get_default_cert_file_env);
 	F(SSL_CTX_use_certificate_chain_file);
 	F(SSL_CTX_use_PrivateKey_file);
 	F(SSL_CTX_check_private_key);
@@ -61,6 +66,7 @@ static const char *const libnames[] = { "libssl.so.3", "libssl.so" };
 static SSL_CTX *ctx;
 static char sni[256];		/* --sni, or empty */
 static int insecure;
+static int bundle_pending;	/* the system's bundle, not loaded yet */
 
 /* dlsym's void * into a function pointer, as POSIX allows. */
 #define SYM(name) \
@@ -86,6 +92,10 @@ load(char *err, size_t errlen)
 	    SYM(SSL_CTX_ctrl) || SYM(SSL_CTX_set_options) ||
 	    SYM(SSL_CTX_set_verify) || SYM(SSL_CTX_load_verify_locations) ||
 	    SYM(SSL_CTX_set_default_verify_paths) ||
+	    SYM(SSL_CTX_set_default_verify_dir) ||
+	    SYM(X509_get_default_cert_dir) ||
+	    SYM(X509_get_default_cert_dir_env) ||
+	    SYM(X509_get_default_cert_file_env) ||
 	    SYM(SSL_CTX_use_certificate_chain_file) ||
 	    SYM(SSL_CTX_use_PrivateKey_file) ||
 	    SYM(SSL_CTX_check_private_key) || SYM(SSL_new) ||
@@ -131,6 +141,44 @@ readable(const char *opt, const char *file, char *err, size_t errlen)
 	return 0;
 }
 
+/* DIR has certificates under hashed names (c_rehash, openssl rehash). */
+static int
+hashed(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n;
+	int found = 0;
+
+	if (d == NULL)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		n = strspn(e->d_name, "0123456789abcdef");
+		found = n == 8 && e->d_name[8] == '.' &&
+		    e->d_name[9] >= '0' && e->d_name[9] <= '9';
+	}
+	closedir(d);
+	return found;
+}
+
+/* The system's CA certificates. Its hashed directory is read lazily, the
+ * one certificate a handshake needs; its bundle (SSL_CERT_FILE) is parsed
+ * whole (some 140 certificates, 17 ms of every run here), so it is loaded
+ * only where the directory has no hashed names, or once a server's issuer
+ * is not in the directory (tls_finish). */
+static int
+system_cas(void)
+{
+	const char *dir = getenv(ssl.X509_get_default_cert_dir_env());
+
+	if (dir == NULL || dir[0] == '\0' || strchr(dir, ':') != NULL)
+		dir = ssl.X509_get_default_cert_dir();
+	if (!hashed(dir))
+		return ssl.SSL_CTX_set_default_verify_paths(ctx);
+	bundle_pending = 1;
+	return ssl.SSL_CTX_set_default_verify_dir(ctx);
+}
+
 static int
 load_certs(const struct rl_tls_opts *o, char *err, size_t errlen)
 {
@@ -146,8 +194,9 @@ load_certs(const struct rl_tls_opts *o, char *err, size_t errlen)
 			    o->cacertdir, reason("no certificate in it"));
 		return -1;
 	}
-	if (o->cacert == NULL && o->cacertdir == NULL &&
-	    ssl.SSL_CTX_set_default_verify_paths(ctx) != 1) {
+	/* Without verification no CA is needed. */
+	if (o->cacert == NULL && o->cacertdir == NULL && !o->insecure &&
+	    system_cas() != 1) {
 		snprintf(err, errlen, "cannot load the system's CA "
 		    "certificates: %s; give --cacert FILE", reason("unknown"));
 		return -1;
@@ -199,6 +248,7 @@ rl_tls_setup(const struct rl_tls_opts *o, char *err, size_t errlen)
 	 * has closed the connection, no more. */
 	ssl.SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 	insecure = o->insecure;
+	bundle_pending = 0;
 	ssl.SSL_CTX_set_verify(ctx, insecure ? SSL_VERIFY_NONE :
 	    SSL_VERIFY_PEER, NULL);
 	snprintf(sni, sizeof(sni), "%s", o->sni != NULL ? o->sni : "");
@@ -341,6 +391,37 @@ handshake_failed(struct rl_conn *c, struct tls *t, int e)
 	return fail_open(c, why);
 }
 
+/* The issuer was not among the CAs loaded so far. */
+static int
+unknown_issuer(long v)
+{
+	return v == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+	    v == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
+	    v == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT;
+}
+
+/* Connect again from the start, after loading the system's bundle: 1,
+ * or -1 (C->why). */
+static int
+with_bundle(struct rl_conn *c, struct tls *t)
+{
+	bundle_pending = 0;
+	ssl.ERR_clear_error();
+	if (ssl.SSL_CTX_set_default_verify_paths(ctx) != 1)
+		return fail_open(c, reason("cannot load the system's CAs"));
+	ssl.SSL_free(t->ssl);
+	t->ssl = NULL;
+	t->tcp.fd = c->fd;
+	if (rl_tcp_start(&t->tcp, c->url->host, c->url->port, NULL) < 0) {
+		c->fd = -1;
+		return fail_open(c, t->tcp.why);
+	}
+	c->fd = t->tcp.fd;
+	c->want = 0;
+	c->stage = NULL;
+	return 1;
+}
+
 static int
 tls_finish(struct rl_conn *c)
 {
@@ -370,6 +451,9 @@ tls_finish(struct rl_conn *c)
 		c->want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
 		return 1;
 	}
+	if (bundle_pending && !insecure &&
+	    unknown_issuer(ssl.SSL_get_verify_result(t->ssl)))
+		return with_bundle(c, t);
 	return handshake_failed(c, t, e);
 }
 

@@ -242,3 +242,20 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	assert_line --index 0 "$BATS_TEST_TMPDIR/ca.crt"
 	assert_line --index 1 "inner ran"
 }
+
+@test "the system's CAs: a hashed SSL_CERT_DIR, and the SSL_CERT_FILE bundle when the directory lacks the issuer" {
+	mkdir -p "$BATS_TEST_TMPDIR/ours" "$BATS_TEST_TMPDIR/others"
+	cp "$CERTS/ca.crt" "$BATS_TEST_TMPDIR/ours/"
+	cp "$CERTS/other.crt" "$BATS_TEST_TMPDIR/others/"
+	openssl rehash "$BATS_TEST_TMPDIR/ours" "$BATS_TEST_TMPDIR/others"
+	url="rediss://127.0.0.1:$R_TLS"
+	SSL_CERT_FILE=/dev/null SSL_CERT_DIR=$BATS_TEST_TMPDIR/ours \
+	    run -0 "$RL" -u "$url" exec job -- true
+	# The directory does not have it: the bundle is read after all.
+	SSL_CERT_FILE=$CERTS/ca.crt SSL_CERT_DIR=$BATS_TEST_TMPDIR/others \
+	    run -0 "$RL" -u "$url" exec job -- true
+	# Neither has it.
+	SSL_CERT_FILE=$CERTS/other.crt SSL_CERT_DIR=$BATS_TEST_TMPDIR/others \
+	    run -69 --separate-stderr "$RL" -u "$url" exec job -- true
+	[[ $stderr == *"TLS certificate verification failed"* ]]
+}
