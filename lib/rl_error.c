@@ -72,6 +72,10 @@ noperm(const struct rl_url *u, const char *url, const char *str,
 		    "waiter needs it to be woken; grant it with ACL SETUSER "
 		    "%s " RL_ACL_CHANNELS, url, doing, user, reason_len(str),
 		    str, user);
+	else if (strcmp(doing, "WAIT") == 0)
+		snprintf(buf, len, "%s refused WAIT for user %s (%.*s): "
+		    "--replicas needs it; grant it with ACL SETUSER %s +wait",
+		    url, user, reason_len(str), str, user);
 	else
 		snprintf(buf, len, "%s refused %s for user %s (%.*s): grant it "
 		    "EVALSHA, EVAL, the commands the scripts run, the keys and "

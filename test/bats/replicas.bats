@@ -203,3 +203,13 @@ teardown() {
 	run -0 rcli info commandstats
 	refute_output --partial cmdstat_wait
 }
+
+@test "an ACL user that may not WAIT: exit 69 with the rule that grants it, nothing held" {
+	rcli acl setuser nowait on '>pw' '~*' '&*' '+@all' '-wait' >/dev/null
+	run -69 --separate-stderr "$RL" -u "redis://nowait:pw@127.0.0.1:$R_PORT" \
+	    exec --replicas 1 x -- echo ran
+	rcli acl deluser nowait >/dev/null
+	assert_output ''
+	[[ $stderr == *"refused WAIT for user nowait ("*"): --replicas needs it; grant it with ACL SETUSER nowait +wait"* ]]
+	[ "$(rcli exists x)" = 0 ]
+}
