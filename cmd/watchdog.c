@@ -234,7 +234,9 @@ keeper_turn(struct loop *l, int64_t now)
 }
 
 /* Release, unless the lock is gone or the server is not answering (then
- * the lease runs out by itself). */
+ * the lease runs out by itself). Lost for want of acknowledgements from
+ * its replicas (--replicas), the master still answers: the lock goes
+ * back now rather than when its lease runs out. */
 static void
 release(struct watch *w, rl_keeper *k)
 {
@@ -243,8 +245,8 @@ release(struct watch *w, rl_keeper *k)
 	enum rl_err e;
 	int64_t holds;
 
-	if (w->lost != LOST_NO &&
-	    !(w->lost == LOST_UNREACHABLE && w->on_lost == ON_LOST_IGNORE))
+	if (w->lost != LOST_NO && !(w->lost == LOST_UNREACHABLE &&
+	    (w->on_lost == ON_LOST_IGNORE || w->unacked)))
 		return;
 	rl_keeper_settle(k);
 	e = rl_release(w->rc, w->name, w->owner, &rel, &holds, &a);
