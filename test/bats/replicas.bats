@@ -45,11 +45,12 @@ teardown() {
 }
 
 @test "--replicas 2 with two healthy replicas: COMMAND runs, and its renewals WAIT too" {
-	# A 600ms lease renews every 200ms: a 1.5s COMMAND sees several.
-	run -0 --separate-stderr rl --timeout 100ms exec -t 600ms --replicas 2 \
+	# A 3s lease renews every 1s: a 3.5s COMMAND sees several. Healthy
+	# replicas get the time a loaded machine needs to acknowledge.
+	run -0 --separate-stderr rl --timeout 2s exec -t 3s --replicas 2 \
 	    x -- sh -c 'redis-cli -p "$0" info commandstats |
 	    sed -n "s/^cmdstat_wait:calls=\([0-9]*\),.*/\1/p" >"$1/w0";
-	    sleep 1.5' "$R_PORT" "$D"
+	    sleep 3.5' "$R_PORT" "$D"
 	assert_output ''
 	assert_equal "$stderr" ''
 	w0=$(tr -d '\r' <"$D/w0")
@@ -64,10 +65,10 @@ teardown() {
 }
 
 @test "--replicas 3 with two replicas: released, exit 69 naming 2 of 3, COMMAND never ran" {
-	run -69 --separate-stderr rl --timeout 300ms exec --replicas 3 x -- \
+	run -69 --separate-stderr rl --timeout 2s exec --replicas 3 x -- \
 	    touch "$D/ran"
 	assert_output ''
-	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 300ms; released it. Check the replicas (INFO replication) or lower --replicas"
+	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 2.0s; released it. Check the replicas (INFO replication) or lower --replicas"
 	[ ! -e "$D/ran" ]
 	run -0 rcli exists x redlock_holder:{x}
 	assert_output 0
@@ -77,9 +78,9 @@ teardown() {
 }
 
 @test "lock --replicas 3 with two replicas: exit 69, nothing held, no token printed" {
-	run -69 --separate-stderr rl --timeout 200ms lock --replicas 3 x
+	run -69 --separate-stderr rl --timeout 2s lock --replicas 3 x
 	assert_output ''
-	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 200ms; released it. Check the replicas (INFO replication) or lower --replicas"
+	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 2.0s; released it. Check the replicas (INFO replication) or lower --replicas"
 	run -0 rcli exists x
 	assert_output 0
 }
@@ -87,20 +88,20 @@ teardown() {
 @test "a replica stopped at acquisition: --replicas 2 gives up after --timeout with 1 of 2" {
 	kill -STOP "$S2_PID"
 	t0=$(now_ms)
-	run -69 --separate-stderr rl --timeout 400ms exec --replicas 2 x -- \
+	run -69 --separate-stderr rl --timeout 2s exec --replicas 2 x -- \
 	    touch "$D/ran"
 	t1=$(now_ms)
 	kill -CONT "$S2_PID"
-	assert_equal "$stderr" "redlock: acquired x but only 1 of 2 replicas acknowledged it within 400ms; released it. Check the replicas (INFO replication) or lower --replicas"
+	assert_equal "$stderr" "redlock: acquired x but only 1 of 2 replicas acknowledged it within 2.0s; released it. Check the replicas (INFO replication) or lower --replicas"
 	[ ! -e "$D/ran" ]
-	[ $((t1 - t0)) -ge 400 ]
+	[ $((t1 - t0)) -ge 2000 ]
 	run -0 rcli exists x
 	assert_output 0
 }
 
 @test "replicas stopped while COMMAND runs: renewals fail, COMMAND is terminated before the lease ends, exit 79" {
-	# 3s lease: renewals every 1s, each WAITing at most 100ms.
-	rl --timeout 100ms exec -v -t 3s --replicas 1 x -- \
+	# 3s lease: renewals every 1s, each WAITing at most 400ms.
+	rl --timeout 400ms exec -v -t 3s --replicas 1 x -- \
 	    sh -c 'echo $$ >"$0/c"; exec sleep 30' "$D" 2>"$D/err" 3>&- &
 	epid=$!
 	wait_for 5 test -s "$D/c"
@@ -126,8 +127,9 @@ teardown() {
 }
 
 @test "a renewal that gets its acknowledgements again recovers" {
-	rl --timeout 100ms exec -v -t 3s --replicas 1 x -- \
-	    sh -c 'echo $$ >"$0/c"; exec sleep 4' "$D" 2>"$D/err" 3>&- &
+	# 6s lease: renewals every 2s, each WAITing at most 500ms.
+	rl --timeout 500ms exec -v -t 6s --replicas 1 x -- \
+	    sh -c 'echo $$ >"$0/c"; exec sleep 7' "$D" 2>"$D/err" 3>&- &
 	epid=$!
 	wait_for 5 test -s "$D/c"
 	wait_for 5 grep -q "renewed x" "$D/err"
@@ -153,30 +155,30 @@ teardown() {
 }
 
 @test "re-entry with --replicas WAITs too" {
-	run -0 --separate-stderr rl --timeout 200ms exec --replicas 2 x -- \
-	    "$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 200ms exec \
+	run -0 --separate-stderr rl --timeout 2s exec --replicas 2 x -- \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 2s exec \
 	    --replicas 2 x -- true
 	assert_equal "$stderr" ''
 	[ "$(wait_calls)" -ge 2 ]
 	# The nested exec's acquisition too few acknowledged: it gives back
 	# its hold (the outer one stays until the outer exec releases it).
-	run -69 --separate-stderr rl --timeout 200ms exec --replicas 2 x -- \
-	    "$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 200ms exec \
+	run -69 --separate-stderr rl --timeout 2s exec --replicas 2 x -- \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 2s exec \
 	    --replicas 3 x -- touch "$D/ran"
-	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 200ms; released it. Check the replicas (INFO replication) or lower --replicas"
+	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 2.0s; released it. Check the replicas (INFO replication) or lower --replicas"
 	[ ! -e "$D/ran" ]
 	run -0 rcli exists x
 	assert_output 0
 }
 
 @test "--fair --replicas: the first attempt and a handoff WAIT, heartbeats do not" {
-	rl --timeout 200ms exec --fair --replicas 2 x -- \
+	rl --timeout 2s exec --fair --replicas 2 x -- \
 	    sh -c 'touch "$0/held"; sleep 1.5' "$D" 3>&- &
 	epid=$!
 	wait_for 5 test -e "$D/held"
 	rcli config resetstat >/dev/null
 	# Waiting 1.5s with a 300ms waiter timeout: a heartbeat every 100ms.
-	run -0 --separate-stderr rl --timeout 200ms exec --fair \
+	run -0 --separate-stderr rl --timeout 2s exec --fair \
 	    --waiter-timeout 300ms --replicas 2 x -- true
 	wait "$epid"
 	calls=$(rcli info commandstats | tr -d '\r' |
