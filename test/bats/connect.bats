@@ -167,3 +167,14 @@ time.sleep(20)
 	rl unlock --owner "$tok" x
 	wait "$wpid"
 }
+
+@test "the suite runs against the server it names: redis-server, or valkey-server" {
+	run -0 rcli info server
+	if [ "$SERVER" = valkey-server ]; then
+		assert_output --partial valkey_version:8.
+	else
+		assert_output --partial redis_version:7.
+		refute_output --partial valkey_version
+	fi
+	echo "$SERVER: $(grep -E '^(valkey|redis)_version' <<<"$output" | tr -d '\r' | tr '\n' ' ')" >&3
+}

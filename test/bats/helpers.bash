@@ -4,6 +4,18 @@ bats_load_library bats-support
 bats_load_library bats-assert
 
 RL=${REDLOCK_BIN:-$BATS_TEST_DIRNAME/../../build/asan/redlock}
+# The server the suite runs against: redis-server, or valkey-server
+# (make test runs it against both when valkey-server is installed).
+SERVER=${REDLOCK_TEST_SERVER:-redis-server}
+
+# sentinel CONFIG: a sentinel of $SERVER's kind in the foreground.
+sentinel() {
+	if [ "$SERVER" = redis-server ]; then
+		redis-sentinel "$1"
+	else
+		"$SERVER" "$1" --sentinel
+	fi
+}
 
 # start_redis VAR [ARGS...]: start a redis-server on a free loopback port in
 # its own directory; sets VAR_PORT, VAR_PID and VAR_DIR (exported). Ports
@@ -18,7 +30,7 @@ start_redis() {
 		redis-cli -p "$port" ping >/dev/null 2>&1 && continue
 		dir=$BATS_FILE_TMPDIR/redis-$port
 		mkdir -p "$dir"
-		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+		"$SERVER" --port "$port" --bind 127.0.0.1 --save '' \
 		    --appendonly no --dir "$dir" --logfile "$dir/log" "$@" \
 		    >"$dir/out" 2>&1 3>&- &
 		pid=$!
@@ -43,7 +55,7 @@ start_redis() {
 		kill "$pid" 2>/dev/null || :
 		wait "$pid" 2>/dev/null || :
 	done
-	echo "cannot start redis-server; its last log:" >&2
+	echo "cannot start $SERVER; its last log:" >&2
 	cat "$dir/out" "$dir/log" >&2
 	return 1
 }
@@ -150,7 +162,7 @@ restart_redis() {
 	shift
 	port=$(eval echo "\$${var}_PORT")
 	dir=$(eval echo "\$${var}_DIR")
-	redis-server --port "$port" --bind 127.0.0.1 --save '' \
+	"$SERVER" --port "$port" --bind 127.0.0.1 --save '' \
 	    --appendonly no --dir "$dir" --logfile "$dir/log" "$@" \
 	    >>"$dir/out" 2>&1 3>&- &
 	pid=$!

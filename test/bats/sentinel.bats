@@ -64,7 +64,7 @@ start_sentinel() {
 			echo "sentinel failover-timeout mymaster 5000"
 			for l in "$@"; do echo "$l"; done
 		} >"$dir/sentinel.conf"
-		redis-sentinel "$dir/sentinel.conf" >"$dir/out" 2>&1 3>&- &
+		sentinel "$dir/sentinel.conf" >"$dir/out" 2>&1 3>&- &
 		pid=$!
 		track "$pid"
 		for j in $(seq 1 250); do
@@ -77,7 +77,7 @@ start_sentinel() {
 		done
 		kill "$pid" 2>/dev/null || :
 	done
-	echo "cannot start redis-sentinel:" >&2
+	echo "cannot start a sentinel ($SERVER):" >&2
 	cat "$dir/out" "$dir/log" >&2
 	return 1
 }

@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 start_server() {
 	local pid
-	redis-server --port "$port" --bind 127.0.0.1 --save '' \
+	"${REDLOCK_TEST_SERVER:-redis-server}" --port "$port" --bind 127.0.0.1 --save '' \
 	    --appendonly yes --appendfsync always --dir "$dir" \
 	    --logfile "$dir/redis.log" >/dev/null 2>&1 &
 	pid=$!
@@ -45,7 +45,7 @@ for _ in $(seq 1 20); do
 	redis-cli -p "$port" ping >/dev/null 2>&1 && continue
 	start_server && break
 done
-[ -n "$server" ] || { echo "torture: cannot start redis-server" >&2; exit 1; }
+[ -n "$server" ] || { echo "torture: cannot start ${REDLOCK_TEST_SERVER:-redis-server}" >&2; exit 1; }
 export REDLOCK_URL=redis://127.0.0.1:$port
 cli() { redis-cli -p "$port" "$@"; }
 
