@@ -75,6 +75,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
 	c->until_ms = -1;
+	c->pubcmd = "PUBLISH";
 	if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL) {
 		free(c);
 		return NULL;

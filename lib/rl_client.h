@@ -20,6 +20,10 @@ struct rl_client {
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */
 	struct rl_round round;	/* the last round; replies in nodes */
+	const char *pubcmd;	/* what the scripts wake waiters with:
+				 * PUBLISH (SPUBLISH where channels are
+				 * sharded, as Redisson does on Redis 7
+				 * clusters) */
 	char errstr[640];
 };
 

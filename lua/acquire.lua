@@ -16,6 +16,7 @@
 --          joined before, "p": report the caller's position (LPOS, O(n),
 --          for the waiting line on a terminal only)
 -- ARGV[10] redisson_lock__channel:{NAME}, the channel a release publishes on
+-- ARGV[11] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
 -- Returns {1, fence, holds, nopub}     acquired (holds > 1: re-entered);
@@ -38,6 +39,7 @@
 -- the length of the queue. A server out of memory refuses the first write
 -- of a fresh hold, re-entry or join, and nothing before it is changed
 -- (evicting dead waiters aside).
+rl_pubcmd = ARGV[11] or rl_pubcmd
 local fair = ARGV[7] == 'fair'
 local want = {'hash', 'string', 'hash', 'list', 'zset', 'hash'}
 for i = 1, fair and 6 or 3 do

@@ -6,9 +6,11 @@
 -- KEYS[5]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
 -- ARGV[1]  message published ("0")
+-- ARGV[2]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {1, nopub}       a lock was deleted; nopub as in release
 --         {0}              NAME was free
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
+rl_pubcmd = ARGV[2] or rl_pubcmd
 local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end

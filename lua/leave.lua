@@ -8,10 +8,12 @@
 -- KEYS[4]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
 -- ARGV[1]  owner token
+-- ARGV[2]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {removed, position, nopub}: queue entries removed (0 or 1), the
 --   place OWNER had (1 first; 0 when not queued or unknown), and the
 --   channel the server refused PUBLISH on, or nil.
 -- LREM and LPOS walk the queue once: leaving is O(n), waiting is not.
+rl_pubcmd = ARGV[2] or rl_pubcmd
 if redis.call('TYPE', KEYS[3]).ok ~= 'list' then return {0, 0} end
 local was_head = redis.call('LINDEX', KEYS[3], 0) == ARGV[1]
 -- LPOS needs Redis 6.0.6; without it the place is unknown.

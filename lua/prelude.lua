@@ -38,19 +38,24 @@ local function rl_lengthen(key, ms)
   end
 end
 
--- PUBLISH without failing the script: false when the server refused it
+-- The command that wakes waiters: PUBLISH, or SPUBLISH where channels are
+-- sharded (Redis 7 clusters). Each script that publishes takes it as its
+-- last argument, as Redisson's scripts do, and sets it here.
+local rl_pubcmd = 'PUBLISH'
+
+-- Publish without failing the script: false when the server refused it
 -- (an ACL user without the channel), so that a release that took effect
 -- is reported as done.
 local function rl_publish(channel, msg)
-  local r = redis.pcall('PUBLISH', channel, msg)
+  local r = redis.pcall(rl_pubcmd, channel, msg)
   return type(r) ~= 'table' or not r.err
 end
 
--- Whether this user may PUBLISH on CHANNEL; true where the server cannot
+-- Whether this user may publish on CHANNEL; true where the server cannot
 -- tell (redis.acl_check_cmd came with Redis 7).
 local function rl_may_publish(channel)
   if type(redis.acl_check_cmd) ~= 'function' then return true end
-  local ok, r = pcall(redis.acl_check_cmd, 'PUBLISH', channel, '0')
+  local ok, r = pcall(redis.acl_check_cmd, rl_pubcmd, channel, '0')
   return not ok or r == true
 end
 

@@ -9,6 +9,7 @@
 -- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
 -- ARGV[1]  owner token
 -- ARGV[2]  message published on release ("0")
+-- ARGV[3]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
 --                          waiters were not woken, else nil
@@ -17,6 +18,7 @@
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
 -- The last hold is given back with deletes only, which a server out of
 -- memory still runs.
+rl_pubcmd = ARGV[3] or rl_pubcmd
 local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
 if bad then return bad end
 local holds = tonumber(redis.call('HGET', KEYS[1], ARGV[1]))
