@@ -20,13 +20,10 @@ static const struct {
 	    "or choose an eviction policy" },
 	{ "CLUSTERDOWN ", "the cluster is down or does not serve this "
 	    "name's slot: check CLUSTER INFO" },
-	{ "CROSSSLOT ", "the keys of this name fall in different cluster "
-	    "slots: a name with braces needs one non-empty {tag}, as in "
-	    "'jobs{backup}'" },
-	{ "MOVED ", "this cluster node does not serve the name's slot: give "
-	    "the URL of the node that does" },
-	{ "ASK ", "this cluster node does not serve the name's slot: give "
-	    "the URL of the node that does" },
+	{ "MOVED ", "the cluster kept sending the command on: check its "
+	    "slots (CLUSTER SHARDS)" },
+	{ "ASK ", "the cluster kept sending the command on: check its "
+	    "slots (CLUSTER SHARDS)" },
 	{ "TRYAGAIN ", "the cluster is moving this slot: try again shortly" },
 	{ "MISCONF ", "the server cannot save to disk and refuses writes: "
 	    "fix its disk or its save settings" },
@@ -119,6 +116,15 @@ rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
 			    "the master's URL, or a redis+sentinel:// URL to "
 			    "follow failovers", url);
 		return RL_ECONNECT;
+	}
+	/* Checked before anything ran: the name is to blame, not the
+	 * server. */
+	if (starts(str, "CROSSSLOT")) {
+		snprintf(buf, len, "%s refused %s (CROSSSLOT): the keys of "
+		    "this name fall in different slots of the cluster; a name "
+		    "with '{' needs a non-empty {tag} ('jobs{backup}'), one "
+		    "without must not contain '}'", url, doing);
+		return RL_EUSAGE;
 	}
 	if (starts(str, "LOADING") || starts(str, "BUSY") ||
 	    starts(str, "MASTERDOWN")) {

@@ -8,12 +8,27 @@
 
 #include "rl_round.h"
 
+/* After an ASK, the node's own address again (its connection, to the
+ * node asked, is closed): at the end of the round. */
+static void
+go_home(struct rl_node *nd)
+{
+	if (nd->home == NULL)
+		return;
+	rl_conn_close(&nd->conn);
+	free(nd->url.host);
+	nd->url.host = nd->home;
+	nd->url.port = nd->home_port;
+	nd->home = NULL;
+}
+
 static void
 clear_replies(struct rl_node *nodes, size_t n)
 {
 	size_t j;
 
 	for (j = 0; j < n; j++) {
+		nodes[j].redirects = 0;
 		if (nodes[j].reply != NULL)
 			freeReplyObject(nodes[j].reply);
 		nodes[j].reply = NULL;
@@ -262,6 +277,72 @@ noscript(struct rl_round *r, struct rl_node *nd, redisReply *rep)
 	return 0;
 }
 
+/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the address, and whether
+ * it is an ASK; -1 when STR is neither. */
+static int
+redirection(const char *str, char **host, int *port, int *ask)
+{
+	const char *addr, *colon;
+	char *end;
+	long p;
+
+	if (strncmp(str, "MOVED ", 6) == 0)
+		*ask = 0;
+	else if (strncmp(str, "ASK ", 4) == 0)
+		*ask = 1;
+	else
+		return -1;
+	if ((addr = strchr(str + 4, ' ')) == NULL ||
+	    (colon = strrchr(++addr, ':')) == NULL || colon == addr)
+		return -1;
+	p = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || p < 1 || p > 65535)
+		return -1;
+	/* An IPv6 address comes bare; an empty host is the node's own. */
+	if ((*host = strndup(addr, (size_t)(colon - addr))) == NULL)
+		return -1;
+	*port = (int)p;
+	return 0;
+}
+
+/* Redis Cluster sent ND's command elsewhere: connect there and send it
+ * again (it did not run here). The connection is replaced, and replies
+ * still due on it with it: what was pipelined behind the command (WAIT)
+ * ran on the wrong node and counts for nothing. */
+static int
+redirect(struct rl_round *r, struct rl_node *nd, const char *str,
+    int64_t now)
+{
+	static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+	char *host;
+	int port, ask;
+
+	if (nd->redirects >= RL_MAX_REDIRECTS ||
+	    redirection(str, &host, &port, &ask) < 0)
+		return -1;
+	nd->redirects++;
+	nd->stale = 0;
+	rl_conn_close(&nd->conn);
+	if (ask && nd->home == NULL) {
+		nd->home = nd->url.host;
+		nd->home_port = nd->url.port;
+	} else
+		free(nd->url.host);
+	nd->url.host = host;
+	nd->url.port = port;
+	if (!ask)
+		rl_conn_close(&nd->sub);
+	nd->deadline = now + r->o.connect_ms + r->o.reply_ms + r->wait_ms;
+	if (rl_conn_open(&nd->conn) < 0) {
+		node_fail(nd, nd->conn.err, nd->conn.why);
+		return 0;
+	}
+	if ((ask && (rl_conn_send(&nd->conn, asking, sizeof(asking) - 1) < 0 ||
+	    (nd->stale++, 0))) || send_pair(r, nd, nd->full) < 0)
+		node_fail(nd, RL_ENOMEM, "out of memory");
+	return 0;
+}
+
 /* A reply for ND: kept, or an error with its reason; with WAIT behind,
  * the round waits for that too. */
 static int
@@ -279,6 +360,11 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
 	    strncmp(rep->str, "NOSCRIPT", 8) == 0)
 		return noscript(r, nd, rep);
+	if (rep->type == REDIS_REPLY_ERROR && redirect(r, nd, rep->str,
+	    now) == 0) {
+		freeReplyObject(rep);
+		return 1;
+	}
 	nd->answered = 1;
 	if (rep->type == REDIS_REPLY_ERROR) {
 		nd->err = rl_error_reply(&nd->url, rep->str, r->doing, nd->why,
@@ -458,9 +544,11 @@ rl_round_end(struct rl_round *r)
 {
 	size_t j;
 
-	for (j = 0; j < r->n && r->nodes != NULL; j++)
+	for (j = 0; j < r->n && r->nodes != NULL; j++) {
 		if (active(&r->nodes[j]))
 			node_late(&r->nodes[j]);
+		go_home(&r->nodes[j]);
+	}
 	if (r->cmd != NULL)
 		redisFreeCommand(r->cmd);
 	if (r->full != NULL)

@@ -55,6 +55,9 @@ struct rl_node {
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */
+	int redirects;		/* MOVED and ASK followed this round */
+	char *home;		/* after an ASK: the host to go back to */
+	int home_port;
 	int64_t deadline;
 };
 
@@ -82,6 +85,12 @@ struct rl_round {
 	int sent;
 	int done;
 };
+
+/* Redis Cluster: a command answered with MOVED is sent again to the node
+ * named, which stays the node's address from then on; one answered with
+ * ASK (a slot being migrated) is sent there once, behind ASKING. At most
+ * RL_MAX_REDIRECTS of them per master and round. */
+#define RL_MAX_REDIRECTS 5
 
 /* Start a round of script S with NKEYS KEYS and NARGS ARGS on the N
  * masters of NODES; S NULL: only connect. Replies of the previous round

@@ -122,13 +122,13 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	[[ $stderr == "redlock: redis://127.0.0.1:$X_PORT refused the acquire script (CLUSTERDOWN Hash slot not served): the cluster is down or does not serve this name's slot: check CLUSTER INFO" ]]
 }
 
-@test "a cluster node: names whose braces split the keys over slots exit 69 (CROSSSLOT), others work" {
+@test "a cluster node: names whose braces split the keys over slots are usage errors (CROSSSLOT), others work" {
 	start_redis X --cluster-enabled yes --cluster-config-file nodes.conf
 	redis-cli -p "$X_PORT" cluster addslotsrange 0 16383 >/dev/null
 	wait_for 10 eval 'redis-cli -p "$X_PORT" cluster info | grep -q "^cluster_state:ok"'
-	for name in '}{' 'x{}' '{}x' 'x{y'; do
-		run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$X_PORT" lock "$name"
-		[[ $stderr == *"refused the acquire script (CROSSSLOT Keys in request don't hash to the same slot): the keys of this name fall in different cluster slots: a name with braces needs one non-empty {tag}, as in 'jobs{backup}'" ]]
+	for name in '}{' 'x{}' '{}x' 'x{y' 'a}b'; do
+		run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$X_PORT" lock "$name"
+		assert_equal "$stderr" "redlock: redis://127.0.0.1:$X_PORT refused the acquire script (CROSSSLOT): the keys of this name fall in different slots of the cluster; a name with '{' needs a non-empty {tag} ('jobs{backup}'), one without must not contain '}'"
 	done
 	[ "$(redis-cli -p "$X_PORT" dbsize)" = 0 ]
 	run -0 "$RL" -u "redis://127.0.0.1:$X_PORT" exec 'jobs{backup}' -- true

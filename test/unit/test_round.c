@@ -781,9 +781,9 @@ test_server_error_replies(void **state)
 		{ "CLUSTERDOWN Hash slot not served", RL_ESERVER,
 		  "the cluster is down" },
 		{ "CROSSSLOT Keys in request don't hash to the same slot",
-		  RL_ESERVER, "non-empty {tag}" },
-		{ "MOVED 3999 127.0.0.1:6381", RL_ESERVER,
-		  "give the URL of the node" },
+		  RL_EUSAGE, "non-empty {tag}" },
+		{ "MOVED 3999 no-port", RL_ESERVER,
+		  "kept sending the command on" },
 		{ "MISCONF Redis is configured to save RDB snapshots",
 		  RL_ESERVER, "cannot save to disk" },
 		{ "NOREPLICAS Not enough good replicas to write.", RL_ESERVER,
@@ -1062,6 +1062,84 @@ test_idle_connection_closed_by_server_is_reopened(void **state)
 	rl_round_end(r);
 }
 
+/* Redis Cluster's MOVED: the command goes again to the node named, which
+ * stays the master's address from then on. */
+static void
+test_moved_is_followed(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, "-MOVED 3999 127.0.0.1:6392\r\n");
+	answer(r, &srvs[1], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_evalsha(&srvs[1], 0);
+	assert_int_equal(nodes[0].url.port, 6392);
+	rl_round_end(r);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[1], 2, ":1\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	rl_round_end(r);
+	srv_pump(&srvs[0]);
+	assert_int_equal(srvs[0].ncmds, 1);
+	assert_int_equal(srvs[0].opens, 1);
+}
+
+/* ASK (a slot being migrated): the command goes there once, behind
+ * ASKING, whose reply is not the round's; the next round starts at the
+ * master's own address again. */
+static void
+test_ask_is_followed_once_behind_asking(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, "-ASK 3999 127.0.0.1:6393\r\n");
+	step_until(r, &srvs[2], 2);
+	assert_cmd(&srvs[2], 0, "ASKING", NULL);
+	assert_evalsha(&srvs[2], 1);
+	srv_say(&srvs[2], "+OK\r\n:7\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 7);
+	rl_round_end(r);
+	assert_int_equal(nodes[0].url.port, 6391);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 2, ":1\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	rl_round_end(r);
+}
+
+/* A cluster that keeps sending the command on: given up after
+ * RL_MAX_REDIRECTS, with a line to act on. */
+static void
+test_redirects_are_bounded(void **state)
+{
+	struct rl_round *r = &rd;
+	size_t i;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	for (i = 0; i <= RL_MAX_REDIRECTS; i++)
+		answer(r, &srvs[0], i + 1, "-MOVED 1 127.0.0.1:6391\r\n");
+	rl_round_run(r);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ESERVER);
+	assert_non_null(strstr(nodes[0].why, "kept sending the command on"));
+	assert_int_equal(srvs[0].opens, RL_MAX_REDIRECTS + 1);
+	rl_round_end(r);
+}
+
 /* A transport that takes all the socket has and hands it out in pieces,
  * as TLS does with the records it decrypts. */
 static char held[1 << 17];
@@ -1303,6 +1381,9 @@ main(void)
 		T(test_conn_closed_by_server),
 		T(test_idle_connection_closed_by_server_is_reopened),
 		T(test_conn_reads_what_the_transport_holds),
+		T(test_moved_is_followed),
+		T(test_ask_is_followed_once_behind_asking),
+		T(test_redirects_are_bounded),
 		T(test_wait_pipelined_behind_the_script),
 		T(test_noscript_drops_the_wait_of_the_refused_evalsha),
 		T(test_refused_script_still_reads_its_wait),
