@@ -292,7 +292,9 @@ redirection(const char *str, char **host, int *port, int *ask)
 		*ask = 1;
 	else
 		return -1;
-	if ((addr = strchr(str + 4, ' ')) == NULL ||
+	/* The code, the slot, then the address. */
+	if ((addr = strchr(str, ' ')) == NULL ||
+	    (addr = strchr(addr + 1, ' ')) == NULL ||
 	    (colon = strrchr(++addr, ':')) == NULL || colon == addr)
 		return -1;
 	p = strtol(colon + 1, &end, 10);

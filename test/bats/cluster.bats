@@ -1,0 +1,172 @@
+#!/usr/bin/env bats
+# Redis Cluster: six real nodes (three masters, three replicas) made with
+# redis-cli --cluster create; redlock is given one node's URL.
+
+load helpers
+
+# Every node says the cluster is up and knows all six.
+cluster_ok() {
+	local i port
+	for i in 1 2 3 4 5 6; do
+		port=$(eval echo "\$C${i}_PORT")
+		redis-cli -p "$port" cluster info 2>/dev/null |
+		    grep -q '^cluster_state:ok' || return 1
+		[ "$(redis-cli -p "$port" cluster nodes | wc -l)" = 6 ] ||
+		    return 1
+	done
+}
+
+setup_file() {
+	local i addrs=()
+	for i in 1 2 3 4 5 6; do
+		start_redis "C$i" --cluster-enabled yes \
+		    --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+		    --repl-diskless-sync-delay 0
+		addrs+=("127.0.0.1:$(eval echo "\$C${i}_PORT")")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 \
+	    --cluster-yes >"$BATS_FILE_TMPDIR/create.out" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/create.out" >&2
+		return 1
+	}
+	wait_for 60 cluster_ok
+}
+teardown_file() {
+	local i
+	for i in 1 2 3 4 5 6; do stop_redis "$(pid_of "C$i")"; done
+}
+setup() {
+	D=$BATS_TEST_TMPDIR
+	U="redis://127.0.0.1:$C1_PORT"
+	redis-cli -c -p "$C1_PORT" flushall >/dev/null
+	for p in $(masters); do redis-cli -p "$p" flushall >/dev/null; done
+}
+
+# The ports of the masters, and the one that serves NAME's slot.
+masters() {
+	redis-cli -p "$C1_PORT" cluster nodes |
+	    awk '$3 ~ /master/ && $3 !~ /fail/ { split($2, a, "[:@]"); print a[2] }'
+}
+owner() {
+	local slot
+	slot=$(redis-cli -p "$C1_PORT" cluster keyslot "$1")
+	redis-cli -p "$C1_PORT" cluster nodes | awk -v s="$slot" '
+	    $3 ~ /master/ && $3 !~ /fail/ {
+		for (i = 9; i <= NF; i++) {
+			if ($i ~ /^\[/) continue	# a slot being moved
+			n = split($i, r, "-"); lo = r[1]; hi = n > 1 ? r[2] : r[1]
+			if (s >= lo + 0 && s <= hi + 0) {
+				split($2, a, "[:@]"); print a[2]; exit
+			}
+		}
+	    }'
+}
+ccli() { redis-cli -c -p "$C1_PORT" "$@"; }
+
+@test "exec, lock, unlock, status and queue on names across many slots, through one node's URL" {
+	local n seen=""
+	for n in $(seq 1 24); do
+		run -0 --separate-stderr "$RL" -u "$U" exec -t 5s "job$n" -- \
+		    sh -c 'echo "$REDLOCK_FENCE"'
+		assert_output --regexp '^[0-9]+$'
+		tok=$("$RL" -u "$U" lock -t 30s "job$n")
+		[ "$(ccli hexists "job$n" "$tok")" = 1 ]
+		run -0 "$RL" -u "$U" status "job$n"
+		assert_output --partial "job$n: held"
+		run -0 "$RL" -u "$U" queue "job$n"
+		run -0 "$RL" -u "$U" unlock --owner "$tok" "job$n"
+		[ "$(ccli exists "job$n")" = 0 ]
+		seen="$seen $(owner "job$n")"
+	done
+	# The names fell on every master, not only the one in the URL.
+	[ "$(tr ' ' '\n' <<<"$seen" | sort -u | grep -c .)" = 3 ]
+}
+
+@test "a fair queue on a name another master serves: the waiter is handed the lock" {
+	name=fair7
+	[ "$(owner "$name")" != "$C1_PORT" ] || name=fair8
+	tok=$("$RL" -u "$U" lock --fair -t 30s "$name")
+	"$RL" -u "$U" exec --fair -w 20s "$name" -- touch "$D/ran" 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(ccli llen "redisson_lock_queue:{$name}")" = 1 ]'
+	run -0 "$RL" -u "$U" unlock --owner "$tok" "$name"
+	wait "$epid"
+	[ -e "$D/ran" ]
+	[ "$(ccli exists "$name")" = 0 ]
+}
+
+@test "a name whose keys would split over slots is a usage error, and nothing is written" {
+	run -64 --separate-stderr "$RL" -u "$U" lock 'x{y'
+	[[ $stderr == *"(CROSSSLOT): the keys of this name fall in different slots of the cluster"* ]]
+	for p in $(masters); do [ "$(redis-cli -p "$p" dbsize)" = 0 ]; done
+}
+
+# move_slot NAME DST: migrate NAME's slot, keys and all, to the master on
+# port DST, as redis-cli --cluster reshard does, one slot.
+move_slot() {
+	local name=$1 dst=$2 src slot src_id dst_id keys p
+	src=$(owner "$name")
+	slot=$(redis-cli -p "$src" cluster keyslot "$name")
+	src_id=$(redis-cli -p "$src" cluster myid)
+	dst_id=$(redis-cli -p "$dst" cluster myid)
+	redis-cli -p "$dst" cluster setslot "$slot" importing "$src_id" >/dev/null
+	redis-cli -p "$src" cluster setslot "$slot" migrating "$dst_id" >/dev/null
+	keys=$(redis-cli -p "$src" cluster getkeysinslot "$slot" 100)
+	if [ -n "$keys" ]; then
+		# shellcheck disable=SC2086
+		redis-cli -p "$src" migrate 127.0.0.1 "$dst" "" 0 5000 \
+		    keys $keys >/dev/null
+	fi
+	for p in $(masters); do
+		redis-cli -p "$p" cluster setslot "$slot" node "$dst_id" >/dev/null
+	done
+}
+
+@test "a resharding that moves a held lock's slot during exec leaves COMMAND undisturbed and the lock held" {
+	src=$(owner job)
+	dst=$(masters | grep -vx "$src" | head -n 1)
+	"$RL" -u "$U" exec -v -t 3s job -- sh -c 'touch "$0/started"; sleep 7' \
+	    "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 test -e "$D/started"
+	sleep 1
+	move_slot job "$dst"
+	[ "$(owner job)" = "$dst" ]
+	[ "$(redis-cli -p "$dst" exists job)" = 1 ]
+	# Renewed on the new master: its lease outlives the 3 s it had.
+	sleep 4
+	left=$(redis-cli -p "$dst" pttl job)
+	echo "lease left on the new master 4 s after the move: $left ms" >&3
+	[ "$left" -gt 1000 ]
+	st=0
+	wait "$epid" || st=$?
+	cat "$D/err" >&3
+	echo "exec exited $st" >&3
+	[ "$st" = 0 ]
+	! grep -q lost "$D/err"
+	[ "$(redis-cli -p "$dst" exists job)" = 0 ]
+}
+
+@test "CLUSTER FAILOVER of the lock's master during exec: renewals go on on the promoted replica" {
+	src=$(owner job)
+	src_id=$(redis-cli -p "$src" cluster myid)
+	"$RL" -u "$U" exec -v -t 3s job -- sh -c 'touch "$0/started"; sleep 7' \
+	    "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 test -e "$D/started"
+	# The replica has the lock before it takes over.
+	[ "$(redis-cli -p "$src" wait 1 5000)" = 1 ]
+	rep=$(redis-cli -p "$src" cluster replicas "$src_id" |
+	    awk '{ split($2, a, "[:@]"); print a[2]; exit }')
+	redis-cli -p "$rep" cluster failover >/dev/null
+	wait_for 30 eval '[ "$(owner job)" = "$rep" ]'
+	sleep 4
+	left=$(redis-cli -p "$rep" pttl job)
+	echo "lease left on the promoted replica 4 s after: $left ms" >&3
+	[ "$left" -gt 1000 ]
+	st=0
+	wait "$epid" || st=$?
+	cat "$D/err" >&3
+	[ "$st" = 0 ]
+	[ "$(redis-cli -p "$rep" exists job)" = 0 ]
+}
