@@ -84,10 +84,10 @@ names(rl_client *c, const redisReply *keys, struct seen *s,
 	return stop;
 }
 
-/* One SCAN step on master J: the reply, taken out of the node (the
+/* One SCAN step on node ND: the reply, taken out of the node (the
  * callback runs rounds of its own), or NULL. */
 static redisReply *
-scan_step(rl_client *c, size_t j, const char *cursor)
+scan_step(rl_client *c, struct rl_node *nd, const char *cursor)
 {
 	struct rl_round_opts o = rl_opts(c, 1);
 	const char *argv[6] = { "SCAN", cursor, "MATCH",
@@ -97,27 +97,27 @@ scan_step(rl_client *c, size_t j, const char *cursor)
 
 	o.reply_ms = c->timeout_ms;
 	memset(&r, 0, sizeof(r));
-	if (rl_round_command(&r, &c->nodes[j], 1, &o, 6, argv) < 0)
+	if (rl_round_command(&r, nd, 1, &o, 6, argv) < 0)
 		return NULL;
 	rl_round_run(&r);
 	rl_round_end(&r);
-	rep = c->nodes[j].reply;
-	c->nodes[j].reply = NULL;
+	rep = nd->reply;
+	nd->reply = NULL;
 	if (rep != NULL && (rep->type != REDIS_REPLY_ARRAY ||
 	    rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
 	    rep->element[1]->type != REDIS_REPLY_ARRAY)) {
 		freeReplyObject(rep);
-		snprintf(c->nodes[j].why, sizeof(c->nodes[j].why), "unexpected "
-		    "reply to SCAN: is this a Redis server?");
-		c->nodes[j].err = RL_EPROTO;
+		snprintf(nd->why, sizeof(nd->why), "unexpected reply to SCAN: "
+		    "is this a Redis server?");
+		nd->err = RL_EPROTO;
 		return NULL;
 	}
 	return rep;
 }
 
-/* Every name on master J; 1 when done early (stop or error). */
+/* Every name on node ND; 1 when done early (stop or error). */
 static int
-scan_node(rl_client *c, size_t j, struct seen *s,
+scan_one(rl_client *c, struct rl_node *nd, struct seen *s,
     int (*fn)(void *, const char *), void *arg, enum rl_err *e)
 {
 	char cursor[24] = "0";
@@ -125,13 +125,145 @@ scan_node(rl_client *c, size_t j, struct seen *s,
 	int stop;
 
 	do {
-		if ((rep = scan_step(c, j, cursor)) == NULL)
+		if ((rep = scan_step(c, nd, cursor)) == NULL)
 			return -1;
 		snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
 		stop = names(c, rep->element[1], s, fn, arg, e);
 		freeReplyObject(rep);
 	} while (!stop && strcmp(cursor, "0") != 0);
 	return stop;
+}
+
+/* ARGV on ND: its reply if a string, else NULL (a refusal leaves ND's
+ * err clear: the caller takes it as "not a cluster"). */
+static redisReply *
+ask(rl_client *c, struct rl_node *nd, const char *cmd, const char *arg)
+{
+	struct rl_round_opts o = rl_opts(c, 1);
+	const char *argv[2] = { cmd, arg };
+	struct rl_round r;
+	redisReply *rep;
+
+	memset(&r, 0, sizeof(r));
+	if (rl_round_command(&r, nd, 1, &o, 2, argv) < 0)
+		return NULL;
+	rl_round_run(&r);
+	rl_round_end(&r);
+	rep = nd->reply;
+	nd->reply = NULL;
+	if (rep == NULL && nd->refused) {
+		nd->err = RL_OK;
+		nd->why[0] = '\0';
+		nd->refused = 0;
+	}
+	if (rep != NULL && rep->type != REDIS_REPLY_STRING) {
+		freeReplyObject(rep);
+		rep = NULL;
+	}
+	return rep;
+}
+
+/* CLUSTER NODES on ND, or NULL: not a cluster (ND's err is clear), or no
+ * answer (it says why). INFO cluster asks first: on a server of its own
+ * CLUSTER NODES would be an error reply. */
+static redisReply *
+cluster_nodes(rl_client *c, struct rl_node *nd)
+{
+	redisReply *info = ask(c, nd, "INFO", "cluster");
+	int cluster = info != NULL &&
+	    strstr(info->str, "cluster_enabled:1") != NULL;
+
+	if (info != NULL)
+		freeReplyObject(info);
+	return cluster ? ask(c, nd, "CLUSTER", "NODES") : NULL;
+}
+
+/* One line of CLUSTER NODES: the address of a master that serves slots,
+ * into HOST and *PORT; 0, or -1 for any other node. */
+static int
+master_of(const char *line, size_t len, char *host, size_t hostlen,
+    int *port)
+{
+	char buf[1024], *f[9], *save = NULL, *at, *colon;
+	int n = 0;
+
+	if (len >= sizeof(buf))
+		return -1;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	for (char *w = strtok_r(buf, " ", &save); w != NULL && n < 9;
+	    w = strtok_r(NULL, " ", &save))
+		f[n++] = w;
+	/* id addr flags master ping pong epoch link slot... */
+	if (n < 9 || strstr(f[2], "master") == NULL ||
+	    strstr(f[2], "fail") != NULL || strstr(f[2], "noaddr") != NULL)
+		return -1;
+	if ((at = strchr(f[1], '@')) != NULL)
+		*at = '\0';
+	if ((colon = strrchr(f[1], ':')) == NULL || colon == f[1])
+		return -1;
+	*colon = '\0';
+	snprintf(host, hostlen, "%s", f[1]);
+	*port = atoi(colon + 1);
+	return *port > 0 ? 0 : -1;
+}
+
+/* Redis Cluster: every master that CLUSTER NODES on ND names, scanned
+ * over connections of their own. -1: not a cluster. */
+static int
+scan_cluster(rl_client *c, struct rl_node *nd, struct seen *s,
+    int (*fn)(void *, const char *), void *arg, enum rl_err *e)
+{
+	redisReply *rep = cluster_nodes(c, nd);
+	const char *p, *eol;
+	char host[256];
+	int port, r = 0, scanned = 0;
+
+	if (rep == NULL)
+		return -1;
+	for (p = rep->str; r <= 0 && *p != '\0'; p = *eol ? eol + 1 : eol) {
+		struct rl_node m;
+
+		if ((eol = strchr(p, '\n')) == NULL)
+			eol = p + strlen(p);
+		if (master_of(p, (size_t)(eol - p), host, sizeof(host),
+		    &port) < 0)
+			continue;
+		memset(&m, 0, sizeof(m));
+		if (rl_url_copy(&m.url, &nd->url) < 0 ||
+		    (free(m.url.host), (m.url.host = strdup(host)) == NULL)) {
+			rl_url_clear(&m.url);
+			r = 1;
+			*e = rl_seterr(c, RL_ENOMEM, "out of memory");
+			break;
+		}
+		m.url.port = port;
+		rl_conn_init(&m.conn, &m.url, nd->conn.t);
+		rl_conn_init(&m.sub, &m.url, nd->conn.t);
+		if ((r = scan_one(c, &m, s, fn, arg, e)) < 0) {
+			/* A master out of reach: the others still count. */
+			nd->err = m.err;
+			snprintf(nd->why, sizeof(nd->why), "%s", m.why);
+		} else
+			scanned++;
+		rl_conn_close(&m.conn);
+		rl_url_clear(&m.url);
+	}
+	freeReplyObject(rep);
+	return scanned == 0 && r < 0 ? -1 : r > 0;
+}
+
+/* Every name on master J, or on every master of the cluster it is a node
+ * of; 1 when done early (stop or error), -1 when it failed. */
+static int
+scan_node(rl_client *c, size_t j, struct seen *s,
+    int (*fn)(void *, const char *), void *arg, enum rl_err *e)
+{
+	int r = scan_cluster(c, &c->nodes[j], s, fn, arg, e);
+
+	if (r >= 0 || c->nodes[j].err != RL_OK)
+		return r;
+	return scan_one(c, &c->nodes[j], s, fn, arg, e);
 }
 
 enum rl_err

@@ -170,3 +170,16 @@ move_slot() {
 	[ "$st" = 0 ]
 	[ "$(redis-cli -p "$rep" exists job)" = 0 ]
 }
+
+@test "status without NAME lists the locks of every master, each once" {
+	local n
+	for n in $(seq 1 24); do "$RL" -u "$U" lock -t 60s "job$n" >/dev/null; done
+	run -0 --separate-stderr "$RL" -u "$U" status --json
+	[ "$(jq length <<<"$output")" = 24 ]
+	[ "$(jq -r '.[].name' <<<"$output" | sort -u | wc -l)" = 24 ]
+	# Through a replica's URL as well.
+	rep=$(redis-cli -p "$C1_PORT" cluster nodes |
+	    awk '$3 ~ /slave/ { split($2, a, "[:@]"); print a[2]; exit }')
+	run -0 --separate-stderr "$RL" -u "redis://127.0.0.1:$rep" status --json
+	[ "$(jq length <<<"$output")" = 24 ]
+}
