@@ -118,7 +118,14 @@ topology() {
 	track "$R_PID"
 	wait_for 30 link_up "$R_PORT"
 	for s in S1 S2 S3; do start_sentinel "$s" "$@"; done
-	wait_for 40 sentinels_ready
+	wait_for 60 sentinels_ready || {
+		for s in S1 S2 S3; do
+			p=$(eval echo "\$${s}_PORT")
+			echo "sentinel $s ($p): replicas $(sentinel_field "$p" num-slaves), other sentinels $(sentinel_field "$p" num-other-sentinels)" >&2
+			tail -n 5 "$D/sentinel-$p/log" >&2
+		done
+		return 1
+	}
 	U="redis+sentinel://127.0.0.1:$S1_PORT,127.0.0.1:$S2_PORT,127.0.0.1:$S3_PORT/mymaster"
 }
 
