@@ -8,12 +8,13 @@ RL=${REDLOCK_BIN:-$BATS_TEST_DIRNAME/../../build/asan/redlock}
 # (make test runs it against both when valkey-server is installed).
 SERVER=${REDLOCK_TEST_SERVER:-redis-server}
 
-# sentinel CONFIG: a sentinel of $SERVER's kind in the foreground.
+# sentinel CONFIG: a sentinel of $SERVER's kind in place of the calling
+# shell (exec), so that "sentinel CONFIG &" leaves its pid in $!.
 sentinel() {
 	if [ "$SERVER" = redis-server ]; then
-		redis-sentinel "$1"
+		exec redis-sentinel "$1"
 	else
-		"$SERVER" "$1" --sentinel
+		exec "$SERVER" "$1" --sentinel
 	fi
 }
 
