@@ -23,26 +23,19 @@ teardown() {
 # Every process a test starts is stopped by teardown.
 track() { echo "$1" >>"$D/pids"; }
 
-# scli PORT ARGS...: redis-cli to a sentinel (with its password, if any).
-scli() {
-	local port=$1
-	shift
-	if [ -n "$SPW" ]; then
-		REDISCLI_AUTH=$SPW redis-cli -p "$port" "$@"
+# pwcli PASSWORD PORT ARGS...: redis-cli, with PASSWORD when not empty.
+pwcli() {
+	local pw=$1 port=$2
+	shift 2
+	if [ -n "$pw" ]; then
+		REDISCLI_AUTH=$pw redis-cli -p "$port" "$@"
 	else
 		redis-cli -p "$port" "$@"
 	fi
 }
-# mcli PORT ARGS...: redis-cli to a data server (with its password).
-mcli() {
-	local port=$1
-	shift
-	if [ -n "${MPW:-}" ]; then
-		REDISCLI_AUTH=$MPW redis-cli -p "$port" "$@"
-	else
-		redis-cli -p "$port" "$@"
-	fi
-}
+# scli / mcli PORT ARGS...: to a sentinel, to a data server.
+scli() { pwcli "$SPW" "$@"; }
+mcli() { pwcli "${MPW:-}" "$@"; }
 
 # start_sentinel VAR [CONFIG LINE...]: a redis-sentinel watching mymaster
 # at $M_PORT (quorum 2), its config file (which it rewrites) in its own
