@@ -75,7 +75,6 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
 	c->until_ms = -1;
-	c->pubcmd = "PUBLISH";
 	if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL) {
 		free(c);
 		return NULL;
@@ -170,6 +169,8 @@ rl_opts(const rl_client *c, size_t need)
 
 	o.need = need;
 	o.keep = 0;
+	o.pub = 0;
+	o.learn = 0;
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);
@@ -183,6 +184,15 @@ rl_opts(const rl_client *c, size_t need)
 		if (o.connect_ms > left)
 			o.connect_ms = left;
 	}
+	return o;
+}
+
+struct rl_round_opts
+rl_opts_pub(const rl_client *c)
+{
+	struct rl_round_opts o = rl_opts(c, 1);
+
+	o.pub = o.learn = 1;
 	return o;
 }
 

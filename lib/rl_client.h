@@ -20,10 +20,6 @@ struct rl_client {
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */
 	struct rl_round round;	/* the last round; replies in nodes */
-	const char *pubcmd;	/* what the scripts wake waiters with:
-				 * PUBLISH (SPUBLISH where channels are
-				 * sharded, as Redisson does on Redis 7
-				 * clusters) */
 	char errstr[640];
 };
 
@@ -35,6 +31,9 @@ enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
 /* The client's timeouts for a round that needs NEED masters connected,
  * the connect timeout cut to what is left until c->until_ms. */
 struct rl_round_opts rl_opts(const rl_client *c, size_t need);
+/* rl_opts for a script that takes the publish command last and surely
+ * publishes (a release): see rl_round_opts pub and learn. */
+struct rl_round_opts rl_opts_pub(const rl_client *c);
 /* Run script S on every master and wait for the round to end (each step
  * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL).
  * Replies are in c->nodes[i].reply until the next round. RL_ENOMEM only:

@@ -51,6 +51,20 @@ handshake(struct rl_conn *c, const char *name, int argc, const char **argv)
 	return n;
 }
 
+/* HELLO, last: whether the server shards its channels (a Redis 7 or newer
+ * cluster node). Nothing waits for its reply, so it costs no round trip;
+ * the replies of the commands sent behind it come after it. */
+static int
+probe(struct rl_conn *c)
+{
+	static const char hello[] = "*1\r\n$5\r\nHELLO\r\n";
+
+	if (append(&c->out, &c->outlen, hello, sizeof(hello) - 1) < 0)
+		return -1;
+	c->probe = 1;
+	return 0;
+}
+
 static int
 queue_handshake(struct rl_conn *c)
 {
@@ -81,7 +95,7 @@ queue_handshake(struct rl_conn *c)
 		if (handshake(c, "ROLE", 1, argv) < 0)
 			return -1;
 	}
-	return 0;
+	return probe(c);
 }
 
 int
@@ -91,6 +105,7 @@ rl_conn_open(struct rl_conn *c)
 	c->want = 0;
 	c->stage = NULL;
 	c->rx = 0;
+	c->sharded = -1;
 	c->err = RL_OK;
 	c->why[0] = '\0';
 	if ((c->reader = redisReaderCreate()) == NULL ||
@@ -320,6 +335,31 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 	return RL_IO_WAIT;
 }
 
+/* HELLO's reply (RESP2: names and values in turn): 1 when the server is
+ * a cluster node of version 7 or newer, whose channels are sharded. An
+ * error (a server older than 6, a user without HELLO) says no. */
+static int
+hello_sharded(const redisReply *r)
+{
+	int cluster = 0, seven = 0;
+	size_t i;
+
+	if (r->type != REDIS_REPLY_ARRAY)
+		return 0;
+	for (i = 0; i + 1 < r->elements; i += 2) {
+		const redisReply *k = r->element[i], *v = r->element[i + 1];
+
+		if (k->type != REDIS_REPLY_STRING ||
+		    v->type != REDIS_REPLY_STRING)
+			continue;
+		if (strcmp(k->str, "mode") == 0)
+			cluster = strcmp(v->str, "cluster") == 0;
+		else if (strcmp(k->str, "version") == 0)
+			seven = atoi(v->str) >= 7;
+	}
+	return cluster && seven;
+}
+
 /* The next reply that is someone's: handshake replies and those given up
  * on are taken here. */
 static enum rl_io
@@ -336,6 +376,12 @@ take(struct rl_conn *c, redisReply **out)
 		if (c->nhs > 0) {
 			if (handshake_reply(c, v) == RL_IO_FAIL)
 				return RL_IO_FAIL;
+			continue;
+		}
+		if (c->probe) {
+			c->probe = 0;
+			c->sharded = hello_sharded(v);
+			freeReplyObject(v);
 			continue;
 		}
 		if (c->due > 0)
@@ -396,6 +442,6 @@ rl_conn_close(struct rl_conn *c)
 	free(c->held);
 	c->out = c->held = NULL;
 	c->outlen = c->outoff = c->heldlen = 0;
-	c->heldn = c->nhs = c->due = c->drop = 0;
+	c->heldn = c->nhs = c->due = c->drop = c->probe = 0;
 	c->state = RL_CONN_CLOSED;
 }

@@ -76,6 +76,12 @@ struct rl_conn {
 	int heldn;
 	const char *hs[4];	/* handshake commands whose replies are due */
 	int nhs;
+	int probe;		/* HELLO's reply is due (it holds nothing
+				 * back) */
+	int sharded;		/* from HELLO: 1 on a Redis 7 or newer
+				 * cluster node (channels are sharded:
+				 * SPUBLISH, SSUBSCRIBE), 0 not, -1 not
+				 * known yet */
 	int due;		/* replies due to commands sent */
 	int drop;		/* the first DROP of them were given up on */
 	enum rl_err err;
@@ -86,7 +92,7 @@ struct rl_conn {
 void rl_conn_init(struct rl_conn *c, const struct rl_url *u,
     const struct rl_transport *t);
 /* Start connecting, with AUTH and SELECT (and, through Sentinel, ROLE)
- * queued behind; -1 with err/why. */
+ * queued behind, then HELLO, whose reply sets sharded; -1 with err/why. */
 int rl_conn_open(struct rl_conn *c);
 /* Queue CMD (LEN bytes, one formatted command). Before the handshake has
  * ended it is held back, so that no command runs as the wrong user or in

@@ -64,7 +64,8 @@ noperm(const struct rl_url *u, const char *url, const char *str,
 {
 	const char *user = rl_url_user(u);
 
-	if (strncmp(doing, "SUBSCRIBE", 9) == 0)
+	if (strncmp(doing, "SUBSCRIBE", 9) == 0 ||
+	    strncmp(doing, "SSUBSCRIBE", 10) == 0)
 		snprintf(buf, len, "%s refused %s for user %s (%.*s): a "
 		    "waiter needs it to be woken; grant it with ACL SETUSER "
 		    "%s " RL_ACL_CHANNELS, url, doing, user, reason_len(str),

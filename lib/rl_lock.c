@@ -86,12 +86,13 @@ fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
 static void
 undo(rl_client *c, struct rl_keys *k, const char *owner)
 {
-	const char *keys[6], *args[3] = { owner, "0", c->pubcmd };
+	const char *keys[6], *args[2] = { owner, "0" };
+	struct rl_round_opts o = rl_opts_pub(c);
 	redisReply *saved[RL_MAX_NODES];
 
 	rl_keys_release(k, keys);
 	rl_replies_save(c, saved);
-	rl_run(c, NULL, &rl_script_release, 6, keys, 3, args);
+	rl_run(c, &o, &rl_script_release, 6, keys, 2, args);
 	rl_replies_restore(c, saved);
 }
 
@@ -183,8 +184,9 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	int heartbeat = fair != NULL && join == RL_JOIN_AGAIN;
 	enum rl_err e;
 
+	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, 6, keys, 11, args);
+	    &rl_script_acquire, 6, keys, 10, args);
 	if (e == RL_OK && heartbeat && c->replicas > 0)
 		ack_after(c);
 	return e;
@@ -197,7 +199,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 {
 	struct rl_keys k;
 	char ttl[24], pid[24], wt[24], flags[4];
-	const char *keys[6], *args[11];
+	const char *keys[6], *args[10];
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -212,7 +214,6 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	fair_flags(fair, join, flags);
 	rl_keys_lock(&k, keys);
 	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);
-	args[10] = c->pubcmd;
 	a->sent_ms = rl_now_ms();
 	if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
 		e = acquire_outcome(c, &k, owner, ttl_ms, a);
@@ -225,7 +226,8 @@ rl_leave(rl_client *c, const char *name, const char *owner,
     int64_t *position)
 {
 	struct rl_keys k;
-	const char *keys[5], *args[2] = { owner, c->pubcmd };
+	const char *keys[5], *args[1] = { owner };
+	struct rl_round_opts o = rl_opts_pub(c);
 	enum rl_err e;
 
 	*position = 0;
@@ -237,7 +239,7 @@ rl_leave(rl_client *c, const char *name, const char *owner,
 	keys[2] = k.queue;
 	keys[3] = k.timeout;
 	keys[4] = k.waiter;
-	e = rl_run(c, NULL, &rl_script_leave, 5, keys, 2, args);
+	e = rl_run(c, &o, &rl_script_leave, 5, keys, 1, args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -259,7 +261,8 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	const char *np[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
 	struct rl_keys k;
-	const char *keys[6], *args[3] = { owner, "0", c->pubcmd };
+	const char *keys[6], *args[2] = { owner, "0" };
+	struct rl_round_opts ro = rl_opts_pub(c);
 	enum rl_outcome o;
 	enum rl_err e;
 	size_t j, who = 0;
@@ -268,7 +271,7 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
 	rl_keys_release(&k, keys);
-	e = rl_run(c, NULL, &rl_script_release, 6, keys, 3, args);
+	e = rl_run(c, &ro, &rl_script_release, 6, keys, 2, args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -288,7 +291,8 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 	const char *np[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
 	struct rl_keys k;
-	const char *keys[6], *args[2] = { "0", c->pubcmd };
+	const char *keys[6], *args[1] = { "0" };
+	struct rl_round_opts ro = rl_opts_pub(c);
 	enum rl_outcome o;
 	enum rl_err e;
 	size_t j, who = 0;
@@ -298,7 +302,7 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
 	rl_keys_release(&k, keys);
-	e = rl_run(c, NULL, &rl_script_force, 6, keys, 2, args);
+	e = rl_run(c, &ro, &rl_script_force, 6, keys, 1, args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;

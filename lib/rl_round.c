@@ -29,6 +29,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 
 	for (j = 0; j < n; j++) {
 		nodes[j].redirects = 0;
+		nodes[j].retry_at = 0;
 		if (nodes[j].reply != NULL)
 			freeReplyObject(nodes[j].reply);
 		nodes[j].reply = NULL;
@@ -68,11 +69,24 @@ drop_if_hung_up(struct rl_conn *c)
 	}
 }
 
+/* ND may be sent the round's command: connected, and when the script
+ * surely publishes, knowing whether its channels are sharded. */
+static int
+ready(const struct rl_round *r, struct rl_node *nd)
+{
+	if (nd->conn.sharded >= 0)
+		nd->sharded = nd->conn.sharded;
+	return nd->conn.state == RL_CONN_READY &&
+	    !(r->o.learn && nd->conn.probe);
+}
+
 /* Join the round: connected already, or connecting now. */
 static void
 node_join(struct rl_round *r, struct rl_node *nd, int64_t now)
 {
-	nd->deadline = now + r->o.connect_ms;
+	/* Connected already, it may still owe HELLO's reply: an answer. */
+	nd->deadline = now + (nd->conn.state == RL_CONN_READY ?
+	    r->o.reply_ms : r->o.connect_ms);
 	if (nd->skip) {
 		/* It failed just before: not waited for twice. */
 		nd->skip = 0;
@@ -90,8 +104,7 @@ node_join(struct rl_round *r, struct rl_node *nd, int64_t now)
 		node_fail(nd, nd->conn.err, nd->conn.why);
 		return;
 	}
-	nd->phase = nd->conn.state == RL_CONN_READY ? RL_PH_READY :
-	    RL_PH_CONNECT;
+	nd->phase = ready(r, nd) ? RL_PH_READY : RL_PH_CONNECT;
 }
 
 static int
@@ -126,6 +139,28 @@ format(char **out, size_t *len, int argc, const char **argv)
 	return 0;
 }
 
+/* EVALSHA and EVAL of ARGV (ARGC, EVALSHA first), and when ARGV ends with
+ * the publish command, both again with SPUBLISH. */
+static int
+format_script(struct rl_round *r, const struct rl_script *s, int argc,
+    const char **argv, int pub)
+{
+	if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
+		return -1;
+	argv[0] = "EVAL";
+	argv[1] = s->src;
+	if (format(&r->full, &r->fulllen, argc, argv) < 0)
+		return -1;
+	if (!pub)
+		return 0;
+	argv[argc - 1] = "SPUBLISH";
+	if (format(&r->sfull, &r->sfulllen, argc, argv) < 0)
+		return -1;
+	argv[0] = "EVALSHA";
+	argv[1] = s->sha;
+	return format(&r->scmd, &r->scmdlen, argc, argv);
+}
+
 int
 rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, const struct rl_script *s, int nkeys,
@@ -135,10 +170,10 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	char nk[16];
 	int argc = 0, i;
 
-	r->cmd = r->full = r->wait = NULL;
+	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
 	r->wait_ms = 0;
 	if (s != NULL) {
-		if (3 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
+		if (4 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
 			return -1;
 		snprintf(nk, sizeof(nk), "%d", nkeys);
 		snprintf(r->doing, sizeof(r->doing), "the %s script", s->name);
@@ -149,11 +184,9 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 			argv[argc++] = keys[i];
 		for (i = 0; i < nargs; i++)
 			argv[argc++] = args[i];
-		if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
-			return -1;
-		argv[0] = "EVAL";
-		argv[1] = s->src;
-		if (format(&r->full, &r->fulllen, argc, argv) < 0) {
+		if (o->pub)
+			argv[argc++] = "PUBLISH";
+		if (format_script(r, s, argc, argv, o->pub) < 0) {
 			rl_round_end(r);
 			return -1;
 		}
@@ -165,7 +198,7 @@ int
 rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, int argc, const char **argv)
 {
-	r->full = r->wait = NULL;
+	r->full = r->scmd = r->sfull = r->wait = NULL;
 	r->wait_ms = 0;
 	snprintf(r->doing, sizeof(r->doing), "%s", argv[0]);
 	if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
@@ -190,12 +223,18 @@ rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms)
 	return 0;
 }
 
-/* The script (CMD or FULL) and the WAIT behind it, in one write. */
+/* The script (CMD or FULL, with SPUBLISH where ND's channels are sharded)
+ * and the WAIT behind it, in one write. */
 static int
 send_pair(struct rl_round *r, struct rl_node *nd, int full)
 {
-	if (rl_conn_send(&nd->conn, full ? r->full : r->cmd,
-	    full ? r->fulllen : r->cmdlen) < 0)
+	int s = nd->sharded > 0 && r->scmd != NULL;
+	const char *cmd = s ? r->scmd : r->cmd, *whole = s ? r->sfull : r->full;
+	size_t len = s ? r->scmdlen : r->cmdlen;
+
+	if (full)
+		len = s ? r->sfulllen : r->fulllen;
+	if (rl_conn_send(&nd->conn, full ? whole : cmd, len) < 0)
 		return -1;
 	return r->wait == NULL ? 0 :
 	    rl_conn_send(&nd->conn, r->wait, r->waitlen);
@@ -277,10 +316,8 @@ noscript(struct rl_round *r, struct rl_node *nd, redisReply *rep)
 	return 0;
 }
 
-/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the address, and whether
- * it is an ASK; -1 when STR is neither. */
-static int
-redirection(const char *str, char **host, int *port, int *ask)
+int
+rl_redirection(const char *str, char **host, int *port, int *ask)
 {
 	const char *addr, *colon;
 	char *end;
@@ -320,7 +357,7 @@ redirect(struct rl_round *r, struct rl_node *nd, const char *str,
 	int port, ask;
 
 	if (nd->redirects >= RL_MAX_REDIRECTS ||
-	    redirection(str, &host, &port, &ask) < 0)
+	    rl_redirection(str, &host, &port, &ask) < 0)
 		return -1;
 	nd->redirects++;
 	nd->stale = 0;
@@ -347,11 +384,30 @@ redirect(struct rl_round *r, struct rl_node *nd, const char *str,
 
 /* A reply for ND: kept, or an error with its reason; with WAIT behind,
  * the round waits for that too. */
+/* TRYAGAIN: the slot's keys are half migrated, and the command did not
+ * run; it is sent again shortly (the WAIT behind it is dropped). */
+static int
+tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
+    int64_t now)
+{
+	if (strncmp(rep->str, "TRYAGAIN", 8) != 0 ||
+	    nd->redirects >= RL_MAX_REDIRECTS)
+		return -1;
+	freeReplyObject(rep);
+	nd->redirects++;
+	nd->retry_at = now + RL_TRYAGAIN_MS;
+	nd->deadline += RL_TRYAGAIN_MS;
+	if (r->wait != NULL) {
+		nd->stale++;
+		nd->deadline += r->wait_ms;
+	}
+	return 0;
+}
+
 static int
 node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
     int64_t now)
 {
-	(void)now;
 	if (nd->stale > 0) {
 		nd->stale--;
 		freeReplyObject(rep);
@@ -362,6 +418,8 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
 	    strncmp(rep->str, "NOSCRIPT", 8) == 0)
 		return noscript(r, nd, rep);
+	if (rep->type == REDIS_REPLY_ERROR && tryagain(r, nd, rep, now) == 0)
+		return 0;
 	if (rep->type == REDIS_REPLY_ERROR && redirect(r, nd, rep->str,
 	    now) == 0) {
 		freeReplyObject(rep);
@@ -410,7 +468,7 @@ node_io(struct rl_round *r, struct rl_node *nd, short revents, int64_t now)
 		if (node_reply(r, nd, rep, now))
 			return;
 	}
-	if (nd->phase == RL_PH_CONNECT && nd->conn.state == RL_CONN_READY)
+	if (nd->phase == RL_PH_CONNECT && ready(r, nd))
 		nd->phase = RL_PH_READY;
 }
 
@@ -430,7 +488,7 @@ node_late(struct rl_node *nd)
 			    sizeof(nd->why));
 		return;
 	}
-	if (nd->phase == RL_PH_CONNECT) {
+	if (nd->phase == RL_PH_CONNECT && nd->conn.state != RL_CONN_READY) {
 		rl_error_io(&nd->url, "cannot connect to", nd->conn.stage !=
 		    NULL ? nd->conn.stage : "timed out (see --connect-timeout)",
 		    why, sizeof(why));
@@ -477,10 +535,14 @@ rl_round_wake(const struct rl_round *r)
 	int64_t wake = -1;
 	size_t j;
 
-	for (j = 0; j < r->n; j++)
-		if (active(&r->nodes[j]) &&
-		    (wake < 0 || r->nodes[j].deadline < wake))
-			wake = r->nodes[j].deadline;
+	for (j = 0; j < r->n; j++) {
+		const struct rl_node *nd = &r->nodes[j];
+
+		if (active(nd) && (wake < 0 || nd->deadline < wake))
+			wake = nd->deadline;
+		if (active(nd) && nd->retry_at > 0 && nd->retry_at < wake)
+			wake = nd->retry_at;
+	}
 	return r->done ? -1 : wake;
 }
 
@@ -499,6 +561,11 @@ rl_round_step(struct rl_round *r, int64_t now)
 
 		if (!active(nd) || rl_conn_fd(&nd->conn) < 0)
 			continue;
+		if (nd->retry_at > 0 && now >= nd->retry_at) {
+			nd->retry_at = 0;
+			if (send_pair(r, nd, nd->full) < 0)
+				node_fail(nd, RL_ENOMEM, "out of memory");
+		}
 		node_io(r, nd, pfd[k++].revents, now);
 		if (active(nd) && now >= nd->deadline)
 			node_late(nd);
@@ -555,8 +622,12 @@ rl_round_end(struct rl_round *r)
 		redisFreeCommand(r->cmd);
 	if (r->full != NULL)
 		redisFreeCommand(r->full);
+	if (r->scmd != NULL)
+		redisFreeCommand(r->scmd);
+	if (r->sfull != NULL)
+		redisFreeCommand(r->sfull);
 	if (r->wait != NULL)
 		redisFreeCommand(r->wait);
-	r->cmd = r->full = r->wait = NULL;
+	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
 	r->done = 1;
 }

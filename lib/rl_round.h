@@ -55,7 +55,12 @@ struct rl_node {
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */
-	int redirects;		/* MOVED and ASK followed this round */
+	int redirects;		/* MOVED, ASK and TRYAGAIN followed this
+				 * round */
+	int64_t retry_at;	/* TRYAGAIN: send again then; 0 */
+	int sharded;		/* its channels are sharded (a Redis 7
+				 * cluster): SPUBLISH, SSUBSCRIBE; learnt
+				 * from the connections' HELLO */
 	char *home;		/* after an ASK: the host to go back to */
 	int home_port;
 	int64_t deadline;
@@ -68,6 +73,13 @@ struct rl_round_opts {
 	int keep;		/* only masters still connected take part: a
 				 * lone WAIT must follow its write on the
 				 * same connection */
+	int pub;		/* the script takes one more argument, the
+				 * command that wakes waiters: SPUBLISH on
+				 * masters whose channels are sharded, else
+				 * PUBLISH */
+	int learn;		/* pub, and a new connection's HELLO must
+				 * have answered first: the script surely
+				 * publishes */
 };
 
 struct rl_round {
@@ -77,6 +89,8 @@ struct rl_round {
 	char doing[64];		/* "the acquire script", for messages */
 	char *cmd, *full;	/* EVALSHA and EVAL; or a command and NULL */
 	size_t cmdlen, fulllen;
+	char *scmd, *sfull;	/* the same with SPUBLISH (opts pub); NULL */
+	size_t scmdlen, sfulllen;
 	char *wait;		/* WAIT, pipelined behind the script; NULL */
 	size_t waitlen;
 	int64_t wait_ms;	/* its timeout, added to each reply deadline */
@@ -88,9 +102,15 @@ struct rl_round {
 
 /* Redis Cluster: a command answered with MOVED is sent again to the node
  * named, which stays the node's address from then on; one answered with
- * ASK (a slot being migrated) is sent there once, behind ASKING. At most
- * RL_MAX_REDIRECTS of them per master and round. */
+ * ASK (a slot being migrated) is sent there once, behind ASKING; one
+ * answered with TRYAGAIN (its keys half migrated) is sent again after
+ * RL_TRYAGAIN_MS. At most RL_MAX_REDIRECTS of them per master and round. */
 #define RL_MAX_REDIRECTS 5
+#define RL_TRYAGAIN_MS 50
+
+/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the address (*HOST is the
+ * caller's to free) and whether it is an ASK; -1 when STR is neither. */
+int rl_redirection(const char *str, char **host, int *port, int *ask);
 
 /* Start a round of script S with NKEYS KEYS and NARGS ARGS on the N
  * masters of NODES; S NULL: only connect. Replies of the previous round

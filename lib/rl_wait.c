@@ -32,9 +32,12 @@ struct wait {
 	rl_wait_cb cb;
 	void *cbarg;
 	struct rl_attempt *a;
-	char *subcmd;		/* SUBSCRIBE channel, formatted */
-	char doing[256];	/* "SUBSCRIBE to channel", for messages */
-	size_t subcmdlen;
+	char *subcmd[2];	/* SUBSCRIBE channel, and SSUBSCRIBE where
+				 * channels are sharded, formatted */
+	size_t subcmdlen[2];
+	char doing[2][256];	/* "SUBSCRIBE to channel", for messages */
+	int kind[RL_MAX_NODES];	/* which one master i was sent */
+	int moved[RL_MAX_NODES];	/* MOVED followed by subscriptions */
 	int listening[RL_MAX_NODES];	/* subscribed on master i */
 	int64_t sub_end[RL_MAX_NODES];	/* subscribing on i until then */
 	int regained;		/* a subscription came (back) */
@@ -136,10 +139,70 @@ subscribe_missing(struct wait *w, int64_t now)
 		w->sub_end[j] = now + w->c->connect_timeout_ms;
 		if (w->deadline >= 0 && w->sub_end[j] > w->deadline)
 			w->sub_end[j] = w->deadline;
-		if (rl_conn_open(&nd->sub) < 0 ||
-		    rl_conn_send(&nd->sub, w->subcmd, w->subcmdlen) < 0)
+		w->kind[j] = nd->sharded > 0;
+		if (rl_conn_open(&nd->sub) < 0 || rl_conn_send(&nd->sub,
+		    w->subcmd[w->kind[j]], w->subcmdlen[w->kind[j]]) < 0)
 			sub_failed(w, j, now);
 	}
+}
+
+/* SSUBSCRIBE answered MOVED (the channel's slot is served elsewhere): the
+ * master's address becomes the node named, for its commands too, and the
+ * subscription is made there at once. 0 when followed. */
+static int
+sub_moved(struct wait *w, size_t j, const char *str, int64_t now)
+{
+	struct rl_node *nd = &w->c->nodes[j];
+	char *host;
+	int port, ask;
+
+	if (w->moved[j] >= RL_MAX_REDIRECTS ||
+	    rl_redirection(str, &host, &port, &ask) < 0)
+		return -1;
+	w->moved[j]++;
+	if (ask) {
+		free(host);
+		return -1;
+	}
+	rl_conn_close(&nd->conn);
+	rl_conn_close(&nd->sub);
+	free(nd->url.host);
+	nd->url.host = host;
+	nd->url.port = port;
+	w->listening[j] = 0;
+	w->sub_at = now;
+	return 0;
+}
+
+/* A refusal on subscription J: returned when waiting cannot cure it. */
+static enum rl_err
+sub_refused(struct wait *w, size_t j, redisReply *r, int64_t now)
+{
+	struct rl_node *nd = &w->c->nodes[j];
+	enum rl_err e;
+
+	if (sub_moved(w, j, r->str, now) == 0) {
+		freeReplyObject(r);
+		return RL_OK;
+	}
+	e = rl_error_reply(&nd->url, r->str, w->doing[w->kind[j]],
+	    nd->sub.why, sizeof(nd->sub.why));
+	freeReplyObject(r);
+	nd->sub.err = e;
+	if (e == RL_EAUTH)
+		return rl_seterr(w->c, e, "%s", nd->sub.why);
+	sub_failed(w, j, now);
+	return RL_OK;
+}
+
+/* A push that is not a message: the server dropped the subscription
+ * (sunsubscribe: the channel's slot moved to another master). */
+static int
+unsubscribed(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+	    r->element[0]->type == REDIS_REPLY_STRING &&
+	    strcmp(r->element[0]->str, "sunsubscribe") == 0;
 }
 
 /* What came on subscription J: the confirmation, messages (*GOT), or a
@@ -150,17 +213,16 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 	struct rl_node *nd = &w->c->nodes[j];
 	redisReply *r;
 	enum rl_io io;
-	enum rl_err e;
 
 	while ((io = rl_conn_io(&nd->sub, revents, &r)) == RL_IO_REPLY) {
 		revents = 0;
-		if (r->type == REDIS_REPLY_ERROR) {
-			e = rl_error_reply(&nd->url, r->str, w->doing,
-			    nd->sub.why, sizeof(nd->sub.why));
+		if (r->type == REDIS_REPLY_ERROR)
+			return sub_refused(w, j, r, now);
+		if (w->listening[j] && unsubscribed(r)) {
 			freeReplyObject(r);
-			nd->sub.err = e;
-			if (e == RL_EAUTH)
-				return rl_seterr(w->c, e, "%s", nd->sub.why);
+			snprintf(nd->sub.why, sizeof(nd->sub.why), "%s dropped "
+			    "the subscription (the slot moved?)", nd->url.host);
+			nd->sub.err = RL_ECONNECT;
 			sub_failed(w, j, now);
 			return RL_OK;
 		}
@@ -243,6 +305,28 @@ listen_until(struct wait *w, int64_t wake, int *got)
 	return RL_OK;
 }
 
+/* Subscriptions a round closed (it followed MOVED elsewhere), or of the
+ * wrong kind now that the master is known to shard its channels: made
+ * again at once. */
+static void
+forget_stale(struct wait *w, int64_t now)
+{
+	size_t j;
+
+	for (j = 0; j < w->c->n; j++) {
+		struct rl_node *nd = &w->c->nodes[j];
+
+		if (nd->sub.state == RL_CONN_CLOSED && !w->listening[j])
+			continue;
+		if (nd->sub.state != RL_CONN_CLOSED &&
+		    w->kind[j] == (nd->sharded > 0))
+			continue;
+		rl_conn_close(&nd->sub);
+		w->listening[j] = 0;
+		w->sub_at = now;
+	}
+}
+
 /* Sleep until RETRY, a release message, the deadline or an interrupt,
  * subscribing where a subscription is missing and ticking the caller.
  * Returns 1 to try again, 0 to stop (*E: RL_OK when the wait ran out or
@@ -260,6 +344,7 @@ pause_wait(struct wait *w, int64_t retry, enum rl_err *e)
 			return 0;
 		if (w->deadline >= 0 && now >= w->deadline)
 			return 0;
+		forget_stale(w, now);
 		if (listening(w) + subscribing(w) < w->c->n && now >= w->sub_at)
 			subscribe_missing(w, now);
 		got = 0;
@@ -341,14 +426,15 @@ wait_loop(struct wait *w)
 	}
 }
 
-/* SUBSCRIBE to the lock's channel, or a fair waiter's own. */
+/* SUBSCRIBE and SSUBSCRIBE to the lock's channel, or a fair waiter's own. */
 static int
 subscribe_cmd(struct wait *w, int fair)
 {
+	static const char *cmd[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
 	char *lockch = rl_key(RL_PREFIX_CHANNEL, w->name), *ch = lockch;
-	const char *argv[2] = { "SUBSCRIBE", NULL };
-	size_t n;
-	int len;
+	const char *argv[2];
+	size_t n, i;
+	int len = 0;
 
 	if (lockch != NULL && fair) {
 		n = strlen(lockch) + strlen(w->owner) + 2;
@@ -359,13 +445,15 @@ subscribe_cmd(struct wait *w, int fair)
 	if (ch == NULL)
 		return -1;
 	argv[1] = ch;
-	snprintf(w->doing, sizeof(w->doing), "SUBSCRIBE to %s", ch);
-	len = redisFormatCommandArgv(&w->subcmd, 2, argv, NULL);
+	for (i = 0; i < 2 && len >= 0; i++) {
+		argv[0] = cmd[i];
+		snprintf(w->doing[i], sizeof(w->doing[i]), "%s to %s", cmd[i],
+		    ch);
+		len = redisFormatCommandArgv(&w->subcmd[i], 2, argv, NULL);
+		w->subcmdlen[i] = len < 0 ? 0 : (size_t)len;
+	}
 	free(ch);
-	if (len < 0)
-		return -1;
-	w->subcmdlen = (size_t)len;
-	return 0;
+	return len < 0 ? -1 : 0;
 }
 
 /* Leave the fair queue on every way out (also when the wait failed: the
@@ -410,7 +498,8 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		e = rl_seterr(c, RL_ENOMEM, "out of memory");
 	else
 		e = wait_loop(&w);
-	redisFreeCommand(w.subcmd);
+	redisFreeCommand(w.subcmd[0]);
+	redisFreeCommand(w.subcmd[1]);
 	for (j = 0; j < c->n; j++)
 		rl_conn_close(&c->nodes[j].sub);
 	if (fair != NULL && !a->acquired)

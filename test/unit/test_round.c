@@ -38,7 +38,16 @@ struct srv {
 	char in[1 << 16];	/* bytes received, not parsed yet */
 	size_t inlen;
 	int eof;		/* the client closed its end */
+	int cluster;		/* HELLO says a Redis 7 cluster node */
+	int mute;		/* HELLO is not answered (for now) */
+	size_t conncmds;	/* commands on this connection (HELLO not
+				 * counted) */
+	size_t said;		/* replies sent on it (HELLO's not counted) */
+	size_t hello[4];	/* HELLOs due: how many commands came
+				 * before each */
+	size_t nhellodue;
 	struct cmd cmds[MAXCMD];	/* commands received, in order */
+	int nhello;		/* HELLOs received (not in cmds) */
 	size_t ncmds;
 };
 
@@ -77,6 +86,7 @@ fake_open(struct rl_conn *c)
 	s->fd = sv[1];
 	s->inlen = 0;
 	s->eof = 0;
+	s->conncmds = s->said = s->nhellodue = 0;
 	s->opens++;
 	c->fd = sv[0];
 	return 0;
@@ -171,7 +181,37 @@ partial:
 	return 0;
 }
 
-/* Read what the client wrote to S and parse the whole commands. */
+/* HELLO's reply, as RESP2 gives it: names and values in turn. */
+static void
+srv_hello(struct srv *s)
+{
+	char buf[256];
+	int len;
+
+	len = snprintf(buf, sizeof(buf), "*6\r\n$6\r\nserver\r\n$5\r\nredis"
+	    "\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n$4\r\nmode\r\n$%zu\r\n"
+	    "%s\r\n", strlen(s->cluster ? "cluster" : "standalone"),
+	    s->cluster ? "cluster" : "standalone");
+	assert_int_equal(send(s->fd, buf, (size_t)len, MSG_NOSIGNAL),
+	    (ssize_t)len);
+}
+
+/* Answer the HELLOs whose turn it is: those after the commands answered
+ * so far. */
+static void
+srv_hellos(struct srv *s)
+{
+	while (!s->mute && s->nhellodue > 0 && s->hello[0] <= s->said) {
+		if (s->hello[0] == s->said)
+			srv_hello(s);
+		memmove(s->hello, s->hello + 1, --s->nhellodue *
+		    sizeof(s->hello[0]));
+	}
+}
+
+/* Read what the client wrote to S and parse the whole commands. HELLO,
+ * the probe of every connection, is not kept: it is answered in its turn
+ * (srv_hellos). */
 static void
 srv_pump(struct srv *s)
 {
@@ -181,6 +221,8 @@ srv_pump(struct srv *s)
 	while (s->fd >= 0 && !s->eof) {
 		assert_true(s->inlen < sizeof(s->in));
 		n = read(s->fd, s->in + s->inlen, sizeof(s->in) - s->inlen);
+		if (n < 0 && errno == ECONNRESET)
+			n = 0;
 		if (n < 0) {
 			assert_true(errno == EAGAIN || errno == EINTR);
 			break;
@@ -191,10 +233,20 @@ srv_pump(struct srv *s)
 	}
 	while (s->ncmds < MAXCMD &&
 	    (used = resp_cmd(s->in, s->inlen, &s->cmds[s->ncmds])) > 0) {
-		s->ncmds++;
 		memmove(s->in, s->in + used, s->inlen - used);
 		s->inlen -= used;
+		if (strcmp(s->cmds[s->ncmds].argv[0], "HELLO") != 0) {
+			s->ncmds++;
+			s->conncmds++;
+			continue;
+		}
+		free(s->cmds[s->ncmds].argv[0]);
+		assert_true(s->nhellodue < 4);
+		s->hello[s->nhellodue++] = s->conncmds;
+		s->nhello++;
 	}
+	if (s->fd >= 0 && !s->eof)
+		srv_hellos(s);
 }
 
 static void
@@ -206,14 +258,41 @@ pump_all(void)
 		srv_pump(&srvs[i]);
 }
 
-/* The server at S answers with RESP bytes. */
+/* The length of the RESP reply at P. */
+static size_t
+resp_len(const char *p)
+{
+	const char *eol = strstr(p, "\r\n");
+	size_t n = (size_t)(eol - p) + 2;
+	long i, k;
+
+	assert_non_null(eol);
+	k = strtol(p + 1, NULL, 10);
+	if (*p == '$' && k >= 0)
+		return n + (size_t)k + 2;
+	for (i = 0; *p == '*' && i < k; i++)
+		n += resp_len(p + n);
+	return n;
+}
+
+/* The server at S answers with RESP bytes, one reply or more; a HELLO's
+ * reply goes in its turn between them. */
 static void
 srv_say(struct srv *s, const char *resp)
 {
-	size_t len = strlen(resp);
+	size_t len;
 
 	assert_true(s->fd >= 0);
-	assert_int_equal(send(s->fd, resp, len, MSG_NOSIGNAL), (ssize_t)len);
+	srv_pump(s);
+	while (*resp != '\0') {
+		srv_hellos(s);
+		len = resp_len(resp);
+		assert_int_equal(send(s->fd, resp, len, MSG_NOSIGNAL),
+		    (ssize_t)len);
+		resp += len;
+		s->said++;
+	}
+	srv_hellos(s);
 }
 
 /* Command I that S received has these words (NULL-terminated). */
@@ -555,7 +634,7 @@ test_connect_failing_under_way(void **state)
 static void
 test_connect_timeout_then_the_rest_are_asked(void **state)
 {
-	struct rl_round_opts o = { 2, 30, 2000, 0 };
+	struct rl_round_opts o = { 2, 30, 2000, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0 = rl_now_ms();
 
@@ -833,7 +912,7 @@ static void
 test_command_round_sends_it_as_is(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0 };
 	struct rl_round *r = &rd;
 
 	(void)state;
@@ -862,7 +941,7 @@ test_command_round_sends_it_as_is(void **state)
 static void
 test_step_never_blocks(void **state)
 {
-	struct rl_round_opts o = { 1, 10000, 10000, 0 };
+	struct rl_round_opts o = { 1, 10000, 10000, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0, now;
 	int i;
@@ -1188,6 +1267,7 @@ test_conn_reads_what_the_transport_holds(void **state)
 	rl_conn_init(c, &nodes[0].url, &hoard);
 	nheld = 0;
 	assert_int_equal(rl_conn_open(c), 0);
+	c->probe = 0;	/* the reply below is not in answer to anything */
 	snprintf(big, sizeof(big), "$%zu\r\n", n);
 	memset(big + strlen(big), 'x', n);
 	memcpy(big + strlen(big), "\r\n", 3);
@@ -1342,7 +1422,7 @@ static void
 test_keep_does_not_reconnect(void **state)
 {
 	struct rl_round *r = &rd;
-	struct rl_round_opts o = { 1, 2000, 2000, 1 };
+	struct rl_round_opts o = { 1, 2000, 2000, 1, 0, 0 };
 	const char *argv[3] = { "WAIT", "1", "100" };
 
 	(void)state;
@@ -1355,6 +1435,119 @@ test_keep_does_not_reconnect(void **state)
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+/* A script that takes the publish command gets SPUBLISH on a master whose
+ * HELLO said Redis 7 cluster, and PUBLISH on one that did not. */
+static void
+test_publish_command_follows_each_master(void **state)
+{
+	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
+	    "q", "t", "w" };
+	static const char *args[] = { "o:1", "0" };
+	struct rl_round *r = &rd;
+	struct rl_round_opts o;
+
+	(void)state;
+	plain_masters(2);
+	srvs[1].cluster = 1;
+	memset(&o, 0, sizeof(o));
+	o.need = 1;
+	o.connect_ms = o.reply_ms = 2000;
+	o.pub = o.learn = 1;
+	assert_int_equal(rl_round_script(r, nodes, 2, &o,
+	    &rl_script_release, 6, keys, 2, args), 0);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	answer(r, &srvs[1], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(srvs[0].nhello, 1);
+	assert_int_equal(srvs[1].nhello, 1);
+	assert_int_equal(srvs[0].cmds[0].argc, 3 + 6 + 3);
+	assert_string_equal(srvs[0].cmds[0].argv[11], "PUBLISH");
+	assert_string_equal(srvs[1].cmds[0].argv[11], "SPUBLISH");
+	assert_int_equal(nodes[1].sharded, 1);
+	assert_int_equal(nodes[0].sharded, 0);
+	rl_round_end(r);
+}
+
+/* An acquisition does not wait for HELLO: the script follows it in the
+ * same write, and its reply is the round's. */
+static void
+test_hello_costs_no_round_trip(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	srvs[0].mute = 1;
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], 1);
+	assert_int_equal(srvs[0].nhello, 1);
+	assert_evalsha(&srvs[0], 0);
+	srvs[0].mute = 0;
+	srv_say(&srvs[0], ":1\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	rl_round_end(r);
+}
+
+/* With learn, nothing is sent before HELLO has answered: a release must
+ * know which command wakes the waiters. */
+static void
+test_learn_waits_for_hello(void **state)
+{
+	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
+	    "q", "t", "w" };
+	static const char *args[] = { "0" };
+	struct rl_round *r = &rd;
+	struct rl_round_opts o;
+
+	(void)state;
+	plain_masters(1);
+	srvs[0].cluster = 1;
+	srvs[0].mute = 1;
+	memset(&o, 0, sizeof(o));
+	o.need = 1;
+	o.connect_ms = o.reply_ms = 2000;
+	o.pub = o.learn = 1;
+	assert_int_equal(rl_round_script(r, nodes, 1, &o, &rl_script_force,
+	    6, keys, 1, args), 0);
+	step_some(r);
+	assert_int_equal(srvs[0].nhello, 1);
+	assert_int_equal(srvs[0].ncmds, 0);
+	srvs[0].mute = 0;
+	srv_hellos(&srvs[0]);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_string_equal(srvs[0].cmds[0].argv[10], "SPUBLISH");
+	assert_non_null(nodes[0].reply);
+	rl_round_end(r);
+}
+
+/* TRYAGAIN (the slot's keys half migrated): the command is sent again a
+ * little later on the same connection, and its reply is the round's. */
+static void
+test_tryagain_sends_again_later(void **state)
+{
+	struct rl_round *r = &rd;
+	int64_t t0;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, "-TRYAGAIN Multiple keys request during "
+	    "rehashing of slot\r\n");
+	t0 = rl_now_ms();
+	step_until(r, &srvs[0], 2);
+	assert_true(rl_now_ms() - t0 >= RL_TRYAGAIN_MS - 5);
+	assert_evalsha(&srvs[0], 1);
+	srv_say(&srvs[0], ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(srvs[0].opens, 1);
+	rl_round_end(r);
+}
 
 int
 main(void)
@@ -1390,6 +1583,10 @@ main(void)
 		T(test_wait_refused_leaves_no_count),
 		T(test_wait_late_keeps_the_script_reply),
 		T(test_keep_does_not_reconnect),
+		T(test_publish_command_follows_each_master),
+		T(test_hello_costs_no_round_trip),
+		T(test_learn_waits_for_hello),
+		T(test_tryagain_sends_again_later),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
