@@ -11,28 +11,32 @@ rl_url_user(const struct rl_url *u)
 }
 
 /* Error replies that are a condition of the server, not a fault of
- * redlock's: how they start, and what the operator can do about them. */
+ * redlock's: how they start, what the operator can do about them, and
+ * whether they pass (the command did not run; waiting tries again, and a
+ * renewal counts as failed, not as refused). */
 static const struct {
 	const char *code;
 	const char *todo;
+	int passes;
 } refusals[] = {
 	{ "OOM ", "the server is out of memory: free some, raise maxmemory "
-	    "or choose an eviction policy" },
+	    "or choose an eviction policy", 0 },
 	{ "CLUSTERDOWN ", "the cluster is down or does not serve this "
-	    "name's slot: check CLUSTER INFO" },
+	    "name's slot: check CLUSTER INFO", 1 },
 	{ "MOVED ", "the cluster kept sending the command on: check its "
-	    "slots (CLUSTER SHARDS)" },
+	    "slots (CLUSTER SHARDS)", 0 },
 	{ "ASK ", "the cluster kept sending the command on: check its "
-	    "slots (CLUSTER SHARDS)" },
-	{ "TRYAGAIN ", "the cluster is moving this slot: try again shortly" },
+	    "slots (CLUSTER SHARDS)", 0 },
+	{ "TRYAGAIN ", "the cluster is moving this slot: try again shortly",
+	    1 },
 	{ "MISCONF ", "the server cannot save to disk and refuses writes: "
-	    "fix its disk or its save settings" },
+	    "fix its disk or its save settings", 0 },
 	{ "NOREPLICAS ", "too few replicas are connected to the master "
-	    "(min-replicas-to-write)" },
+	    "(min-replicas-to-write)", 0 },
 	{ "ERR unknown command ", "the command is renamed or disabled "
-	    "(rename-command); redlock needs EVAL and EVALSHA" },
+	    "(rename-command); redlock needs EVAL and EVALSHA", 0 },
 	{ "ERR max number of clients", "the server has as many clients as "
-	    "maxclients allows: try again later or raise it" },
+	    "maxclients allows: try again later or raise it", 0 },
 };
 
 /* The server's text up to where a script's location or a command's
@@ -137,7 +141,7 @@ rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
 		if (starts(str, refusals[i].code)) {
 			snprintf(buf, len, "%s refused %s (%.*s): %s", url,
 			    doing, reason_len(str), str, refusals[i].todo);
-			return RL_ESERVER;
+			return refusals[i].passes ? RL_ECONNECT : RL_ESERVER;
 		}
 	if (strcmp(doing, "AUTH") == 0 || strcmp(doing, "SELECT") == 0) {
 		snprintf(buf, len, "%s refused %s (%.120s): check the user, "

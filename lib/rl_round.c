@@ -29,7 +29,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 
 	for (j = 0; j < n; j++) {
 		nodes[j].redirects = 0;
-		nodes[j].retry_at = 0;
+		nodes[j].retry_at = nodes[j].retry_end = 0;
 		if (nodes[j].reply != NULL)
 			freeReplyObject(nodes[j].reply);
 		nodes[j].reply = NULL;
@@ -382,28 +382,36 @@ redirect(struct rl_round *r, struct rl_node *nd, const char *str,
 	return 0;
 }
 
-/* A reply for ND: kept, or an error with its reason; with WAIT behind,
- * the round waits for that too. */
 /* TRYAGAIN: the slot's keys are half migrated, and the command did not
- * run; it is sent again shortly (the WAIT behind it is dropped). */
+ * run; it is sent again shortly, while the reply's time lasts (the WAIT
+ * behind it is dropped), from the node's own address again after an ASK. */
 static int
 tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
     int64_t now)
 {
-	if (strncmp(rep->str, "TRYAGAIN", 8) != 0 ||
-	    nd->redirects >= RL_MAX_REDIRECTS)
+	if (strncmp(rep->str, "TRYAGAIN", 8) != 0)
+		return -1;
+	/* An ASK between the tries grants a new deadline: the tries have
+	 * one of their own. */
+	if (nd->retry_end == 0)
+		nd->retry_end = now + r->o.reply_ms;
+	if (now + RL_TRYAGAIN_MS >= nd->retry_end ||
+	    now + RL_TRYAGAIN_MS >= nd->deadline - r->wait_ms)
 		return -1;
 	freeReplyObject(rep);
-	nd->redirects++;
 	nd->retry_at = now + RL_TRYAGAIN_MS;
-	nd->deadline += RL_TRYAGAIN_MS;
-	if (r->wait != NULL) {
+	if (r->wait != NULL)
 		nd->stale++;
-		nd->deadline += r->wait_ms;
+	if (nd->home != NULL) {
+		go_home(nd);
+		nd->stale = 0;
+		nd->redirects = 0;
 	}
 	return 0;
 }
 
+/* A reply for ND: kept, or an error with its reason; with WAIT behind,
+ * the round waits for that too. */
 static int
 node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
     int64_t now)
@@ -419,7 +427,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 	    strncmp(rep->str, "NOSCRIPT", 8) == 0)
 		return noscript(r, nd, rep);
 	if (rep->type == REDIS_REPLY_ERROR && tryagain(r, nd, rep, now) == 0)
-		return 0;
+		return nd->conn.state == RL_CONN_CLOSED;	/* gone home */
 	if (rep->type == REDIS_REPLY_ERROR && redirect(r, nd, rep->str,
 	    now) == 0) {
 		freeReplyObject(rep);
@@ -546,6 +554,17 @@ rl_round_wake(const struct rl_round *r)
 	return r->done ? -1 : wake;
 }
 
+/* After TRYAGAIN: the command again, on a new connection if need be. */
+static void
+resend(struct rl_round *r, struct rl_node *nd)
+{
+	nd->retry_at = 0;
+	if (nd->conn.state == RL_CONN_CLOSED && rl_conn_open(&nd->conn) < 0)
+		node_fail(nd, nd->conn.err, nd->conn.why);
+	else if (send_pair(r, nd, nd->full) < 0)
+		node_fail(nd, RL_ENOMEM, "out of memory");
+}
+
 int
 rl_round_step(struct rl_round *r, int64_t now)
 {
@@ -559,13 +578,12 @@ rl_round_step(struct rl_round *r, int64_t now)
 	for (j = 0; j < r->n; j++) {
 		struct rl_node *nd = &r->nodes[j];
 
-		if (!active(nd) || rl_conn_fd(&nd->conn) < 0)
+		int polled = active(nd) && rl_conn_fd(&nd->conn) >= 0;
+
+		if (active(nd) && nd->retry_at > 0 && now >= nd->retry_at)
+			resend(r, nd);
+		if (!polled)
 			continue;
-		if (nd->retry_at > 0 && now >= nd->retry_at) {
-			nd->retry_at = 0;
-			if (send_pair(r, nd, nd->full) < 0)
-				node_fail(nd, RL_ENOMEM, "out of memory");
-		}
 		node_io(r, nd, pfd[k++].revents, now);
 		if (active(nd) && now >= nd->deadline)
 			node_late(nd);

@@ -55,9 +55,9 @@ struct rl_node {
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */
-	int redirects;		/* MOVED, ASK and TRYAGAIN followed this
-				 * round */
+	int redirects;		/* MOVED and ASK followed this round */
 	int64_t retry_at;	/* TRYAGAIN: send again then; 0 */
+	int64_t retry_end;	/* and no more tries from then; 0 */
 	int sharded;		/* its channels are sharded (a Redis 7
 				 * cluster): SPUBLISH, SSUBSCRIBE; learnt
 				 * from the connections' HELLO */
@@ -102,9 +102,10 @@ struct rl_round {
 
 /* Redis Cluster: a command answered with MOVED is sent again to the node
  * named, which stays the node's address from then on; one answered with
- * ASK (a slot being migrated) is sent there once, behind ASKING; one
- * answered with TRYAGAIN (its keys half migrated) is sent again after
- * RL_TRYAGAIN_MS. At most RL_MAX_REDIRECTS of them per master and round. */
+ * ASK (a slot being migrated) is sent there once, behind ASKING. At most
+ * RL_MAX_REDIRECTS of them per master and round. One answered with
+ * TRYAGAIN (its keys half migrated) is sent again every RL_TRYAGAIN_MS
+ * for as long as a reply may take (the round's reply_ms). */
 #define RL_MAX_REDIRECTS 5
 #define RL_TRYAGAIN_MS 50
 

@@ -42,10 +42,13 @@ setup() {
 	for p in $(masters); do redis-cli -p "$p" flushall >/dev/null; done
 }
 
-# The ports of the masters, and the one that serves NAME's slot.
+# The ports of the masters (that serve slots: a node is a master without
+# any for a while after the cluster is made), and the one that serves
+# NAME's slot.
 masters() {
 	redis-cli -p "$C1_PORT" cluster nodes |
-	    awk '$3 ~ /master/ && $3 !~ /fail/ { split($2, a, "[:@]"); print a[2] }'
+	    awk '$3 ~ /master/ && $3 !~ /fail/ && NF >= 9 {
+		split($2, a, "[:@]"); print a[2] }'
 }
 owner() {
 	local slot
@@ -182,4 +185,120 @@ move_slot() {
 	    awk '$3 ~ /slave/ { split($2, a, "[:@]"); print a[2]; exit }')
 	run -0 --separate-stderr "$RL" -u "redis://127.0.0.1:$rep" status --json
 	[ "$(jq length <<<"$output")" = 24 ]
+}
+
+# Subscribers to NAME's channel on the master at PORT: sharded (SSUBSCRIBE)
+# and plain.
+shardsubs() {
+	redis-cli -p "$1" pubsub shardnumsub "redisson_lock__channel:{$2}" |
+	    sed -n 2p
+}
+plainsubs() {
+	redis-cli -p "$1" pubsub numsub "redisson_lock__channel:{$2}" |
+	    sed -n 2p
+}
+
+# A name the master in the URL does not serve.
+elsewhere() {
+	local n
+	for n in $(seq 1 50); do
+		[ "$(owner "$1$n")" != "$C1_PORT" ] && { echo "$1$n"; return; }
+	done
+}
+
+@test "a waiter SSUBSCRIBEs on the master of its name and a release SPUBLISHes: woken by push" {
+	name=$(elsewhere push)
+	src=$(owner "$name")
+	tok=$("$RL" -u "$U" lock -t 60s "$name")
+	redis-cli -p "$src" ssubscribe "redisson_lock__channel:{$name}" \
+	    >"$D/smsg" 3>&- &
+	spid=$!
+	"$RL" -u "$U" exec -w 30s "$name" -- sh -c 'date +%s%N >"$0/ran"' \
+	    "$D" 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(shardsubs "$src" "$name")" = 2 ]'
+	[ "$(plainsubs "$src" "$name")" = 0 ]
+	t0=$(date +%s%N)
+	run -0 "$RL" -u "$U" unlock --owner "$tok" "$name"
+	wait "$epid"
+	ms=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "woken $ms ms after unlock began (the lease had 60 s left)" >&3
+	[ "$ms" -lt 5000 ]
+	# The release was an SPUBLISH of "0" on the lock's channel.
+	wait_for 5 grep -qx smessage "$D/smsg"
+	kill "$spid" 2>/dev/null || true
+	[ "$(tail -n 1 "$D/smsg")" = 0 ]
+}
+
+@test "a waiter whose slot moves to another master subscribes there and is still woken by push" {
+	name=$(elsewhere moving)
+	src=$(owner "$name")
+	dst=$(masters | grep -vx "$src" | head -n 1)
+	tok=$("$RL" -u "$U" lock -t 60s "$name")
+	"$RL" -u "$U" exec -v -w 40s "$name" -- sh -c 'date +%s%N >"$0/ran"' \
+	    "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(shardsubs "$src" "$name")" = 1 ]'
+	move_slot "$name" "$dst"
+	# The server dropped the subscription (sunsubscribe); the waiter
+	# followed MOVED and subscribed on the new master.
+	wait_for 10 eval '[ "$(shardsubs "$dst" "$name")" = 1 ]'
+	[ "$(shardsubs "$src" "$name")" = 0 ]
+	t0=$(date +%s%N)
+	run -0 "$RL" -u "$U" unlock --owner "$tok" "$name"
+	wait "$epid" || { cat "$D/err" >&3; false; }
+	ms=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "woken $ms ms after unlock began on the new master" >&3
+	[ "$ms" -lt 5000 ]
+}
+
+# half_move NAME DST: start moving NAME's slot to DST and move only its
+# fencing counter; finish_move NAME DST moves the rest.
+half_move() {
+	local slot src_id dst_id src=$(owner "$1")
+	slot=$(redis-cli -p "$src" cluster keyslot "$1")
+	src_id=$(redis-cli -p "$src" cluster myid)
+	dst_id=$(redis-cli -p "$2" cluster myid)
+	redis-cli -p "$2" cluster setslot "$slot" importing "$src_id" >/dev/null
+	redis-cli -p "$src" cluster setslot "$slot" migrating "$dst_id" >/dev/null
+	redis-cli -p "$src" migrate 127.0.0.1 "$2" "redisson_lock_token:{$1}" \
+	    0 5000 >/dev/null
+	echo "$src"
+}
+finish_move() {
+	local slot keys p src=$3 dst_id
+	slot=$(redis-cli -p "$src" cluster keyslot "$1")
+	dst_id=$(redis-cli -p "$2" cluster myid)
+	keys=$(redis-cli -p "$src" cluster getkeysinslot "$slot" 100)
+	# shellcheck disable=SC2086
+	[ -z "$keys" ] || redis-cli -p "$src" migrate 127.0.0.1 "$2" "" 0 \
+	    5000 keys $keys >/dev/null
+	for p in $(masters); do
+		redis-cli -p "$p" cluster setslot "$slot" node "$dst_id" >/dev/null
+	done
+}
+
+@test "TRYAGAIN while a lock's keys are half migrated: tried again until --timeout, and acquired once the move ends" {
+	local lease
+	# The lock on the old master (TRYAGAIN there), and then expired
+	# (ASK to the new one, TRYAGAIN there).
+	for lease in 60s 1s; do
+		name=$(elsewhere "half$lease")
+		dst=$(masters | grep -vx "$(owner "$name")" | head -n 1)
+		"$RL" -u "$U" lock -t "$lease" "$name" >/dev/null
+		src=$(half_move "$name" "$dst")
+		[ "$lease" = 60s ] || sleep 1.2
+		t0=$(now_ms)
+		run -69 --separate-stderr "$RL" -u "$U" --timeout 500ms lock -n "$name"
+		t1=$(now_ms)
+		echo "lease $lease, half moved: $((t1 - t0)) ms: $stderr" >&3
+		[[ $stderr == *"(TRYAGAIN "*"the cluster is moving this slot: try again shortly"* ]]
+		[ $((t1 - t0)) -ge 400 ]	# tried for most of 500 ms
+		# The rest moves 300 ms into a wait, which then acquires.
+		[ "$lease" = 1s ] || redis-cli -p "$src" del "$name" >/dev/null
+		( sleep 0.3; finish_move "$name" "$dst" "$src" ) &
+		run -0 --separate-stderr "$RL" -u "$U" lock -w 10s "$name"
+		wait
+		[ "$(redis-cli -p "$dst" hexists "$name" "$output")" = 1 ]
+	done
 }

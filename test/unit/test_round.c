@@ -857,7 +857,7 @@ test_server_error_replies(void **state)
 		  "@user_script:1.", RL_ESERVER,
 		  "(OOM command not allowed when used memory > 'maxmemory'): "
 		  "the server is out of memory" },
-		{ "CLUSTERDOWN Hash slot not served", RL_ESERVER,
+		{ "CLUSTERDOWN Hash slot not served", RL_ECONNECT,
 		  "the cluster is down" },
 		{ "CROSSSLOT Keys in request don't hash to the same slot",
 		  RL_EUSAGE, "non-empty {tag}" },
