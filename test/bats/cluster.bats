@@ -302,3 +302,33 @@ finish_move() {
 		[ "$(redis-cli -p "$dst" hexists "$name" "$output")" = 1 ]
 	done
 }
+
+@test "a Redisson client on sharded pub/sub (SSUBSCRIBE, SPUBLISH) and redlock wake each other" {
+	local rsn="$BATS_TEST_DIRNAME/redisson.py"
+	name=$(elsewhere java)
+	own=$(owner "$name")
+	# redlock holds; the Redisson client waits and is woken by SPUBLISH.
+	tok=$("$RL" -u "$U" lock -t 60s "$name")
+	python3 "$rsn" --port "$own" --sharded lock "$name" --wait 20 \
+	    >"$D/java1" 2>&1 3>&- &
+	jpid=$!
+	wait_for 10 grep -qx subscribed "$D/java1"
+	[ "$(shardsubs "$own" "$name")" = 1 ]
+	run -0 "$RL" -u "$U" unlock --owner "$tok" "$name"
+	wait "$jpid"
+	cat "$D/java1" >&3
+	grep -q '^woken ' "$D/java1"
+	grep -q '^released ' "$D/java1"
+	# The Redisson client holds (a 30 s watchdog lease) for 2 s; redlock
+	# waits, and is woken by its SPUBLISH long before the lease ends.
+	python3 "$rsn" --port "$own" --sharded lock "$name" --hold 2 \
+	    >"$D/java2" 2>&1 3>&- &
+	jpid=$!
+	wait_for 10 grep -q '^acquired ' "$D/java2"
+	t0=$(now_ms)
+	run -0 --separate-stderr "$RL" -u "$U" exec -w 20s "$name" -- true
+	t1=$(now_ms)
+	wait "$jpid"
+	echo "redlock acquired $((t1 - t0)) ms after the Redisson client did (it held 2 s)" >&3
+	[ $((t1 - t0)) -lt 6000 ]
+}
