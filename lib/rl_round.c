@@ -70,14 +70,17 @@ drop_if_hung_up(struct rl_conn *c)
 }
 
 /* ND may be sent the round's command: connected, and when the script
- * surely publishes, knowing whether its channels are sharded. */
+ * surely publishes, knowing whether its channels are sharded (from an
+ * earlier connection too: a deployment does not change its mode). */
 static int
 ready(const struct rl_round *r, struct rl_node *nd)
 {
-	if (nd->conn.sharded >= 0)
+	if (nd->conn.sharded >= 0) {
 		nd->sharded = nd->conn.sharded;
+		nd->known = 1;
+	}
 	return nd->conn.state == RL_CONN_READY &&
-	    !(r->o.learn && nd->conn.probe);
+	    !(r->o.learn && nd->conn.probe && !nd->known);
 }
 
 /* Join the round: connected already, or connecting now. */

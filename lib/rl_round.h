@@ -61,6 +61,7 @@ struct rl_node {
 	int sharded;		/* its channels are sharded (a Redis 7
 				 * cluster): SPUBLISH, SSUBSCRIBE; learnt
 				 * from the connections' HELLO */
+	int known;		/* sharded was learnt */
 	char *home;		/* after an ASK: the host to go back to */
 	int home_port;
 	int64_t deadline;

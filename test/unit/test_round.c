@@ -1522,6 +1522,15 @@ test_learn_waits_for_hello(void **state)
 	assert_string_equal(srvs[0].cmds[0].argv[10], "SPUBLISH");
 	assert_non_null(nodes[0].reply);
 	rl_round_end(r);
+	/* Known from then on: a new connection does not wait again. */
+	rl_conn_close(&nodes[0].conn);
+	srvs[0].mute = 1;
+	assert_int_equal(rl_round_script(r, nodes, 1, &o, &rl_script_force,
+	    6, keys, 1, args), 0);
+	step_until(r, &srvs[0], 2);
+	assert_int_equal(srvs[0].opens, 2);
+	assert_string_equal(srvs[0].cmds[1].argv[10], "SPUBLISH");
+	rl_round_end(r);
 }
 
 /* TRYAGAIN (the slot's keys half migrated): the command is sent again a
