@@ -120,9 +120,23 @@ move_slot() {
 		redis-cli -p "$src" migrate 127.0.0.1 "$dst" "" 0 5000 \
 		    keys $keys >/dev/null
 	fi
-	for p in $(masters); do
+	assign_slot "$name" "$src" "$dst"
+}
+# assign_slot NAME SRC DST: end the move of NAME's slot from the master on
+# port SRC to the one on DST, its keys moved: every master gives it to DST.
+assign_slot() {
+	local name=$1 src=$2 dst=$3 slot dst_id p
+	slot=$(redis-cli -p "$dst" cluster keyslot "$name")
+	dst_id=$(redis-cli -p "$dst" cluster myid)
+	# The new owner first, then the old one, then the others: an old
+	# owner that hands the slot on before the new one has taken it sends
+	# clients back and forth between them (MOVED from both).
+	for p in "$dst" "$src" $(masters | grep -vx -e "$dst" -e "$src"); do
 		redis-cli -p "$p" cluster setslot "$slot" node "$dst_id" >/dev/null
 	done
+	# Until the new owner's bumped epoch reaches it, a node may still
+	# take the old owner's word for the slot.
+	wait_for 10 eval '[ "$(owner "$name")" = "$dst" ]'
 }
 
 @test "a resharding that moves a held lock's slot during exec leaves COMMAND undisturbed and the lock held" {
@@ -266,16 +280,13 @@ half_move() {
 	echo "$src"
 }
 finish_move() {
-	local slot keys p src=$3 dst_id
+	local slot keys src=$3
 	slot=$(redis-cli -p "$src" cluster keyslot "$1")
-	dst_id=$(redis-cli -p "$2" cluster myid)
 	keys=$(redis-cli -p "$src" cluster getkeysinslot "$slot" 100)
 	# shellcheck disable=SC2086
 	[ -z "$keys" ] || redis-cli -p "$src" migrate 127.0.0.1 "$2" "" 0 \
 	    5000 keys $keys >/dev/null
-	for p in $(masters); do
-		redis-cli -p "$p" cluster setslot "$slot" node "$dst_id" >/dev/null
-	done
+	assign_slot "$1" "$src" "$2"
 }
 
 @test "TRYAGAIN while a lock's keys are half migrated: tried again until --timeout, and acquired once the move ends" {
@@ -331,4 +342,144 @@ finish_move() {
 	wait "$jpid"
 	echo "redlock acquired $((t1 - t0)) ms after the Redisson client did (it held 2 s)" >&3
 	[ $((t1 - t0)) -lt 6000 ]
+}
+
+# The port of a replica of the master on port $1.
+replica_of() {
+	redis-cli -p "$1" cluster replicas "$(redis-cli -p "$1" cluster myid)" |
+	    awk '{ split($2, a, "[:@]"); print a[2]; exit }'
+}
+# The replica on port $1 is connected to its master and in sync.
+link_up() {
+	redis-cli -p "$1" info replication | grep -q '^master_link_status:up'
+}
+# Whether key $2 exists on the replica on port $1 (read there, not
+# redirected to its master).
+replica_exists() {
+	printf 'READONLY\nEXISTS %s\n' "$2" | redis-cli -p "$1" | tail -n 1
+}
+teardown() {
+	# A replica the failover test cut off from its master syncs again.
+	if [ -n "${cut_off-}" ]; then
+		redis-cli -p "$cut_off" config set masteruser "" \
+		    masterauth "" >/dev/null
+	fi
+	# Workers of the fenced store test stop after their turn.
+	if [ -n "${workers-}" ]; then
+		touch "$D/stop"
+		wait_for 30 all_dead "${workers[@]}"
+	fi
+}
+
+@test "CLUSTER FAILOVER where the lock did not survive: COMMAND is terminated and exec exits 79" {
+	# On a name C1 does not serve: C1 stays a master through the
+	# failovers below, as setup and the helpers above expect.
+	name=$(elsewhere job)
+	src=$(owner "$name")
+	# Right after the cluster is made, the master may not know its
+	# replica yet.
+	wait_for 60 eval 'rep=$(replica_of "$src"); [ -n "$rep" ]'
+	wait_for 60 link_up "$rep"
+	# The replica cannot sync any more: it logs in to its master as a
+	# user that does not exist, and its link is cut. What the master
+	# writes from now on stays there.
+	cut_off=$rep
+	redis-cli -p "$rep" config set masteruser redlock-test-nobody \
+	    masterauth nothing >/dev/null
+	redis-cli -p "$rep" client kill type master >/dev/null
+	wait_for 10 eval '! link_up "$rep"'
+	"$RL" -u "$U" exec -t 2s "$name" -- \
+	    sh -c 'echo $$ >"$0/pid"; sleep 8; touch "$0/done"' "$D" \
+	    2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 test -s "$D/pid"
+	[ "$(redis-cli -p "$src" exists "$name")" = 1 ]
+	# A renewal later the replica still has not received it.
+	sleep 1
+	run ! link_up "$rep"
+	[ "$(replica_exists "$rep" "$name")" = 0 ]
+	# The replica takes over without its master's consent; the old
+	# master learns of it, turns into its replica and drops its data.
+	t0=$(now_ms)
+	[ "$(redis-cli -p "$rep" cluster failover takeover)" = OK ]
+	wait_for 10 eval '[ "$(owner "$name")" = "$rep" ]'
+	[ "$(redis-cli -p "$rep" exists "$name")" = 0 ]
+	wait_for 10 dead "$epid"
+	st=0
+	wait "$epid" || st=$?
+	echo "exec exited $st $(($(now_ms) - t0)) ms after the takeover" >&3
+	cat "$D/err" >&3
+	[ "$st" = 79 ]
+	[ "$(wc -l <"$D/err")" = 1 ]
+	grep -q "^redlock: lost the lock on $name while COMMAND ran (it was gone or held by another owner" "$D/err"
+	dead "$(cat "$D/pid")"
+	[ ! -e "$D/done" ]
+	# The renewal found the lock gone: it did not put it back.
+	[ "$(redis-cli -p "$rep" exists "$name")" = 0 ]
+	# The old master rejoins as the new one's replica.
+	redis-cli -p "$rep" config set masteruser "" masterauth "" >/dev/null
+	cut_off=
+	wait_for 60 cluster_ok
+	wait_for 60 link_up "$src"
+	wait_for 30 eval '[ "$(replica_of "$rep")" = "$src" ]'
+}
+
+# Sections the fenced store in $D accepted so far.
+accepted() { "$BATS_TEST_DIRNAME/../torture/check.sh" accepted "$D/store.log"; }
+accepted_beyond() { [ "$(accepted)" -ge "$1" ]; }
+
+@test "exclusion holds through a resharding and a failover, checked by a fenced store" {
+	local i
+	workers=()
+	torture=$BATS_TEST_DIRNAME/../torture
+	name=$(elsewhere turns)
+	src=$(owner "$name")
+	dst=$(masters | grep -vx -e "$C1_PORT" -e "$src" | head -n 1)
+	[ -n "$dst" ]
+	touch "$D/store.log"
+	# Four workers take turns on the name, each turn a critical section
+	# through the fenced store, with a short lease.
+	for i in 1 2 3 4; do
+		"$torture/worker" "$D" "$RL" -u "$U" exec -q -w 10s -t 1s \
+		    "$name" 3>&- &
+		workers+=($!)
+	done
+	wait_for 10 accepted_beyond 5
+	# The name's slot moves to another master while they go on.
+	move_slot "$name" "$dst"
+	[ "$(owner "$name")" = "$dst" ]
+	n=$(accepted)
+	wait_for 10 accepted_beyond $((n + 5))
+	# Then that master's replica takes over from it, gracefully.
+	wait_for 60 eval 'rep=$(replica_of "$dst"); [ -n "$rep" ]'
+	wait_for 60 link_up "$rep"
+	[ "$(redis-cli -p "$rep" cluster failover)" = OK ]
+	wait_for 30 eval '[ "$(owner "$name")" = "$rep" ]'
+	n=$(accepted)
+	wait_for 10 accepted_beyond $((n + 5))
+	touch "$D/stop"
+	wait_for 30 all_dead "${workers[@]}"
+	wait "${workers[@]}"
+	# The demoted master syncs from the new one before the next test.
+	wait_for 60 cluster_ok
+	wait_for 60 link_up "$dst"
+	violations=$("$torture/check.sh" violations "$D/store.log")
+	preempted=$("$torture/check.sh" preempted "$D/store.log")
+	lost=$(grep -cx 79 "$D/outcomes" || :)
+	echo "moved from $src to $dst, failed over to $rep" >&3
+	echo "$(accepted) sections accepted, $preempted preempted," \
+	    "$(grep -c '^reject' "$D/store.log") store writes refused" >&3
+	echo "outcomes: $(sort -n "$D/outcomes" | uniq -c |
+	    awk '{ printf "exit %s: %s  ", $2, $1 }')" >&3
+	if [ -s "$D/stderr" ]; then sed -n 1,10p "$D/stderr" >&3; fi
+	[ -z "$violations" ] || { echo "$violations" >&3; false; }
+	[ "$(accepted)" -ge 10 ]
+	# Only a lost lease (exit 79) may leave a section open to the next.
+	[ "$preempted" -le "$lost" ]
+	run ! grep -q -e AddressSanitizer -e 'runtime error' "$D/stderr"
+	# Every turn ended with COMMAND's status or a lost lease: waiting
+	# through the moves is the waiters' job, not their callers'.
+	[ -z "$(grep -vx -e 0 -e 79 "$D/outcomes")" ]
+	# And every release went through: none left the lock to its lease.
+	[ -z "$(grep -v '^redlock: lost the lock on ' "$D/stderr")" ]
 }

@@ -16,7 +16,7 @@ ttl=600ms
 server=
 cleanup() {
 	touch "$dir/stop"
-	pkill -CONT -f "exec -w 5s --ttl $ttl torture" 2>/dev/null
+	pkill -CONT -f "exec -w 5s --ttl $ttl --kill-after 200ms torture" 2>/dev/null
 	[ -n "$server" ] && kill -9 "$server" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$dir"
@@ -49,21 +49,11 @@ done
 export REDLOCK_URL=redis://127.0.0.1:$port
 cli() { redis-cli -p "$port" "$@"; }
 
-# The critical section: begin and end through the fenced store.
-cs='"$0/store" "$1" begin "$REDLOCK_FENCE" $$ || exit 3
-sleep 0.0$((RANDOM % 9 + 1))
-"$0/store" "$1" end "$REDLOCK_FENCE" $$ || exit 4'
-
-worker() {
-	local s
-	while [ ! -e "$dir/stop" ]; do
-		s=0
-		"$rl" exec -w 5s --ttl "$ttl" --kill-after 200ms torture -- \
-		    bash -c "$cs" "$here" "$dir" 2>>"$dir/stderr" || s=$?
-		echo "$s" >>"$dir/outcomes"
-	done
-}
-for _ in $(seq 1 "$workers"); do worker 2>>"$dir/workers.err" & done
+# Each worker takes turns, each turn a critical section through the store.
+for _ in $(seq 1 "$workers"); do
+	"$here/worker" "$dir" "$rl" exec -w 5s --ttl "$ttl" \
+	    --kill-after 200ms torture 2>>"$dir/workers.err" &
+done
 
 # The injector.
 holder_pid() {
@@ -95,24 +85,15 @@ done
 touch "$dir/stop"
 wait $(jobs -p | grep -v "^$server\$") 2>/dev/null
 
-# The checker: accepted sections (begin and end both accepted) sorted by
-# their begin must not overlap; fencing tokens must rise in that order.
-violations=$(awk '
-	$1 == "begin" { b[$2] = $4 }
-	$1 == "end" && ($2 in b) { print b[$2], $4, $2 }' "$dir/store.log" |
-    sort -n | awk '
-	NR > 1 && $1 < end { print "overlap: section " $3 " began " ($1 - end) / 1e6 " ms before section " fence " ended" }
-	NR > 1 && $3 <= fence { print "token " $3 " not above " fence }
-	{ end = $2; fence = $3 }')
-accepted=$(awk '$1 == "end"' "$dir/store.log" | wc -l)
-# A section that begins while an earlier one is still open preempts it:
-# only a fault (a holder killed, paused or robbed of its key) may cause
-# that, once per fault. A lock that let two holders in would show here
-# even though the fence keeps the store consistent.
-preempted=$(awk '
-	$1 == "begin" { if (open != "") n++; open = $2 }
-	($1 == "end" || $1 == "reject-end") && $2 == open { open = "" }
-	END { print n + 0 }' "$dir/store.log")
+# The checker (check.sh): accepted sections sorted by their begin must not
+# overlap, and their fencing tokens must rise in that order. A section
+# that begins while an earlier one is still open preempts it: only a fault
+# (a holder killed, paused or robbed of its key) may cause that, once per
+# fault. A lock that let two holders in would show there even though the
+# fence keeps the store consistent.
+violations=$("$here/check.sh" violations "$dir/store.log")
+accepted=$("$here/check.sh" accepted "$dir/store.log")
+preempted=$("$here/check.sh" preempted "$dir/store.log")
 faulted=$(grep -c -e '^kill9$' -e '^stop$' -e '^del$' "$dir/faults")
 min=$((seconds / 30))
 [ "$min" -ge 1 ] || min=1
