@@ -160,7 +160,7 @@ assign_slot() {
 	cat "$D/err" >&3
 	echo "exec exited $st" >&3
 	[ "$st" = 0 ]
-	! grep -q lost "$D/err"
+	! grep -q lost "$D/err" || false
 	[ "$(redis-cli -p "$dst" exists job)" = 0 ]
 }
 

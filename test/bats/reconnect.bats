@@ -52,7 +52,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	epid=$!
 	wait_for 5 has_subscribers x 1
 	kill_subs_and_wait "$R_PORT" 1
-	! dead "$epid"
+	! dead "$epid" || false
 	t0=$(date +%s%N)
 	rl unlock --owner "$tok" x
 	st=0
@@ -73,7 +73,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	kill -9 "$(pid_of R)"
 	wait_for 5 dead "$(pid_of R)"
 	sleep 1
-	! dead "$epid"
+	! dead "$epid" || false
 	restart_redis R
 	t0=$(date +%s%N)
 	st=0
@@ -93,7 +93,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	kill -9 "$(pid_of R)"
 	wait_for 10 grep -q "reconnecting until it is back (--wait is forever)" "$D/err"
 	sleep 0.5
-	! dead "$epid"
+	! dead "$epid" || false
 	restart_redis R
 	st=0
 	wait "$epid" || st=$?
@@ -112,8 +112,8 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	done
 	queue=$(rcli lrange "$Q" 0 -1)
 	kill_subs_and_wait "$R_PORT" 2
-	! dead "$p_a"
-	! dead "$p_b"
+	! dead "$p_a" || false
+	! dead "$p_b" || false
 	[ "$(rcli lrange "$Q" 0 -1)" = "$queue" ]
 	t0=$(date +%s%N)
 	rl unlock --owner "$tok" x
@@ -157,7 +157,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	kill -9 "$(pid_of R)"
 	wait_for 10 grep -q "reconnecting until --wait runs out" "$D/err"
 	sleep 0.5
-	! dead "$epid"
+	! dead "$epid" || false
 	t0=$(date +%s%N)
 	kill -INT "$epid"
 	st=0
@@ -187,7 +187,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	for m in M1 M2 M3; do
 		kill_subs_and_wait "$(eval echo "\$${m}_PORT")" 1
 	done
-	! dead "$epid"
+	! dead "$epid" || false
 	t0=$(date +%s%N)
 	"$RL" -u "$URLS" unlock --owner "$tok" x
 	st=0

@@ -230,7 +230,7 @@ watch_lease() {
 	# Past the lease: only renewals on the new master keep it.
 	watch_lease "$R_PORT" x 9000 12000
 	watch_lease "$R_PORT" k 9000 1
-	! dead "$epid"
+	! dead "$epid" || false
 	echo "$(ms_since "$t0") ms after the failover" >&3
 	touch "$D/stop"
 	st=0
@@ -257,7 +257,7 @@ watch_lease() {
 	# renewal is refused with READONLY.
 	demote --no-kill
 	watch_lease "$R_PORT" x 9000 12000
-	! dead "$epid"
+	! dead "$epid" || false
 	touch "$D/stop"
 	st=0
 	wait "$epid" || st=$?
@@ -280,7 +280,7 @@ watch_lease() {
 	# The sentinels see it down after 1 s and promote the replica.
 	wait_for 40 role_is "$R_PORT" master
 	watch_lease "$R_PORT" x 9000 12000
-	! dead "$epid"
+	! dead "$epid" || false
 	touch "$D/stop"
 	st=0
 	wait "$epid" || st=$?
@@ -327,7 +327,7 @@ watch_lease() {
 	failover
 	demote
 	wait_for 30 eval '[ "$(mcli "$R_PORT" pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" -ge 1 ]'
-	! dead "$epid"
+	! dead "$epid" || false
 	t0=$(date +%s%N)
 	run -0 "$RL" -u "$U" unlock --owner "$tok" x
 	st=0
@@ -357,7 +357,7 @@ watch_lease() {
 	wait_for 40 role_is "$R_PORT" master
 	wait_for 10 grep -q "timed out" "$D/err"
 	wait_for 30 sentinels_say "$R_PORT"
-	! dead "$qpid"
+	! dead "$qpid" || false
 	run -0 "$RL" -u "$U" unlock --owner "$tok" x
 	# A new holder, on the new master only, taken from a shell of its own
 	# so that the holder line tells it from the first.
