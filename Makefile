@@ -117,18 +117,7 @@ test:
 		tail -n 1 build/asan/replay/$$f.log; \
 	done
 	mandoc -Tlint -Wwarning man/redlock.1
-	REDLOCK_BIN=$(CURDIR)/build/asan/redlock bats --print-output-on-failure test/bats
-	test/torture/run.sh build/asan/redlock 30
-	@if command -v valkey-server >/dev/null; then \
-		echo "== the same against $$(valkey-server --version | cut -d' ' -f1-3)"; \
-		REDLOCK_TEST_SERVER=valkey-server \
-		    REDLOCK_BIN=$(CURDIR)/build/asan/redlock \
-		    bats --print-output-on-failure test/bats || exit 1; \
-		REDLOCK_TEST_SERVER=valkey-server \
-		    test/torture/run.sh build/asan/redlock 30 || exit 1; \
-	else \
-		echo "== valkey-server is not installed: the suite ran against redis-server only"; \
-	fi
+	tools/suites.sh $(CURDIR)/build/asan/redlock build/asan/suites
 
 # Faults injected while workers take turns; TORTURE_SECONDS=600 for long.
 TORTURE_SECONDS ?= 30

@@ -1,0 +1,45 @@
+#!/bin/sh
+# suites.sh: the bats suite and the torture run against redis-server and,
+# when it is installed, against valkey-server too, the two side by side
+# (most of their time is spent waiting on timers, not on the CPU). Each
+# writes to a log of its own, shown whole when it ends.
+# usage: tools/suites.sh path/to/redlock LOGDIR
+set -u
+rl=$1
+logs=$2
+mkdir -p "$logs"
+
+# suite SERVER: bats, then torture, against SERVER; its log is
+# LOGDIR/SERVER.log and its exit status LOGDIR/SERVER.status.
+suite() {
+	(
+		s=0
+		REDLOCK_TEST_SERVER=$1 REDLOCK_BIN=$rl \
+		    bats --print-output-on-failure test/bats || s=1
+		REDLOCK_TEST_SERVER=$1 test/torture/run.sh "$rl" 30 || s=1
+		echo "$s" >"$logs/$1.status"
+	) >"$logs/$1.log" 2>&1
+}
+
+servers=redis-server
+if command -v valkey-server >/dev/null; then
+	servers="$servers valkey-server"
+else
+	echo "== valkey-server is not installed: the suite runs against redis-server only"
+fi
+for srv in $servers; do
+	rm -f "$logs/$srv.status"
+	echo "== bats and torture against $($srv --version | cut -d' ' -f1-3), log in $logs/$srv.log"
+	suite "$srv" &
+done
+wait
+status=0
+for srv in $servers; do
+	echo "== against $srv"
+	cat "$logs/$srv.log"
+	[ "$(cat "$logs/$srv.status" 2>/dev/null)" = 0 ] || {
+		echo "== FAILED against $srv"
+		status=1
+	}
+done
+exit $status
