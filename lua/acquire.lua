@@ -106,15 +106,24 @@ if fair then
   local flags = ARGV[9] or ''
   local deadline = now_ms + tonumber(ARGV[8])
   local queued_before = redis.call('ZSCORE', KEYS[5], ARGV[2])
-  if queued_before then
-    redis.call('ZADD', KEYS[5], deadline, ARGV[2])
+  local w = redis.call('HGET', KEYS[6], ARGV[2])
+  -- Still live by its own deadline, but out of the queue: a Redisson
+  -- client evicted it, and only ever evicts the head. It goes back there.
+  local restore = not queued_before and w and
+      string.find(flags, 'r', 1, true) and
+      (rl_waiter_deadline(KEYS[6], ARGV[2]) or 0) > now_ms
+  if queued_before or restore then
+    if restore then redis.call('LPUSH', KEYS[4], ARGV[2]) end
+    redis.call('ZADD', KEYS[5], deadline + rl_fair_margin_ms, ARGV[2])
+    redis.call('HSET', KEYS[6], ARGV[2], rl_with_deadline(w, deadline))
   elseif string.find(flags, 'j', 1, true) then
     if string.find(flags, 'r', 1, true) then rejoined = 1 end
     redis.call('RPUSH', KEYS[4], ARGV[2])
-    redis.call('ZADD', KEYS[5], deadline, ARGV[2])
-    local w = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),
-                            user = ARGV[5], cmd = ARGV[6]})
-    w = string.sub(w, 1, -2) .. string.format(',"since_ms":%.0f}', now_ms)
+    redis.call('ZADD', KEYS[5], deadline + rl_fair_margin_ms, ARGV[2])
+    w = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),
+                      user = ARGV[5], cmd = ARGV[6]})
+    w = string.sub(w, 1, -2) ..
+        string.format(',"since_ms":%.0f,"deadline_ms":%.0f}', now_ms, deadline)
     redis.call('HSET', KEYS[6], ARGV[2], w)
   else
     ahead = redis.call('LLEN', KEYS[4])	-- not queued: all are ahead
@@ -130,7 +139,8 @@ if fair then
   end
   head = redis.call('LINDEX', KEYS[4], 0)
   if free and head and head ~= ARGV[2] then
-    local dl = tonumber(redis.call('ZSCORE', KEYS[5], head))
+    local dl = rl_waiter_deadline(KEYS[6], head) or
+               tonumber(redis.call('ZSCORE', KEYS[5], head))
     if dl then head_wait = dl - now_ms end
   end
 end

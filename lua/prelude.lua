@@ -59,10 +59,41 @@ local function rl_may_publish(channel)
   return not ok or r == true
 end
 
+-- A redlock fair waiter's score in the timeout zset: its deadline plus
+-- this margin. Redisson's fair lock judges the same scores by its client's
+-- clock and takes its wait time (300 s by default) off every score at each
+-- handoff; the margin keeps a live redlock waiter from looking dead to it
+-- (a client clock minutes off, handoffs between two heartbeats). redlock
+-- itself judges its waiters by the deadline in the waiters hash, on the
+-- server's clock.
+local rl_fair_margin_ms = 600000
+
+-- The deadline (server clock, ms) of redlock fair waiter OWNER, from its
+-- entry in WAITERS; nil for a waiter that is not redlock's (Redisson's),
+-- or an entry written before deadlines were kept there.
+local function rl_waiter_deadline(waiters, owner)
+  local w = redis.call('HGET', waiters, owner)
+  if not w then return nil end
+  return tonumber(string.match(w, '"deadline_ms":(%d+)'))
+end
+
+-- A waiters hash entry with its deadline set to DEADLINE.
+local function rl_with_deadline(w, deadline)
+  local dl = string.format('"deadline_ms":%.0f', deadline)
+  if not w or string.sub(w, 1, 1) ~= '{' or string.sub(w, -1) ~= '}' or
+      #w < 3 then
+    return '{' .. dl .. '}'
+  end
+  local out, n = string.gsub(w, '"deadline_ms":%d+', dl, 1)
+  if n == 1 then return out end
+  return string.sub(w, 1, -2) .. ',' .. dl .. '}'
+end
+
 -- Drop fair waiters past their deadline (or without one) from the head of
--- QUEUE; returns the first live waiter, or nil. Its cost is the number of
--- dead heads, not the length of the queue. NOW_MS: the server's clock,
--- read here when not given.
+-- QUEUE; returns the first live waiter, or nil. A redlock waiter's
+-- deadline is in WAITERS, anyone else's is its score. Its cost is the
+-- number of dead heads, not the length of the queue. NOW_MS: the server's
+-- clock, read here when not given.
 local function rl_drop_expired(queue, timeout, waiters, now_ms)
   if redis.call('TYPE', queue).ok ~= 'list' then return nil end
   if not now_ms then
@@ -74,7 +105,10 @@ local function rl_drop_expired(queue, timeout, waiters, now_ms)
   while true do
     local head = redis.call('LINDEX', queue, 0)
     if not head then return nil end
-    local dl = zset and tonumber(redis.call('ZSCORE', timeout, head))
+    local dl = hash and rl_waiter_deadline(waiters, head)
+    if not dl then
+      dl = zset and tonumber(redis.call('ZSCORE', timeout, head))
+    end
     if dl and dl > now_ms then return head end
     redis.call('LPOP', queue)
     if zset then redis.call('ZREM', timeout, head) end

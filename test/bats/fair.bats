@@ -383,3 +383,42 @@ dead_head() {
 	run -64 --separate-stderr rl lock --fair --waiter-timeout soon x
 	[ "$(rcli dbsize)" = 0 ]
 }
+
+@test "Redisson's score arithmetic (its wait time taken off every score at a handoff) does not evict live waiters" {
+	tok=$(rl lock -t 30s x)
+	fair_exec 1 -w 30s --waiter-timeout 900ms
+	p1=$fpid
+	wait_for 5 qlen_is 1
+	# A Redisson waiter behind it, 600 s ahead on the server's clock.
+	now=$(rcli time | head -n 1)
+	rcli rpush "$Q" java:1 >/dev/null
+	rcli zadd "$Z" $(((now + 600) * 1000)) java:1 >/dev/null
+	fair_exec 2 -w 30s --waiter-timeout 900ms
+	p2=$fpid
+	wait_for 5 qlen_is 3
+	before=$(rcli lrange "$Q" 0 -1)
+	# What a Redisson RFairLock acquisition does to the others.
+	for w in $before; do rcli zincrby "$Z" -300000 "$w" >/dev/null; done
+	sleep 1.2	# past heartbeats (300 ms) and the waiter timeout
+	[ "$(rcli lrange "$Q" 0 -1)" = "$before" ]
+	rcli lrem "$Q" 0 java:1 >/dev/null
+	rcli zrem "$Z" java:1 >/dev/null
+	rl unlock --owner "$tok" x
+	wait "$p1"
+	wait "$p2"
+	[ "$(tr '\n' ' ' <"$D/order")" = "1 2 " ]
+}
+
+@test "a live waiter that a Redisson client evicted from the head goes back to the head, not the tail" {
+	tok=$(rl lock -t 30s x)
+	queue_fair 2 30s --waiter-timeout 900ms
+	head=$(rcli lindex "$Q" 0)
+	# Redisson evicts a head whose score its client clock finds passed.
+	rcli lpop "$Q" >/dev/null
+	rcli zrem "$Z" "$head" >/dev/null
+	wait_for 5 qlen_is 2
+	[ "$(rcli lindex "$Q" 0)" = "$head" ]
+	rl unlock --owner "$tok" x
+	for p in $pids; do wait "$p"; done
+	[ "$(tr '\n' ' ' <"$D/order")" = "1 2 " ]
+}
