@@ -35,6 +35,12 @@ struct wait {
 	char *subcmd[2];	/* SUBSCRIBE channel, and SSUBSCRIBE where
 				 * channels are sharded, formatted */
 	size_t subcmdlen[2];
+	char *headcmd[2];	/* fair: the same for the lock's channel,
+				 * which the head of the queue listens to
+				 * as well (a plain holder's release) */
+	size_t headcmdlen[2];
+	int head;		/* fair: the caller is the head */
+	int headsub[RL_MAX_NODES];	/* master i was sent headcmd */
 	char doing[2][256];	/* "SUBSCRIBE to channel", for messages */
 	int kind[RL_MAX_NODES];	/* which one master i was sent */
 	int moved[RL_MAX_NODES];	/* MOVED followed by subscriptions */
@@ -125,6 +131,23 @@ sub_failed(struct wait *w, size_t j, int64_t now)
 	note_lost(w);
 }
 
+/* A fair waiter at the head of the queue listens to the lock's channel
+ * too, where a release that wakes no fair waiter (a Redisson RLock's)
+ * publishes; those behind it need not: only the head may take the lock.
+ * Its confirmation counts as a message: one attempt more. */
+static int
+listen_as_head(struct wait *w, size_t j)
+{
+	struct rl_conn *sub = &w->c->nodes[j].sub;
+
+	if (!w->head || w->headcmd[0] == NULL || w->headsub[j] ||
+	    sub->state == RL_CONN_CLOSED)
+		return 0;
+	w->headsub[j] = 1;
+	return rl_conn_send(sub, w->headcmd[w->kind[j]],
+	    w->headcmdlen[w->kind[j]]);
+}
+
 /* Start subscribing where no subscription is. */
 static void
 subscribe_missing(struct wait *w, int64_t now)
@@ -140,8 +163,10 @@ subscribe_missing(struct wait *w, int64_t now)
 		if (w->deadline >= 0 && w->sub_end[j] > w->deadline)
 			w->sub_end[j] = w->deadline;
 		w->kind[j] = nd->sharded > 0;
+		w->headsub[j] = 0;
 		if (rl_conn_open(&nd->sub) < 0 || rl_conn_send(&nd->sub,
-		    w->subcmd[w->kind[j]], w->subcmdlen[w->kind[j]]) < 0)
+		    w->subcmd[w->kind[j]], w->subcmdlen[w->kind[j]]) < 0 ||
+		    listen_as_head(w, j) < 0)
 			sub_failed(w, j, now);
 	}
 }
@@ -376,6 +401,7 @@ static enum rl_err
 attempt(struct wait *w)
 {
 	enum rl_err e;
+	size_t j;
 
 	/* Connecting and answering take at most the time left. */
 	w->c->until_ms = w->deadline;
@@ -387,6 +413,13 @@ attempt(struct wait *w)
 		e = RL_OK;
 	else
 		w->try_backoff = 0;
+	if (w->fair != NULL && w->a->ahead == 0 && !w->head) {
+		w->head = 1;
+		for (j = 0; j < w->c->n; j++)
+			if (listen_as_head(w, j) < 0)
+				return rl_seterr(w->c, RL_ENOMEM,
+				    "out of memory");
+	}
 	note_lost(w);
 	return e;
 }
@@ -440,10 +473,20 @@ subscribe_cmd(struct wait *w, int fair)
 		n = strlen(lockch) + strlen(w->owner) + 2;
 		if ((ch = malloc(n)) != NULL)
 			snprintf(ch, n, "%s:%s", lockch, w->owner);
+		argv[1] = lockch;
+		for (i = 0; i < 2 && len >= 0; i++) {
+			argv[0] = cmd[i];
+			len = redisFormatCommandArgv(&w->headcmd[i], 2, argv,
+			    NULL);
+			w->headcmdlen[i] = len < 0 ? 0 : (size_t)len;
+		}
 		free(lockch);
 	}
-	if (ch == NULL)
+	if (ch == NULL || len < 0) {
+		if (ch != lockch)
+			free(ch);
 		return -1;
+	}
 	argv[1] = ch;
 	for (i = 0; i < 2 && len >= 0; i++) {
 		argv[0] = cmd[i];
@@ -498,8 +541,10 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		e = rl_seterr(c, RL_ENOMEM, "out of memory");
 	else
 		e = wait_loop(&w);
-	redisFreeCommand(w.subcmd[0]);
-	redisFreeCommand(w.subcmd[1]);
+	for (j = 0; j < 2; j++) {
+		redisFreeCommand(w.subcmd[j]);
+		redisFreeCommand(w.headcmd[j]);
+	}
 	for (j = 0; j < c->n; j++)
 		rl_conn_close(&c->nodes[j].sub);
 	if (fair != NULL && !a->acquired)

@@ -138,6 +138,7 @@ if fair then
     end
   end
   head = redis.call('LINDEX', KEYS[4], 0)
+  if head == ARGV[2] then ahead = 0 end
   if free and head and head ~= ARGV[2] then
     local dl = rl_waiter_deadline(KEYS[6], head) or
                tonumber(redis.call('ZSCORE', KEYS[5], head))

@@ -422,3 +422,19 @@ dead_head() {
 	for p in $pids; do wait "$p"; done
 	[ "$(tr '\n' ' ' <"$D/order")" = "1 2 " ]
 }
+
+@test "a Redisson RLock's release, on the lock's channel only, wakes the head fair waiter at once" {
+	python3 "$BATS_TEST_DIRNAME/redisson.py" --port "$R_PORT" lock x \
+	    --hold 1 >"$D/java" 2>&1 3>&- &
+	jpid=$!
+	wait_for 10 grep -q '^acquired ' "$D/java"
+	# A waiter timeout of 60 s: its heartbeat would come only after 20 s.
+	fair_exec 1 -w 30s --waiter-timeout 60s
+	wait_for 5 qlen_is 1
+	wait "$jpid"
+	t0=$(date +%s%N)
+	wait "$fpid"
+	ms=$((($(cat "$D/1.start") - t0) / 1000000))
+	echo "the fair waiter started $ms ms after the Redisson client ended" >&3
+	[ "$ms" -lt 4000 ]
+}
