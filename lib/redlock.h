@@ -221,6 +221,9 @@ struct rl_attempt {
 struct rl_fair {
 	int64_t waiter_timeout_ms;
 	int want_position;	/* report the place in the queue (O(n) LPOS) */
+	int plain;		/* queued, but taking a free lock as a plain
+				 * lock does (rl_acquire: a plain waiter
+				 * behind a holder that is not redlock's) */
 };
 
 enum rl_join {
@@ -240,7 +243,8 @@ enum rl_err rl_try_acquire(rl_client *c, const char *name, const char *owner,
 typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
 
 /* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). Waiting
- * subscribes to the lock's channel (a fair waiter: to its own) and retries
+ * subscribes to the lock's channel (a fair waiter: to its own, and at the
+ * head of the queue to the lock's as well) and retries
  * on each release message or when the lease it was told runs out; a fair
  * waiter also at its heartbeat. Once waiting, a lost connection is not the
  * end: subscriptions and attempts that fail with RL_ECONNECT are retried

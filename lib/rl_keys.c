@@ -71,6 +71,12 @@ rl_keys_status(const struct rl_keys *k, const char **keys)
 	keys[4] = k->waiter;
 }
 
+int
+rl_one_master(const rl_client *c)
+{
+	return c->n == 1;
+}
+
 enum rl_err
 rl_policy(rl_client *c, const char *what)
 {

@@ -62,7 +62,7 @@ acquire_args(struct rl_keys *k, const char *ttl, const char *owner,
 	args[3] = pid;
 	args[4] = meta && meta->user ? meta->user : "";
 	args[5] = meta && meta->cmd ? meta->cmd : "";
-	args[6] = fair ? "fair" : "";
+	args[6] = fair == NULL ? "" : fair->plain ? "queue" : "fair";
 	args[7] = wt;
 	args[8] = flags;
 	args[9] = k->channel;

@@ -8,8 +8,11 @@
 #include <sys/random.h>
 
 #include "rl_client.h"
+#include "rl_keys.h"
 #include "rl_quorum.h"
 
+/* The waiter timeout of a plain waiter that queues (queue_behind_java). */
+#define RL_PLAIN_QUEUE_TIMEOUT_MS 5000
 /* A wait on a lock without expiry (never set by redlock) still retries
  * this often, so a lost release message cannot hang a waiter. */
 #define RL_NO_TTL_RETRY_MS 1000
@@ -519,6 +522,27 @@ leave_queue(rl_client *c, const char *name, const char *owner,
 	memcpy(c->errstr, keep, sizeof(keep));
 }
 
+/* A plain waiter behind a holder that is not redlock's (a Java service)
+ * queues too, since Redisson's fair lock wakes only the head of its queue
+ * and never publishes on the lock's channel; it still takes a free lock
+ * as a plain lock does, and listens to the lock's channel as well. One
+ * master only, as fair locks. 1 when it is to queue. */
+static int
+queue_behind_java(struct wait *w, struct rl_fair *plainq)
+{
+	const struct rl_attempt *a = w->a;
+
+	if (w->fair != NULL || a->owner == NULL || a->host != NULL ||
+	    !rl_one_master(w->c))
+		return 0;
+	plainq->waiter_timeout_ms = RL_PLAIN_QUEUE_TIMEOUT_MS;
+	plainq->want_position = 0;
+	plainq->plain = 1;
+	w->fair = plainq;
+	w->head = 1;
+	return 1;
+}
+
 enum rl_err
 rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
     int64_t wait_ms, const struct rl_meta *meta, const struct rl_fair *fair,
@@ -527,6 +551,7 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	struct wait w = { .c = c, .name = name, .owner = owner,
 	    .ttl_ms = ttl_ms, .meta = meta, .fair = fair, .cb = cb,
 	    .cbarg = cbarg, .a = a, .deadline = -1 };
+	struct rl_fair plainq;
 	enum rl_err e;
 	size_t j;
 
@@ -536,8 +561,12 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
+	if (queue_behind_java(&w, &plainq) && ((e = rl_try_acquire(c, name,
+	    owner, ttl_ms, meta, w.fair, RL_JOIN_YES, a)) != RL_OK ||
+	    a->acquired))
+		return e;
 	w.sub_at = rl_now_ms();
-	if (subscribe_cmd(&w, fair != NULL) < 0)
+	if (subscribe_cmd(&w, w.fair != NULL) < 0)
 		e = rl_seterr(c, RL_ENOMEM, "out of memory");
 	else
 		e = wait_loop(&w);
@@ -547,7 +576,7 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	}
 	for (j = 0; j < c->n; j++)
 		rl_conn_close(&c->nodes[j].sub);
-	if (fair != NULL && !a->acquired)
+	if (w.fair != NULL && !a->acquired)
 		leave_queue(c, name, owner, a);
 	return e;
 }

@@ -10,7 +10,8 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
 -- ARGV[3..6] host, pid, user, command of the caller
--- ARGV[7]  "fair", or "" for a plain lock
+-- ARGV[7]  "fair", "" for a plain lock, or "queue": a plain lock whose
+--          waiter queues as a fair one does
 -- ARGV[8]  fair: waiter timeout in ms (a deadline this far ahead)
 -- ARGV[9]  fair: flags; "j": join the queue when busy, "r": the caller had
 --          joined before, "p": report the caller's position (LPOS, O(n),
@@ -41,8 +42,12 @@
 -- (evicting dead waiters aside).
 rl_pubcmd = ARGV[11] or rl_pubcmd
 local fair = ARGV[7] == 'fair'
+-- "queue": a plain waiter that queues as well (behind a Java holder, whose
+-- fair lock wakes only the head of the queue), taking a free lock as a
+-- plain lock does.
+local queue = fair or ARGV[7] == 'queue'
 local want = {'hash', 'string', 'hash', 'list', 'zset', 'hash'}
-for i = 1, fair and 6 or 3 do
+for i = 1, queue and 6 or 3 do
   local bad = rl_badtype(KEYS[i], want[i])
   if bad then return bad end
 end
@@ -57,7 +62,7 @@ if counter and (#counter > 19 or
 end
 
 local now_us, now_ms = rl_time()
-if fair then rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms) end
+if queue then rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms) end
 
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
   local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
@@ -90,6 +95,9 @@ if free and (not head or head == ARGV[2]) then
     if head then redis.call('LPOP', KEYS[4]) end
     redis.call('ZREM', KEYS[5], ARGV[2])
     redis.call('HDEL', KEYS[6], ARGV[2])
+  elseif queue and redis.call('ZREM', KEYS[5], ARGV[2]) == 1 then
+    redis.call('LREM', KEYS[4], 1, ARGV[2])	-- O(place in the queue)
+    redis.call('HDEL', KEYS[6], ARGV[2])
   end
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
 end
@@ -102,7 +110,7 @@ if not free then
   if tonumber(d.since_ms) then held = now_ms - tonumber(d.since_ms) end
 end
 local position, queued, head_wait, rejoined, ahead = false, false, false, 0, false
-if fair then
+if queue then
   local flags = ARGV[9] or ''
   local deadline = now_ms + tonumber(ARGV[8])
   local queued_before = redis.call('ZSCORE', KEYS[5], ARGV[2])
@@ -112,14 +120,17 @@ if fair then
   local restore = not queued_before and w and
       string.find(flags, 'r', 1, true) and
       (rl_waiter_deadline(KEYS[6], ARGV[2]) or 0) > now_ms
+  -- A plain waiter need not keep its place: no margin, so that Redisson
+  -- drops it on time if it dies.
+  local score = deadline + (fair and rl_fair_margin_ms or 0)
   if queued_before or restore then
     if restore then redis.call('LPUSH', KEYS[4], ARGV[2]) end
-    redis.call('ZADD', KEYS[5], deadline + rl_fair_margin_ms, ARGV[2])
+    redis.call('ZADD', KEYS[5], score, ARGV[2])
     redis.call('HSET', KEYS[6], ARGV[2], rl_with_deadline(w, deadline))
   elseif string.find(flags, 'j', 1, true) then
     if string.find(flags, 'r', 1, true) then rejoined = 1 end
     redis.call('RPUSH', KEYS[4], ARGV[2])
-    redis.call('ZADD', KEYS[5], deadline + rl_fair_margin_ms, ARGV[2])
+    redis.call('ZADD', KEYS[5], score, ARGV[2])
     w = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),
                       user = ARGV[5], cmd = ARGV[6]})
     w = string.sub(w, 1, -2) ..

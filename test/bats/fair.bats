@@ -438,3 +438,40 @@ dead_head() {
 	echo "the fair waiter started $ms ms after the Redisson client ended" >&3
 	[ "$ms" -lt 4000 ]
 }
+
+@test "a plain waiter behind a Java holder queues, so that a Redisson RFairLock's release (to the head only) wakes it at once" {
+	# An RFairLock holder: Redisson's hash, no redlock metadata.
+	rcli hset x 5f1e7c1a-0000-4000-8000-000000000000:41 1 >/dev/null
+	rcli pexpire x 30000 >/dev/null
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 20s x -- \
+	    sh -c 'date +%s%N >"$0/ran"' "$D" 3>&- &
+	epid=$!
+	wait_for 5 qlen_is 1
+	head=$(rcli lindex "$Q" 0)
+	# RFairLock's unlock: the hash goes, and only the head is told.
+	t0=$(date +%s%N)
+	rcli del x >/dev/null
+	rcli publish "redisson_lock__channel:{x}:$head" 0 >/dev/null
+	wait "$epid"
+	ms=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "the plain waiter ran $ms ms after the release (lease had 30 s left)" >&3
+	[ "$ms" -lt 4000 ]
+	# It took the lock as a plain lock does and left the queue.
+	[ "$(qlen)" = 0 ]
+	[ "$(rcli exists "$Z" 'redlock_waiter:{x}')" = 0 ]
+}
+
+@test "a plain waiter behind a Java holder that gives up leaves the queue; behind a redlock holder it does not queue" {
+	rcli hset x 5f1e7c1a-0000-4000-8000-000000000000:41 1 >/dev/null
+	rcli pexpire x 30000 >/dev/null
+	run -75 --separate-stderr rl exec -w 500ms x -- true
+	[ "$(qlen)" = 0 ]
+	rcli del x >/dev/null
+	tok=$(rl lock -t 30s x)
+	rl exec -w 20s x -- true 3>&- &
+	epid=$!
+	sleep 0.5
+	[ "$(qlen)" = 0 ]
+	rl unlock --owner "$tok" x
+	wait "$epid"
+}
