@@ -9,8 +9,10 @@ static int run(struct globals *, int, char **);
 
 const struct cmd cmd_status = {
 	"status", "status [--json] [NAME]",
-	"Show who holds NAME (exit 0) or that it is free (exit 1). Without NAME,\n"
-	"list every lock held with redlock's metadata (exit 0 if any).\n\n"
+	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
+	"Redisson read-write lock; a Redisson semaphore is shown, but is not a\n"
+	"lock (exit 65). Without NAME, list every lock held with redlock's\n"
+	"metadata (exit 0 if any).\n\n"
 	"      --json              one JSON object (an array without NAME)\n"
 	"  -h, --help              show this help\n",
 	run
@@ -63,12 +65,27 @@ json_nodes(rl_client *rc, const struct rl_status *st)
 	fputs("]", stdout);
 }
 
+/* One master's line where it holds NAME: the owner (a read-write lock's
+ * readers in read mode), the lease, the fence ("-" when not recorded). */
+static void
+print_node(const char *url, const struct rl_status *ns)
+{
+	char lease[32], fence[24] = "-";
+
+	rl_duration_format(ns->pttl, lease, sizeof(lease));
+	if (ns->fence >= 0)
+		snprintf(fence, sizeof(fence), "%lld", (long long)ns->fence);
+	printf("  master   %s: held by %s, lease %s left, fence %s\n", esc(url),
+	    ns->owner == NULL && ns->kind == RL_KIND_RWLOCK ? "readers" :
+	    esc(ns->owner), lease, fence);
+}
+
 static void
 print_nodes(rl_client *rc, const struct rl_status *st)
 {
 	struct rl_status ns;
 	const char *err;
-	char url[512], lease[32];
+	char url[512];
 	size_t i;
 
 	printf("  quorum   held on %zu of %zu masters (need %zu)\n",
@@ -80,23 +97,40 @@ print_nodes(rl_client *rc, const struct rl_status *st)
 			    esc(err));
 		else if (!ns.held)
 			printf("  master   %s: free\n", esc(url));
-		else {
-			rl_duration_format(ns.pttl, lease, sizeof(lease));
-			printf("  master   %s: held by %s, lease %s left, fence "
-			    "%lld\n", esc(url), esc(ns.owner), lease,
-			    (long long)ns.fence);
-		}
+		else
+			print_node(url, &ns);
 	}
+}
+
+/* ,"readers":[...] of a read-write lock. */
+static void
+json_readers(const struct rl_status *st)
+{
+	struct rl_reader r;
+	size_t i;
+
+	fputs(",\"readers\":[", stdout);
+	for (i = 0; rl_status_reader(st, i, &r) == 0; i++) {
+		fputs(i ? ",{\"owner\":" : "{\"owner\":", stdout);
+		json_str(stdout, r.owner);
+		json_int(stdout, "holds", r.holds, 1);
+		json_int(stdout, "lease_ms", r.pttl, r.pttl >= 0);
+		fputs("}", stdout);
+	}
+	fputs("]", stdout);
 }
 
 static void
 print_json(rl_client *rc, const char *name, const struct rl_status *st)
 {
+	int rw = st->kind == RL_KIND_RWLOCK;
+
 	fputs("{\"name\":", stdout);
 	json_str(stdout, name);
-	printf(",\"held\":%s", st->held ? "true" : "false");
+	printf(",\"held\":%s,\"kind\":\"%s\"", st->held ? "true" : "false",
+	    rw ? "rwlock" : "lock");
 	if (st->held) {
-		fputs(",\"mode\":\"exclusive\",", stdout);
+		printf(",\"mode\":\"%s\",", rw ? st->mode : "exclusive");
 		json_who(stdout, st->owner, st->host, st->pid, st->user,
 		    st->cmd);
 		json_int(stdout, "since_ms", st->since_ms, st->since_ms >= 0);
@@ -104,11 +138,51 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 		json_int(stdout, "holds", st->holds, 1);
 		json_int(stdout, "lease_ms", st->pttl, st->pttl >= 0);
 		json_int(stdout, "fence", st->fence, st->fence >= 0);
+		if (rw)
+			json_readers(st);
 	}
 	json_int(stdout, "waiting", st->waiting, 1);
 	if (rl_nodes(rc) > 1)
 		json_nodes(rc, st);
 	fputs("}", stdout);
+}
+
+/* One line per reader of a read-write lock. */
+static void
+print_readers(const struct rl_status *st)
+{
+	struct rl_reader r;
+	char d[32];
+	size_t i;
+
+	for (i = 0; rl_status_reader(st, i, &r) == 0; i++) {
+		printf("  reader   %s (%lld hold%s, ", esc(r.owner),
+		    (long long)r.holds, r.holds == 1 ? "" : "s");
+		if (r.pttl >= 0) {
+			rl_duration_format(r.pttl, d, sizeof(d));
+			printf("lease %s left)\n", d);
+		} else
+			printf("no lease left)\n");
+	}
+}
+
+/* A read-write lock without a writer (read mode): the readers, then the
+ * lock's lease. */
+static void
+print_read(const char *name, const struct rl_status *st)
+{
+	char d[32];
+
+	printf("%s: held\n", esc(name));
+	printf("  mode     %s (Redisson read-write lock)\n", st->mode);
+	print_readers(st);
+	printf("  holds    %lld\n", (long long)st->holds);
+	if (st->pttl >= 0) {
+		rl_duration_format(st->pttl, d, sizeof(d));
+		printf("  lease    %s left\n", d);
+	} else
+		printf("  lease    no expiry\n");
+	printf("  waiting  %lld\n", (long long)st->waiting);
 }
 
 static void
@@ -120,6 +194,10 @@ print_long(const char *name, const struct rl_status *st)
 		printf("%s: free\n", esc(name));
 		if (st->waiting > 0)
 			printf("  waiting  %lld\n", (long long)st->waiting);
+		return;
+	}
+	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL) {
+		print_read(name, st);
 		return;
 	}
 	printf("%s: held\n", esc(name));
@@ -147,7 +225,11 @@ print_long(const char *name, const struct rl_status *st)
 		printf("  fence    %lld\n", (long long)st->fence);
 	else
 		printf("  fence    -\n");
-	printf("  mode     exclusive\n");
+	if (st->kind == RL_KIND_RWLOCK) {
+		printf("  mode     %s (Redisson read-write lock)\n", st->mode);
+		print_readers(st);
+	} else
+		printf("  mode     exclusive\n");
 	printf("  waiting  %lld\n", (long long)st->waiting);
 }
 
@@ -162,6 +244,78 @@ print_line(const char *name, const struct rl_status *st)
 	    "%lld, %lld waiting\n", esc(name), esc(st->host), st->pid,
 	    esc(st->cmd), d, l, (long long)st->fence,
 	    (long long)st->waiting);
+}
+
+/* ,"permits":[...] of an expirable semaphore. */
+static void
+json_permits(const struct rl_status *st)
+{
+	struct rl_permit p;
+	size_t i;
+
+	fputs(",\"permits\":[", stdout);
+	for (i = 0; rl_status_permit(st, i, &p) == 0; i++) {
+		fputs(i ? ",{\"id\":" : "{\"id\":", stdout);
+		json_str(stdout, p.id);
+		json_int(stdout, "expires_ms", p.expires_ms, p.expires_ms >= 0);
+		json_int(stdout, "lease_ms", p.left_ms, p.expires_ms >= 0);
+		fputs("}", stdout);
+	}
+	fputs("]", stdout);
+}
+
+static void
+print_permit(const struct rl_permit *p)
+{
+	char t[48], d[32];
+
+	if (p->expires_ms < 0) {
+		printf("  permit   %s: no expiry\n", esc(p->id));
+		return;
+	}
+	format_time(p->expires_ms, t, sizeof(t));
+	rl_duration_format(p->left_ms < 0 ? -p->left_ms : p->left_ms, d,
+	    sizeof(d));
+	if (p->left_ms > 0)
+		printf("  permit   %s: expires %s (%s left)\n", esc(p->id), t, d);
+	else
+		printf("  permit   %s: expired %s (%s ago), not yet given "
+		    "back\n", esc(p->id), t, d);
+}
+
+/* NAME is a Redisson semaphore, not a lock: what it holds. */
+static void
+print_semaphore(const char *name, const struct rl_status *st, int json)
+{
+	int x = st->kind == RL_KIND_EXPIRABLE;
+	struct rl_permit p;
+	size_t i;
+
+	if (json) {
+		fputs("{\"name\":", stdout);
+		json_str(stdout, name);
+		printf(",\"kind\":\"%s\"", x ? "expirable_semaphore" :
+		    "semaphore");
+		json_int(stdout, "permits_free", st->free, 1);
+		if (x) {
+			json_int(stdout, "permits_taken", st->taken, 1);
+			json_permits(st);
+		}
+		fputs("}\n", stdout);
+		return;
+	}
+	printf("%s: not a lock: a Redisson %ssemaphore\n", esc(name),
+	    x ? "permit-expirable " : "");
+	if (x)
+		printf("  permits  %lld free, %lld taken\n", (long long)st->free,
+		    (long long)st->taken);
+	else
+		printf("  permits  %lld free\n", (long long)st->free);
+	for (i = 0; rl_status_permit(st, i, &p) == 0; i++)
+		print_permit(&p);
+	if (x && st->taken > (int64_t)i)
+		printf("  permit   ... and %lld more\n",
+		    (long long)st->taken - (long long)i);
 }
 
 static int
@@ -252,8 +406,12 @@ run(struct globals *g, int argc, char **argv)
 		return status;
 	}
 	if ((e = rl_status(rc, name, &st)) != RL_OK) {
+		if (e == RL_EWRONGTYPE && st.kind != RL_KIND_LOCK)
+			print_semaphore(name, &st, json);
 		status = fail(rc, e, name);
 		rl_client_free(rc);
+		if (flush_stdout() != 0)
+			return EXIT_SOFTWARE;
 		return status;
 	}
 	if (json) {

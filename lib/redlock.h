@@ -105,6 +105,10 @@ int rl_owner_new(char *buf, size_t len);
 /* Redisson's key names: "PREFIX:{NAME}", or "PREFIX:NAME" when NAME
  * already contains "{". Returns a malloc'd string or NULL. */
 char *rl_key(const char *prefix, const char *name);
+/* The other way round, Redisson's suffixName: "{NAME}:SUFFIX", or
+ * "NAME:SUFFIX" when NAME already contains "{"; without SUFFIX (NULL),
+ * "{NAME}" or "NAME". Returns a malloc'd string or NULL. */
+char *rl_key_suffix(const char *name, const char *suffix);
 /* The lock names whose key "PREFIX:..." is KEY, malloc'd into NAMES:
  * "PREFIX:{x}" is the key of both "x" and "{x}", "PREFIX:a{b}" of "a{b}"
  * only, "PREFIX:x" of none. Returns how many (0 to 2), -1 when out of
@@ -284,14 +288,26 @@ enum rl_err rl_force_release(rl_client *c, const char *name, int *deleted,
 enum rl_err rl_renew(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int *ours);
 
+/* What status found at NAME: a lock, or another kind of Redisson's. */
+enum rl_kind {
+	RL_KIND_LOCK,		/* a lock, or nothing */
+	RL_KIND_RWLOCK,		/* RReadWriteLock: mode, writer, readers */
+	RL_KIND_SEMAPHORE,	/* RSemaphore: a string of free permits */
+	RL_KIND_EXPIRABLE	/* RPermitExpirableSemaphore: that, and a
+				 * sorted set of permits taken */
+};
+
+struct redisReply;
+
 struct rl_status {
 	int held;
 	size_t held_on;		/* several masters: nodes where OWNER holds it */
 	size_t answered;	/* several masters: nodes that answered */
 	int64_t waiting;	/* fair waiters queued */
 	int64_t pttl;		/* lease left, ms; -1 when no expiry */
-	const char *owner;
-	int64_t holds;
+	const char *owner;	/* read-write lock: the writer; NULL in read
+				 * mode */
+	int64_t holds;		/* read-write lock in read mode: all readers' */
 	const char *host;	/* NULL when not recorded (Redisson holder) */
 	long pid;		/* 0 when not recorded */
 	const char *user;
@@ -299,12 +315,42 @@ struct rl_status {
 	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
 	int64_t fence;		/* -1 when not recorded */
 	int64_t held_ms;	/* -1 when not recorded */
+	enum rl_kind kind;
+	const char *mode;	/* read-write lock: "read" or "write"; NULL */
+	size_t readers;		/* read-write lock: rl_status_reader() */
+	int64_t free;		/* semaphores (RL_EWRONGTYPE): permits free */
+	int64_t taken;		/* expirable semaphore: permits taken... */
+	size_t permits;		/* ...of which rl_status_permit() lists these */
+	const struct redisReply *list;	/* the readers or the permits */
 	const char *badkey;
 	const char *badtype;
 };
 
-/* One atomic read of the lock; strings valid until the next call. */
+/* One reader of a read-write lock, and its read holds. */
+struct rl_reader {
+	const char *owner;
+	int64_t holds;
+	int64_t pttl;		/* the longest lease left of its (last 100)
+				 * read holds; -1 when none is left */
+};
+
+/* One permit taken from an expirable semaphore. */
+struct rl_permit {
+	const char *id;		/* as Redisson shows it: hex digits */
+	int64_t expires_ms;	/* server clock, ms since the epoch; -1: never */
+	int64_t left_ms;	/* until then (< 0: expired, not yet returned) */
+};
+
+/* One atomic read of the lock; strings valid until the next call. A
+ * Redisson read-write lock is a held lock; a Redisson semaphore is
+ * RL_EWRONGTYPE with ST->kind, ->free and its permits filled in. */
 enum rl_err rl_status(rl_client *c, const char *name, struct rl_status *st);
+/* Reader or permit I of ST (I < st->readers, st->permits): 0, or -1
+ * when there is none. */
+int rl_status_reader(const struct rl_status *st, size_t i,
+    struct rl_reader *r);
+int rl_status_permit(const struct rl_status *st, size_t i,
+    struct rl_permit *p);
 
 /* One entry of the queue command: the holder or a waiter. */
 struct rl_qentry {

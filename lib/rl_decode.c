@@ -140,6 +140,49 @@ rl_decode_renew(const redisReply *r)
 	return r->integer == 1 ? RL_V_YES : RL_V_NO;
 }
 
+/* The array at position I of R (its element count in *N), or NULL. */
+static const redisReply *
+list(const redisReply *r, size_t i, size_t *n)
+{
+	const redisReply *l = elem(r, i);
+
+	if (l == NULL || l->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	*n = l->elements;
+	return l;
+}
+
+/* Wrong type: and if it is a Redisson semaphore, what it holds. */
+static void
+semaphore(const redisReply *r, struct rl_status *st)
+{
+	const char *kind = rl_elem_str(r, RL_R_KIND);
+
+	if (kind != NULL && strcmp(kind, "semaphore") == 0)
+		st->kind = RL_KIND_SEMAPHORE;
+	else if (kind != NULL && strcmp(kind, "expirable") == 0)
+		st->kind = RL_KIND_EXPIRABLE;
+	else
+		return;
+	st->free = rl_elem_int(r, RL_R_FREE, 0);
+	st->taken = rl_elem_int(r, RL_R_TAKEN, 0);
+	st->list = list(r, RL_R_PERMITS, &st->permits);
+}
+
+/* Held: a Redisson read-write lock when the reply names a mode. */
+static void
+rwlock(const redisReply *r, struct rl_status *st)
+{
+	const char *mode = rl_elem_str(r, RL_ST_MODE);
+
+	if (mode == NULL ||
+	    (strcmp(mode, "read") != 0 && strcmp(mode, "write") != 0))
+		return;
+	st->kind = RL_KIND_RWLOCK;
+	st->mode = mode;
+	st->list = list(r, RL_ST_READERS, &st->readers);
+}
+
 enum rl_verdict
 rl_decode_status(const redisReply *r, struct rl_status *st)
 {
@@ -150,14 +193,17 @@ rl_decode_status(const redisReply *r, struct rl_status *st)
 	st->since_ms = -1;
 	st->fence = -1;
 	st->held_ms = -1;
-	if (v == RL_V_WRONGTYPE)
+	if (v == RL_V_WRONGTYPE) {
+		semaphore(r, st);
 		return wrongtype(r, &st->badkey, &st->badtype);
+	}
 	if (v != RL_V_YES && v != RL_V_NO)
 		return v == RL_V_NONE ? v : RL_V_BAD;
 	st->waiting = rl_elem_int(r, RL_ST_WAITING, 0);
 	if (v == RL_V_NO)
 		return v;
 	st->held = 1;
+	rwlock(r, st);
 	st->pttl = rl_elem_int(r, RL_ST_PTTL, -1);
 	st->owner = rl_elem_str(r, RL_ST_OWNER);
 	st->holds = rl_elem_int(r, RL_ST_HOLDS, 0);
@@ -169,6 +215,38 @@ rl_decode_status(const redisReply *r, struct rl_status *st)
 	st->fence = rl_elem_int(r, RL_ST_FENCE, -1);
 	st->held_ms = rl_elem_int(r, RL_ST_HELD_MS, -1);
 	return v;
+}
+
+int
+rl_status_reader(const struct rl_status *st, size_t i, struct rl_reader *rd)
+{
+	const redisReply *e = st->kind == RL_KIND_RWLOCK &&
+	    i < st->readers ? elem(st->list, i) : NULL;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->pttl = -1;
+	if (e == NULL || e->type != REDIS_REPLY_ARRAY)
+		return -1;
+	rd->owner = rl_elem_str(e, RL_RD_OWNER);
+	rd->holds = rl_elem_int(e, RL_RD_HOLDS, 0);
+	rd->pttl = rl_elem_int(e, RL_RD_PTTL, -1);
+	return 0;
+}
+
+int
+rl_status_permit(const struct rl_status *st, size_t i, struct rl_permit *p)
+{
+	const redisReply *e = st->kind == RL_KIND_EXPIRABLE &&
+	    i < st->permits ? elem(st->list, i) : NULL;
+
+	memset(p, 0, sizeof(*p));
+	p->expires_ms = -1;
+	if (e == NULL || e->type != REDIS_REPLY_ARRAY)
+		return -1;
+	p->id = rl_elem_str(e, RL_PM_ID);
+	p->expires_ms = rl_elem_int(e, RL_PM_EXPIRES, -1);
+	p->left_ms = p->expires_ms >= 0 ? rl_elem_int(e, RL_PM_LEFT, 0) : 0;
+	return 0;
 }
 
 enum rl_verdict

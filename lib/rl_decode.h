@@ -24,6 +24,10 @@ enum rl_verdict {
 };
 
 enum { RL_R_VERDICT, RL_R_BADKEY, RL_R_BADTYPE };
+/* status, NAME a Redisson semaphore: {-1, NAME, "string", kind, free,
+ * taken, permits}, each permit {id, expires_ms, left_ms} */
+enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS };
+enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT };
 /* acquire: {1, fence, holds, nopub} */
 enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB };
 /* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,
@@ -38,10 +42,12 @@ enum { RL_FORCE_NOPUB = 1 };
 /* leave: {n, position, nopub} */
 enum { RL_LEAVE_POSITION = 1 };
 /* status: {1, waiting, pttl, owner, holds, host, pid, user, cmd,
- * since_ms, fence, held_ms} | {0, waiting} */
+ * since_ms, fence, held_ms, mode, readers} | {0, waiting}, each reader
+ * {owner, holds, pttl} */
 enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 	RL_ST_PID, RL_ST_USER, RL_ST_CMD, RL_ST_SINCE, RL_ST_FENCE,
-	RL_ST_HELD_MS };
+	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS };
+enum { RL_RD_OWNER, RL_RD_HOLDS, RL_RD_PTTL };
 /* queue: {now_ms, holder, waiter...} (or {-1, key, type}), each entry
  * {owner, ms, host, pid, user, cmd, since_ms} */
 enum { RL_Q_HOLDER = 1, RL_Q_WAITERS };

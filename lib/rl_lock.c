@@ -356,13 +356,27 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	return rl_no_quorum(c, "renew");
 }
 
+/* NAME is one of Redisson's semaphores: what it holds, as an error. */
+static enum rl_err
+semaphore(rl_client *c, const struct rl_status *st)
+{
+	if (st->kind == RL_KIND_SEMAPHORE)
+		return rl_seterr(c, RL_EWRONGTYPE, "it is a Redisson semaphore "
+		    "with %lld permit%s free", (long long)st->free,
+		    st->free == 1 ? "" : "s");
+	return rl_seterr(c, RL_EWRONGTYPE, "it is a Redisson permit-expirable "
+	    "semaphore with %lld permit%s free and %lld taken",
+	    (long long)st->free, st->free == 1 ? "" : "s",
+	    (long long)st->taken);
+}
+
 enum rl_err
 rl_status(rl_client *c, const char *name, struct rl_status *st)
 {
 	struct rl_status per[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
 	struct rl_keys k;
-	const char *keys[5];
+	const char *keys[RL_KEYS_STATUS];
 	enum rl_outcome o;
 	enum rl_err e;
 	size_t j, who = 0;
@@ -371,13 +385,15 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
 	rl_keys_status(&k, keys);
-	e = rl_run(c, NULL, &rl_script_status, 5, keys, 0, NULL);
+	e = rl_run(c, NULL, &rl_script_status, RL_KEYS_STATUS, keys, 0, NULL);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;
 	for (j = 0; j < c->n; j++)
 		v[j] = rl_decode_status(c->nodes[j].reply, &per[j]);
 	o = rl_combine_status(v, per, c->n, st, &who);
+	if (o == RL_OUT_WRONGTYPE && st->kind != RL_KIND_LOCK)
+		return semaphore(c, st);
 	return outcome(c, o, who, "status", "read the lock", st->badkey,
 	    st->badtype);
 }
@@ -398,7 +414,7 @@ enum rl_err
 rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 {
 	struct rl_keys k;
-	const char *keys[5];
+	const char *keys[RL_KEYS_STATUS];
 	enum rl_verdict v;
 	enum rl_err e;
 
@@ -407,7 +423,7 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	    (e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
 	rl_keys_status(&k, keys);
-	e = rl_run(c, NULL, &rl_script_queue, 5, keys, 0, NULL);
+	e = rl_run(c, NULL, &rl_script_queue, RL_KEYS_QUEUE, keys, 0, NULL);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;

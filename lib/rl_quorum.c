@@ -278,16 +278,34 @@ rl_combine_renew(const enum rl_verdict *v, size_t n, int *ours, size_t *yes)
 	return RL_OUT_NO_QUORUM;
 }
 
+/* Who holds it on one master, to compare with the others: the owner; for
+ * a read-write lock in read mode, its first reader (by owner), or the
+ * mode when it has none. NULL when not held. */
+static const char *
+holder(enum rl_verdict v, const struct rl_status *st)
+{
+	struct rl_reader r;
+
+	if (v != RL_V_YES)
+		return NULL;
+	if (st->owner != NULL || st->kind != RL_KIND_RWLOCK)
+		return st->owner;
+	if (rl_status_reader(st, 0, &r) == 0 && r.owner != NULL)
+		return r.owner;
+	return st->mode;
+}
+
 /* Masters whose holder is OWNER. */
 static size_t
 agree(const enum rl_verdict *v, const struct rl_status *per, size_t n,
     const char *owner)
 {
+	const char *h;
 	size_t k, same = 0;
 
 	for (k = 0; k < n; k++)
-		if (v[k] == RL_V_YES && per[k].owner != NULL &&
-		    strcmp(per[k].owner, owner) == 0)
+		if ((h = holder(v[k], &per[k])) != NULL &&
+		    strcmp(h, owner) == 0)
 			same++;
 	return same;
 }
@@ -297,6 +315,7 @@ rl_combine_status(const enum rl_verdict *v, const struct rl_status *per,
     size_t n, struct rl_status *st, size_t *who)
 {
 	size_t j, best = n, best_n = 0, same, first = n;
+	const char *h;
 	struct tally t;
 
 	count(v, n, &t);
@@ -304,8 +323,7 @@ rl_combine_status(const enum rl_verdict *v, const struct rl_status *per,
 	if (t.wrongtype > 0 || (t.bad > 0 && t.bad == t.answered)) {
 		enum rl_outcome o = odd(&t, who);
 
-		st->badkey = per[*who].badkey;
-		st->badtype = per[*who].badtype;
+		*st = per[*who];	/* the key, and a semaphore's permits */
 		return o;
 	}
 	if (t.answered == 0)
@@ -313,9 +331,9 @@ rl_combine_status(const enum rl_verdict *v, const struct rl_status *per,
 	for (j = 0; j < n; j++) {
 		if (first == n && (v[j] == RL_V_YES || v[j] == RL_V_NO))
 			first = j;
-		if (v[j] != RL_V_YES || per[j].owner == NULL)
+		if ((h = holder(v[j], &per[j])) == NULL)
 			continue;
-		if ((same = agree(v, per, n, per[j].owner)) > best_n) {
+		if ((same = agree(v, per, n, h)) > best_n) {
 			best_n = same;
 			best = j;
 		}

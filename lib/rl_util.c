@@ -130,6 +130,20 @@ rl_key(const char *prefix, const char *name)
 	return k;
 }
 
+char *
+rl_key_suffix(const char *name, const char *suffix)
+{
+	size_t n = strlen(name) + (suffix ? strlen(suffix) : 0) + 4;
+	char *k = malloc(n);
+	int brace = strchr(name, '{') != NULL;
+
+	if (k == NULL)
+		return NULL;
+	snprintf(k, n, "%s%s%s%s%s", brace ? "" : "{", name, brace ? "" : "}",
+	    suffix ? ":" : "", suffix ? suffix : "");
+	return k;
+}
+
 /* A copy of the N bytes at S, or NULL (out of memory, or a NUL in it:
  * no name has one). */
 static char *

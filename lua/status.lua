@@ -1,28 +1,124 @@
--- status: who holds lock NAME and how many wait for it, read atomically.
--- KEYS[1]  NAME                           hash: owner -> hold count
+-- status: who holds lock NAME and how many wait for it, read atomically;
+-- or, where Redisson keeps another kind at NAME, what is there.
+-- KEYS[1]  NAME                           hash: owner -> hold count; a
+--                                         read-write lock has 'mode' too
 -- KEYS[2]  redlock_holder:{NAME}          hash: owner -> JSON metadata
 -- KEYS[3]  redisson_lock_queue:{NAME}     list: fair waiters
 -- KEYS[4]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
+-- KEYS[6]  {NAME}:timeout                 zset: permit id -> expiry (ms) of
+--                                         a permit-expirable semaphore
+-- KEYS[7]  {NAME}                         only named: a read hold's lease
+--                                         is {NAME}:OWNER:rwlock_timeout:N
 -- Returns {0, waiting}                  free
 --         {1, waiting, pttl, owner, holds, host, pid, user, cmd, since_ms,
---          fence, held_ms}              held; unknown fields are nil;
---                                       fence is a decimal string
+--          fence, held_ms, mode, readers}
+--                                       held; unknown fields are nil;
+--                                       fence is a decimal string. mode is
+--                                       nil for an exclusive lock (readers
+--                                       {}), else
+--                                       'read' or 'write': then owner and
+--                                       holds are the writer's (read mode:
+--                                       nil and all read holds), readers
+--                                       {{owner, holds, pttl}...} by owner,
+--                                       pttl the longest lease of its last
+--                                       100 read holds, nil when none is
+--                                       left
 --         {-1, key, type}               KEY is not of the type a lock needs
+--         {-1, NAME, 'string', kind, free, taken, permits}
+--                                       NAME is a Redisson semaphore: kind
+--                                       'semaphore' or 'expirable'; taken
+--                                       and permits {{id, expires_ms,
+--                                       left_ms}...} (the first 100 to
+--                                       expire; nil expiry: none) are the
+--                                       expirable one's, 0 and {} else
+
+-- Redisson's expiry for a permit without a lease.
+local NO_EXPIRY = 922337203685477
+
+-- A permit id as Redisson shows it: the hex digits of its bytes.
+local function permit_id(m)
+  if string.match(m, '^[0-9a-f]+$') then return m end
+  return (string.gsub(m, '.', function(c)
+    return string.format('%02x', string.byte(c))
+  end))
+end
+
+-- NAME is a string: a Redisson semaphore when it holds a whole number.
+local function semaphore()
+  local v = redis.call('GET', KEYS[1])
+  if #v > 15 or not string.match(v, '^%-?%d+$') then return nil end
+  if redis.call('TYPE', KEYS[6]).ok ~= 'zset' then
+    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}}
+  end
+  local _, now_ms = rl_time()
+  local z = redis.call('ZRANGE', KEYS[6], 0, 99, 'WITHSCORES')
+  local permits = {}
+  for i = 1, #z, 2 do
+    local at = math.max(tonumber(z[i + 1]) or NO_EXPIRY, 0)
+    local forever = at >= NO_EXPIRY
+    permits[#permits + 1] = {permit_id(z[i]), (not forever) and at,
+                             (not forever) and (at - now_ms)}
+  end
+  return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
+          redis.call('ZCARD', KEYS[6]), permits}
+end
+
+-- The reply for a held lock: OWNER's metadata (none for false or a
+-- Redisson holder) around what the caller found.
+local function held(waiting, owner, holds, mode, readers)
+  local json = owner and redis.call('HGET', KEYS[2], owner)
+  local d = rl_decode(json)
+  local _, now_ms = rl_time()
+  local since = tonumber(d.since_ms)
+  return {1, waiting, redis.call('PTTL', KEYS[1]), owner, holds,
+          d.host or false, tonumber(d.pid) or false, d.user or false,
+          d.cmd or false, since or false, rl_fence(json),
+          since and (now_ms - since) or false, mode, readers}
+end
+
+-- The longest lease left of OWNER's read holds N, N-1, ... (100 at most).
+local function read_lease(owner, n)
+  local best = false
+  for i = n, math.max(1, n - 99), -1 do
+    local left = redis.call('PTTL', KEYS[7] .. ':' .. owner ..
+                            ':rwlock_timeout:' .. i)
+    if left >= 0 and (not best or left > best) then best = left end
+  end
+  return best
+end
+
+-- A Redisson read-write lock in MODE: the writer, and the readers.
+local function rwlock(waiting, mode)
+  local f = redis.call('HGETALL', KEYS[1])
+  local writer, wholds, rholds, readers = false, 0, 0, {}
+  for i = 1, #f, 2 do
+    local n = tonumber(f[i + 1])
+    local w = string.match(f[i], '^(.*):write$')
+    if w and n then
+      writer, wholds = w, n
+    elseif f[i] ~= 'mode' and n then
+      rholds = rholds + n
+      readers[#readers + 1] = {f[i], n, read_lease(f[i], n)}
+    end
+  end
+  table.sort(readers, function(a, b) return a[1] < b[1] end)
+  return held(waiting, writer, writer and wholds or rholds, mode, readers)
+end
+
+if redis.call('TYPE', KEYS[1]).ok == 'string' then
+  local sem = semaphore()
+  if sem then return sem end
+end
 local want = {'hash', 'hash', 'list', 'zset', 'hash'}
 for i = 1, 5 do
   local bad = rl_badtype(KEYS[i], want[i])
   if bad then return bad end
 end
 local waiting = redis.call('LLEN', KEYS[3])
+local mode = redis.call('HGET', KEYS[1], 'mode')
+if mode == 'read' or mode == 'write' then return rwlock(waiting, mode) end
 local owner = redis.call('HKEYS', KEYS[1])[1]
 if not owner then return {0, waiting} end
-local json = redis.call('HGET', KEYS[2], owner)
-local d = rl_decode(json)
-local _, now_ms = rl_time()
-local since = tonumber(d.since_ms)
-return {1, waiting, redis.call('PTTL', KEYS[1]), owner,
-        tonumber(redis.call('HGET', KEYS[1], owner)) or 0,
-        d.host or false, tonumber(d.pid) or false, d.user or false,
-        d.cmd or false, since or false, rl_fence(json),
-        since and (now_ms - since) or false}
+local holds = tonumber(redis.call('HGET', KEYS[1], owner)) or 0
+return held(waiting, owner, holds, false, {})

@@ -42,6 +42,10 @@ setup() {
 	for p in $(masters); do redis-cli -p "$p" flushall >/dev/null; done
 }
 
+# tag NAME: Redisson's prefix of NAME's own keys, {NAME}, or NAME when it
+# has a brace already.
+tag() { case $1 in *'{'*) echo "$1" ;; *) echo "{$1}" ;; esac; }
+
 # The ports of the masters (that serve slots: a node is a master without
 # any for a while after the cluster is made), and the one that serves
 # NAME's slot.
@@ -83,6 +87,23 @@ ccli() { redis-cli -c -p "$C1_PORT" "$@"; }
 	done
 	# The names fell on every master, not only the one in the URL.
 	[ "$(tr ' ' '\n' <<<"$seen" | sort -u | grep -c .)" = 3 ]
+}
+
+@test "status reads Redisson read-write locks and semaphores on every master: their keys share the name's slot" {
+	local n a=b5c3a1f2-0000-4000-8000-000000000001:57 seen=""
+	for n in rw1 rw2 rw3 rw4 'x{rw5}'; do
+		ccli hset "$n" mode read "$a" 1 >/dev/null
+		ccli pexpire "$n" 30000 >/dev/null
+		ccli set "$(tag "$n"):$a:rwlock_timeout:1" 1 px 30000 >/dev/null
+		run -0 --separate-stderr "$RL" -u "$U" status --json "$n"
+		echo "$output" | jq -e '.mode == "read" and .readers[0].lease_ms > 20000'
+		ccli set "s$n" 2 >/dev/null
+		ccli zadd "$(tag "s$n"):timeout" 922337203685477 abcd >/dev/null
+		run -65 --separate-stderr "$RL" -u "$U" status --json "s$n"
+		echo "$output" | jq -e '.permits_free == 2 and .permits[0].id == "abcd"'
+		seen="$seen $(owner "$n") $(owner "s$n")"
+	done
+	[ "$(tr ' ' '\n' <<<"$seen" | sort -u | grep -c .)" -ge 2 ]
 }
 
 @test "a fair queue on a name another master serves: the waiter is handed the lock" {

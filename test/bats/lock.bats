@@ -266,6 +266,166 @@ name' >/dev/null
 	[[ $stderr == *"held by owner b5c3a1f2-0000-4000-8000-000000000001:57"* ]]
 }
 
+# Redisson's other kinds, written as Redisson's scripts leave them
+# (RedissonReadLock, RedissonWriteLock, RedissonSemaphore,
+# RedissonPermitExpirableSemaphore); owners are UUID:threadId.
+A=b5c3a1f2-0000-4000-8000-000000000001
+B=0c0ffee0-0000-4000-8000-000000000002
+C=5eed5eed-0000-4000-8000-000000000003
+
+# snapshot: every key with its type, a digest of its value (DUMP) and its
+# expiry (PEXPIRETIME: absolute, so it does not tick away): equal before
+# and after a command that changed nothing.
+snapshot() {
+	local k
+	rcli --scan | LC_ALL=C sort | while IFS= read -r k; do
+		printf '%s %s %s %s\n' "$k" "$(rcli type "$k")" \
+		    "$(rcli dump "$k" | sha1sum | cut -d' ' -f1)" \
+		    "$(rcli pexpiretime "$k")"
+	done
+}
+
+# iso MS: MS since the epoch as status prints it, 2026-11-22T04:30:00.123Z.
+iso() { echo "$(date -u -d "@$(($1 / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d $(($1 % 1000)))Z"; }
+
+@test "status shows a Redisson read lock: mode read, each reader with its holds and lease, exit 0, nothing changed" {
+	# A read twice, B once, C once with its lease key gone (a dead reader).
+	rcli hset rw mode read "$A:57" 2 "$B:12" 1 "$C:3" 1 >/dev/null
+	rcli pexpire rw 60000 >/dev/null
+	rcli set "{rw}:$A:57:rwlock_timeout:1" 1 px 20000 >/dev/null
+	rcli set "{rw}:$A:57:rwlock_timeout:2" 1 px 60000 >/dev/null
+	rcli set "{rw}:$B:12:rwlock_timeout:1" 1 px 40000 >/dev/null
+	before=$(snapshot)
+	run -0 --separate-stderr rl status rw
+	assert_equal "$stderr" ''
+	assert_line --index 0 'rw: held'
+	assert_line --index 1 '  mode     read (Redisson read-write lock)'
+	# Readers by owner; each with the longest lease of its read holds.
+	assert_line --index 2 --regexp "^  reader   $B:12 \(1 hold, lease (3[0-9]|40)\.[0-9]s left\)\$"
+	assert_line --index 3 "  reader   $C:3 (1 hold, no lease left)"
+	assert_line --index 4 --regexp "^  reader   $A:57 \(2 holds, lease (1m00s|5[0-9]\.[0-9]s) left\)\$"
+	assert_line --index 5 '  holds    4'
+	assert_line --index 6 --regexp '^  lease    .* left$'
+	assert_line --index 7 '  waiting  0'
+	refute_line --partial 'owner'
+	run -0 --separate-stderr rl status --json rw
+	echo "$output" | jq -e --arg a "$A:57" --arg b "$B:12" --arg c "$C:3" '
+	    .held and .kind == "rwlock" and .mode == "read" and .owner == null
+	    and .holds == 4 and .lease_ms > 40000 and .fence == null
+	    and (.readers | map(.owner)) == [$b, $c, $a]
+	    and (.readers | map(.holds)) == [1, 1, 2]
+	    and .readers[0].lease_ms > 30000 and .readers[0].lease_ms <= 40000
+	    and .readers[1].lease_ms == null
+	    and .readers[2].lease_ms > 40000 and .waiting == 0'
+	[ "$(snapshot)" = "$before" ]
+	# One script call reads it all.
+	run -0 toplevel rl status rw
+	assert_output $'HELLO\nEVALSHA'
+}
+
+@test "status shows a Redisson write lock: mode write, the writer and its holds, its own read holds, exit 0" {
+	# A holds the write lock twice, and took the read lock under it once.
+	rcli hset w mode write "$A:57:write" 2 "$A:57" 1 >/dev/null
+	rcli pexpire w 30000 >/dev/null
+	rcli set "{w}:$A:57:rwlock_timeout:1" 1 px 30000 >/dev/null
+	before=$(snapshot)
+	run -0 --separate-stderr rl status w
+	assert_equal "$stderr" ''
+	assert_line --index 0 'w: held'
+	assert_line "  owner    $A:57"
+	assert_line '  holds    2'
+	assert_line '  fence    -'
+	assert_line '  mode     write (Redisson read-write lock)'
+	assert_line --regexp "^  reader   $A:57 \(1 hold, lease [0-9.]+s left\)\$"
+	refute_line --partial 'exclusive'
+	run -0 --separate-stderr rl status --json w
+	echo "$output" | jq -e --arg a "$A:57" '
+	    .held and .kind == "rwlock" and .mode == "write" and .owner == $a
+	    and .holds == 2 and .lease_ms > 20000 and .host == null
+	    and .readers == [{"owner": $a, "holds": 1, "lease_ms": .readers[0].lease_ms}]
+	    and .readers[0].lease_ms > 20000'
+	[ "$(snapshot)" = "$before" ]
+}
+
+@test "status says a Redisson semaphore is not a lock, with its free permits: exit 65, nothing changed" {
+	rcli set s 3 >/dev/null
+	before=$(snapshot)
+	run -65 --separate-stderr rl status s
+	assert_output $'s: not a lock: a Redisson semaphore\n  permits  3 free'
+	assert_equal "$stderr" 'redlock: s is not a lock: it is a Redisson semaphore with 3 permits free; nothing was changed, choose another name'
+	run -65 --separate-stderr rl status --json s
+	echo "$output" | jq -e '. == {"name": "s", "kind": "semaphore", "permits_free": 3}'
+	[ "$(snapshot)" = "$before" ]
+	# Not listed without NAME: it has no holder record.
+	run -1 --separate-stderr rl status
+	assert_output ''
+	# A string that is not a number is no semaphore: only its type.
+	rcli set t x3 >/dev/null
+	run -65 --separate-stderr rl status --json t
+	assert_output ''
+	assert_equal "$stderr" 'redlock: t is not a lock: key t holds a string; nothing was changed, choose another name'
+}
+
+@test "status lists the permits taken from a Redisson permit-expirable semaphore: exit 65, nothing changed" {
+	now=$(server_ms)
+	exp=$((now + 60000))
+	gone=$((now - 5000))
+	# Permit ids are 16 random bytes; Redisson shows them in hex.
+	rcli set p 1 >/dev/null
+	rcli zadd '{p}:timeout' "$exp" $'\x8c\x1e\xa1\xb2\xc3\xd4\xe5\xf6\x07\x18\x29\x3a\x4b\x5c\x6d\x7e' \
+	    922337203685477 $'\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10' >/dev/null
+	before=$(snapshot)
+	run -65 --separate-stderr rl status p
+	assert_line --index 0 'p: not a lock: a Redisson permit-expirable semaphore'
+	assert_line --index 1 '  permits  1 free, 2 taken'
+	assert_line --index 2 --regexp "^  permit   8c1ea1b2c3d4e5f60718293a4b5c6d7e: expires $(iso "$exp") \(([0-9.]+s|1m00s) left\)\$"
+	assert_line --index 3 '  permit   0102030405060708090a0b0c0d0e0f10: no expiry'
+	assert_equal "${#lines[@]}" 4
+	assert_equal "$stderr" 'redlock: p is not a lock: it is a Redisson permit-expirable semaphore with 1 permit free and 2 taken; nothing was changed, choose another name'
+	run -65 --separate-stderr rl status --json p
+	echo "$output" | jq -e --argjson exp "$exp" '
+	    .name == "p" and .kind == "expirable_semaphore"
+	    and .permits_free == 1 and .permits_taken == 2
+	    and .permits[0] == {"id": "8c1ea1b2c3d4e5f60718293a4b5c6d7e",
+	        "expires_ms": $exp, "lease_ms": .permits[0].lease_ms}
+	    and .permits[0].lease_ms > 50000 and .permits[0].lease_ms <= 60000
+	    and .permits[1] == {"id": "0102030405060708090a0b0c0d0e0f10",
+	        "expires_ms": null, "lease_ms": null}'
+	[ "$(snapshot)" = "$before" ]
+	# A permit past its expiry stays until Redisson's next call gives it
+	# back; status says so and leaves it there.
+	rcli zadd '{p}:timeout' "$gone" deadbeefdeadbeefdeadbeefdeadbeef >/dev/null
+	before=$(snapshot)
+	run -65 --separate-stderr rl status p
+	assert_line --index 1 '  permits  1 free, 3 taken'
+	assert_line --index 2 --regexp "^  permit   deadbeefdeadbeefdeadbeefdeadbeef: expired $(iso "$gone") \([0-9.]+s ago\), not yet given back\$"
+	run -65 --separate-stderr rl status --json p
+	echo "$output" | jq -e '.permits[0].lease_ms <= -5000 and .permits_taken == 3'
+	[ "$(snapshot)" = "$before" ]
+	[ "$(rcli zcard '{p}:timeout')" = 3 ]
+	[ "$(rcli get p)" = 1 ]
+	# The 100 that expire first are listed, and how many more there are.
+	rcli zadd '{p}:timeout' $(for i in $(seq 1 100); do echo "$((exp + i)) $(printf %032x "$i")"; done) >/dev/null
+	run -65 --separate-stderr rl status p
+	assert_line --index 1 '  permits  1 free, 103 taken'
+	assert_line --index 102 '  permit   ... and 3 more'
+	run -65 --separate-stderr rl status --json p
+	echo "$output" | jq -e '.permits_taken == 103 and (.permits | length) == 100'
+}
+
+@test "status finds Redisson's read hold leases and permits of a name with braces under NAME:..." {
+	rcli hset 'a{b}' mode read "$A:57" 1 >/dev/null
+	rcli pexpire 'a{b}' 30000 >/dev/null
+	rcli set "a{b}:$A:57:rwlock_timeout:1" 1 px 30000 >/dev/null
+	run -0 --separate-stderr rl status --json 'a{b}'
+	echo "$output" | jq -e '.mode == "read" and .readers[0].lease_ms > 20000'
+	rcli set 'c{d}' 0 >/dev/null
+	rcli zadd 'c{d}:timeout' 922337203685477 $'\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5\xf4\xf3\xf2\xf1\xf0' >/dev/null
+	run -65 --separate-stderr rl status --json 'c{d}'
+	echo "$output" | jq -e '.kind == "expirable_semaphore" and .permits_taken == 1
+	    and .permits[0].id == "fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0"'
+}
+
 @test "control characters in names and metadata are escaped on output" {
 	rl lock $'a\033[2Jb' >/dev/null
 	run -0 --separate-stderr rl status $'a\033[2Jb'
@@ -360,7 +520,7 @@ no_keepalive() { ! keepalives >/dev/null; }
 }
 
 @test "a closed stderr or stdout never carries messages or output into the Redis connection" {
-	rcli set w 1 >/dev/null
+	rcli set w foo >/dev/null
 	rl lock -t 30s x >/dev/null
 	rcli config resetstat >/dev/null
 	# The connection would be descriptor 2: /dev/null is there, and the
@@ -375,7 +535,7 @@ no_keepalive() { ! keepalives >/dev/null; }
 	run -0 --separate-stderr eval 'rl status >&- 2>&-'
 	run -0 rcli info errorstats
 	refute_output --partial errorstat_ERR
-	[ "$(rcli get w)" = 1 ]
+	[ "$(rcli get w)" = foo ]
 }
 
 @test "status without NAME lists x and {x}, which share one holder key" {

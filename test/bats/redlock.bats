@@ -166,6 +166,34 @@ down() { stop_redis "$(pid_of "$1")"; }
 	[ "$(holding x)" = 0 ]
 }
 
+@test "status: a Redisson read lock is held where a quorum has the same readers; a semaphore on one master is not a lock" {
+	a=b5c3a1f2-0000-4000-8000-000000000001:57
+	b=0c0ffee0-0000-4000-8000-000000000002:12
+	for m in M1 M2 M3; do
+		mcli "$m" hset rw mode read "$a" 1 >/dev/null
+		mcli "$m" pexpire rw 30000 >/dev/null
+	done
+	mcli M5 hset rw mode read "$b" 1 >/dev/null
+	run -0 --separate-stderr rlm status rw
+	assert_line --index 0 'rw: held'
+	assert_line '  mode     read (Redisson read-write lock)'
+	assert_line "  reader   $a (1 hold, no lease left)"
+	assert_line '  quorum   held on 3 of 5 masters (need 3)'
+	assert_line --regexp "^  master   redis://127.0.0.1:$M1_PORT: held by readers, lease [0-9.]+s left, fence -\$"
+	assert_line "  master   redis://127.0.0.1:$M4_PORT: free"
+	run -0 --separate-stderr rlm status --json rw
+	echo "$output" | jq -e --arg a "$a" '.held and .mode == "read" and .held_on == 3
+	    and .readers == [{"owner": $a, "holds": 1, "lease_ms": null}]'
+	mcli M3 del rw >/dev/null
+	run -1 --separate-stderr rlm status rw
+	assert_line --index 0 'rw: free'
+	mcli M2 set s 2 >/dev/null
+	run -65 --separate-stderr rlm status s
+	assert_output $'s: not a lock: a Redisson semaphore\n  permits  2 free'
+	[ "$(mcli M2 get s)" = 2 ]
+	[ "$(holding s)" = 1 ]
+}
+
 @test "REDLOCK_FENCE is the largest token among the masters that granted it" {
 	mcli M4 set 'redisson_lock_token:{x}' 9999999999999999 >/dev/null
 	run -0 rlm exec x -- sh -c 'echo "$REDLOCK_FENCE"'

@@ -94,6 +94,22 @@ huge(const uint8_t *data, size_t size)
 	return 0;
 }
 
+/* Every reader and permit a status reply lists, read to the end. */
+static void
+status_lists(const struct rl_status *st)
+{
+	struct rl_reader r;
+	struct rl_permit p;
+	size_t i;
+
+	for (i = 0; rl_status_reader(st, i, &r) == 0; i++)
+		if (r.owner != NULL)
+			(void)strlen(r.owner);
+	for (i = 0; rl_status_permit(st, i, &p) == 0; i++)
+		if (p.id != NULL)
+			(void)strlen(p.id);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -122,6 +138,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rl_renew(c, "x", "o:1", 1000, &ours);
 		if (rl_status(c, "x", &st) == RL_OK && st.owner != NULL)
 			(void)strlen(st.owner);
+		status_lists(&st);
 		rl_queue(c, "x", &q);
 		rl_queue_clear(&q);
 		rl_client_free(c);

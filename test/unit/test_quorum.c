@@ -421,6 +421,101 @@ test_decode_status(void **state)
 }
 
 static void
+test_decode_status_rwlock(void **state)
+{
+	struct rl_status st;
+	struct rl_reader r;
+
+	(void)state;
+	/* Read mode: no writer, all read holds, readers by owner. */
+	assert_int_equal(rl_decode_status(R("*14|:1|:0|:29000|nil|:3|nil|nil|"
+	    "nil|nil|nil|nil|nil|$read|*2|*3|$a:1|:2|:28000|*3|$b:2|:1|nil"),
+	    &st), RL_V_YES);
+	assert_true(st.held);
+	assert_int_equal(st.kind, RL_KIND_RWLOCK);
+	assert_string_equal(st.mode, "read");
+	assert_null(st.owner);
+	assert_int_equal(st.holds, 3);
+	assert_int_equal(st.pttl, 29000);
+	assert_int_equal(st.readers, 2);
+	assert_int_equal(rl_status_reader(&st, 0, &r), 0);
+	assert_string_equal(r.owner, "a:1");
+	assert_int_equal(r.holds, 2);
+	assert_int_equal(r.pttl, 28000);
+	assert_int_equal(rl_status_reader(&st, 1, &r), 0);
+	assert_string_equal(r.owner, "b:2");
+	assert_int_equal(r.pttl, -1);	/* no lease key left */
+	assert_int_equal(rl_status_reader(&st, 2, &r), -1);
+	assert_int_equal(rl_status_reader(&st, 9, &r), -1);
+	/* Write mode: the writer is the owner; no readers. */
+	assert_int_equal(rl_decode_status(R("*14|:1|:0|:900|$w:7|:2|nil|nil|"
+	    "nil|nil|nil|nil|nil|$write|*0"), &st), RL_V_YES);
+	assert_int_equal(st.kind, RL_KIND_RWLOCK);
+	assert_string_equal(st.owner, "w:7");
+	assert_int_equal(st.holds, 2);
+	assert_int_equal(st.readers, 0);
+	assert_int_equal(rl_status_reader(&st, 0, &r), -1);
+	/* An exclusive lock: no mode, no readers to ask for. */
+	assert_int_equal(rl_decode_status(R("*14|:1|:0|:900|$o:1|:1|nil|nil|"
+	    "nil|nil|nil|nil|nil|nil|*0"), &st), RL_V_YES);
+	assert_int_equal(st.kind, RL_KIND_LOCK);
+	assert_null(st.mode);
+	/* A mode it does not know, readers that are not arrays: no kind. */
+	assert_int_equal(rl_decode_status(R("*14|:1|:0|:900|$o:1|:1|nil|nil|"
+	    "nil|nil|nil|nil|nil|$other|:5"), &st), RL_V_YES);
+	assert_int_equal(st.kind, RL_KIND_LOCK);
+	assert_int_equal(rl_decode_status(R("*14|:1|:0|:900|nil|:1|nil|nil|"
+	    "nil|nil|nil|nil|nil|$read|:5"), &st), RL_V_YES);
+	assert_int_equal(st.kind, RL_KIND_RWLOCK);
+	assert_int_equal(st.readers, 0);
+	assert_int_equal(rl_decode_status(R("*14|:1|:0|:900|nil|:1|nil|nil|"
+	    "nil|nil|nil|nil|nil|$read|*1|$a:1"), &st), RL_V_YES);
+	assert_int_equal(st.readers, 1);
+	assert_int_equal(rl_status_reader(&st, 0, &r), -1);
+}
+
+static void
+test_decode_status_semaphores(void **state)
+{
+	struct rl_status st;
+	struct rl_permit p;
+
+	(void)state;
+	assert_int_equal(rl_decode_status(R("*7|:-1|$s|$string|$semaphore|"
+	    ":3|:0|*0"), &st), RL_V_WRONGTYPE);
+	assert_false(st.held);
+	assert_int_equal(st.kind, RL_KIND_SEMAPHORE);
+	assert_string_equal(st.badkey, "s");
+	assert_string_equal(st.badtype, "string");
+	assert_int_equal(st.free, 3);
+	assert_int_equal(rl_status_permit(&st, 0, &p), -1);
+	assert_int_equal(rl_decode_status(R("*7|:-1|$p|$string|$expirable|"
+	    ":-1|:5|*2|*3|$8c1e|:1700000060000|:-2500|*3|$0102|nil|nil"),
+	    &st), RL_V_WRONGTYPE);
+	assert_int_equal(st.kind, RL_KIND_EXPIRABLE);
+	assert_int_equal(st.free, -1);
+	assert_int_equal(st.taken, 5);
+	assert_int_equal(st.permits, 2);
+	assert_int_equal(rl_status_permit(&st, 0, &p), 0);
+	assert_string_equal(p.id, "8c1e");
+	assert_true(p.expires_ms == 1700000060000LL);
+	assert_int_equal(p.left_ms, -2500);
+	assert_int_equal(rl_status_permit(&st, 1, &p), 0);
+	assert_string_equal(p.id, "0102");
+	assert_int_equal(p.expires_ms, -1);
+	assert_int_equal(rl_status_permit(&st, 2, &p), -1);
+	/* Another kind, or none: only the key and its type. */
+	assert_int_equal(rl_decode_status(R("*7|:-1|$s|$string|$latch|:3|:0|"
+	    "*0"), &st), RL_V_WRONGTYPE);
+	assert_int_equal(st.kind, RL_KIND_LOCK);
+	assert_int_equal(rl_status_permit(&st, 0, &p), -1);
+	assert_int_equal(rl_decode_status(R("*5|:-1|$s|$string|$expirable|"
+	    ":3"), &st), RL_V_WRONGTYPE);
+	assert_int_equal(st.kind, RL_KIND_EXPIRABLE);
+	assert_int_equal(st.permits, 0);
+}
+
+static void
 test_decode_leave(void **state)
 {
 	int64_t pos = -9;
@@ -864,6 +959,16 @@ test_combine_status(void **state)
 		"*2|:0|:0", "*3|:-1|$x|$string", NULL,
 	};
 	static const char *const one_free[] = { "*2|:0|:2" };
+	static const char *const readers[] = {
+		"*14|:1|:0|:900|nil|:1|nil|nil|nil|nil|nil|nil|nil|$read|"
+		    "*1|*3|$a:1|:1|:800",
+		"*2|:0|:0",
+		"*14|:1|:0|:950|nil|:1|nil|nil|nil|nil|nil|nil|nil|$read|"
+		    "*1|*3|$a:1|:1|:850",
+	};
+	static const char *const semaphore[] = {
+		"*2|:0|:0", NULL, "*7|:-1|$s|$string|$semaphore|:4|:0|*0",
+	};
 	struct rl_status per[3], st;
 	enum rl_verdict v[3];
 	size_t who = 99;
@@ -895,6 +1000,23 @@ test_combine_status(void **state)
 	assert_int_equal(who, 1);
 	assert_string_equal(st.badkey, "x");
 	assert_string_equal(st.badtype, "string");
+
+	/* A read-write lock in read mode: the same readers agree. */
+	status_replies(3, readers, v, per);
+	assert_int_equal(rl_combine_status(v, per, 3, &st, &who), RL_OUT_OK);
+	assert_true(st.held);
+	assert_int_equal(st.held_on, 2);
+	assert_int_equal(st.kind, RL_KIND_RWLOCK);
+	assert_null(st.owner);
+	assert_int_equal(st.readers, 1);
+
+	/* A semaphore on one master: its permits come along. */
+	status_replies(3, semaphore, v, per);
+	assert_int_equal(rl_combine_status(v, per, 3, &st, &who),
+	    RL_OUT_WRONGTYPE);
+	assert_int_equal(who, 2);
+	assert_int_equal(st.kind, RL_KIND_SEMAPHORE);
+	assert_int_equal(st.free, 4);
 
 	/* One master, free. */
 	status_replies(1, one_free, v, per);
@@ -1030,6 +1152,8 @@ main(void)
 		T(test_decode_force),
 		T(test_decode_renew),
 		T(test_decode_status),
+		T(test_decode_status_rwlock),
+		T(test_decode_status_semaphores),
 		T(test_decode_leave),
 		T(test_decode_queue),
 		T(test_decode_runid),

@@ -331,6 +331,19 @@ test_keys(void **state)
 	k = rl_key("redisson_lock_token", "a{b}");
 	assert_string_equal(k, "redisson_lock_token:a{b}");
 	free(k);
+	/* Redisson's suffixName, and the bare hash tag. */
+	k = rl_key_suffix("sem", "timeout");
+	assert_string_equal(k, "{sem}:timeout");
+	free(k);
+	k = rl_key_suffix("a{b}", "timeout");
+	assert_string_equal(k, "a{b}:timeout");
+	free(k);
+	k = rl_key_suffix("rw", NULL);
+	assert_string_equal(k, "{rw}");
+	free(k);
+	k = rl_key_suffix("a{b}", NULL);
+	assert_string_equal(k, "a{b}");
+	free(k);
 	/* "x" and "{x}" both have the key "redlock_holder:{x}". */
 	assert_int_equal(names("redlock_holder:{deploy}", 23, n), 2);
 	assert_string_equal(n[0], "deploy");
