@@ -104,7 +104,7 @@ end
 
 local owner, pttl, d, held = false, false, {}, false
 if not free then
-  owner = redis.call('HKEYS', KEYS[1])[1]
+  owner = rl_holder(KEYS[1])
   pttl = redis.call('PTTL', KEYS[1])
   d = owner and rl_decode(redis.call('HGET', KEYS[3], owner)) or {}
   if tonumber(d.since_ms) then held = now_ms - tonumber(d.since_ms) end

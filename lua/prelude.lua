@@ -68,6 +68,15 @@ end
 -- server's clock.
 local rl_fair_margin_ms = 600000
 
+-- Who holds lock hash KEY: its first owner; a Redisson read-write lock's
+-- first reader or writer, not its "mode" field.
+local function rl_holder(key)
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    if f ~= 'mode' then return f end
+  end
+  return nil
+end
+
 -- The deadline (server clock, ms) of redlock fair waiter OWNER, from its
 -- entry in WAITERS; nil for a waiter that is not redlock's (Redisson's),
 -- or an entry written before deadlines were kept there.

@@ -22,7 +22,7 @@ local function since(d)
   return false
 end
 local out = {now_ms}
-local owner = redis.call('HKEYS', KEYS[1])[1]
+local owner = rl_holder(KEYS[1])
 if owner then
   local d = rl_decode(redis.call('HGET', KEYS[2], owner))
   out[2] = {owner, redis.call('PTTL', KEYS[1]), d.host or false,

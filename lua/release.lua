@@ -22,6 +22,9 @@ rl_pubcmd = ARGV[3] or rl_pubcmd
 local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
 if bad then return bad end
 local holds = tonumber(redis.call('HGET', KEYS[1], ARGV[1]))
+-- A Redisson read-write lock ("mode", and a lease key per read hold) is
+-- never redlock's to give back: taking a count off would strand its keys.
+if redis.call('HEXISTS', KEYS[1], 'mode') == 1 then holds = nil end
 if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
 if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
 redis.call('DEL', KEYS[1])

@@ -557,3 +557,17 @@ no_keepalive() { ! keepalives >/dev/null; }
 	assert_output --regexp '^x: held by '
 	[ "${#lines[@]}" = 1 ]
 }
+
+@test "a Redisson read lock: unlock with a reader's token exits 1 and changes nothing; a busy attempt names a reader, not the mode field" {
+	rcli hset rw mode read "$A:57" 2 >/dev/null
+	rcli pexpire rw 60000 >/dev/null
+	rcli set "{rw}:$A:57:rwlock_timeout:1" 1 px 60000 >/dev/null
+	rcli set "{rw}:$A:57:rwlock_timeout:2" 1 px 60000 >/dev/null
+	before=$(snapshot)
+	run -1 --separate-stderr rl unlock --owner "$A:57" rw
+	[ "$(snapshot)" = "$before" ]
+	run -75 --separate-stderr rl lock -n rw
+	[[ $stderr == *"held by owner $A:57,"* ]]
+	[[ $stderr != *"owner mode"* ]]
+	[ "$(snapshot)" = "$before" ]
+}
