@@ -1,35 +1,68 @@
 #!/usr/bin/env python3
-"""redisson.py: a Redisson RLock client on the wire, for tests.
+"""redisson.py: a Redisson RLock or RFairLock client on the wire, for tests.
 
 usage:
-  redisson.py --port P [--host H] [--sharded] [--id UUID:TID]
+  redisson.py --port P [--host H] [--sharded] [--id UUID:TID] [--fair]
+              [--fair-wait MS] [--skew MS] [--label L]
               lock NAME [--wait SECONDS] [--lease MS] [--hold SECONDS]
-              [--watchdog MS]
-  redisson.py --port P [--host H] [--sharded] unlock NAME --id UUID:TID
+              [--watchdog MS] [--keep]
+  redisson.py --port P [--host H] [--sharded] [--fair] [--skew MS]
+              [--label L] unlock NAME --id UUID:TID
+  (--id, --fair, --fair-wait, --skew and --label also after the command)
 
-Speaks to one server the way Redisson's RedissonLock does (RESP2 over a raw
-socket, standard library only), so that tests can show that redlock and
-Java services using Redisson exclude and wake each other:
+Speaks to one server the way Redisson's RedissonLock (or, with --fair,
+RedissonFairLock) does (RESP2 over a raw socket, standard library only),
+so that tests can show that redlock and Java services using Redisson
+exclude, queue behind and wake each other:
 
   lock hash      NAME: field UUID:TID -> hold count, PEXPIRE = lease
   channel        redisson_lock__channel:{NAME} (NAME itself when it has a
                  "{": the hash tag is kept), message "0" on a release
   unlock latch   redisson_unlock_latch:{NAME}:REQUEST, kept for the
                  length of Redisson's retries and deleted after the release
+  --fair only:
+  queue          redisson_lock_queue:{NAME}, list of UUID:TID, head first
+  timeouts       redisson_lock_timeout:{NAME}, zset UUID:TID -> deadline
+                 in ms on the clock of the client that wrote it
+  own channel    redisson_lock__channel:{NAME}:UUID:TID, where a fair
+                 release wakes the head of the queue, and only there
 
-lock: tries the lock; while it is busy, subscribes to the lock's channel
-on a second connection (SUBSCRIBE, or SSUBSCRIBE with --sharded) and
-tries again on each message ("message" or "smessage" push) or when the
-TTL the attempt returned has run out, as RedissonLock.tryLock does; waits
-for ever without --wait, and makes no last attempt when --wait runs out
-(neither does tryLock). Only messages "0" (unlock) and "1" (read unlock)
-wake it, as in LockPubSub; others are reported on stderr. Once acquired, holds it for --hold seconds
+lock: tries the lock; while it is busy, subscribes on a second connection
+(SUBSCRIBE, or SSUBSCRIBE with --sharded) and tries again on each message
+("message" or "smessage" push) or when the TTL the attempt returned has
+run out, as RedissonLock.tryLock does; waits for ever without --wait, and
+makes no last attempt when --wait runs out (neither does tryLock). Only
+messages "0" (unlock) and "1" (read unlock) wake it, as in LockPubSub;
+others are reported on stderr. Once acquired, holds it for --hold seconds
 (default 0), then releases one hold, publishing "0" with PUBLISH (SPUBLISH
 with --sharded) if it was the last. Without --lease the lease is the
 watchdog's, --watchdog ms (Redisson's lockWatchdogTimeout, default 30000),
 renewed every third of it while held; with --lease there is no renewal.
+--keep: exit once acquired, still holding (no watchdog, no release; give
+--lease, and release later with unlock).
 --id is the hash field (default: a fresh UUID, thread 1); the same --id in
 two processes is one Redisson thread re-entering.
+
+--fair: RedissonFairLock. The attempt first drops dead waiters from the
+head of the queue (a deadline at or before the client's clock); takes a
+free lock if the queue is empty or this thread is its head, and then
+lowers every queued deadline by the wait time; re-enters a hold; else
+answers the lock's PTTL (at least 0: behind a live head of a free lock it
+tries again at once, and again, as current Redisson does) if already
+queued, or joins the tail with the deadline (the last waiter's deadline,
+else now + the lock's PTTL) + the wait time, and answers the time to the
+last waiter's deadline (else the PTTL). The wait time is --fair-wait ms
+(Redisson's fairLockWaitTimeout, threadWaitTime: default 300000), or
+--wait when given, as tryLock(waitTime, ...) passes it. The client
+subscribes to its own channel, not the lock's. When --wait runs out it
+leaves the queue as acquireFailedAsync does: every waiter behind it has
+its deadline lowered by the wait time, and nobody is woken. A release
+drops dead heads, then publishes "0" on the channel of the head of the
+queue only (none: nothing is published); releasing a lock that is gone
+counts as released, as in Redisson.
+--skew MS: the client's clock runs MS ahead (negative: behind); it is the
+"current time" the fair scripts are given (Redisson passes the JVM's
+System.currentTimeMillis(), never the server's TIME).
 
 unlock: releases one hold of NAME by --id, publishing as a release does.
 
@@ -43,7 +76,10 @@ Redis 7 or later), and then subscribes with SSUBSCRIBE and passes SPUBLISH
 to its release scripts; on a single server or Sentinel it always uses
 SUBSCRIBE and PUBLISH.
 
-Prints, flushed, one line per event, times from time.monotonic():
+Prints, flushed, one line per event, times from time.monotonic(). With
+--label L each line is "EVENT L" or "EVENT L T", T from the wall clock
+(seconds since the epoch), so that several clients writing to one file,
+and other programs, can be told apart and their times compared:
   subscribed                 the lock was busy; the subscription is confirmed
   woken T                    an unlock message came on the channel
   acquired T
@@ -109,6 +145,120 @@ redis.call('pexpire', KEYS[1], ARGV[1])
 return 1
 """
 
+# RedissonFairLock. Deadlines in the timeout zset are on the clock of the
+# client that wrote them: each script below is given the caller's clock.
+# The dead heads of the queue go first (a deadline at or before the clock;
+# an entry without one stays), nothing else is looked at.
+DROP_DEAD_HEADS = """
+while true do
+  local head = redis.call('lindex', KEYS[2], 0)
+  if not head then break end
+  local deadline = redis.call('zscore', KEYS[3], head)
+  if not deadline or tonumber(deadline) > tonumber(%s) then break end
+  redis.call('zrem', KEYS[3], head)
+  redis.call('lpop', KEYS[2])
+end
+"""
+
+# tryLockInnerAsync (EVAL_LONG): after the dead heads, take a free lock if
+# nobody queues or this thread is the head, and then lower every queued
+# deadline by the wait time; or re-enter. Otherwise a queued thread is
+# answered the lock's PTTL (0 when it is free or has none); a new one joins
+# the tail with the deadline (the last waiter's, or now + the lock's PTTL)
+# + the wait time, and is answered the time to the last waiter's deadline
+# (or the PTTL).
+# KEYS[1] NAME  KEYS[2] queue  KEYS[3] timeouts
+# ARGV[1] lease ms  ARGV[2] UUID:TID  ARGV[3] wait ms  ARGV[4] client's clock ms
+FAIR_LOCK = DROP_DEAD_HEADS % "ARGV[4]" + """
+local now, wait = tonumber(ARGV[4]), tonumber(ARGV[3])
+if redis.call('exists', KEYS[1]) == 0 and
+    (redis.call('exists', KEYS[2]) == 0 or
+     redis.call('lindex', KEYS[2], 0) == ARGV[2]) then
+  redis.call('lpop', KEYS[2])
+  redis.call('zrem', KEYS[3], ARGV[2])
+  for _, waiter in ipairs(redis.call('zrange', KEYS[3], 0, -1)) do
+    redis.call('zincrby', KEYS[3], -wait, waiter)
+  end
+  redis.call('hset', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return false
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return false
+end
+if redis.call('zscore', KEYS[3], ARGV[2]) then
+  return math.max(0, redis.call('pttl', KEYS[1]))
+end
+local last = redis.call('lindex', KEYS[2], -1)
+local last_deadline = last and last ~= ARGV[2] and
+    redis.call('zscore', KEYS[3], last)
+local ttl
+if last_deadline then
+  ttl = tonumber(last_deadline) - now
+else
+  ttl = redis.call('pttl', KEYS[1])
+end
+if redis.call('zadd', KEYS[3], ttl + wait + now, ARGV[2]) == 1 then
+  redis.call('rpush', KEYS[2], ARGV[2])
+end
+return ttl
+"""
+
+# acquireFailedAsync: the wait ran out. Every waiter behind UUID:TID has
+# its deadline lowered by the wait time, then UUID:TID leaves the list and
+# the zset. Nobody is woken, even when it was the head of a free lock.
+# KEYS[1] queue  KEYS[2] timeouts  ARGV[1] UUID:TID  ARGV[2] wait ms
+FAIR_GIVE_UP = """
+local behind = false
+for _, waiter in ipairs(redis.call('lrange', KEYS[1], 0, -1)) do
+  if behind then
+    redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), waiter)
+  elseif waiter == ARGV[1] then
+    behind = true
+  end
+end
+redis.call('zrem', KEYS[2], ARGV[1])
+redis.call('lrem', KEYS[1], 0, ARGV[1])
+"""
+
+# unlockInnerAsync of the fair lock: the latch as in UNLOCK; the dead heads
+# go first; a lock that is gone counts as released and wakes the head;
+# otherwise one hold of UUID:TID is given back, and the last one deletes
+# NAME and wakes the head of the queue on its own channel, CHANNEL:HEAD.
+# Nothing is published on the lock's channel.
+# KEYS[1] NAME  KEYS[2] queue  KEYS[3] timeouts  KEYS[4] channel
+# KEYS[5] unlock latch
+# ARGV[1] message "0"  ARGV[2] lease ms  ARGV[3] UUID:TID
+# ARGV[4] client's clock ms  ARGV[5] PUBLISH or SPUBLISH
+# ARGV[6] latch lifetime ms
+# Returns 1 released (or gone), 0 holds remain, nil held by another.
+FAIR_UNLOCK = """
+local seen = redis.call('get', KEYS[5])
+if seen then return tonumber(seen) end
+""" + DROP_DEAD_HEADS % "ARGV[4]" + """
+local function wake_head()
+  local head = redis.call('lindex', KEYS[2], 0)
+  if head then redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1]) end
+end
+if redis.call('exists', KEYS[1]) == 0 then
+  wake_head()
+  redis.call('set', KEYS[5], 1, 'px', ARGV[6])
+  return 1
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return false end
+if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[5], 0, 'px', ARGV[6])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call('set', KEYS[5], 1, 'px', ARGV[6])
+wake_head()
+return 1
+"""
+
 UNLOCK_MESSAGE = b"0"		# LockPubSub.UNLOCK_MESSAGE
 READ_UNLOCK_MESSAGE = b"1"	# LockPubSub.READ_UNLOCK_MESSAGE (wakes all)
 # (timeout 3000 + retryInterval 1500) * retryAttempts 3, Redisson's defaults
@@ -123,7 +273,17 @@ class RedisError(Exception):
     pass
 
 
+LABEL = None	# --label
+
+
+def stamp():
+    """The time of an event: monotonic, or the wall clock with --label."""
+    return time.monotonic() if LABEL is None else time.time()
+
+
 def say(word, t=None):
+    if LABEL is not None:
+        word += " " + LABEL
     print(word if t is None else "%s %.6f" % (word, t), flush=True)
 
 
@@ -239,12 +399,27 @@ class Lock:
         self.opts = opts
         self.name = opts.name
         self.field = opts.id or "%s:1" % uuid.uuid4()
+        self.fair = opts.fair
         self.channel = hashtagged("redisson_lock__channel", self.name)
+        if self.fair:
+            self.queue = hashtagged("redisson_lock_queue", self.name)
+            self.timeouts = hashtagged("redisson_lock_timeout", self.name)
+            # RedissonFairLock.subscribe: the thread's own channel
+            self.listen = self.channel + ":" + self.field
+        else:
+            self.listen = self.channel
         self.sub_cmd = "SSUBSCRIBE" if opts.sharded else "SUBSCRIBE"
         self.pub_cmd = "SPUBLISH" if opts.sharded else "PUBLISH"
         self.conn = Conn(opts.host, opts.port)
         # internalLockLeaseTime: the lease given, else the watchdog's
         self.lease = getattr(opts, "lease", None) or getattr(opts, "watchdog", 30000)
+        # threadWaitTime, replaced by tryLock's wait time when there is one
+        wait = getattr(opts, "wait", None)
+        self.fair_wait = int(wait * 1000) if wait and wait > 0 else opts.fair_wait
+
+    def now_ms(self):
+        """System.currentTimeMillis() of a client whose clock is --skew off."""
+        return int(time.time() * 1000) + self.opts.skew
 
     def eval(self, script, keys, args):
         try:
@@ -253,11 +428,26 @@ class Lock:
             expect_ok(e, "EVAL")
 
     def try_acquire(self):
-        """None when acquired, else the lock's PTTL in ms."""
+        """None when acquired, else the TTL in ms to wait for at most."""
+        if self.fair:
+            return self.eval(FAIR_LOCK, [self.name, self.queue, self.timeouts],
+                             [self.lease, self.field, self.fair_wait, self.now_ms()])
         return self.eval(LOCK, [self.name], [self.lease, self.field])
+
+    def acquire_failed(self):
+        """acquireFailedAsync: RFairLock leaves the queue; RLock has nothing to do."""
+        if self.fair:
+            self.eval(FAIR_GIVE_UP, [self.queue, self.timeouts],
+                      [self.field, self.fair_wait])
 
     def acquire(self, wait):
         """RedissonLock.tryLock(wait, lease) (lock() when WAIT is None)."""
+        if not self.wait_for_lock(wait):
+            self.acquire_failed()
+            return False
+        return True
+
+    def wait_for_lock(self, wait):
         start = time.monotonic()
         ttl = self.try_acquire()
         if ttl is None:
@@ -267,7 +457,7 @@ class Lock:
             return False
         sub = Conn(self.opts.host, self.opts.port)
         try:
-            sub.send(self.sub_cmd, self.channel)
+            sub.send(self.sub_cmd, self.listen)
             v = sub.read(left)
             if v is None:
                 return False
@@ -303,9 +493,9 @@ class Lock:
             expect_ok(v, self.sub_cmd)
             if isinstance(v, list) and len(v) == 3 and v[0] in (b"message", b"smessage"):
                 if v[2] in (UNLOCK_MESSAGE, READ_UNLOCK_MESSAGE):
-                    say("woken", time.monotonic())
+                    say("woken", stamp())
                     return
-                print("redisson.py: ignored message %r on %s" % (v[2], self.channel),
+                print("redisson.py: ignored message %r on %s" % (v[2], self.listen),
                       file=sys.stderr, flush=True)
             elif isinstance(v, list) and v and v[0] in (b"sunsubscribe", b"unsubscribe"):
                 # the server dropped a sharded subscription (slot moved away)
@@ -324,7 +514,7 @@ class Lock:
             if watchdog and now >= next_renewal:
                 if self.eval(RENEW, [self.name], [self.lease, self.field]) != 1:
                     return	# gone: the watchdog stops; unlock will say so
-                say("renewed", time.monotonic())
+                say("renewed", stamp())
                 next_renewal += every
                 continue
             until = min(end, next_renewal) if watchdog else end
@@ -333,9 +523,15 @@ class Lock:
     def release(self):
         """RedissonBaseLock.unlockAsync: the script, then the latch deleted."""
         latch = hashtagged("redisson_unlock_latch", self.name) + ":" + secrets.token_hex(16)
-        r = self.eval(UNLOCK, [self.name, self.channel, latch],
-                      [UNLOCK_MESSAGE, self.lease, self.field, self.pub_cmd, LATCH_MS])
-        t = time.monotonic()
+        if self.fair:
+            r = self.eval(FAIR_UNLOCK,
+                          [self.name, self.queue, self.timeouts, self.channel, latch],
+                          [UNLOCK_MESSAGE, self.lease, self.field, self.now_ms(),
+                           self.pub_cmd, LATCH_MS])
+        else:
+            r = self.eval(UNLOCK, [self.name, self.channel, latch],
+                          [UNLOCK_MESSAGE, self.lease, self.field, self.pub_cmd, LATCH_MS])
+        t = stamp()
         try:
             self.conn.call("DEL", latch)
         except RedisError as e:
@@ -355,6 +551,10 @@ def main():
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--sharded", action="store_true")
     p.add_argument("--id")
+    p.add_argument("--fair", action="store_true")
+    p.add_argument("--fair-wait", type=int, default=300000)
+    p.add_argument("--skew", type=int, default=0)
+    p.add_argument("--label")
     sp = p.add_subparsers(dest="cmd", required=True)
     lk = sp.add_parser("lock")
     lk.add_argument("name")
@@ -362,21 +562,35 @@ def main():
     lk.add_argument("--lease", type=int)
     lk.add_argument("--hold", type=float, default=0.0)
     lk.add_argument("--watchdog", type=int, default=30000)
-    lk.add_argument("--id", default=argparse.SUPPRESS)
+    lk.add_argument("--keep", action="store_true")
     ul = sp.add_parser("unlock")
     ul.add_argument("name")
-    ul.add_argument("--id", default=argparse.SUPPRESS)
+    for sub in (lk, ul):
+        # also after the command, as --id always was
+        sub.add_argument("--id", default=argparse.SUPPRESS)
+        sub.add_argument("--fair", action="store_true", default=argparse.SUPPRESS)
+        sub.add_argument("--fair-wait", type=int, default=argparse.SUPPRESS)
+        sub.add_argument("--skew", type=int, default=argparse.SUPPRESS)
+        sub.add_argument("--label", default=argparse.SUPPRESS)
     opts = p.parse_args()
     if opts.cmd == "unlock" and not opts.id:
         p.error("unlock needs --id UUID:TID")
     if opts.id is not None and ":" not in opts.id:
         p.error("--id is UUID:TID")
+    if opts.fair_wait <= 0:
+        p.error("--fair-wait is a number of milliseconds above 0")
+    if opts.cmd == "lock" and opts.keep and opts.lease is None:
+        p.error("--keep needs --lease (nothing renews a kept lock)")
+    global LABEL
+    LABEL = opts.label
     lock = Lock(opts)
     if opts.cmd == "unlock":
         return lock.release()
     if not lock.acquire(opts.wait):
         return 1
-    say("acquired", time.monotonic())
+    say("acquired", stamp())
+    if opts.keep:
+        return 0
     lock.hold(opts.hold)
     return lock.release()
 
