@@ -62,7 +62,11 @@ if counter and (#counter > 19 or
 end
 
 local now_us, now_ms = rl_time()
-if queue then rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms) end
+local dropped = 0
+if queue then
+  local _
+  _, dropped = rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms)
+end
 
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
   local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
@@ -154,6 +158,9 @@ if queue then
     local dl = rl_waiter_deadline(KEYS[6], head) or
                tonumber(redis.call('ZSCORE', KEYS[5], head))
     if dl then head_wait = dl - now_ms end
+    -- Dead heads dropped before a free lock: the new head may be one
+    -- that only a message wakes (Redisson's sleeps on its last answer).
+    if dropped > 0 then rl_publish(ARGV[10] .. ':' .. head, '0') end
   end
 end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,

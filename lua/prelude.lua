@@ -99,37 +99,68 @@ local function rl_with_deadline(w, deadline)
 end
 
 -- Drop fair waiters past their deadline (or without one) from the head of
--- QUEUE; returns the first live waiter, or nil. A redlock waiter's
--- deadline is in WAITERS, anyone else's is its score. Its cost is the
--- number of dead heads, not the length of the queue. NOW_MS: the server's
--- clock, read here when not given.
+-- QUEUE; returns the first live waiter, or nil, and how many were dropped.
+-- A redlock waiter's deadline is in WAITERS, anyone else's is its score.
+-- Its cost is the number of dead heads, not the length of the queue.
+-- NOW_MS: the server's clock, read here when not given.
 local function rl_drop_expired(queue, timeout, waiters, now_ms)
-  if redis.call('TYPE', queue).ok ~= 'list' then return nil end
+  if redis.call('TYPE', queue).ok ~= 'list' then return nil, 0 end
   if not now_ms then
     local _
     _, now_ms = rl_time()
   end
   local zset = redis.call('TYPE', timeout).ok == 'zset'
   local hash = redis.call('TYPE', waiters).ok == 'hash'
+  local dropped = 0
   while true do
     local head = redis.call('LINDEX', queue, 0)
-    if not head then return nil end
+    if not head then return nil, dropped end
     local dl = hash and rl_waiter_deadline(waiters, head)
     if not dl then
       dl = zset and tonumber(redis.call('ZSCORE', timeout, head))
     end
-    if dl and dl > now_ms then return head end
+    if dl and dl > now_ms then return head, dropped end
     redis.call('LPOP', queue)
     if zset then redis.call('ZREM', timeout, head) end
     if hash then redis.call('HDEL', waiters, head) end
+    dropped = dropped + 1
   end
 end
 
+-- A redlock fair waiter whose channel nobody listens to, queued for long
+-- enough to have subscribed (250 ms): dead (its deadline not passed
+-- yet), or between two connections.
+local function rl_silent(waiters, owner, now_ms)
+  local w = redis.call('HGET', waiters, owner)
+  local since = w and tonumber(string.match(w, '"since_ms":(%d+)'))
+  return since ~= nil and now_ms - since > 250
+end
+
 -- Wake the first live fair waiter on its own channel, CHANNEL:OWNER,
--- dropping dead heads first (NOW_MS as above). False when the server
--- refused the PUBLISH.
+-- dropping dead heads first (NOW_MS as above). A redlock waiter that no
+-- one hears is passed over (out of the list and the zset, its entry in
+-- WAITERS kept: alive, it puts itself back at the head), a few at most, so that a waiter killed just
+-- before a release does not hold up the others, Redisson's included,
+-- until its deadline. False when the server refused the PUBLISH.
 local function rl_wake_head(queue, timeout, waiters, channel, now_ms, msg)
-  local head = rl_drop_expired(queue, timeout, waiters, now_ms)
-  if not head then return true end
-  return rl_publish(channel .. ':' .. head, msg)
+  if not now_ms then
+    local _
+    _, now_ms = rl_time()
+  end
+  local hash = redis.call('TYPE', waiters).ok == 'hash'
+  for _ = 1, 3 do
+    local head = rl_drop_expired(queue, timeout, waiters, now_ms)
+    if not head then return true end
+    local r = redis.pcall(rl_pubcmd, channel .. ':' .. head, msg)
+    if type(r) == 'table' and r.err then return false end
+    if r ~= 0 or not hash or not rl_silent(waiters, head, now_ms) then
+      return true
+    end
+    redis.call('LPOP', queue)
+    redis.call('ZREM', timeout, head)
+    -- Its entry in WAITERS stays, for it to come back; with nobody left
+    -- in the queue, none is needed.
+    if redis.call('LLEN', queue) == 0 then redis.call('DEL', waiters) end
+  end
+  return true
 end
