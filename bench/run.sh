@@ -261,6 +261,11 @@ fair=$(printf '%s\n%s\n%s\n' \
     "| --- | --- | --- | --- | --- |" \
     "$("$here/fair.sh" "$rl" "$port")")
 echo "$fair"
+wake=$(printf '%s\n%s\n%s\n' \
+    "| holder released \\ waiter | redlock | redlock \`--fair\` | Redisson \`RLock\` | Redisson \`RFairLock\` |" \
+    "| --- | --- | --- | --- | --- |" \
+    "$("$here/wake.sh" "$rl" "$port")")
+echo "$wake"
 {
 	echo "# Benchmark results"
 	echo
@@ -293,4 +298,15 @@ echo "$fair"
 	echo 'of `lock --fair -n` with N queued: the script every heartbeat runs.'
 	echo
 	echo "$fair"
+	echo
+	echo "Wake-ups across kinds (bench/wake.sh): a holder of each kind takes"
+	echo "a name with a 30 s lease, a waiter of each kind waits on it, and"
+	echo "the holder releases; the median of 5 rounds of the time from the"
+	echo "release (the start of \`redlock unlock\`, or the reply to a Redisson"
+	echo "release script) to the waiter holding the name. Redisson's clients"
+	echo "are test/bats/redisson.py speaking its protocol on the wire. \"-\""
+	echo "where the waiter was not woken within 3 s: Redisson's own releases"
+	echo "do not wake those Redisson waiters, which wait for the lease."
+	echo
+	echo "$wake"
 } >"$here/RESULTS.md"
