@@ -91,16 +91,17 @@ took() {
 @test "semaphore: an expired permit comes back; a waiter gets it when it expires, unwoken" {
 	rsn semaphore s set-permits 1
 	t0=$(now_ms)
-	run rsn semaphore s acquire --lease 800 --keep
+	# A lease long enough for the waiter to start (python) before it ends.
+	run rsn semaphore s acquire --lease 2000 --keep
 	[[ $output =~ ^acquired\ [0-9a-f]{32}\ [0-9.]+$ ]]
 	id=$(echo "$output" | cut -d' ' -f2)
 	[ "$(rcli zcard '{s}:timeout')" = 1 ]
 	run rsn semaphore s available
 	assert_output 0
-	rsn_bg --label b semaphore s acquire --wait 5 --hold 0
+	rsn_bg --label b semaphore s acquire --wait 8 --hold 0
 	wait_for 3 subscribed 1
-	took b "$t0" 2500 "a permit with an 800 ms lease"
-	[ "$(when_ms b)" -ge $((t0 + 800)) ]
+	took b "$t0" 4000 "a permit with a 2 s lease"
+	[ "$(when_ms b)" -ge $((t0 + 2000)) ]
 	hadnt b woken	# nobody published: it waited for the expiry
 	served 3
 	run rsn semaphore s release "$id"
