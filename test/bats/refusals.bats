@@ -148,3 +148,19 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	run -0 rl exec k -- sh -c 'echo "$REDLOCK_FENCE"'
 	assert_output 9223372036854775807
 }
+
+@test "a server with HELLO disabled (rename-command): the probe's refusal is no failure; lock, wait, wake and unlock work" {
+	start_redis X --rename-command HELLO ''
+	x() { "$RL" -u "redis://127.0.0.1:$X_PORT" "$@"; }
+	[[ $(redis-cli -p "$X_PORT" hello 2>&1) == *"unknown command"* ]]
+	run -0 --separate-stderr x lock -t 30s x
+	tok=$output
+	assert_equal "$stderr" ''
+	x exec -w 10s x -- touch "$D/ran" 3>&- &
+	epid=$!
+	wait_for 5 eval '[ "$(redis-cli -p "$X_PORT" pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]'
+	run -0 --separate-stderr x unlock --owner "$tok" x
+	assert_equal "$stderr" ''
+	wait "$epid"
+	[ -e "$D/ran" ]
+}
