@@ -203,8 +203,11 @@ fail(rl_client *c, enum rl_err e, const char *name)
 		    "name", esc(name), esc(rl_errstr(c)));
 		return EXIT_WRONGTYPE;
 	case RL_ECONNECT:
-		msg("%s; check --url and that the server is up",
-		    esc(rl_errstr(c)));
+		if (rl_err_refused(c))
+			msg("%s", esc(rl_errstr(c)));
+		else
+			msg("%s; check --url and that the server is up",
+			    esc(rl_errstr(c)));
 		return EXIT_UNAVAILABLE;
 	case RL_EAUTH:
 	case RL_ESERVER:

@@ -163,6 +163,9 @@ int rl_node_status(rl_client *c, size_t i, struct rl_status *st,
     char *url, size_t urllen, const char **err);
 enum rl_err rl_connect(rl_client *c);
 const char *rl_errstr(const rl_client *c);
+/* The last error is a server's refusal, in its words with what to do (a
+ * cluster moving a slot, a server loading): no hint to add. */
+int rl_err_refused(const rl_client *c);
 /* The ACL user the client logs in as ("default" without one). */
 const char *rl_user(const rl_client *c);
 /* A descriptor that interrupts waits with RL_EINTR once readable

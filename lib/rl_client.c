@@ -17,6 +17,7 @@ rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->errstr, sizeof(c->errstr), fmt, ap);
 	va_end(ap);
+	c->refused = 0;
 	return e;
 }
 
@@ -24,6 +25,12 @@ const char *
 rl_errstr(const rl_client *c)
 {
 	return c->errstr;
+}
+
+int
+rl_err_refused(const rl_client *c)
+{
+	return c->refused;
 }
 
 const char *
@@ -226,6 +233,7 @@ enum rl_err
 rl_node_error(rl_client *c, size_t j)
 {
 	rl_seterr(c, c->nodes[j].err, "%s", c->nodes[j].why);
+	c->refused = c->nodes[j].refused;
 	return c->nodes[j].err != RL_OK ? c->nodes[j].err : RL_ECONNECT;
 }
 

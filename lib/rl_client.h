@@ -21,6 +21,8 @@ struct rl_client {
 				 * deadline); -1: no limit but the timeouts */
 	struct rl_round round;	/* the last round; replies in nodes */
 	char errstr[640];
+	int refused;		/* errstr is one master's own refusal, which
+				 * says what to do */
 };
 
 /* New clients connect over T, whatever their URLs ask for (the tests'
