@@ -178,3 +178,12 @@ restart_redis() {
 	done
 	return 1
 }
+
+# stop_bg: kill and reap the processes in the array bg (and a queue
+# sampler, when one runs), for teardown.
+stop_bg() {
+	local p
+	[ -z "${sampler-}" ] || kill "$sampler" 2>/dev/null || :
+	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || :; done
+	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || :; done
+}

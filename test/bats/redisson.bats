@@ -18,12 +18,7 @@ setup() {
 	w_args=(-w 60s)
 	r_args=()
 }
-teardown() {
-	local p
-	[ -z "${sampler-}" ] || kill "$sampler" 2>/dev/null || :
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || :; done
-	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || :; done
-}
+teardown() { stop_bg; }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 Q='redisson_lock_queue:{x}'

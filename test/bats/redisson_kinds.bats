@@ -15,12 +15,7 @@ setup() {
 	: >"$D/events"
 	bg=()
 }
-teardown() {
-	local p
-	[ -z "${sampler-}" ] || kill "$sampler" 2>/dev/null || :
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || :; done
-	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || :; done
-}
+teardown() { stop_bg; }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
