@@ -51,15 +51,8 @@ for i = 1, queue and 6 or 3 do
   local bad = rl_badtype(KEYS[i], want[i])
   if bad then return bad end
 end
--- INCR takes a decimal integer without leading zeros, up to 2^63-1.
-local counter = redis.call('GET', KEYS[2])
-if counter and not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
-  return {-1, KEYS[2], 'string that is not a counter'}
-end
-if counter and (#counter > 19 or
-    (#counter == 19 and counter >= '9223372036854775807')) then
-  return {-1, KEYS[2], 'fencing counter at its largest value (2^63-1)'}
-end
+local bad = rl_counter_bad(KEYS[2])
+if bad then return bad end
 
 local now_us, now_ms = rl_time()
 local dropped = 0
@@ -78,22 +71,11 @@ end
 local free = redis.call('EXISTS', KEYS[1]) == 0
 local head = fair and redis.call('LINDEX', KEYS[4], 0)
 if free and (not head or head == ARGV[2]) then
-  if not counter then
-    redis.call('SET', KEYS[2], string.format('%.0f', now_us))
-  end
-  local fence = redis.call('INCR', KEYS[2])
-  if fence < 9007199254740992 then	-- 2^53: exact as a Lua number
-    fence = string.format('%.0f', fence)
-  else
-    fence = redis.call('GET', KEYS[2])
-  end
+  local fence = rl_next_fence(KEYS[2], now_us)
   redis.call('HSET', KEYS[1], ARGV[2], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  local meta = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),
-                             user = ARGV[5], cmd = ARGV[6]})
-  meta = string.sub(meta, 1, -2) ..
-         string.format(',"since_ms":%.0f,"fence":%s}', now_ms, fence)
-  redis.call('HSET', KEYS[3], ARGV[2], meta)
+  redis.call('HSET', KEYS[3], ARGV[2],
+             rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence))
   rl_lengthen(KEYS[3], ARGV[1])
   if fair then
     if head then redis.call('LPOP', KEYS[4]) end

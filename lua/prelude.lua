@@ -29,6 +29,43 @@ local function rl_fence(json)
   return json and string.match(json, '"fence":(%d+)') or false
 end
 
+-- {-1, key, why} when fencing counter KEY cannot give a next token (not
+-- a decimal integer INCR takes, or at 2^63-1), else nil.
+local function rl_counter_bad(key)
+  -- INCR takes a decimal integer without leading zeros, up to 2^63-1.
+  local counter = redis.call('GET', key)
+  if counter and not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
+    return {-1, key, 'string that is not a counter'}
+  end
+  if counter and (#counter > 19 or
+      (#counter == 19 and counter >= '9223372036854775807')) then
+    return {-1, key, 'fencing counter at its largest value (2^63-1)'}
+  end
+  return nil
+end
+
+-- The next fencing token from counter KEY (checked with rl_counter_bad), as
+-- a decimal string; a missing counter starts at the server's NOW_US.
+local function rl_next_fence(key, now_us)
+  if redis.call('EXISTS', key) == 0 then
+    redis.call('SET', key, string.format('%.0f', now_us))
+  end
+  local fence = redis.call('INCR', key)
+  if fence < 9007199254740992 then	-- 2^53: exact as a Lua number
+    return string.format('%.0f', fence)
+  end
+  return redis.call('GET', key)
+end
+
+-- A holder's metadata: JSON with host, pid, user and cmd from HOST, PID,
+-- USER and CMD, since_ms and fence.
+local function rl_holder_meta(host, pid, user, cmd, now_ms, fence)
+  local meta = cjson.encode({host = host, pid = tonumber(pid), user = user,
+                             cmd = cmd})
+  return string.sub(meta, 1, -2) ..
+         string.format(',"since_ms":%.0f,"fence":%s}', now_ms, fence)
+end
+
 -- Give KEY a lease of MS milliseconds unless it already lives longer: a
 -- hold never shortens the lease of another hold of the same name.
 local function rl_lengthen(key, ms)

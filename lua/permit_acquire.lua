@@ -1,0 +1,70 @@
+-- permit_acquire: take one of the LIMIT permits of NAME for OWNER, in
+-- Redisson's RPermitExpirableSemaphore layout, each permit with a lease.
+-- KEYS[1]  NAME                           string: permits free
+-- KEYS[2]  {NAME}:timeout                 zset: permit id -> expiry (ms)
+-- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata
+-- KEYS[4]  redisson_lock_token:{NAME}     string: fencing counter
+-- KEYS[5]  redisson_sc:{NAME}             channel: permits free, after a
+--                                          change that frees some
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  permit id (the owner's, 32 hex digits, as Redisson shows ids)
+-- ARGV[3]  LIMIT: how many permits NAME has
+-- ARGV[4..7] host, pid, user, command of the caller
+-- ARGV[8]  PUBLISH or SPUBLISH
+-- The first caller sets the number of permits (as trySetPermits does);
+-- one that names another number is refused, and nothing is changed.
+-- Expiries are on the server's clock; expired permits are given back
+-- first (as Redisson's calls do, by their clients' clocks).
+-- Returns {1, fence, 1}            acquired (or held already: lease renewed)
+--         {0, wait_ms, taken}      none free; the first permit expires in
+--                                  wait_ms (nil: none expires)
+--         {-2, permits}            NAME has that many permits, not LIMIT
+--         {-1, key, type}          KEY is not of the type needed
+rl_pubcmd = ARGV[8] or rl_pubcmd
+local want = {'string', 'zset', 'hash', 'string'}
+for i = 1, 4 do
+  local bad = rl_badtype(KEYS[i], want[i])
+  if bad then return bad end
+end
+local free = redis.call('GET', KEYS[1])
+if free and not string.match(free, '^-?%d+$') then
+  return {-1, KEYS[1], 'string that is not a number of permits'}
+end
+local bad = rl_counter_bad(KEYS[4])
+if bad then return bad end
+local now_us, now_ms = rl_time()
+local limit = tonumber(ARGV[3])
+local taken = redis.call('ZCARD', KEYS[2])
+if not free then
+  if taken > 0 then return {-2, taken} end
+  free = limit
+  redis.call('SET', KEYS[1], limit)
+end
+free = tonumber(free)
+if free + taken ~= limit then return {-2, free + taken} end
+-- Permits past their expiry come back.
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now_ms)
+for _, id in ipairs(gone) do
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('HDEL', KEYS[3], id)
+end
+if #gone > 0 then
+  free = redis.call('INCRBY', KEYS[1], #gone)
+  rl_publish(KEYS[5], tostring(free))
+end
+local expiry = now_ms + tonumber(ARGV[1])
+if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
+  redis.call('ZADD', KEYS[2], expiry, ARGV[2])
+  return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', 1}
+end
+if free < 1 then
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  local wait = first[2] and (tonumber(first[2]) - now_ms) or false
+  return {0, wait, redis.call('ZCARD', KEYS[2])}
+end
+local fence = rl_next_fence(KEYS[4], now_us)
+redis.call('DECR', KEYS[1])
+redis.call('ZADD', KEYS[2], expiry, ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[2],
+           rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence))
+return {1, fence, 1}

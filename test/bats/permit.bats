@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# The permit scripts behind --limit, run as EVAL against a real server:
+# Redisson's RPermitExpirableSemaphore layout, a lease per permit on the
+# server's clock, expired permits given back, and the semaphore's channel.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+	bg=()
+}
+teardown() { stop_bg; }
+
+LUA=$BATS_TEST_DIRNAME/../../lua
+# script NAME: the prelude and lua/NAME.lua, as the embedder joins them.
+script() { cat "$LUA/prelude.lua" "$LUA/$1.lua"; }
+# take ID [LIMIT] [LEASE]: permit_acquire of s for ID.
+take() {
+	rcli eval "$(script permit_acquire)" 5 s '{s}:timeout' \
+	    'redlock_holder:{s}' 'redisson_lock_token:{s}' 'redisson_sc:{s}' \
+	    "${3:-30000}" "$1" "${2:-3}" host 42 user cmd PUBLISH
+}
+give() {
+	rcli eval "$(script permit_release)" 4 s '{s}:timeout' \
+	    'redlock_holder:{s}' 'redisson_sc:{s}' "$1" PUBLISH
+}
+renew() { rcli eval "$(script permit_renew)" 1 '{s}:timeout' "$2" "$1"; }
+id() { printf '%032x' "$1"; }
+
+@test "three permits: three holders, the fourth told when the first expires; a release frees one and says how many are free" {
+	for i in 1 2 3; do
+		run -0 take "$(id $i)"
+		[ "${lines[0]}" = 1 ]
+	done
+	[ "$(rcli get s)" = 0 ]
+	[ "$(rcli zcard '{s}:timeout')" = 3 ]
+	run -0 take "$(id 4)"
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[1]}" -gt 29000 ] && [ "${lines[1]}" -le 30000 ]
+	[ "${lines[2]}" = 3 ]
+	timeout 5 redis-cli -p "$R_PORT" subscribe 'redisson_sc:{s}' >"$D/sub" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_sc:{s}" | sed -n 2p)" = 1 ]'
+	run -0 give "$(id 2)"
+	[ "${lines[0]}" = 1 ]
+	wait_for 5 eval '[ "$(tail -n 1 "$D/sub")" = 1 ]'
+	run -0 take "$(id 4)"
+	[ "${lines[0]}" = 1 ]
+	run -0 give "$(id 2)"
+	[ "$output" = 0 ]
+	# Each holder is recorded, with its fencing token.
+	[ "$(rcli hlen 'redlock_holder:{s}')" = 3 ]
+	[[ $(rcli hget 'redlock_holder:{s}' "$(id 4)") == *'"pid":42'*'"fence":'* ]]
+}
+
+@test "fencing tokens rise with each permit taken" {
+	a=$(take "$(id 1)" | sed -n 2p)
+	b=$(take "$(id 2)" | sed -n 2p)
+	give "$(id 1)" >/dev/null
+	c=$(take "$(id 3)" | sed -n 2p)
+	[ "$b" -gt "$a" ] && [ "$c" -gt "$b" ]
+}
+
+@test "an expired permit comes back to the next caller, on the server's clock; its holder can no longer renew or release it" {
+	take "$(id 1)" 1 200 >/dev/null
+	run -0 take "$(id 2)" 1
+	[ "${lines[0]}" = 0 ]
+	sleep 0.3
+	run -0 renew "$(id 1)" 30000
+	[ "$output" = 0 ]
+	run -0 take "$(id 2)" 1
+	[ "${lines[0]}" = 1 ]
+	[ "$(rcli hexists 'redlock_holder:{s}' "$(id 1)")" = 0 ]
+	run -0 give "$(id 1)"
+	[ "$output" = 0 ]
+	[ "$(rcli get s)" = 0 ]
+}
+
+@test "a renewal extends the lease; taking a permit held already renews it and keeps its token" {
+	a=$(take "$(id 1)" 3 1000 | sed -n 2p)
+	run -0 renew "$(id 1)" 60000
+	[ "$output" = 1 ]
+	left=$(( $(rcli zscore '{s}:timeout' "$(id 1)") - $(rcli time | head -n 1)000 ))
+	[ "$left" -gt 50000 ]
+	run -0 take "$(id 1)"
+	[ "${lines[1]}" = "$a" ]
+	[ "$(rcli get s)" = 2 ]
+}
+
+@test "another number of permits than the name has is refused, and nothing changes" {
+	take "$(id 1)" 3 >/dev/null
+	before=$(rcli get s; rcli zrange '{s}:timeout' 0 -1)
+	run -0 take "$(id 2)" 5
+	assert_equal "$output" $'-2\n3'
+	[ "$(rcli get s; rcli zrange '{s}:timeout' 0 -1)" = "$before" ]
+	rcli set t hello >/dev/null
+	run -0 rcli eval "$(script permit_acquire)" 5 t '{t}:timeout' \
+	    'redlock_holder:{t}' 'redisson_lock_token:{t}' 'redisson_sc:{t}' \
+	    1000 "$(id 1)" 3 h 1 u c PUBLISH
+	assert_equal "$output" $'-1\nt\nstring that is not a number of permits'
+	[ "$(rcli get t)" = hello ]
+}
+
+@test "Redisson clients and the scripts draw from the same permits" {
+	local rsn="$BATS_TEST_DIRNAME/redisson.py"
+	python3 "$rsn" --port "$R_PORT" semaphore s set-permits 2 >/dev/null
+	run -0 python3 "$rsn" --port "$R_PORT" semaphore s acquire --lease 30000 --keep
+	java=$(echo "$output" | cut -d' ' -f2)
+	run -0 take "$(id 1)" 2
+	[ "${lines[0]}" = 1 ]
+	run -0 take "$(id 2)" 2
+	[ "${lines[0]}" = 0 ]
+	run -0 python3 "$rsn" --port "$R_PORT" semaphore s available
+	[ "$output" = 0 ]
+	python3 "$rsn" --port "$R_PORT" semaphore s release "$java" >/dev/null
+	run -0 take "$(id 2)" 2
+	[ "${lines[0]}" = 1 ]
+}
