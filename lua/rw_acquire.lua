@@ -1,0 +1,136 @@
+-- rw_acquire: take the read or the write lock of read-write lock NAME for
+-- OWNER, or re-enter it (Redisson's RReadWriteLock layout). Readers share;
+-- a writer excludes everyone but its own reads. A redlock writer that
+-- waits records its intent, and no new reader starts while it is there
+-- (Redisson's readers do not look at it).
+-- KEYS[1]  NAME                            hash: mode -> read|write, reader
+--                                          OWNER -> read holds, writer
+--                                          OWNER:write -> write holds;
+--                                          PEXPIRE = the longest lease
+-- KEYS[2]  redisson_lock_token:{NAME}      string: fencing counter
+-- KEYS[3]  redlock_holder:{NAME}           hash: field (OWNER, OWNER:write)
+--                                          -> JSON metadata, longest lease
+-- KEYS[4]  {NAME}:OWNER:rwlock_timeout     the caller's read leases: string
+--                                          KEYS[4]:N per read hold N
+-- KEYS[5]  redlock_writer:{NAME}           string: the owner of a redlock
+--                                          writer that waits; PX = its
+--                                          waiter timeout
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner token
+-- ARGV[3..6] host, pid, user, command of the caller
+-- ARGV[7]  "read" or "write"
+-- ARGV[8]  waiter timeout in ms: how long a writer's intent lasts unless
+--          it calls again
+-- ARGV[9]  flags; "j": a writer that finds the lock busy records (or
+--          refreshes) its intent in KEYS[5], unless another writer's is
+--          there
+-- ARGV[10] redisson_rwlock:{NAME}, the channel a release publishes on
+-- ARGV[11] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- Returns the replies of acquire.lua:
+--         {1, fence, holds, nopub}     acquired (holds > 1: re-entered the
+--                                      same field); fence a decimal string;
+--                                      nopub: ARGV[10] when this user may
+--                                      not PUBLISH there, else nil
+--         {0, pttl, owner, host, pid, user, cmd, held_ms}
+--                                      busy: pttl of NAME, or of KEYS[5]
+--                                      when a waiting writer holds a new
+--                                      reader back (owner: that writer);
+--                                      owner a holder's field in NAME
+--                                      (OWNER or OWNER:write); its metadata
+--                                      when recorded, else nil
+--         {-1, key, type}              KEY is not of the type needed, or a
+--                                      fencing counter that cannot grow;
+--                                      nothing was changed
+-- A hash without "mode" is a plain lock (redlock's or Redisson's RLock):
+-- busy for both. A writer ignores another writer's intent: whoever comes
+-- first to a free lock takes it.
+rl_pubcmd = ARGV[11] or rl_pubcmd
+local lease, owner, kind = ARGV[1], ARGV[2], ARGV[7]
+local wfield = owner .. ':write'
+local want = {'hash', 'string', 'hash'}
+for i = 1, 3 do
+  local bad = rl_badtype(KEYS[i], want[i])
+  if bad then return bad end
+end
+local bad = rl_badtype(KEYS[5], 'string') or rl_counter_bad(KEYS[2])
+if bad then return bad end
+
+local now_us, now_ms = rl_time()
+local mode = redis.call('HGET', KEYS[1], 'mode')
+local exists = redis.call('EXISTS', KEYS[1]) == 1
+
+-- The holder to name when busy: the writer in write mode, else a reader.
+local function holder()
+  local first = nil
+  for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if f ~= 'mode' then
+      if mode ~= 'write' or string.sub(f, -6) == ':write' then return f end
+      first = first or f
+    end
+  end
+  return first
+end
+
+local function busy(pttl, who)
+  local d = who and rl_decode(redis.call('HGET', KEYS[3], who)) or {}
+  local since = tonumber(d.since_ms)
+  return {0, pttl, who or false, d.host or false, tonumber(d.pid) or false,
+          d.user or false, d.cmd or false, since and (now_ms - since) or false}
+end
+
+-- One more hold of FIELD: a fresh one takes a fence and records the caller.
+local function granted(field, holds)
+  rl_lengthen(KEYS[1], lease)
+  local fence
+  if holds > 1 then
+    fence = rl_fence(redis.call('HGET', KEYS[3], field)) or '0'
+  else
+    fence = rl_next_fence(KEYS[2], now_us)
+    redis.call('HSET', KEYS[3], field,
+               rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence))
+  end
+  rl_lengthen(KEYS[3], lease)
+  return {1, fence, holds, (not rl_may_publish(ARGV[10])) and ARGV[10]}
+end
+
+if kind == 'read' then
+  local reader = redis.call('HEXISTS', KEYS[1], owner) == 1
+  local writer = mode == 'write' and
+      redis.call('HEXISTS', KEYS[1], wfield) == 1
+  if exists and mode ~= 'read' and not writer then
+    return busy(redis.call('PTTL', KEYS[1]), holder())
+  end
+  local waiting = redis.call('GET', KEYS[5])
+  if not reader and not writer and waiting and waiting ~= owner then
+    return busy(redis.call('PTTL', KEYS[5]), waiting)
+  end
+  local n = reader and
+      tonumber(redis.call('HGET', KEYS[1], owner)) + 1 or 1
+  bad = rl_badtype(KEYS[4] .. ':' .. n, 'string')
+  if bad then return bad end
+  if not exists then
+    redis.call('HSET', KEYS[1], 'mode', 'read', owner, 1)
+    redis.call('PEXPIRE', KEYS[1], lease)
+  else
+    n = redis.call('HINCRBY', KEYS[1], owner, 1)
+  end
+  redis.call('SET', KEYS[4] .. ':' .. n, 1, 'PX', lease)
+  return granted(owner, n)
+end
+
+if not exists then
+  redis.call('HSET', KEYS[1], 'mode', 'write', wfield, 1)
+  redis.call('PEXPIRE', KEYS[1], lease)
+  if redis.call('GET', KEYS[5]) == owner then redis.call('DEL', KEYS[5]) end
+  return granted(wfield, 1)
+end
+if mode == 'write' and redis.call('HEXISTS', KEYS[1], wfield) == 1 then
+  return granted(wfield, redis.call('HINCRBY', KEYS[1], wfield, 1))
+end
+if string.find(ARGV[9] or '', 'j', 1, true) then
+  local waiting = redis.call('GET', KEYS[5])
+  if not waiting or waiting == owner then
+    redis.call('SET', KEYS[5], owner, 'PX', ARGV[8])
+  end
+end
+return busy(redis.call('PTTL', KEYS[1]), holder())

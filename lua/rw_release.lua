@@ -1,0 +1,94 @@
+-- rw_release: give back one read or write hold of read-write lock NAME by
+-- OWNER (Redisson's RedissonReadLock and RedissonWriteLock unlock). When
+-- NAME goes, every waiter is woken: Redisson's read and write locks on
+-- the read-write lock's channel, RLock and plain redlock waiters on the
+-- lock channel.
+-- KEYS[1]  NAME                            hash: mode, OWNER -> read holds,
+--                                          OWNER:write -> write holds
+-- KEYS[2]  redisson_rwlock:{NAME}          channel: "0" after the last
+--                                          read, "1" after a write
+-- KEYS[3]  redisson_lock__channel:{NAME}   channel: "0" when NAME goes
+-- KEYS[4]  redlock_holder:{NAME}           hash: field -> JSON metadata
+-- KEYS[5]  {NAME}:OWNER:rwlock_timeout     the caller's read leases: KEYS[5]:N
+-- KEYS[6]  {NAME}                          only named: a read hold N of
+--                                          FIELD has the lease key
+--                                          KEYS[6]:FIELD:rwlock_timeout:N
+-- ARGV[1]  owner token
+-- ARGV[2]  "read" or "write"
+-- ARGV[3]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- Returns {2, nopub}       OWNER's last hold of that kind given back; nopub:
+--                          a channel the server refused PUBLISH on (ACL),
+--                          else nil
+--         {1, holds}       one hold given back, HOLDS of that kind remain
+--         {0, exists}      OWNER has no hold of that kind (exists = 1: NAME
+--                          is there, held by others or a plain lock, which
+--                          is never touched)
+--         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
+-- Leases: a read release sets NAME's to the longest of the read holds left
+-- (Redisson's rule), but in write mode only lengthens it, so that the
+-- writer's lease is never cut; a write release with holds left keeps it.
+-- The last write hold given back while the writer's own reads remain turns
+-- NAME to read mode, as Redisson does, and says so with "1" on KEYS[2]:
+-- waiting readers may come in. When NAME goes, the holder hash goes too.
+rl_pubcmd = ARGV[3] or rl_pubcmd
+local owner, kind = ARGV[1], ARGV[2]
+local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[4], 'hash')
+if bad then return bad end
+local mode = redis.call('HGET', KEYS[1], 'mode')
+local field = kind == 'write' and owner .. ':write' or owner
+local holds = mode and tonumber(redis.call('HGET', KEYS[1], field))
+if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
+
+-- NAME is gone: wake everyone; MSG on the read-write lock's channel.
+local function freed(msg)
+  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[4])
+  local nopub = false
+  if not rl_publish(KEYS[2], msg) then nopub = KEYS[2] end
+  if not rl_publish(KEYS[3], '0') then nopub = KEYS[3] end
+  return {2, nopub}
+end
+
+-- The longest lease left of the read holds in NAME, -2 when none is left.
+local function longest()
+  local best = -2
+  local f = redis.call('HGETALL', KEYS[1])
+  for i = 1, #f, 2 do
+    local n = tonumber(f[i + 1])
+    if f[i] ~= 'mode' and n and string.sub(f[i], -6) ~= ':write' then
+      for j = n, 1, -1 do
+        local left = redis.call('PTTL',
+            KEYS[6] .. ':' .. f[i] .. ':rwlock_timeout:' .. j)
+        if left > best then best = left end
+      end
+    end
+  end
+  return best
+end
+
+local left = redis.call('HINCRBY', KEYS[1], field, -1)
+if kind == 'read' then
+  redis.call('DEL', KEYS[5] .. ':' .. (left + 1))
+end
+if left > 0 then return {1, left} end
+redis.call('HDEL', KEYS[1], field)
+redis.call('HDEL', KEYS[4], field)
+if kind == 'write' then
+  if redis.call('HLEN', KEYS[1]) <= 1 then return freed('1') end
+  redis.call('HSET', KEYS[1], 'mode', 'read')
+  local nopub = false
+  if not rl_publish(KEYS[2], '1') then nopub = KEYS[2] end
+  return {2, nopub}
+end
+if redis.call('HLEN', KEYS[1]) > 1 then
+  local ms = longest()
+  if mode == 'write' then
+    if ms > 0 then rl_lengthen(KEYS[1], ms) end
+    return {2, false}
+  end
+  if ms > 0 then
+    redis.call('PEXPIRE', KEYS[1], ms)
+    return {2, false}
+  end
+end
+return freed('0')
