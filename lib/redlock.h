@@ -335,6 +335,12 @@ struct rl_reader {
 	int64_t holds;
 	int64_t pttl;		/* the longest lease left of its (last 100)
 				 * read holds; -1 when none is left */
+	const char *host;	/* NULL when not recorded (Redisson reader) */
+	long pid;		/* 0 when not recorded */
+	const char *user;
+	const char *cmd;
+	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
+	int64_t fence;		/* -1 when not recorded */
 };
 
 /* One permit taken from an expirable semaphore. */

@@ -225,11 +225,19 @@ rl_status_reader(const struct rl_status *st, size_t i, struct rl_reader *rd)
 
 	memset(rd, 0, sizeof(*rd));
 	rd->pttl = -1;
+	rd->since_ms = -1;
+	rd->fence = -1;
 	if (e == NULL || e->type != REDIS_REPLY_ARRAY)
 		return -1;
 	rd->owner = rl_elem_str(e, RL_RD_OWNER);
 	rd->holds = rl_elem_int(e, RL_RD_HOLDS, 0);
 	rd->pttl = rl_elem_int(e, RL_RD_PTTL, -1);
+	rd->host = rl_elem_str(e, RL_RD_HOST);
+	rd->pid = (long)rl_elem_int(e, RL_RD_PID, 0);
+	rd->user = rl_elem_str(e, RL_RD_USER);
+	rd->cmd = rl_elem_str(e, RL_RD_CMD);
+	rd->since_ms = rl_elem_int(e, RL_RD_SINCE, -1);
+	rd->fence = rl_elem_int(e, RL_RD_FENCE, -1);
 	return 0;
 }
 

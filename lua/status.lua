@@ -19,11 +19,15 @@
 --                                       {}), else
 --                                       'read' or 'write': then owner and
 --                                       holds are the writer's (read mode:
---                                       nil and all read holds), readers
---                                       {{owner, holds, pttl}...} by owner,
---                                       pttl the longest lease of its last
---                                       100 read holds, nil when none is
---                                       left
+--                                       nil and all read holds), its
+--                                       metadata recorded under field
+--                                       OWNER:write; readers {{owner,
+--                                       holds, pttl, host, pid, user, cmd,
+--                                       since_ms, fence}...} by owner, pttl
+--                                       the longest lease of its last 100
+--                                       read holds, nil when none is left,
+--                                       the rest its metadata under field
+--                                       OWNER (nil when not recorded)
 --         {-1, key, type}               KEY is not of the type a lock needs
 --         {-1, NAME, 'string', kind, free, taken, permits}
 --                                       NAME is a Redisson semaphore: kind
@@ -65,9 +69,10 @@ local function semaphore()
 end
 
 -- The reply for a held lock: OWNER's metadata (none for false or a
--- Redisson holder) around what the caller found.
-local function held(waiting, owner, holds, mode, readers)
-  local json = owner and redis.call('HGET', KEYS[2], owner)
+-- Redisson holder), recorded under FIELD (default OWNER), around what the
+-- caller found.
+local function held(waiting, owner, holds, mode, readers, field)
+  local json = owner and redis.call('HGET', KEYS[2], field or owner)
   local d = rl_decode(json)
   local _, now_ms = rl_time()
   local since = tonumber(d.since_ms)
@@ -99,11 +104,17 @@ local function rwlock(waiting, mode)
       writer, wholds = w, n
     elseif f[i] ~= 'mode' and n then
       rholds = rholds + n
-      readers[#readers + 1] = {f[i], n, read_lease(f[i], n)}
+      local json = redis.call('HGET', KEYS[2], f[i])
+      local d = rl_decode(json)
+      readers[#readers + 1] = {f[i], n, read_lease(f[i], n),
+                               d.host or false, tonumber(d.pid) or false,
+                               d.user or false, d.cmd or false,
+                               tonumber(d.since_ms) or false, rl_fence(json)}
     end
   end
   table.sort(readers, function(a, b) return a[1] < b[1] end)
-  return held(waiting, writer, writer and wholds or rholds, mode, readers)
+  return held(waiting, writer, writer and wholds or rholds, mode, readers,
+              writer and writer .. ':write')
 end
 
 if redis.call('TYPE', KEYS[1]).ok == 'string' then

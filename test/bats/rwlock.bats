@@ -373,3 +373,29 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	run -0 rsn rwlock x read --lease 30000 --keep --id j:1 --wait 0.2
 	[ "$(rcli hget x j:1)" = 1 ] && [ "$(rcli hget x r1:1)" = 1 ]
 }
+
+@test "status shows each reader's metadata, and finds the writer's under OWNER:write" {
+	st() {
+		rcli eval "$(script status)" 7 x 'redlock_holder:{x}' \
+		    'redisson_lock_queue:{x}' 'redisson_lock_timeout:{x}' \
+		    'redlock_waiter:{x}' '{x}:timeout' '{x}'
+	}
+	acq r1:1 read >/dev/null
+	rsn rwlock x read --lease 30000 --keep --id j:1 >/dev/null
+	f=$(rcli hget 'redlock_holder:{x}' r1:1 | sed 's/.*"fence":\([0-9]*\).*/\1/')
+	run -0 st
+	# {1, 0, pttl, nil owner, 2 holds, nil..., 'read', readers}: empty
+	# lines (nil) are not in $lines
+	[ "${lines[0]}" = 1 ] && [ "${lines[3]}" = 2 ] && [ "${lines[4]}" = read ]
+	# the readers by owner: j:1 (Redisson's: no metadata), then r1:1
+	[ "${lines[5]}" = j:1 ] && [ "${lines[6]}" = 1 ]
+	[ "${lines[8]}" = r1:1 ] && [ "${lines[9]}" = 1 ]
+	assert_equal "${lines[*]:11:4}" "host 42 user cmd"
+	[ "${lines[15]}" -gt 0 ] && [ "${lines[16]}" = "$f" ]
+	rel r1:1 read >/dev/null
+	rsn rwlock x unlock-read --id j:1 >/dev/null
+	acq w:1 write >/dev/null
+	run -0 st
+	[ "${lines[3]}" = w:1 ] && [ "${lines[5]}" = host ] && [ "${lines[6]}" = 42 ]
+	[ "${lines[-1]}" = write ]
+}

@@ -429,7 +429,8 @@ test_decode_status_rwlock(void **state)
 	(void)state;
 	/* Read mode: no writer, all read holds, readers by owner. */
 	assert_int_equal(rl_decode_status(R("*14|:1|:0|:29000|nil|:3|nil|nil|"
-	    "nil|nil|nil|nil|nil|$read|*2|*3|$a:1|:2|:28000|*3|$b:2|:1|nil"),
+	    "nil|nil|nil|nil|nil|$read|*2|*9|$a:1|:2|:28000|$h|:42|$u|$c|"
+	    ":1700000000000|$9007199254740993|*3|$b:2|:1|nil"),
 	    &st), RL_V_YES);
 	assert_true(st.held);
 	assert_int_equal(st.kind, RL_KIND_RWLOCK);
@@ -442,9 +443,19 @@ test_decode_status_rwlock(void **state)
 	assert_string_equal(r.owner, "a:1");
 	assert_int_equal(r.holds, 2);
 	assert_int_equal(r.pttl, 28000);
+	assert_string_equal(r.host, "h");	/* a redlock reader's metadata */
+	assert_int_equal(r.pid, 42);
+	assert_string_equal(r.user, "u");
+	assert_string_equal(r.cmd, "c");
+	assert_int_equal(r.since_ms, 1700000000000);
+	assert_int_equal(r.fence, 9007199254740993);
 	assert_int_equal(rl_status_reader(&st, 1, &r), 0);
 	assert_string_equal(r.owner, "b:2");
 	assert_int_equal(r.pttl, -1);	/* no lease key left */
+	assert_null(r.host);		/* a Redisson reader: none */
+	assert_int_equal(r.pid, 0);
+	assert_int_equal(r.since_ms, -1);
+	assert_int_equal(r.fence, -1);
 	assert_int_equal(rl_status_reader(&st, 2, &r), -1);
 	assert_int_equal(rl_status_reader(&st, 9, &r), -1);
 	/* Write mode: the writer is the owner; no readers. */
