@@ -112,13 +112,17 @@ struct lockopts {
 	int64_t waiter_timeout_ms;
 	int waiter_timeout_given;
 	int replicas;		/* --replicas: WAIT for this many; 0 */
+	enum rl_lock_kind kind;	/* --shared, --write, --limit */
+	long limit;
 	char owner_buf[RL_OWNER_MAX];
 };
 
-#define LOCKOPTS_SHORT "w:nt:E:qv"
+#define LOCKOPTS_SHORT "w:nt:E:qvs"
 #define OPT_FAIR 0x100
 #define OPT_WAITER_TIMEOUT 0x101
 #define OPT_REPLICAS 0x102
+#define OPT_WRITE 0x103
+#define OPT_LIMIT 0x104
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -128,6 +132,9 @@ struct lockopts {
 	{ "quiet", no_argument, NULL, 'q' }, \
 	{ "verbose", no_argument, NULL, 'v' }, \
 	{ "fair", no_argument, NULL, OPT_FAIR }, \
+	{ "shared", no_argument, NULL, 's' }, \
+	{ "write", no_argument, NULL, OPT_WRITE }, \
+	{ "limit", required_argument, NULL, OPT_LIMIT }, \
 	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }, \
 	{ "replicas", required_argument, NULL, OPT_REPLICAS }
 #define LOCKOPTS_HELP \
@@ -135,6 +142,13 @@ struct lockopts {
 	"  -n, --no-wait           give up at once if NAME is held\n" \
 	"  -t, --ttl DURATION      lease (default: 30s)\n" \
 	"      --fair              first come, first served: wait in NAME's queue\n" \
+	"  -s, --shared            a shared (read) lock: shared holders exclude\n" \
+	"                          --write and exclusive ones, not each other\n" \
+	"      --write             the exclusive (write) lock of a read-write lock\n" \
+	"                          (Redisson's RWriteLock): waits for every reader,\n" \
+	"                          and new readers wait for it\n" \
+	"      --limit N           at most N holders of NAME at once (a semaphore\n" \
+	"                          of N leased permits); every caller gives one N\n" \
 	"      --waiter-timeout DURATION\n" \
 	"                          with --fair: a waiter silent this long leaves the\n" \
 	"                          queue (default: 5s; it refreshes its place every\n" \
@@ -165,6 +179,9 @@ int lockopts_check(const struct cmd *c, const struct lockopts *o,
  * gives for NAME, else a new one; -1 (reported) when REDLOCK_HELD is
  * malformed or no token can be made. */
 int lockopts_finish(const char *name, struct lockopts *o);
+/* Make RC take, renew and release the kind of lock O asks for: 0, or
+ * the exit status (reported). */
+int lockopts_kind(rl_client *rc, const struct lockopts *o);
 /* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the
  * wait, else the exit status (reported). */
 int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,

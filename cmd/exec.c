@@ -455,7 +455,8 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		if (child > 0)
 			signal_group(child, SIGKILL);
 		if ((rc = client_open(g, j->o.ttl_ms, &s)) != NULL) {
-			give_back(rc, j);
+			if (lockopts_kind(rc, &j->o) == 0)
+				give_back(rc, j);
 			rl_client_free(rc);
 		}
 		msg("the watchdog of %s died (status %d): COMMAND was killed "

@@ -16,6 +16,8 @@
 #define RENEW_TTL_MIN_MS 30
 /* More replicas than any server would have; WAIT takes an int. */
 #define REPLICAS_MAX 1000
+/* More permits than any semaphore would need. */
+#define LIMIT_MAX 1000000
 
 void
 lockopts_init(struct lockopts *o)
@@ -27,11 +29,67 @@ lockopts_init(struct lockopts *o)
 	o->waiter_timeout_ms = DEFAULT_WAITER_TIMEOUT_MS;
 }
 
+static const char *
+kind_option(enum rl_lock_kind k)
+{
+	return k == RL_SHARED ? "--shared" : k == RL_WRITE ? "--write" :
+	    k == RL_PERMIT ? "--limit" : "--fair";
+}
+
+/* -s, --write, --limit N: one of them. */
+static int
+kind_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
+{
+	enum rl_lock_kind k = ch == 's' ? RL_SHARED : ch == OPT_WRITE ?
+	    RL_WRITE : RL_PERMIT;
+	char *end;
+	long v = 0;
+
+	if (o->kind != RL_EXCLUSIVE && o->kind != k) {
+		usage_error(c, "%s and %s do not go together: a lock is of one "
+		    "kind", kind_option(o->kind), kind_option(k));
+		return -1;
+	}
+	if (k == RL_PERMIT) {
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno != 0 || end == arg || *end != '\0' || v < 1 ||
+		    v > LIMIT_MAX) {
+			usage_error(c, "--limit: '%s' is not a number from 1 "
+			    "to %d", esc(arg), LIMIT_MAX);
+			return -1;
+		}
+	}
+	o->kind = k;
+	o->limit = v;
+	return 1;
+}
+
+static int
+owner_parse(const struct cmd *c, struct lockopts *o, const char *arg)
+{
+	const unsigned char *p;
+
+	if (arg[0] == '\0' || strlen(arg) > OWNER_MAX_LEN) {
+		usage_error(c, "--owner: the token must be 1 to %d bytes",
+		    OWNER_MAX_LEN);
+		return -1;
+	}
+	/* lock prints it as one line; unlock must be able to echo it. */
+	for (p = (const unsigned char *)arg; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f) {
+			usage_error(c, "--owner: '%s' has a control character; "
+			    "give a token without one", esc(arg));
+			return -1;
+		}
+	o->owner = arg;
+	return 1;
+}
+
 int
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
-	const unsigned char *p;
 	char *end;
 	long v;
 
@@ -61,24 +119,14 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		o->conflict = (int)v;
 		return 1;
 	case 'O':
-		if (arg[0] == '\0' || strlen(arg) > OWNER_MAX_LEN) {
-			usage_error(c, "--owner: the token must be 1 to %d bytes",
-			    OWNER_MAX_LEN);
-			return -1;
-		}
-		/* lock prints it as one line; unlock must be able to echo it. */
-		for (p = (const unsigned char *)arg; *p != '\0'; p++)
-			if (*p < 0x20 || *p == 0x7f) {
-				usage_error(c, "--owner: '%s' has a control "
-				    "character; give a token without one",
-				    esc(arg));
-				return -1;
-			}
-		o->owner = arg;
-		return 1;
+		return owner_parse(c, o, arg);
 	case OPT_FAIR:
 		o->fair = 1;
 		return 1;
+	case 's':
+	case OPT_WRITE:
+	case OPT_LIMIT:
+		return kind_parse(c, o, ch, arg);
 	case OPT_WAITER_TIMEOUT:
 		if (parse_duration(c, "--waiter-timeout", arg,
 		    &o->waiter_timeout_ms) < 0)
@@ -123,9 +171,32 @@ lockopts_check(const struct cmd *c, const struct lockopts *o,
 		usage_error(c, "--waiter-timeout goes with --fair");
 		return -1;
 	}
+	if (o->fair && o->kind != RL_EXCLUSIVE) {
+		usage_error(c, "--fair and %s do not go together: only "
+		    "exclusive locks have a queue; drop --fair",
+		    kind_option(o->kind));
+		return -1;
+	}
 	if (o->fair && one_master(c, g, "--fair is", ", or drop --fair") != 0)
 		return -1;
+	if (o->kind == RL_SHARED && one_master(c, g, "--shared is",
+	    ", or drop --shared") != 0)
+		return -1;
+	if (o->kind == RL_WRITE && one_master(c, g, "--write is",
+	    ", or drop --write") != 0)
+		return -1;
+	if (o->kind == RL_PERMIT && one_master(c, g, "--limit is",
+	    ", or drop --limit") != 0)
+		return -1;
 	return 0;
+}
+
+int
+lockopts_kind(rl_client *rc, const struct lockopts *o)
+{
+	enum rl_err e = rl_set_kind(rc, o->kind, o->limit);
+
+	return e == RL_OK ? 0 : fail(rc, e, "");
 }
 
 int
@@ -333,6 +404,8 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	enum rl_err e;
 
 	rl_set_replicas(rc, o->replicas);
+	if ((e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
+		return fail(rc, e, name);
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	fair.waiter_timeout_ms = o->waiter_timeout_ms;
 	fair.want_position = p.line;

@@ -10,9 +10,9 @@ static int run(struct globals *, int, char **);
 const struct cmd cmd_status = {
 	"status", "status [--json] [NAME]",
 	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
-	"Redisson read-write lock; a Redisson semaphore is shown, but is not a\n"
-	"lock (exit 65). Without NAME, list every lock held with redlock's\n"
-	"metadata (exit 0 if any).\n\n"
+	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
+	"taken, and how many are free). Without NAME, list every lock held\n"
+	"with redlock's metadata (exit 0 if any).\n\n"
 	"      --json              one JSON object (an array without NAME)\n"
 	"  -h, --help              show this help\n",
 	run
@@ -115,6 +115,15 @@ json_readers(const struct rl_status *st)
 		json_str(stdout, r.owner);
 		json_int(stdout, "holds", r.holds, 1);
 		json_int(stdout, "lease_ms", r.pttl, r.pttl >= 0);
+		fputs(",\"host\":", stdout);
+		json_str(stdout, r.host);
+		json_int(stdout, "pid", r.pid, r.pid > 0);
+		fputs(",\"user\":", stdout);
+		json_str(stdout, r.user);
+		fputs(",\"cmd\":", stdout);
+		json_str(stdout, r.cmd);
+		json_int(stdout, "since_ms", r.since_ms, r.since_ms >= 0);
+		json_int(stdout, "fence", r.fence, r.fence >= 0);
 		fputs("}", stdout);
 	}
 	fputs("]", stdout);
@@ -160,9 +169,14 @@ print_readers(const struct rl_status *st)
 		    (long long)r.holds, r.holds == 1 ? "" : "s");
 		if (r.pttl >= 0) {
 			rl_duration_format(r.pttl, d, sizeof(d));
-			printf("lease %s left)\n", d);
+			printf("lease %s left)", d);
 		} else
-			printf("no lease left)\n");
+			printf("no lease left)");
+		/* A reader of redlock's: who it is. */
+		if (r.host != NULL)
+			printf(": %s pid %ld (%s), fence %lld", esc(r.host),
+			    r.pid, esc(r.cmd), (long long)r.fence);
+		putchar('\n');
 	}
 }
 
@@ -246,6 +260,15 @@ print_line(const char *name, const struct rl_status *st)
 	    (long long)st->waiting);
 }
 
+/* How long permit P has been held (the server's clock), -1 unknown. */
+static int64_t
+permit_held_ms(const struct rl_permit *p)
+{
+	if (p->since_ms < 0 || p->expires_ms < 0)
+		return -1;
+	return p->expires_ms - p->left_ms - p->since_ms;
+}
+
 /* ,"permits":[...] of an expirable semaphore. */
 static void
 json_permits(const struct rl_status *st)
@@ -259,6 +282,12 @@ json_permits(const struct rl_status *st)
 		json_str(stdout, p.id);
 		json_int(stdout, "expires_ms", p.expires_ms, p.expires_ms >= 0);
 		json_int(stdout, "lease_ms", p.left_ms, p.expires_ms >= 0);
+		fputc(',', stdout);
+		json_who(stdout, p.id, p.host, p.pid, p.user, p.cmd);
+		json_int(stdout, "since_ms", p.since_ms, p.since_ms >= 0);
+		json_int(stdout, "held_ms", permit_held_ms(&p),
+		    permit_held_ms(&p) >= 0);
+		json_int(stdout, "fence", p.fence, p.fence >= 0);
 		fputs("}", stdout);
 	}
 	fputs("]", stdout);
@@ -267,24 +296,31 @@ json_permits(const struct rl_status *st)
 static void
 print_permit(const struct rl_permit *p)
 {
-	char t[48], d[32];
+	char t[48], d[32], who[640] = "", h[32];
 
+	if (p->host != NULL) {
+		rl_duration_format(permit_held_ms(p), h, sizeof(h));
+		snprintf(who, sizeof(who), "held by %s pid %ld (%s) for %s, "
+		    "fence %lld, ", esc(p->host), p->pid, esc(p->cmd), h,
+		    (long long)p->fence);
+	}
 	if (p->expires_ms < 0) {
-		printf("  permit   %s: no expiry\n", esc(p->id));
+		printf("  permit   %s: %sno expiry\n", esc(p->id), who);
 		return;
 	}
 	format_time(p->expires_ms, t, sizeof(t));
 	rl_duration_format(p->left_ms < 0 ? -p->left_ms : p->left_ms, d,
 	    sizeof(d));
 	if (p->left_ms > 0)
-		printf("  permit   %s: expires %s (%s left)\n", esc(p->id), t, d);
+		printf("  permit   %s: %slease %s left\n", esc(p->id), who, d);
 	else
-		printf("  permit   %s: expired %s (%s ago), not yet given "
-		    "back\n", esc(p->id), t, d);
+		printf("  permit   %s: %sexpired %s (%s ago), not yet given "
+		    "back\n", esc(p->id), who, t, d);
 }
 
-/* NAME is a Redisson semaphore, not a lock: what it holds. */
-static void
+/* NAME is a semaphore: its permits, taken and free (JSON: one object,
+ * no newline). Held (exit 0) when a permit is taken, or none is free. */
+static int
 print_semaphore(const char *name, const struct rl_status *st, int json)
 {
 	int x = st->kind == RL_KIND_EXPIRABLE;
@@ -296,26 +332,24 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 		json_str(stdout, name);
 		printf(",\"kind\":\"%s\"", x ? "expirable_semaphore" :
 		    "semaphore");
+		printf(",\"held\":%s", st->taken > 0 || st->free <= 0 ?
+		    "true" : "false");
 		json_int(stdout, "permits_free", st->free, 1);
-		if (x) {
-			json_int(stdout, "permits_taken", st->taken, 1);
+		json_int(stdout, "permits_taken", st->taken, 1);
+		if (x)
 			json_permits(st);
-		}
-		fputs("}\n", stdout);
-		return;
+		fputs("}", stdout);
+	} else {
+		printf("%s: a semaphore: %lld permit%s taken, %lld free\n",
+		    esc(name), (long long)st->taken, st->taken == 1 ? "" : "s",
+		    (long long)st->free);
+		for (i = 0; rl_status_permit(st, i, &p) == 0; i++)
+			print_permit(&p);
+		if (x && st->taken > (int64_t)i)
+			printf("  permit   ... and %lld more\n",
+			    (long long)st->taken - (long long)i);
 	}
-	printf("%s: not a lock: a Redisson %ssemaphore\n", esc(name),
-	    x ? "permit-expirable " : "");
-	if (x)
-		printf("  permits  %lld free, %lld taken\n", (long long)st->free,
-		    (long long)st->taken);
-	else
-		printf("  permits  %lld free\n", (long long)st->free);
-	for (i = 0; rl_status_permit(st, i, &p) == 0; i++)
-		print_permit(&p);
-	if (x && st->taken > (int64_t)i)
-		printf("  permit   ... and %lld more\n",
-		    (long long)st->taken - (long long)i);
+	return st->taken > 0 || st->free <= 0 ? EXIT_HELD : EXIT_NOT_HELD;
 }
 
 static int
@@ -326,6 +360,20 @@ list_one(void *arg, const char *name)
 	enum rl_err e;
 
 	if ((e = rl_status(l->rc, name, &st)) != RL_OK) {
+		if (e == RL_EWRONGTYPE && st.kind == RL_KIND_EXPIRABLE &&
+		    st.taken > 0) {
+			/* A semaphore of --limit: a line, not each permit. */
+			if (l->json) {
+				fputs(l->count ? ",\n " : "\n ", stdout);
+				print_semaphore(name, &st, 1);
+			} else
+				printf("%s: a semaphore: %lld permit%s taken, "
+				    "%lld free\n", esc(name),
+				    (long long)st.taken, st.taken == 1 ? "" :
+				    "s", (long long)st.free);
+			l->count++;
+			return 0;
+		}
 		if (e == RL_EWRONGTYPE)
 			return 0;	/* not ours to show; say nothing */
 		l->err = e;
@@ -406,9 +454,12 @@ run(struct globals *g, int argc, char **argv)
 		return status;
 	}
 	if ((e = rl_status(rc, name, &st)) != RL_OK) {
-		if (e == RL_EWRONGTYPE && st.kind != RL_KIND_LOCK)
-			print_semaphore(name, &st, json);
-		status = fail(rc, e, name);
+		if (e == RL_EWRONGTYPE && st.kind != RL_KIND_LOCK) {
+			status = print_semaphore(name, &st, json);
+			if (json)
+				putchar('\n');
+		} else
+			status = fail(rc, e, name);
 		rl_client_free(rc);
 		if (flush_stdout() != 0)
 			return EXIT_SOFTWARE;

@@ -98,16 +98,38 @@ force_delete(rl_client *rc, const char *name, struct rl_attempt *a)
 	return 0;
 }
 
-/* Give back one hold of NAME taken as OWNER. */
+/* Release as KIND: 1 when it was tried. */
+static int
+release_as(rl_client *rc, enum rl_lock_kind kind, const char *name,
+    const char *owner, enum rl_release *rel, int64_t *holds,
+    struct rl_attempt *a, enum rl_err *e)
+{
+	if (rl_set_kind(rc, kind, 1) != RL_OK)
+		return 0;
+	*e = rl_release(rc, name, owner, rel, holds, a);
+	return 1;
+}
+
+/* Give back one hold of NAME taken as OWNER, whatever its kind: an
+ * exclusive lock, else (NAME a string) a permit, else (a read-write
+ * lock that OWNER does not hold exclusively) a write or a shared hold. */
 static int
 release_one(rl_client *rc, const char *name, const char *owner,
     struct rl_attempt *a)
 {
-	enum rl_release rel;
+	enum rl_release rel = RL_NOT_OWNER;
 	enum rl_err e;
-	int64_t holds;
+	int64_t holds = 0;
 
-	if ((e = rl_release(rc, name, owner, &rel, &holds, a)) != RL_OK)
+	e = rl_release(rc, name, owner, &rel, &holds, a);
+	if (e == RL_EWRONGTYPE && a->badtype != NULL &&
+	    strcmp(a->badtype, "string") == 0)
+		release_as(rc, RL_PERMIT, name, owner, &rel, &holds, a, &e);
+	else if (e == RL_OK && rel == RL_NOT_OWNER && holds &&
+	    release_as(rc, RL_WRITE, name, owner, &rel, &holds, a, &e) &&
+	    e == RL_OK && rel == RL_NOT_OWNER)
+		release_as(rc, RL_SHARED, name, owner, &rel, &holds, a, &e);
+	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (rel == RL_NOT_OWNER) {
 		msg("%s is not held by that owner (%s); nothing was "

@@ -182,6 +182,23 @@ void rl_client_forked(rl_client *c);
 void rl_client_disconnect(rl_client *c);
 void rl_client_free(rl_client *c);
 
+/* The kind of lock a client's calls take, renew and release. */
+enum rl_lock_kind {
+	RL_EXCLUSIVE,	/* Redisson's RLock layout (the default) */
+	RL_SHARED,	/* a read lock of Redisson's RReadWriteLock */
+	RL_WRITE,	/* its write lock */
+	RL_PERMIT	/* one of LIMIT permits of a semaphore, Redisson's
+			 * RPermitExpirableSemaphore */
+};
+
+/* Take, renew and release KIND from now on (LIMIT: the permits of
+ * RL_PERMIT). RL_EUSAGE for any kind but RL_EXCLUSIVE on several
+ * masters, or a LIMIT below 1. Permits have no fair queue (rl_acquire
+ * with FAIR is RL_EUSAGE); a permit's id is the hex digits of the owner
+ * token's UUID. A waiting writer announces itself: no new reader of
+ * redlock's comes in meanwhile (Redisson's readers still do). */
+enum rl_err rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit);
+
 /* Who the holder is, recorded next to the lock for status. */
 struct rl_meta {
 	const char *host;
@@ -348,6 +365,12 @@ struct rl_permit {
 	const char *id;		/* as Redisson shows it: hex digits */
 	int64_t expires_ms;	/* server clock, ms since the epoch; -1: never */
 	int64_t left_ms;	/* until then (< 0: expired, not yet returned) */
+	const char *host;	/* its holder, when redlock took it; NULL */
+	long pid;
+	const char *user;
+	const char *cmd;
+	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
+	int64_t fence;		/* -1 when not recorded */
 };
 
 /* One atomic read of the lock; strings valid until the next call. A

@@ -16,6 +16,8 @@ struct rl_client {
 	int64_t timeout_ms;	/* --timeout */
 	int64_t node_timeout_ms;	/* several masters: per master */
 	int replicas;		/* --replicas: WAIT for this many; 0 */
+	enum rl_lock_kind kind;	/* rl_set_kind */
+	long limit;		/* RL_PERMIT: how many */
 	int intr_fd;
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */

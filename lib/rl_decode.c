@@ -254,6 +254,12 @@ rl_status_permit(const struct rl_status *st, size_t i, struct rl_permit *p)
 	p->id = rl_elem_str(e, RL_PM_ID);
 	p->expires_ms = rl_elem_int(e, RL_PM_EXPIRES, -1);
 	p->left_ms = p->expires_ms >= 0 ? rl_elem_int(e, RL_PM_LEFT, 0) : 0;
+	p->host = rl_elem_str(e, RL_PM_HOST);
+	p->pid = (long)rl_elem_int(e, RL_PM_PID, 0);
+	p->user = rl_elem_str(e, RL_PM_USER);
+	p->cmd = rl_elem_str(e, RL_PM_CMD);
+	p->since_ms = rl_elem_int(e, RL_PM_SINCE, -1);
+	p->fence = rl_elem_int(e, RL_PM_FENCE, -1);
 	return 0;
 }
 

@@ -5,13 +5,14 @@
 
 #include "rl_client.h"
 #include "rl_decode.h"
+#include "rl_kind.h"
 #include "rl_quorum.h"
 #include "rl_scripts.h"
 
 struct rl_keeper {
 	rl_client *c;
-	char *lock, *holder, *owner;
-	char ttl[24];
+	char *lock;
+	struct rl_call renew;	/* the renewal, of the client's kind */
 	int64_t ttl_ms;
 	int64_t period;
 	int64_t confirmed;	/* send time of the last confirmed renewal */
@@ -30,19 +31,17 @@ rl_keeper_new(rl_client *c, const char *name, const char *owner,
 	if (k == NULL)
 		return NULL;
 	k->c = c;
+	k->round.done = 1;
 	k->lock = strdup(name);
-	k->holder = rl_key(RL_PREFIX_HOLDER, name);
-	k->owner = strdup(owner);
-	if (k->lock == NULL || k->holder == NULL || k->owner == NULL) {
+	if (k->lock == NULL || rl_call_renew(c, k->lock, owner, ttl_ms,
+	    &k->renew) != RL_OK) {
 		rl_keeper_free(k);
 		return NULL;
 	}
-	snprintf(k->ttl, sizeof(k->ttl), "%lld", (long long)ttl_ms);
 	k->ttl_ms = ttl_ms;
 	k->period = rl_renew_period_ms(ttl_ms);
 	k->confirmed = sent_ms;
 	k->next = sent_ms + k->period;
-	k->round.done = 1;
 	return k;
 }
 
@@ -52,9 +51,8 @@ rl_keeper_free(rl_keeper *k)
 	if (k == NULL)
 		return;
 	rl_round_end(&k->round);
+	rl_call_free(&k->renew);
 	free(k->lock);
-	free(k->holder);
-	free(k->owner);
 	free(k);
 }
 
@@ -117,17 +115,15 @@ static enum rl_err
 start(rl_keeper *k, int64_t now)
 {
 	struct rl_round_opts o = rl_opts(k->c, 1);
-	const char *keys[2] = { k->lock, k->holder };
-	const char *args[2] = { k->ttl, k->owner };
-
+	struct rl_call *r = &k->renew;
 	int64_t wait_ms = ack_ms(k);
 
 	if (o.connect_ms > k->period)
 		o.connect_ms = k->period;
 	if (o.reply_ms > k->period - wait_ms)
 		o.reply_ms = k->period - wait_ms;
-	if (rl_round_script(&k->round, k->c->nodes, k->c->n, &o,
-	    &rl_script_renew, 2, keys, 2, args) < 0 || (wait_ms > 0 &&
+	if (rl_round_script(&k->round, k->c->nodes, k->c->n, &o, r->s,
+	    r->nkeys, r->keys, r->nargs, r->args) < 0 || (wait_ms > 0 &&
 	    rl_round_ack(&k->round, k->c->replicas, wait_ms) < 0)) {
 		rl_round_end(&k->round);
 		k->next = now + retry_gap(k);

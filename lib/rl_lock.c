@@ -6,6 +6,7 @@
 #include "rl_client.h"
 #include "rl_decode.h"
 #include "rl_keys.h"
+#include "rl_kind.h"
 #include "rl_quorum.h"
 #include "rl_scripts.h"
 
@@ -84,16 +85,18 @@ fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
 
 /* Not acquired: release what may have been granted, on every master. */
 static void
-undo(rl_client *c, struct rl_keys *k, const char *owner)
+undo(rl_client *c, const char *name, const char *owner)
 {
-	const char *keys[6], *args[2] = { owner, "0" };
 	struct rl_round_opts o = rl_opts_pub(c);
 	redisReply *saved[RL_MAX_NODES];
+	struct rl_call call;
 
-	rl_keys_release(k, keys);
+	if (rl_call_release(c, name, owner, &call) != RL_OK)
+		return;
 	rl_replies_save(c, saved);
-	rl_run(c, &o, &rl_script_release, 6, keys, 2, args);
+	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
 	rl_replies_restore(c, saved);
+	rl_call_free(&call);
 }
 
 /* Acquired, but too few replicas acknowledged it: released again. */
@@ -109,7 +112,7 @@ unacked(rl_client *c, const char *name, const struct rl_acks *ak)
 
 /* Add up the acquire round into A. */
 static enum rl_err
-acquire_outcome(rl_client *c, struct rl_keys *k, const char *owner,
+acquire_outcome(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, struct rl_attempt *a)
 {
 	struct rl_attempt per[RL_MAX_NODES];
@@ -132,12 +135,12 @@ acquire_outcome(rl_client *c, struct rl_keys *k, const char *owner,
 	o = rl_combine_acquire(v, per, c->n, ttl_ms,
 	    rl_now_ms() - a->sent_ms, a, &must_undo, &who);
 	if (o == RL_OUT_UNACKED)
-		e = unacked(c, k->lock, &ak);
+		e = unacked(c, name, &ak);
 	else
 		e = outcome(c, o, who, "acquire", "acquire", a->badkey,
 		    a->badtype);
 	if (must_undo)
-		undo(c, k, owner);
+		undo(c, name, owner);
 	return e;
 }
 
@@ -192,6 +195,48 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	return e;
 }
 
+/* A semaphore answered {-2, permits}: it has another number of them. */
+static enum rl_err
+other_limit(rl_client *c, const char *name)
+{
+	const redisReply *r = c->nodes[0].reply;
+
+	if (rl_verdict(r) != -2)
+		return RL_OK;
+	return rl_seterr(c, RL_EUSAGE, "%s is a semaphore of %lld permit%s, "
+	    "not %ld: every caller must give the same --limit; nothing was "
+	    "changed", name, (long long)rl_elem_int(r, 1, 0),
+	    rl_elem_int(r, 1, 0) == 1 ? "" : "s", c->limit);
+}
+
+/* rl_try_acquire of a shared lock, a write lock or a permit. */
+static enum rl_err
+try_kind(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
+    const struct rl_meta *meta, const struct rl_fair *fair,
+    enum rl_join join, struct rl_attempt *a)
+{
+	struct rl_round_opts o = rl_opts(c, 1);
+	struct rl_call call;
+	enum rl_err e;
+
+	if (fair != NULL)
+		return rl_seterr(c, RL_EUSAGE, "fair queues are for exclusive "
+		    "locks only");
+	if (name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	if ((e = rl_call_acquire(c, name, owner, ttl_ms, meta, join,
+	    RL_WRITER_TIMEOUT_MS, &call)) != RL_OK)
+		return e;
+	o.pub = 1;
+	a->sent_ms = rl_now_ms();
+	e = rl_run_ack(c, &o, c->timeout_ms, call.s, call.nkeys, call.keys,
+	    call.nargs, call.args);
+	if (e == RL_OK && (e = other_limit(c, name)) == RL_OK)
+		e = acquire_outcome(c, name, owner, ttl_ms, a);
+	rl_call_free(&call);
+	return e;
+}
+
 enum rl_err
 rl_try_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
@@ -204,6 +249,8 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 
 	memset(a, 0, sizeof(*a));
 	a->ahead = -1;
+	if (c->kind != RL_EXCLUSIVE)
+		return try_kind(c, name, owner, ttl_ms, meta, fair, join, a);
 	if ((e = rl_policy(c, fair != NULL ? "fair locks" : NULL)) != RL_OK ||
 	    (e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
@@ -216,7 +263,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);
 	a->sent_ms = rl_now_ms();
 	if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
-		e = acquire_outcome(c, &k, owner, ttl_ms, a);
+		e = acquire_outcome(c, name, owner, ttl_ms, a);
 	rl_keys_free(&k);
 	return e;
 }
@@ -260,19 +307,20 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	int64_t h[RL_MAX_NODES];
 	const char *np[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
-	struct rl_keys k;
-	const char *keys[6], *args[2] = { owner, "0" };
+	struct rl_call call;
 	struct rl_round_opts ro = rl_opts_pub(c);
 	enum rl_outcome o;
 	enum rl_err e;
 	size_t j, who = 0;
 
 	memset(a, 0, sizeof(*a));
-	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
+	if (name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	if ((e = rl_call_release(c, name, owner, &call)) != RL_OK)
 		return e;
-	rl_keys_release(&k, keys);
-	e = rl_run(c, &ro, &rl_script_release, 6, keys, 2, args);
-	rl_keys_free(&k);
+	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
+	    call.args);
+	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
 	for (j = 0; j < c->n; j++)
@@ -322,22 +370,17 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	enum rl_verdict v[RL_MAX_NODES];
 	int64_t acks[RL_MAX_NODES];
 	struct rl_acks ak;
-	struct rl_keys k;
-	const char *keys[2], *args[2];
-	char ttl[24];
+	struct rl_call call;
 	enum rl_err e;
 	size_t j, yes;
 
-	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
+	if (name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	if ((e = rl_call_renew(c, name, owner, ttl_ms, &call)) != RL_OK)
 		return e;
-	snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	keys[0] = k.lock;
-	keys[1] = k.holder;
-	args[0] = ttl;
-	args[1] = owner;
-	e = rl_run_ack(c, NULL, c->timeout_ms, &rl_script_renew, 2, keys, 2,
-	    args);
-	rl_keys_free(&k);
+	e = rl_run_ack(c, NULL, c->timeout_ms, call.s, call.nkeys, call.keys,
+	    call.nargs, call.args);
+	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
 	for (j = 0; j < c->n; j++) {

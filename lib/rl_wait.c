@@ -9,6 +9,7 @@
 
 #include "rl_client.h"
 #include "rl_keys.h"
+#include "rl_kind.h"
 #include "rl_quorum.h"
 
 /* The waiter timeout of a plain waiter that queues (queue_behind_java). */
@@ -439,6 +440,9 @@ next_retry(struct wait *w)
 	retry = now + (a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS);
 	if (w->fair != NULL && now + heartbeat_ms(w->fair) < retry)
 		retry = now + heartbeat_ms(w->fair);
+	/* A waiting writer refreshes its announcement. */
+	if (w->c->kind == RL_WRITE && now + RL_WRITER_TIMEOUT_MS / 3 < retry)
+		retry = now + RL_WRITER_TIMEOUT_MS / 3;
 	if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
 		retry = now + a->head_wait_ms + 1;
 	/* Nobody won a split vote: wait 0..200 ms at random (or for a
@@ -462,20 +466,27 @@ wait_loop(struct wait *w)
 	}
 }
 
-/* SUBSCRIBE and SSUBSCRIBE to the lock's channel, or a fair waiter's own. */
+/* SUBSCRIBE and SSUBSCRIBE to the channel of the client's kind of lock,
+ * or a fair waiter's own. A fair waiter at the head, and every waiter of a
+ * read-write lock, listens to the lock's channel as well (headcmd): there
+ * Redisson's RLock and redlock's exclusive releases publish. */
 static int
 subscribe_cmd(struct wait *w, int fair)
 {
 	static const char *cmd[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
-	char *lockch = rl_key(RL_PREFIX_CHANNEL, w->name), *ch = lockch;
+	char *lockch = rl_key(RL_PREFIX_CHANNEL, w->name), *ch;
+	int rw = w->c->kind == RL_SHARED || w->c->kind == RL_WRITE;
 	const char *argv[2];
 	size_t n, i;
 	int len = 0;
 
+	ch = fair ? NULL : rl_kind_channel(w->c, w->name);
 	if (lockch != NULL && fair) {
 		n = strlen(lockch) + strlen(w->owner) + 2;
 		if ((ch = malloc(n)) != NULL)
 			snprintf(ch, n, "%s:%s", lockch, w->owner);
+	}
+	if (lockch != NULL && (fair || rw)) {
 		argv[1] = lockch;
 		for (i = 0; i < 2 && len >= 0; i++) {
 			argv[0] = cmd[i];
@@ -483,11 +494,10 @@ subscribe_cmd(struct wait *w, int fair)
 			    NULL);
 			w->headcmdlen[i] = len < 0 ? 0 : (size_t)len;
 		}
-		free(lockch);
 	}
+	free(lockch);
 	if (ch == NULL || len < 0) {
-		if (ch != lockch)
-			free(ch);
+		free(ch);
 		return -1;
 	}
 	argv[1] = ch;
@@ -499,6 +509,7 @@ subscribe_cmd(struct wait *w, int fair)
 		w->subcmdlen[i] = len < 0 ? 0 : (size_t)len;
 	}
 	free(ch);
+	w->head = w->head || rw;
 	return len < 0 ? -1 : 0;
 }
 
@@ -522,6 +533,26 @@ leave_queue(rl_client *c, const char *name, const char *owner,
 	memcpy(c->errstr, keep, sizeof(keep));
 }
 
+/* A writer that stops waiting without the lock withdraws its
+ * announcement, so that readers held back by it come in. */
+static void
+unannounce(rl_client *c, const char *name, const char *owner)
+{
+	char keep[sizeof(c->errstr)];
+	struct rl_round_opts o = rl_opts_pub(c);
+	redisReply *saved[RL_MAX_NODES];
+	struct rl_call call;
+
+	if (rl_call_unannounce(c, name, owner, &call) != RL_OK)
+		return;
+	memcpy(keep, c->errstr, sizeof(keep));
+	rl_replies_save(c, saved);
+	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
+	rl_replies_restore(c, saved);
+	memcpy(c->errstr, keep, sizeof(keep));
+	rl_call_free(&call);
+}
+
 /* A plain waiter behind a holder that is not redlock's (a Java service)
  * queues too, since Redisson's fair lock wakes only the head of its queue
  * and never publishes on the lock's channel; it still takes a free lock
@@ -533,7 +564,7 @@ queue_behind_java(struct wait *w, struct rl_fair *plainq)
 	const struct rl_attempt *a = w->a;
 
 	if (w->fair != NULL || a->owner == NULL || a->host != NULL ||
-	    !rl_one_master(w->c))
+	    !rl_one_master(w->c) || w->c->kind != RL_EXCLUSIVE)
 		return 0;
 	plainq->waiter_timeout_ms = RL_PLAIN_QUEUE_TIMEOUT_MS;
 	plainq->want_position = 0;
@@ -578,5 +609,7 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		rl_conn_close(&c->nodes[j].sub);
 	if (w.fair != NULL && !a->acquired)
 		leave_queue(c, name, owner, a);
+	if (c->kind == RL_WRITE && !a->acquired)
+		unannounce(c, name, owner);
 	return e;
 }

@@ -2,7 +2,9 @@
 -- Redisson's RPermitExpirableSemaphore layout, each permit with a lease.
 -- KEYS[1]  NAME                           string: permits free
 -- KEYS[2]  {NAME}:timeout                 zset: permit id -> expiry (ms)
--- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata
+-- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata;
+--                                          ID:n -> holds, for a permit
+--                                          re-entered by a nested redlock
 -- KEYS[4]  redisson_lock_token:{NAME}     string: fencing counter
 -- KEYS[5]  redisson_sc:{NAME}             channel: permits free, after a
 --                                          change that frees some
@@ -14,12 +16,18 @@
 -- The first caller sets the number of permits (as trySetPermits does);
 -- one that names another number is refused, and nothing is changed.
 -- Expiries are on the server's clock; expired permits are given back
--- first (as Redisson's calls do, by their clients' clocks).
--- Returns {1, fence, 1}            acquired (or held already: lease renewed)
---         {0, wait_ms, taken}      none free; the first permit expires in
---                                  wait_ms (nil: none expires)
---         {-2, permits}            NAME has that many permits, not LIMIT
---         {-1, key, type}          KEY is not of the type needed
+-- first (as Redisson's calls do, by their clients' clocks). The replies
+-- have the shapes of acquire's:
+-- Returns {1, fence, holds, nopub}     acquired; holds > 1: OWNER held a
+--                                      permit already (re-entered, lease
+--                                      lengthened); nopub: the channel this
+--                                      user may not publish on, else nil
+--         {0, wait_ms, id, host, pid, user, cmd, held_ms, nil, taken}
+--                                      none free; the first permit to
+--                                      expire does so in wait_ms (nil: none
+--                                      expires), id and the rest are its
+--         {-2, permits}                NAME has that many permits, not LIMIT
+--         {-1, key, type}              KEY is not of the type needed
 rl_pubcmd = ARGV[8] or rl_pubcmd
 local want = {'string', 'zset', 'hash', 'string'}
 for i = 1, 4 do
@@ -46,25 +54,34 @@ if free + taken ~= limit then return {-2, free + taken} end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now_ms)
 for _, id in ipairs(gone) do
   redis.call('ZREM', KEYS[2], id)
-  redis.call('HDEL', KEYS[3], id)
+  redis.call('HDEL', KEYS[3], id, id .. ':n')
 end
 if #gone > 0 then
   free = redis.call('INCRBY', KEYS[1], #gone)
   rl_publish(KEYS[5], tostring(free))
 end
+local nopub = (not rl_may_publish(KEYS[5])) and KEYS[5]
 local expiry = now_ms + tonumber(ARGV[1])
-if redis.call('ZSCORE', KEYS[2], ARGV[2]) then
-  redis.call('ZADD', KEYS[2], expiry, ARGV[2])
-  return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', 1}
+local mine = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[2]))
+if mine then
+  if mine < expiry then redis.call('ZADD', KEYS[2], expiry, ARGV[2]) end
+  local holds = redis.call('HINCRBY', KEYS[3], ARGV[2] .. ':n', 1)
+  if holds == 1 then holds = redis.call('HINCRBY', KEYS[3], ARGV[2] .. ':n', 1) end
+  return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', holds,
+          nopub}
 end
 if free < 1 then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  local wait = first[2] and (tonumber(first[2]) - now_ms) or false
-  return {0, wait, redis.call('ZCARD', KEYS[2])}
+  if not first[1] then return {0, false} end
+  local d = rl_decode(redis.call('HGET', KEYS[3], first[1]))
+  local since = tonumber(d.since_ms)
+  return {0, tonumber(first[2]) - now_ms, first[1], d.host or false,
+          tonumber(d.pid) or false, d.user or false, d.cmd or false,
+          since and (now_ms - since) or false, false, taken - #gone}
 end
 local fence = rl_next_fence(KEYS[4], now_us)
 redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[2],
            rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence))
-return {1, fence, 1}
+return {1, fence, 1, nopub}

@@ -1,14 +1,19 @@
--- permit_release: give back OWNER's permit of NAME, and wake a waiter.
+-- permit_release: give back one hold of OWNER's permit of NAME; the last
+-- gives the permit back and wakes the waiters with the count of permits
+-- free (Redisson's message on the semaphore's channel).
 -- KEYS[1]  NAME                           string: permits free
 -- KEYS[2]  {NAME}:timeout                 zset: permit id -> expiry (ms)
 -- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata
 -- KEYS[4]  redisson_sc:{NAME}             channel: permits free
 -- ARGV[1]  permit id
 -- ARGV[2]  PUBLISH or SPUBLISH
--- Returns {1, nopub}    released; nopub: the channel the server refused
+-- The replies have the shapes of release's:
+-- Returns {2, nopub}    released; nopub: the channel the server refused
 --                       to publish on, else nil
---         {0}           OWNER holds no permit of NAME (it expired and was
---                       given back, or was released)
+--         {1, holds}    a nested hold given back, HOLDS remain
+--         {0, taken}    OWNER holds no permit of NAME (it expired and was
+--                       given back, or was released); taken: 1 when others
+--                       hold permits
 --         {-1, key, type}
 rl_pubcmd = ARGV[2] or rl_pubcmd
 local want = {'string', 'zset', 'hash'}
@@ -16,8 +21,23 @@ for i = 1, 3 do
   local bad = rl_badtype(KEYS[i], want[i])
   if bad then return bad end
 end
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return {0} end
+local free = redis.call('GET', KEYS[1])
+if free and not string.match(free, '^-?%d+$') then
+  return {-1, KEYS[1], 'string that is not a number of permits'}
+end
+if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  return {0, math.min(redis.call('ZCARD', KEYS[2]), 1)}
+end
+local holds = tonumber(redis.call('HGET', KEYS[3], ARGV[1] .. ':n'))
+if holds and holds > 2 then
+  return {1, redis.call('HINCRBY', KEYS[3], ARGV[1] .. ':n', -1)}
+end
+if holds then
+  redis.call('HDEL', KEYS[3], ARGV[1] .. ':n')
+  return {1, 1}
+end
+redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-local free = redis.call('INCR', KEYS[1])
-if not rl_publish(KEYS[4], tostring(free)) then return {1, KEYS[4]} end
-return {1, false}
+free = redis.call('INCR', KEYS[1])
+if not rl_publish(KEYS[4], tostring(free)) then return {2, KEYS[4]} end
+return {2, false}

@@ -33,9 +33,12 @@
 --                                       NAME is a Redisson semaphore: kind
 --                                       'semaphore' or 'expirable'; taken
 --                                       and permits {{id, expires_ms,
---                                       left_ms}...} (the first 100 to
---                                       expire; nil expiry: none) are the
---                                       expirable one's, 0 and {} else
+--                                       left_ms, host, pid, user, cmd,
+--                                       since_ms, fence}...} (the first 100
+--                                       to expire; nil expiry: none; the
+--                                       holder's metadata where redlock
+--                                       took it) are the expirable one's,
+--                                       0 and {} else
 
 -- Redisson's expiry for a permit without a lease.
 local NO_EXPIRY = 922337203685477
@@ -58,11 +61,18 @@ local function semaphore()
   local _, now_ms = rl_time()
   local z = redis.call('ZRANGE', KEYS[6], 0, 99, 'WITHSCORES')
   local permits = {}
+  local holders = redis.call('TYPE', KEYS[2]).ok == 'hash'
   for i = 1, #z, 2 do
     local at = math.max(tonumber(z[i + 1]) or NO_EXPIRY, 0)
     local forever = at >= NO_EXPIRY
+    local json = holders and redis.call('HGET', KEYS[2], z[i])
+    local d = rl_decode(json)
+    local since = tonumber(d.since_ms)
     permits[#permits + 1] = {permit_id(z[i]), (not forever) and at,
-                             (not forever) and (at - now_ms)}
+                             (not forever) and (at - now_ms),
+                             d.host or false, tonumber(d.pid) or false,
+                             d.user or false, d.cmd or false,
+                             since or false, rl_fence(json)}
   end
   return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
           redis.call('ZCARD', KEYS[6]), permits}

@@ -40,17 +40,19 @@ id() { printf '%032x' "$1"; }
 	run -0 take "$(id 4)"
 	[ "${lines[0]}" = 0 ]
 	[ "${lines[1]}" -gt 29000 ] && [ "${lines[1]}" -le 30000 ]
-	[ "${lines[2]}" = 3 ]
+	# The permit that expires first, and its holder.
+	[ "${lines[2]}" = "$(id 1)" ] && [ "${lines[3]}" = host ]
+	[ "${lines[4]}" = 42 ] && [ "${lines[-1]}" = 3 ]
 	timeout 5 redis-cli -p "$R_PORT" subscribe 'redisson_sc:{s}' >"$D/sub" 3>&- &
 	bg+=($!)
 	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_sc:{s}" | sed -n 2p)" = 1 ]'
 	run -0 give "$(id 2)"
-	[ "${lines[0]}" = 1 ]
+	[ "${lines[0]}" = 2 ]
 	wait_for 5 eval '[ "$(tail -n 1 "$D/sub")" = 1 ]'
 	run -0 take "$(id 4)"
 	[ "${lines[0]}" = 1 ]
 	run -0 give "$(id 2)"
-	[ "$output" = 0 ]
+	assert_equal "$output" $'0\n1'
 	# Each holder is recorded, with its fencing token.
 	[ "$(rcli hlen 'redlock_holder:{s}')" = 3 ]
 	[[ $(rcli hget 'redlock_holder:{s}' "$(id 4)") == *'"pid":42'*'"fence":'* ]]
@@ -75,19 +77,33 @@ id() { printf '%032x' "$1"; }
 	[ "${lines[0]}" = 1 ]
 	[ "$(rcli hexists 'redlock_holder:{s}' "$(id 1)")" = 0 ]
 	run -0 give "$(id 1)"
-	[ "$output" = 0 ]
+	assert_equal "$output" $'0\n1'
 	[ "$(rcli get s)" = 0 ]
 }
 
-@test "a renewal extends the lease; taking a permit held already renews it and keeps its token" {
+@test "a renewal extends the lease and never shortens it; taking a permit held already re-enters it, keeps its token, and takes as many releases" {
 	a=$(take "$(id 1)" 3 1000 | sed -n 2p)
 	run -0 renew "$(id 1)" 60000
 	[ "$output" = 1 ]
 	left=$(( $(rcli zscore '{s}:timeout' "$(id 1)") - $(rcli time | head -n 1)000 ))
 	[ "$left" -gt 50000 ]
+	renew "$(id 1)" 1000 >/dev/null
+	left=$(( $(rcli zscore '{s}:timeout' "$(id 1)") - $(rcli time | head -n 1)000 ))
+	[ "$left" -gt 50000 ]
 	run -0 take "$(id 1)"
-	[ "${lines[1]}" = "$a" ]
+	[ "${lines[1]}" = "$a" ] && [ "${lines[2]}" = 2 ]
+	run -0 take "$(id 1)"
+	[ "${lines[2]}" = 3 ]
 	[ "$(rcli get s)" = 2 ]
+	run -0 give "$(id 1)"
+	assert_equal "$output" $'1\n2'
+	run -0 give "$(id 1)"
+	assert_equal "$output" $'1\n1'
+	[ "$(rcli get s)" = 2 ]
+	run -0 give "$(id 1)"
+	[ "${lines[0]}" = 2 ]
+	[ "$(rcli get s)" = 3 ]
+	[ "$(rcli hlen 'redlock_holder:{s}')" = 0 ]
 }
 
 @test "another number of permits than the name has is refused, and nothing changes" {

@@ -239,15 +239,14 @@ took() {
 	c=$(rsn semaphore s acquire --lease 1 --keep | cut -d' ' -f2)
 	sleep 0.05
 	run rl status s
-	[ "$status" = 65 ]
-	assert_line "s: not a lock: a Redisson permit-expirable semaphore"
-	assert_line "  permits  0 free, 3 taken"
+	[ "$status" = 0 ]
+	assert_line "s: a semaphore: 3 permits taken, 0 free"
 	assert_line --regexp "^  permit   $c: expired .* ago\), not yet given back\$"
-	assert_line --regexp "^  permit   $a: expires .* \((59|60)\.[0-9]s left\)\$"
+	assert_line --regexp "^  permit   $a: lease (59|60)\.[0-9]s left\$"
 	assert_line "  permit   $b: no expiry"
 	run rsn semaphore s available
 	assert_output 1
 	run rl status --json s
-	assert_output --partial '"kind":"expirable_semaphore","permits_free":1,"permits_taken":2'
-	assert_output --partial "{\"id\":\"$b\",\"expires_ms\":null,\"lease_ms\":null}"
+	assert_output --partial '"kind":"expirable_semaphore","held":true,"permits_free":1,"permits_taken":2'
+	assert_output --partial "{\"id\":\"$b\",\"expires_ms\":null,\"lease_ms\":null,"
 }

@@ -1,0 +1,287 @@
+/* rl_kind.c: the script calls of shared locks, write locks and permits,
+ * in Redisson's RReadWriteLock and RPermitExpirableSemaphore layouts. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rl_client.h"
+#include "rl_kind.h"
+#include "rl_keys.h"
+#include "rl_scripts.h"
+
+#define RL_PREFIX_SEMAPHORE "redisson_sc"
+#define RL_PREFIX_RWLOCK "redisson_rwlock"
+#define RL_PREFIX_WRITER "redlock_writer"
+
+enum rl_err
+rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit)
+{
+	static const char *what[] = { NULL, "shared locks", "write locks",
+	    "semaphores (--limit)" };
+
+	if (kind == RL_PERMIT && limit < 1)
+		return rl_seterr(c, RL_EUSAGE, "a semaphore needs at least one "
+		    "permit");
+	if (kind != RL_EXCLUSIVE && !rl_one_master(c))
+		return rl_policy(c, what[kind]);
+	c->kind = kind;
+	c->limit = kind == RL_PERMIT ? limit : 0;
+	return RL_OK;
+}
+
+void
+rl_call_free(struct rl_call *call)
+{
+	size_t i;
+
+	for (i = 0; i < call->nown; i++)
+		free(call->own[i]);
+	memset(call, 0, sizeof(*call));
+}
+
+/* S, kept by the call; NULL when out of memory. */
+static const char *
+own(struct rl_call *call, char *s)
+{
+	if (s != NULL)
+		call->own[call->nown++] = s;
+	return s;
+}
+
+static const char *
+num(struct rl_call *call, size_t i, int64_t v)
+{
+	snprintf(call->num[i], sizeof(call->num[i]), "%lld", (long long)v);
+	return call->num[i];
+}
+
+/* The keys named by PREFIX (Redisson's "PREFIX:{NAME}") or SUFFIX
+ * ("{NAME}:SUFFIX"), as the call's own. */
+static const char *
+key(struct rl_call *call, const char *prefix, const char *name)
+{
+	return own(call, rl_key(prefix, name));
+}
+
+static const char *
+suffixed(struct rl_call *call, const char *name, const char *suffix)
+{
+	return own(call, rl_key_suffix(name, suffix));
+}
+
+/* A permit's id: the hex digits of a redlock owner's UUID, 32 like the
+ * ids Redisson shows; any other token as it is. */
+static const char *
+permit_id(struct rl_call *call, const char *owner)
+{
+	char *id;
+	size_t i, n = 0;
+
+	if (strlen(owner) < 37 || owner[36] != ':')
+		return own(call, strdup(owner));
+	if ((id = malloc(33)) == NULL)
+		return NULL;
+	for (i = 0; i < 36 && n < 32; i++)
+		if (isxdigit((unsigned char)owner[i]))
+			id[n++] = owner[i];
+	id[n] = '\0';
+	return own(call, id);
+}
+
+/* A reader's lease prefix "{NAME}:OWNER:rwlock_timeout". */
+static const char *
+read_leases(struct rl_call *call, const char *name, const char *owner)
+{
+	size_t n = strlen(owner) + sizeof(":rwlock_timeout");
+	char *s = malloc(n);
+	const char *k;
+
+	if (s == NULL)
+		return NULL;
+	snprintf(s, n, "%s:rwlock_timeout", owner);
+	k = suffixed(call, name, s);
+	free(s);
+	return k;
+}
+
+static const char *
+mode(const rl_client *c)
+{
+	return c->kind == RL_WRITE ? "write" : "read";
+}
+
+/* Every key and argument is there, or the call is freed. */
+static enum rl_err
+made(rl_client *c, struct rl_call *call)
+{
+	int i;
+
+	for (i = 0; i < call->nkeys; i++)
+		if (call->keys[i] == NULL)
+			goto nomem;
+	for (i = 0; i < call->nargs; i++)
+		if (call->args[i] == NULL)
+			goto nomem;
+	return RL_OK;
+nomem:
+	rl_call_free(call);
+	return rl_seterr(c, RL_ENOMEM, "out of memory");
+}
+
+static void
+meta_args(const struct rl_meta *meta, struct rl_call *call, int at)
+{
+	call->args[at] = meta && meta->host ? meta->host : "";
+	call->args[at + 1] = num(call, 3, meta ? meta->pid : 0);
+	call->args[at + 2] = meta && meta->user ? meta->user : "";
+	call->args[at + 3] = meta && meta->cmd ? meta->cmd : "";
+}
+
+enum rl_err
+rl_call_acquire(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, const struct rl_meta *meta, enum rl_join join,
+    int64_t waiter_ms, struct rl_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	call->args[0] = num(call, 0, ttl_ms);
+	if (c->kind == RL_PERMIT) {
+		call->s = &rl_script_permit_acquire;
+		call->nkeys = 5;
+		call->keys[0] = name;
+		call->keys[1] = suffixed(call, name, "timeout");
+		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
+		call->keys[3] = key(call, RL_PREFIX_TOKEN, name);
+		call->keys[4] = key(call, RL_PREFIX_SEMAPHORE, name);
+		call->nargs = 7;
+		call->args[1] = permit_id(call, owner);
+		call->args[2] = num(call, 1, c->limit);
+		meta_args(meta, call, 3);
+		return made(c, call);
+	}
+	call->s = &rl_script_rw_acquire;
+	call->nkeys = 5;
+	call->keys[0] = name;
+	call->keys[1] = key(call, RL_PREFIX_TOKEN, name);
+	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
+	call->keys[3] = read_leases(call, name, owner);
+	call->keys[4] = key(call, RL_PREFIX_WRITER, name);
+	call->nargs = 10;
+	call->args[1] = owner;
+	meta_args(meta, call, 2);
+	call->args[6] = mode(c);
+	call->args[7] = num(call, 2, waiter_ms);
+	call->args[8] = join != RL_JOIN_NO ? "j" : "";
+	call->args[9] = key(call, RL_PREFIX_RWLOCK, name);
+	return made(c, call);
+}
+
+enum rl_err
+rl_call_release(rl_client *c, const char *name, const char *owner,
+    struct rl_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	switch (c->kind) {
+	case RL_EXCLUSIVE:
+		call->s = &rl_script_release;
+		call->nkeys = 6;
+		call->keys[0] = name;
+		call->keys[1] = key(call, RL_PREFIX_CHANNEL, name);
+		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
+		call->keys[3] = key(call, RL_PREFIX_QUEUE, name);
+		call->keys[4] = key(call, RL_PREFIX_TIMEOUT, name);
+		call->keys[5] = key(call, RL_PREFIX_WAITER, name);
+		call->nargs = 2;
+		call->args[0] = owner;
+		call->args[1] = "0";
+		break;
+	case RL_PERMIT:
+		call->s = &rl_script_permit_release;
+		call->nkeys = 4;
+		call->keys[0] = name;
+		call->keys[1] = suffixed(call, name, "timeout");
+		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
+		call->keys[3] = key(call, RL_PREFIX_SEMAPHORE, name);
+		call->nargs = 1;
+		call->args[0] = permit_id(call, owner);
+		break;
+	default:
+		call->s = &rl_script_rw_release;
+		call->nkeys = 6;
+		call->keys[0] = name;
+		call->keys[1] = key(call, RL_PREFIX_RWLOCK, name);
+		call->keys[2] = key(call, RL_PREFIX_CHANNEL, name);
+		call->keys[3] = key(call, RL_PREFIX_HOLDER, name);
+		call->keys[4] = read_leases(call, name, owner);
+		call->keys[5] = suffixed(call, name, NULL);
+		call->nargs = 2;
+		call->args[0] = owner;
+		call->args[1] = mode(c);
+		break;
+	}
+	return made(c, call);
+}
+
+enum rl_err
+rl_call_renew(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, struct rl_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	call->args[0] = num(call, 0, ttl_ms);
+	switch (c->kind) {
+	case RL_EXCLUSIVE:
+		call->s = &rl_script_renew;
+		call->nkeys = 2;
+		call->keys[0] = name;
+		call->keys[1] = key(call, RL_PREFIX_HOLDER, name);
+		call->nargs = 2;
+		call->args[1] = owner;
+		break;
+	case RL_PERMIT:
+		call->s = &rl_script_permit_renew;
+		call->nkeys = 1;
+		call->keys[0] = suffixed(call, name, "timeout");
+		call->nargs = 2;
+		call->args[1] = permit_id(call, owner);
+		break;
+	default:
+		call->s = &rl_script_rw_renew;
+		call->nkeys = 3;
+		call->keys[0] = name;
+		call->keys[1] = key(call, RL_PREFIX_HOLDER, name);
+		call->keys[2] = read_leases(call, name, owner);
+		call->nargs = 3;
+		call->args[1] = owner;
+		call->args[2] = mode(c);
+		break;
+	}
+	return made(c, call);
+}
+
+enum rl_err
+rl_call_unannounce(rl_client *c, const char *name, const char *owner,
+    struct rl_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	call->s = &rl_script_rw_leave;
+	call->nkeys = 2;
+	call->keys[0] = key(call, RL_PREFIX_WRITER, name);
+	call->keys[1] = key(call, RL_PREFIX_RWLOCK, name);
+	call->nargs = 1;
+	call->args[0] = owner;
+	return made(c, call);
+}
+
+char *
+rl_kind_channel(const rl_client *c, const char *name)
+{
+	switch (c->kind) {
+	case RL_PERMIT:
+		return rl_key(RL_PREFIX_SEMAPHORE, name);
+	case RL_SHARED:
+	case RL_WRITE:
+		return rl_key(RL_PREFIX_RWLOCK, name);
+	default:
+		return rl_key(RL_PREFIX_CHANNEL, name);
+	}
+}

@@ -1,0 +1,43 @@
+/* rl_kind.h: the script calls of each kind of lock a client takes. */
+#ifndef RL_KIND_H
+#define RL_KIND_H
+
+#include "redlock.h"
+
+#define RL_CALL_MAX 12
+/* A waiting writer's announcement lives this long unless refreshed; the
+ * writer refreshes it every third. */
+#define RL_WRITER_TIMEOUT_MS 5000
+
+/* One script call: the script, its keys and arguments. The strings are
+ * the call's own until rl_call_free. */
+struct rl_call {
+	const struct rl_script *s;
+	int nkeys, nargs;
+	const char *keys[RL_CALL_MAX];
+	const char *args[RL_CALL_MAX];
+	char *own[RL_CALL_MAX];
+	size_t nown;
+	char num[4][24];
+};
+
+/* The call that acquires NAME for OWNER in the client's kind (not
+ * RL_EXCLUSIVE: rl_lock.c has its own, with the fair queue); JOIN says
+ * whether a writer that finds it busy announces itself, WAITER_MS for how
+ * long. The round runs it with the publish command last. */
+enum rl_err rl_call_acquire(rl_client *c, const char *name,
+    const char *owner, int64_t ttl_ms, const struct rl_meta *meta,
+    enum rl_join join, int64_t waiter_ms, struct rl_call *call);
+/* Give back one hold (publish command last), and renew, in any kind. */
+enum rl_err rl_call_release(rl_client *c, const char *name,
+    const char *owner, struct rl_call *call);
+enum rl_err rl_call_renew(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, struct rl_call *call);
+/* A writer that waited and gives up: its announcement withdrawn. */
+enum rl_err rl_call_unannounce(rl_client *c, const char *name,
+    const char *owner, struct rl_call *call);
+void rl_call_free(struct rl_call *call);
+/* The channel a waiter of the client's kind listens to; malloc'd. */
+char *rl_kind_channel(const rl_client *c, const char *name);
+
+#endif

@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# --limit N: at most N holders at once, from the command line, in
+# Redisson's RPermitExpirableSemaphore layout: leased permits that the
+# watchdog renews, come back when their holder dies, and wake a waiter by
+# the semaphore's channel when given back.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+	bg=()
+}
+teardown() { stop_bg; }
+
+RSN=$BATS_TEST_DIRNAME/redisson.py
+rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
+
+@test "20 jobs through --limit 3: never more than 3 at once, and every one finishes" {
+	for i in $(seq 1 20); do
+		"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 3 -w 60s s -- \
+		    sh -c 'echo "+ $(date +%s%N)" >>"$0"; sleep 0.2; echo "- $(date +%s%N)" >>"$0"' \
+		    "$D/log" 3>&- &
+		bg+=($!)
+	done
+	for p in "${bg[@]}"; do wait "$p"; done
+	bg=()
+	[ "$(grep -c '^+' "$D/log")" = 20 ]
+	[ "$(grep -c '^-' "$D/log")" = 20 ]
+	most=$(sort -k2 -n "$D/log" | awk '{ n += ($1 == "+") ? 1 : -1; if (n > m) m = n } END { print m }')
+	echo "at most $most at once" >&3
+	[ "$most" -le 3 ] && [ "$most" -ge 2 ]
+	[ "$(rcli get s)" = 3 ]
+	[ "$(rcli exists '{s}:timeout')" = 0 ]
+}
+
+@test "the watchdog renews a permit past its ttl; SIGKILL of its holder gives it back within the ttl" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -t 400ms s -- sleep 30 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	sleep 1
+	run -75 rl exec --limit 1 -n s -- true
+	# redlock and its watchdog die; COMMAND lives on, nothing renews.
+	pkill -9 -f -- "-t 400ms s -- sleep 30"
+	start=$(now_ms)
+	run -0 rl exec --limit 1 -w 5s s -- true
+	took=$(($(now_ms) - start))
+	echo "the permit came back $took ms after the SIGKILL (ttl 400 ms)" >&3
+	[ "$took" -lt 1200 ]
+	pkill -9 -x -f "sleep 30" || :
+}
+
+@test "a release wakes a waiter by push, long before the lease it was told" {
+	tok=$(rl lock --limit 1 -t 60s s)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -w 20s s -- sh -c 'date +%s%N >"$0"' "$D/w" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_sc:{s}" | sed -n 2p)" = 1 ]'
+	t0=$(date +%s%N)
+	run -0 rl unlock --owner "$tok" s
+	wait_for 5 test -s "$D/w"
+	took=$(( ($(cat "$D/w") - t0) / 1000000 ))
+	echo "woken $took ms after unlock began (lease 60 s)" >&3
+	[ "$took" -lt 3000 ]
+}
+
+@test "REDLOCK_FENCE rises with each permit; a nested exec re-enters its ancestor's permit" {
+	a=$(rl exec --limit 2 s -- sh -c 'echo "$REDLOCK_FENCE"')
+	b=$(rl exec --limit 2 s -- sh -c 'echo "$REDLOCK_FENCE"')
+	[ "$b" -gt "$a" ]
+	run -0 rl exec --limit 1 t -- sh -c '
+	    echo "$REDLOCK_FENCE"
+	    "$0" -u "redis://127.0.0.1:$1" exec --limit 1 -n t -- sh -c "echo \$REDLOCK_FENCE"
+	    redis-cli -p "$1" get t' "$RL" "$R_PORT"
+	[ "${lines[0]}" = "${lines[1]}" ] && [ "${lines[2]}" = 0 ]
+	[ "$(rcli get t)" = 1 ]
+}
+
+@test "status shows each permit's holder and the free count; --json the same" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 3 s -- sleep 30 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	run -0 rl status s
+	assert_line --index 0 's: a semaphore: 1 permit taken, 2 free'
+	assert_line --index 1 --regexp "^  permit   [0-9a-f]{32}: held by $(hostname) pid [0-9]+ \\(sleep 30\\) for [0-9.]+m?s, fence [0-9]+, lease (29|30)\\.[0-9]s left\$"
+	run -0 rl status --json s
+	echo "$output" | jq -e '.kind == "expirable_semaphore" and .held
+	    and .permits_free == 2 and .permits_taken == 1
+	    and .permits[0].cmd == "sleep 30" and .permits[0].pid > 0
+	    and .permits[0].lease_ms > 25000 and .permits[0].fence > 0
+	    and .permits[0].since_ms > 0'
+	run -0 rl status
+	assert_line 's: a semaphore: 1 permit taken, 2 free'
+	stop_bg
+	bg=()
+	wait_for 5 eval '[ "$(rcli exists "{s}:timeout")" = 0 ]'
+	run -1 rl status s
+	assert_output 's: a semaphore: 0 permits taken, 3 free'
+}
+
+@test "another N than the name has, --fair, several masters: usage errors, nothing changed" {
+	rl exec --limit 3 s -- true
+	before=$(rcli get s)
+	run -64 --separate-stderr rl exec --limit 2 s -- true
+	assert_equal "$stderr" "redlock: s is a semaphore of 3 permits, not 2: every caller must give the same --limit; nothing was changed"
+	[ "$(rcli get s)" = "$before" ]
+	run -64 --separate-stderr rl lock --limit 3 --fair s
+	[[ $stderr == *"--fair and --limit do not go together"* ]]
+	run -64 --separate-stderr rl lock --limit 0 s
+	[[ $stderr == *"--limit: '0' is not a number from 1"* ]]
+	run -64 --separate-stderr rl lock --limit 2 -s s
+	[[ $stderr == *"--limit and --shared do not go together"* ]]
+	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" -u "redis://127.0.0.1:1" exec --limit 2 s -- true
+	[[ $stderr == *"--limit is not available with several masters"* ]]
+	# A lock's hash at NAME is not a semaphore.
+	rl lock -t 60s h >/dev/null
+	run -65 --separate-stderr rl exec --limit 2 h -- true
+	[[ $stderr == *"h is not a lock: key h holds a hash"* ]]
+}
+
+@test "Java code sets the count: redlock uses it, and shares permits with Redisson's clients both ways" {
+	rsn semaphore s set-permits 2 >/dev/null
+	run -64 rl exec --limit 3 -n s -- true
+	j=$(rsn semaphore s acquire --lease 60000 --keep | cut -d' ' -f2)
+	tok=$(rl lock --limit 2 -t 60s s)
+	run -75 rl exec --limit 2 -n s -- true
+	run -0 rsn semaphore s available
+	assert_output 0
+	# A Redisson release wakes a redlock waiter by the channel.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 2 -w 20s s -- sh -c 'date +%s%N >"$0"' "$D/w" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_sc:{s}" | sed -n 2p)" = 1 ]'
+	t0=$(date +%s%N)
+	rsn semaphore s release "$j" >/dev/null
+	wait_for 5 test -s "$D/w"
+	[ $(( ($(cat "$D/w") - t0) / 1000000 )) -lt 3000 ]
+	# A redlock release wakes a Redisson waiter.
+	python3 "$RSN" --port "$R_PORT" --label j semaphore s acquire --wait 20 >"$D/j" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	sleep 0.3
+	run -0 rl unlock --owner "$tok" s
+	wait_for 5 grep -q '^acquired' "$D/j"
+}
+
+@test "a permit taken away behind redlock's back: COMMAND is terminated, exit 79" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 2 -t 300ms --kill-after 1s s -- sleep 30 3>"$D/rc" &
+	e=$!
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	rcli del '{s}:timeout' >/dev/null
+	rc=0
+	wait "$e" || rc=$?
+	[ "$rc" = 79 ]
+}

@@ -1,0 +1,236 @@
+#!/usr/bin/env bats
+# --shared and --write: Redisson's RReadWriteLock layout from the command
+# line. Readers share, a writer excludes everyone and is not starved, the
+# watchdog renews every hold, releases wake by Redisson's channel, and
+# every pair of lock kinds behaves as the manual's table says, against
+# test/bats/redisson.py speaking Redisson's own scripts.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	kill -CONT "$R_PID"
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+	bg=()
+}
+teardown() { kill -CONT "$R_PID"; stop_bg; }
+
+RSN=$BATS_TEST_DIRNAME/redisson.py
+rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
+
+# hold KIND: take x as KIND for a minute and keep it (no renewal needed).
+hold() {
+	case $1 in
+	plain) rl lock -t 60s x ;;
+	shared) rl lock -t 60s -s x ;;
+	write) rl lock -t 60s --write x ;;
+	RLock) rsn lock x --lease 60000 --keep ;;
+	RReadLock) rsn rwlock x read --lease 60000 --keep ;;
+	RWriteLock) rsn rwlock x write --lease 60000 --keep ;;
+	esac >/dev/null
+}
+
+# try KIND: one attempt at x as KIND; "got" or "busy".
+try() {
+	local rc=0
+	case $1 in
+	plain) rl lock -n -q -t 60s x ;;
+	shared) rl lock -n -q -t 60s -s x ;;
+	write) rl lock -n -q -t 60s --write x ;;
+	RLock) rsn lock x --wait 0 --lease 60000 --keep ;;
+	RReadLock) rsn rwlock x read --wait 0 --lease 60000 --keep ;;
+	RWriteLock) rsn rwlock x write --wait 0 --lease 60000 --keep ;;
+	esac >/dev/null 2>&1 || rc=$?
+	case $rc in
+	0) echo got ;;
+	1|75) echo busy ;;
+	*) echo "error $rc" ;;
+	esac
+}
+
+@test "every pair of lock kinds, each way round, as the manual's table says" {
+	# holder -> what each kind that tries next gets. plain then
+	# RReadLock/RWriteLock is the one pair that does not exclude:
+	# Redisson's read-write lock takes a hash without "mode" as free
+	# (Redisson's own RLock and RReadWriteLock do the same).
+	local -A want=(
+	    [plain]="plain=busy shared=busy write=busy RLock=busy RReadLock=got RWriteLock=got"
+	    [shared]="plain=busy shared=got write=busy RLock=busy RReadLock=got RWriteLock=busy"
+	    [write]="plain=busy shared=busy write=busy RLock=busy RReadLock=busy RWriteLock=busy"
+	    [RLock]="plain=busy shared=busy write=busy"
+	    [RReadLock]="plain=busy shared=got write=busy"
+	    [RWriteLock]="plain=busy shared=busy write=busy"
+	)
+	local h pair k got bad=0
+	for h in plain shared write RLock RReadLock RWriteLock; do
+		for pair in ${want[$h]}; do
+			k=${pair%=*}
+			rcli flushall >/dev/null
+			hold "$h"
+			got=$(try "$k")
+			echo "$h holds, $k tries: $got (want ${pair#*=})" >&3
+			[ "$got" = "${pair#*=}" ] || bad=1
+		done
+	done
+	[ "$bad" = 0 ]
+}
+
+@test "10 readers hold at once; a writer waits for every one of them, and then readers wait for it" {
+	for i in $(seq 1 10); do
+		"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s x -- sh -c \
+		    "echo start >>'$D/r$i'; sleep 1.5" 3>&- &
+		bg+=($!)
+	done
+	wait_for 5 eval '[ "$(cat "$D"/r* 2>/dev/null | wc -l)" = 10 ]'
+	run -0 rl status --json x
+	echo "$output" | jq -e '.mode == "read" and (.readers | length) == 10
+	    and all(.readers[]; .host != null and .pid > 0 and .cmd != null)'
+	start=$(now_ms)
+	run -0 rl exec --write -w 10s x -- sh -c 'echo "$REDLOCK_FENCE"'
+	waited=$(($(now_ms) - start))
+	echo "the writer waited $waited ms for readers holding 1.5 s" >&3
+	all_dead "${bg[@]}"
+	[ "$waited" -gt 900 ]
+	# The last reader's release woke it: pushed, not polled at the
+	# 30 s lease.
+	[ "$waited" -lt 5000 ]
+}
+
+@test "a waiting writer holds back new readers of redlock's, not a reader already in, and is not starved" {
+	a=$(rl lock -t 60s -s x)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --write -w 20s x -- sh -c 'redis-cli -p "$0" hlen x' "$R_PORT" >"$D/w" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli get "redlock_writer:{x}")" != "" ]'
+	# A new reader waits behind the writer...
+	run -75 --separate-stderr rl exec -n -s x -- true
+	[[ $stderr == *"held by owner "*"lease"* ]]
+	# ...a reader already in re-enters (its own --owner)...
+	run -0 rl exec --owner "$a" -n -s x -- true
+	# ...and when the readers are gone the writer is in, alone: the
+	# hash has its hold and "mode" only.
+	rl unlock --owner "$a" x
+	wait_for 5 test -s "$D/w"
+	assert_equal "$(cat "$D/w")" 2
+	key_gone 'redlock_writer:{x}'
+	# Readers that come and go, overlapping so that the lock is never
+	# free of them: the writer still gets in.
+	rcli flushall >/dev/null
+	for i in 1 2 3; do
+		(
+			while :; do
+				"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -w 20s x -- \
+				    sleep 0.3 || exit
+			done
+		) 3>&- &
+		bg+=($!)
+		sleep 0.1
+	done
+	sleep 0.5
+	start=$(now_ms)
+	run -0 rl exec --write -w 10s x -- true
+	took=$(($(now_ms) - start))
+	echo "the writer got in after $took ms among overlapping readers" >&3
+	[ "$took" -lt 5000 ]
+}
+
+@test "the writer's announcement goes when it gives up, and expires when it dies" {
+	hold shared
+	run -75 rl exec --write -w 300ms -q x -- true
+	key_gone 'redlock_writer:{x}'
+	run -0 rl exec -n -s x -- true
+	# SIGKILL of a waiting writer: readers wait at most the announcement's
+	# life (5 s), not for ever.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --write x -- true 3>&- &
+	w=$!
+	wait_for 5 eval '[ "$(rcli exists "redlock_writer:{x}")" = 1 ]'
+	kill -9 "$w"
+	wait "$w" 2>/dev/null || :
+	run -75 rl exec -n -s x -- true
+	start=$(now_ms)
+	run -0 rl exec -s -w 10s x -- true
+	echo "a new reader got in $(($(now_ms) - start)) ms after the writer died" >&3
+	[ "$(($(now_ms) - start))" -lt 6000 ]
+}
+
+@test "the watchdog renews shared and write holds; a killed reader's hold ends within its ttl" {
+	run -0 rl exec -s -t 300ms x -- sleep 1
+	run -0 rl exec --write -t 300ms x -- sh -c 'sleep 1; redis-cli -p '"$R_PORT"' hget x "$REDLOCK_OWNER:write"'
+	assert_output 1
+	# SIGKILL of redlock and its watchdog: nothing releases the hold,
+	# its lease ends it.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -t 500ms x -- sleep 30 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli hget x mode)" = read ]'
+	pkill -9 -f -- "-t 500ms x -- sleep 30"
+	start=$(now_ms)
+	run -0 rl exec --write -w 5s x -- true
+	took=$(($(now_ms) - start))
+	echo "a writer got in $took ms after the reader's SIGKILL (ttl 500 ms)" >&3
+	[ "$took" -lt 1500 ]
+	pkill -9 -x -f "sleep 30" || :
+}
+
+@test "wake-ups: a shared release wakes a waiting writer, a write release wakes readers, by push; Redisson's waiters too" {
+	# redlock reader releases, redlock writer waiting (lease 60 s).
+	tok=$(rl lock -t 60s -s x)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --write -w 20s x -- sh -c 'date +%s%N >"$0"' "$D/w" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_rwlock:{x}" | sed -n 2p)" = 1 ]'
+	t0=$(date +%s%N)
+	rl unlock --owner "$tok" x
+	wait_for 5 test -s "$D/w"
+	echo "writer woken $(( ($(cat "$D/w") - t0) / 1000000 )) ms after the reader's unlock began" >&3
+	[ $(( ($(cat "$D/w") - t0) / 1000000 )) -lt 3000 ]
+	# A Redisson write lock's release ("1") wakes a redlock reader.
+	rcli flushall >/dev/null
+	rsn rwlock x write --lease 60000 --keep --id aaaa:1 >/dev/null
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -w 20s x -- sh -c 'date +%s%N >"$0"' "$D/r" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_rwlock:{x}" | sed -n 2p)" = 1 ]'
+	t0=$(date +%s%N)
+	rsn rwlock x unlock-write --id aaaa:1 >/dev/null
+	wait_for 5 test -s "$D/r"
+	[ $(( ($(cat "$D/r") - t0) / 1000000 )) -lt 3000 ]
+	# A Redisson reader waits on a redlock writer and is woken by its
+	# release.
+	rcli flushall >/dev/null
+	tok=$(rl lock -t 60s --write x)
+	python3 "$RSN" --port "$R_PORT" --label j rwlock x read --wait 20 >"$D/j" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_rwlock:{x}" | sed -n 2p)" = 1 ]'
+	rl unlock --owner "$tok" x
+	wait_for 5 grep -q '^acquired' "$D/j"
+	# A Java RLock waiter behind redlock readers hears the release on the
+	# lock's channel.
+	rcli flushall >/dev/null
+	tok=$(rl lock -t 60s -s x)
+	python3 "$RSN" --port "$R_PORT" --label k lock x --wait 20 >"$D/k" 3>&- &
+	bg+=($!)
+	wait_for 5 has_subscribers x 1
+	rl unlock --owner "$tok" x
+	wait_for 5 grep -q '^acquired' "$D/k"
+}
+
+@test "--shared and --write: usage errors, several masters refused, and unlock finds the kind" {
+	run -64 --separate-stderr rl lock -s --write x
+	assert_equal "$stderr" "redlock: --shared and --write do not go together: a lock is of one kind; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr rl exec --fair -s x -- true
+	[[ $stderr == *"--fair and --shared do not go together"* ]]
+	run -64 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" -u "redis://127.0.0.1:1" exec -s x -- true
+	[[ $stderr == *"--shared is not available with several masters"* ]]
+	assert_equal "$(rcli dbsize)" 0
+	a=$(rl lock -t 60s -s x)
+	b=$(rl lock -t 60s -s x)
+	run -0 rl unlock --owner "$a" x
+	[ "$(rcli hget x mode)" = read ]
+	run -0 rl unlock --owner "$b" x
+	key_gone x
+	w=$(rl lock -t 60s --write x)
+	run -1 --separate-stderr rl unlock --owner "$a" x
+	run -0 rl unlock --owner "$w" x
+	key_gone x
+	# Only the fencing counter stays, as for every lock.
+	assert_equal "$(rcli keys '*')" 'redisson_lock_token:{x}'
+}
