@@ -273,14 +273,46 @@ self_user(void)
 	return user;
 }
 
+/* What a busy attempt of a permit or a shared lock found, into BUF: 1,
+ * or 0 when it is said as for a lock. */
+static int
+describe_kind(const struct lockopts *o, const struct rl_attempt *a,
+    char *buf, size_t len)
+{
+	char held[32], lease[32], all[48] = "its one permit is taken";
+
+	rl_duration_format(a->held_ms, held, sizeof(held));
+	rl_duration_format(a->pttl, lease, sizeof(lease));
+	if (o->limit > 1)
+		snprintf(all, sizeof(all), "all %ld permits are taken",
+		    o->limit);
+	if (o->kind == RL_SHARED && a->queued > 0 && a->owner != NULL)
+		snprintf(buf, len, "a writer waits for it (owner %s), and new "
+		    "shared holders wait behind it", esc(a->owner));
+	else if (o->kind == RL_PERMIT && a->host != NULL)
+		snprintf(buf, len, "%s; the first to come back is held by %s "
+		    "pid %ld (%s) for %s, lease %s left", all, esc(a->host),
+		    a->pid, esc(a->cmd), held, lease);
+	else if (o->kind == RL_PERMIT && a->owner != NULL)
+		snprintf(buf, len, "%s; the first to come back is %s, lease %s "
+		    "left", all, esc(a->owner), lease);
+	else
+		return 0;
+	return 1;
+}
+
 /* "held by web1 pid 4242 (pg_dump) for 1m12s, lease 17.9s left" */
 static void
-describe(const struct rl_attempt *a, char *buf, size_t len)
+describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
+    size_t len)
 {
 	char held[32], lease[32];
 
 	rl_duration_format(a->held_ms, held, sizeof(held));
 	rl_duration_format(a->pttl, lease, sizeof(lease));
+	if ((a->lost == NULL || a->owner != NULL) &&
+	    describe_kind(o, a, buf, len))
+		return;
 	if (a->lost != NULL && a->owner == NULL)
 		snprintf(buf, len, "the server was out of reach (%s)",
 		    esc(a->lost));
@@ -339,7 +371,7 @@ static int
 waiting(void *arg, const struct rl_attempt *a)
 {
 	struct progress *p = arg;
-	char held[32], place[64] = "";
+	char held[32], place[64] = "", line[768];
 
 	/* Said once per attempt: ticks pass the same attempt again. */
 	if (a->rejoined && a->sent_ms != p->rejoin_sent_ms) {
@@ -376,7 +408,10 @@ waiting(void *arg, const struct rl_attempt *a)
 	if (a->position > 0)
 		snprintf(place, sizeof(place), " (%s of %lld)",
 		    ordinal(a->position), (long long)a->queued);
-	if (a->host != NULL) {
+	if (describe_kind(p->o, a, line, sizeof(line)))
+		fprintf(stderr, "\r\033[Kwaiting for %s: %s", esc(p->name),
+		    line);
+	else if (a->host != NULL) {
 		rl_duration_format(a->held_ms, held, sizeof(held));
 		fprintf(stderr, "\r\033[Kwaiting for %s%s: held by %s pid %ld "
 		    "(%s) for %s", esc(p->name), place, esc(a->host), a->pid,
@@ -437,7 +472,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 		return 0;
 	}
 	if (!o->quiet) {
-		describe(a, who, sizeof(who));
+		describe(o, a, who, sizeof(who));
 		rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
 		if (o->wait_ms == 0)
 			msg("%s is busy: %s; wait for it with -w DURATION",

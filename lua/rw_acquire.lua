@@ -31,10 +31,11 @@
 --                                      same field); fence a decimal string;
 --                                      nopub: ARGV[10] when this user may
 --                                      not PUBLISH there, else nil
---         {0, pttl, owner, host, pid, user, cmd, held_ms}
+--         {0, pttl, owner, host, pid, user, cmd, held_ms, nil, queued}
 --                                      busy: pttl of NAME, or of KEYS[5]
 --                                      when a waiting writer holds a new
---                                      reader back (owner: that writer);
+--                                      reader back (owner: that writer,
+--                                      queued 1; else nil);
 --                                      owner a holder's field in NAME
 --                                      (OWNER or OWNER:write); its metadata
 --                                      when recorded, else nil
@@ -71,11 +72,12 @@ local function holder()
   return first
 end
 
-local function busy(pttl, who)
+local function busy(pttl, who, writer_waits)
   local d = who and rl_decode(redis.call('HGET', KEYS[3], who)) or {}
   local since = tonumber(d.since_ms)
   return {0, pttl, who or false, d.host or false, tonumber(d.pid) or false,
-          d.user or false, d.cmd or false, since and (now_ms - since) or false}
+          d.user or false, d.cmd or false, since and (now_ms - since) or false,
+          false, writer_waits and 1 or false}
 end
 
 -- One more hold of FIELD: a fresh one takes a fence and records the caller.
@@ -102,7 +104,7 @@ if kind == 'read' then
   end
   local waiting = redis.call('GET', KEYS[5])
   if not reader and not writer and waiting and waiting ~= owner then
-    return busy(redis.call('PTTL', KEYS[5]), waiting)
+    return busy(redis.call('PTTL', KEYS[5]), waiting, true)
   end
   local n = reader and
       tonumber(redis.call('HGET', KEYS[1], owner)) + 1 or 1

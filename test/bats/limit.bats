@@ -41,7 +41,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	bg+=($!)
 	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
 	sleep 1
-	run -75 rl exec --limit 1 -n s -- true
+	run -75 --separate-stderr rl exec --limit 1 -n s -- true
+	[[ $stderr == "redlock: s is busy: its one permit is taken; the first to come back is held by $(hostname) pid "*" (sleep 30) for 1."*"s, lease "*"ms left; wait for it with -w DURATION" ]]
 	# redlock and its watchdog die; COMMAND lives on, nothing renews.
 	pkill -9 -f -- "-t 400ms s -- sleep 30"
 	start=$(now_ms)
@@ -127,6 +128,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	run -75 rl exec --limit 2 -n s -- true
 	run -0 rsn semaphore s available
 	assert_output 0
+	run -75 --separate-stderr rl exec --limit 2 -n s -- true
+	[[ $stderr == "redlock: s is busy: all 2 permits are taken; the first to come back is "* ]]
 	# A Redisson release wakes a redlock waiter by the channel.
 	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 2 -w 20s s -- sh -c 'date +%s%N >"$0"' "$D/w" 3>&- &
 	bg+=($!)
