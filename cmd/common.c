@@ -232,17 +232,25 @@ void
 warn_nopub(rl_client *c, const char *name, const char *channel, int done)
 {
 	const char *user = rl_user(c);
+	char rule[64];
+	size_t n = strcspn(channel, ":");
 
+	/* The rule for every channel of this kind, "&PREFIX:*": channels
+	 * begin with one of redlock's prefixes, no control characters. */
+	if (n >= sizeof(rule) - 4)
+		snprintf(rule, sizeof(rule), "%s", RL_ACL_CHANNELS);
+	else
+		snprintf(rule, sizeof(rule), "&%.*s:*", (int)n, channel);
 	if (done)
 		msg("warning: %s was released, but its waiters were not woken: "
 		    "the server refused PUBLISH on %s to user %s (they wait out "
-		    "the lease); grant it with ACL SETUSER %s " RL_ACL_CHANNELS,
-		    esc(name), esc(channel), esc(user), esc(user));
+		    "the lease); grant it with ACL SETUSER %s %s", esc(name),
+		    esc(channel), esc(user), esc(user), rule);
 	else
 		msg("warning: user %s may not PUBLISH on %s, so releasing %s "
 		    "will not wake its waiters (they wait out the lease); grant "
-		    "it with ACL SETUSER %s " RL_ACL_CHANNELS,
-		    esc(user), esc(channel), esc(name), esc(user));
+		    "it with ACL SETUSER %s %s", esc(user), esc(channel),
+		    esc(name), esc(user), rule);
 }
 
 rl_client *

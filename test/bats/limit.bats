@@ -156,3 +156,12 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	wait "$e" || rc=$?
 	[ "$rc" = 79 ]
 }
+
+@test "a user that may not publish on the semaphore's channel is told which ACL rule wakes its waiters" {
+	rcli acl setuser nopub on '>pw' '~*' '+@all' '&redisson_lock__channel:*' >/dev/null
+	run -0 --separate-stderr "$RL" -u "redis://nopub:pw@127.0.0.1:$R_PORT" exec --limit 2 s -- true
+	[[ $stderr == *"user nopub may not PUBLISH on redisson_sc:{s}"*"grant it with ACL SETUSER nopub &redisson_sc:*"* ]]
+	run -0 --separate-stderr "$RL" -u "redis://nopub:pw@127.0.0.1:$R_PORT" exec -s r -- true
+	[[ $stderr == *"may not PUBLISH on redisson_rwlock:{r}"*"grant it with ACL SETUSER nopub &redisson_rwlock:*"* ]]
+	rcli acl deluser nopub >/dev/null
+}
