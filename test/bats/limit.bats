@@ -165,3 +165,19 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	[[ $stderr == *"may not PUBLISH on redisson_rwlock:{r}"*"grant it with ACL SETUSER nopub &redisson_rwlock:*"* ]]
 	rcli acl deluser nopub >/dev/null
 }
+
+@test "SIGSTOP of a permit's watchdog past its lease: the permit goes to a waiter, and when the watchdog runs again COMMAND is stopped, exit 79" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -t 400ms --kill-after 1s s -- sleep 30 3>&- &
+	e=$!
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	wd=$(pgrep -P "$e")
+	kill -STOP "$wd"
+	run -0 rl exec --limit 1 -w 5s s -- sh -c 'echo "$REDLOCK_FENCE"'
+	kill -CONT "$wd"
+	rc=0
+	wait "$e" || rc=$?
+	[ "$rc" = 79 ]
+	# The permit the second holder gave back is free; nothing is held.
+	[ "$(rcli get s)" = 1 ]
+	[ "$(rcli exists '{s}:timeout')" = 0 ]
+}

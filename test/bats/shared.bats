@@ -234,3 +234,24 @@ try() {
 	# Only the fencing counter stays, as for every lock.
 	assert_equal "$(rcli keys '*')" 'redisson_lock_token:{x}'
 }
+
+@test "a reader's hold taken away behind its back, or its watchdog stopped past the lease: COMMAND is stopped, exit 79" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -t 300ms --kill-after 1s x -- sleep 30 3>&- &
+	e=$!
+	wait_for 5 eval '[ "$(rcli hget x mode)" = read ]'
+	rcli del x >/dev/null
+	rc=0
+	wait "$e" || rc=$?
+	[ "$rc" = 79 ]
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --write -t 400ms --kill-after 1s x -- sleep 30 3>&- &
+	e=$!
+	wait_for 5 eval '[ "$(rcli hget x mode)" = write ]'
+	wd=$(pgrep -P "$e")
+	kill -STOP "$wd"
+	run -0 rl exec -s -w 5s x -- true
+	kill -CONT "$wd"
+	rc=0
+	wait "$e" || rc=$?
+	[ "$rc" = 79 ]
+	key_gone x
+}
