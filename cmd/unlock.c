@@ -14,6 +14,7 @@ const struct cmd cmd_unlock = {
 	"      --owner TOKEN       the token lock printed (default: NAME's owner in\n"
 	"                          $REDLOCK_HELD, else $REDLOCK_OWNER)\n"
 	"      --force             delete NAME whoever holds it, and wake waiters\n"
+	"                          (a semaphore: with every permit and its count)\n"
 	"  -h, --help              show this help\n",
 	run
 };
@@ -89,7 +90,13 @@ force_delete(rl_client *rc, const char *name, struct rl_attempt *a)
 	enum rl_err e;
 	int deleted;
 
-	if ((e = rl_force_release(rc, name, &deleted, a)) != RL_OK)
+	e = rl_force_release(rc, name, &deleted, a);
+	/* A string at NAME: a semaphore, deleted with its permits. */
+	if (e == RL_EWRONGTYPE && a->badtype != NULL &&
+	    strcmp(a->badtype, "string") == 0 &&
+	    rl_set_kind(rc, RL_PERMIT, 1) == RL_OK)
+		e = rl_force_release(rc, name, &deleted, a);
+	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (!deleted) {
 		msg("%s was not held; nothing to delete", esc(name));

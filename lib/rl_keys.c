@@ -55,17 +55,6 @@ rl_keys_lock(const struct rl_keys *k, const char **keys)
 }
 
 void
-rl_keys_release(const struct rl_keys *k, const char **keys)
-{
-	keys[0] = k->lock;
-	keys[1] = k->channel;
-	keys[2] = k->holder;
-	keys[3] = k->queue;
-	keys[4] = k->timeout;
-	keys[5] = k->waiter;
-}
-
-void
 rl_keys_status(const struct rl_keys *k, const char **keys)
 {
 	keys[0] = k->lock;

@@ -259,6 +259,30 @@ rl_call_renew(rl_client *c, const char *name, const char *owner,
 }
 
 enum rl_err
+rl_call_force(rl_client *c, const char *name, struct rl_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	call->keys[0] = name;
+	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
+	if (c->kind == RL_PERMIT) {
+		call->s = &rl_script_permit_force;
+		call->nkeys = 4;
+		call->keys[1] = suffixed(call, name, "timeout");
+		call->keys[3] = key(call, RL_PREFIX_SEMAPHORE, name);
+		return made(c, call);
+	}
+	call->s = &rl_script_force;
+	call->nkeys = 6;
+	call->keys[1] = key(call, RL_PREFIX_CHANNEL, name);
+	call->keys[3] = key(call, RL_PREFIX_QUEUE, name);
+	call->keys[4] = key(call, RL_PREFIX_TIMEOUT, name);
+	call->keys[5] = key(call, RL_PREFIX_WAITER, name);
+	call->nargs = 1;
+	call->args[0] = "0";
+	return made(c, call);
+}
+
+enum rl_err
 rl_call_unannounce(rl_client *c, const char *name, const char *owner,
     struct rl_call *call)
 {

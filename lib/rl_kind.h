@@ -33,6 +33,10 @@ enum rl_err rl_call_release(rl_client *c, const char *name,
     const char *owner, struct rl_call *call);
 enum rl_err rl_call_renew(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, struct rl_call *call);
+/* Delete NAME whoever holds it (publish command last): a lock (any
+ * kind but RL_PERMIT), or a semaphore with all its permits. */
+enum rl_err rl_call_force(rl_client *c, const char *name,
+    struct rl_call *call);
 /* A writer that waited and gives up: its announcement withdrawn. */
 enum rl_err rl_call_unannounce(rl_client *c, const char *name,
     const char *owner, struct rl_call *call);

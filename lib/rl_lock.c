@@ -338,8 +338,7 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 {
 	const char *np[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
-	struct rl_keys k;
-	const char *keys[6], *args[1] = { "0" };
+	struct rl_call call;
 	struct rl_round_opts ro = rl_opts_pub(c);
 	enum rl_outcome o;
 	enum rl_err e;
@@ -347,11 +346,13 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 
 	memset(a, 0, sizeof(*a));
 	*deleted = 0;
-	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
+	if (name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	if ((e = rl_call_force(c, name, &call)) != RL_OK)
 		return e;
-	rl_keys_release(&k, keys);
-	e = rl_run(c, &ro, &rl_script_force, 6, keys, 1, args);
-	rl_keys_free(&k);
+	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
+	    call.args);
+	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
 	for (j = 0; j < c->n; j++)

@@ -181,3 +181,24 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	[ "$(rcli get s)" = 1 ]
 	[ "$(rcli exists '{s}:timeout')" = 0 ]
 }
+
+@test "unlock --force deletes a semaphore with its permits and count: its holder loses its permit, a waiter is woken, and a new N can be set" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -t 300ms --kill-after 1s s -- sleep 30 3>&- &
+	e=$!
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -w 20s s -- sh -c 'date +%s%N >"$0"' "$D/w" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_sc:{s}" | sed -n 2p)" = 1 ]'
+	run -0 rl unlock --force s
+	wait_for 5 test -s "$D/w"
+	rc=0
+	wait "$e" || rc=$?
+	[ "$rc" = 79 ]
+	run -0 rl unlock --force s
+	run -1 --separate-stderr rl unlock --force s
+	run -0 rl exec --limit 5 s -- true
+	[ "$(rcli get s)" = 5 ]
+	rcli set t hello >/dev/null
+	run -65 rl unlock --force t
+	[ "$(rcli get t)" = hello ]
+}

@@ -1,0 +1,27 @@
+-- permit_force: delete semaphore NAME, every permit taken and its count
+-- (unlock --force: the operator's way out, and the way to change the
+-- number of permits), and wake its waiters with the count it had.
+-- KEYS[1]  NAME                           string: permits free
+-- KEYS[2]  {NAME}:timeout                 zset: permit id -> expiry (ms)
+-- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata
+-- KEYS[4]  redisson_sc:{NAME}             channel: permits free
+-- ARGV[1]  PUBLISH or SPUBLISH
+-- Returns the replies of force:
+--         {1, nopub}       deleted; nopub as in release
+--         {0}              NAME was not there
+--         {-1, key, type}  not a semaphore's keys; nothing changed
+rl_pubcmd = ARGV[1] or rl_pubcmd
+local want = {'string', 'zset', 'hash'}
+for i = 1, 3 do
+  local bad = rl_badtype(KEYS[i], want[i])
+  if bad then return bad end
+end
+local free = redis.call('GET', KEYS[1])
+if free and not string.match(free, '^-?%d+$') then
+  return {-1, KEYS[1], 'string that is not a number of permits'}
+end
+if not free and redis.call('EXISTS', KEYS[2]) == 0 then return {0} end
+local total = (tonumber(free) or 0) + redis.call('ZCARD', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+if not rl_publish(KEYS[4], tostring(total)) then return {1, KEYS[4]} end
+return {1, false}
