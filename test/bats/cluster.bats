@@ -265,6 +265,39 @@ elsewhere() {
 	[ "$(tail -n 1 "$D/smsg")" = 0 ]
 }
 
+@test "--limit and --shared on a name another master serves: permits and readers on its master, waiters woken by SPUBLISH" {
+	name=$(elsewhere sem)
+	src=$(owner "$name")
+	tok=$("$RL" -u "$U" lock --limit 1 -t 60s "$name")
+	[ "$(redis-cli -p "$src" zcard "$(tag "$name"):timeout")" = 1 ]
+	"$RL" -u "$U" exec --limit 1 -w 30s "$name" -- sh -c 'date +%s%N >"$0/ran"' \
+	    "$D" 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(redis-cli -p "$src" pubsub shardnumsub "redisson_sc:{$name}" | sed -n 2p)" = 1 ]'
+	t0=$(date +%s%N)
+	run -0 "$RL" -u "$U" unlock --owner "$tok" "$name"
+	wait "$epid"
+	ms=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "permit waiter woken $ms ms after unlock began (lease 60 s)" >&3
+	[ "$ms" -lt 5000 ]
+	name=$(elsewhere rw)
+	src=$(owner "$name")
+	a=$("$RL" -u "$U" lock -s -t 60s "$name")
+	run -0 "$RL" -u "$U" exec -s -n "$name" -- true
+	[ "$(redis-cli -p "$src" hget "$name" mode)" = read ]
+	rm -f "$D/ran"
+	"$RL" -u "$U" exec --write -w 30s "$name" -- sh -c 'date +%s%N >"$0/ran"' \
+	    "$D" 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(redis-cli -p "$src" pubsub shardnumsub "redisson_rwlock:{$name}" | sed -n 2p)" = 1 ]'
+	t0=$(date +%s%N)
+	run -0 "$RL" -u "$U" unlock --owner "$a" "$name"
+	wait "$epid"
+	ms=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "writer woken $ms ms after the last reader's unlock began" >&3
+	[ "$ms" -lt 5000 ]
+}
+
 @test "a waiter whose slot moves to another master subscribes there and is still woken by push" {
 	name=$(elsewhere moving)
 	src=$(owner "$name")
