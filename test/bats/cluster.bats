@@ -99,7 +99,7 @@ ccli() { redis-cli -c -p "$C1_PORT" "$@"; }
 		echo "$output" | jq -e '.mode == "read" and .readers[0].lease_ms > 20000'
 		ccli set "s$n" 2 >/dev/null
 		ccli zadd "$(tag "s$n"):timeout" 922337203685477 abcd >/dev/null
-		run -65 --separate-stderr "$RL" -u "$U" status --json "s$n"
+		run -0 --separate-stderr "$RL" -u "$U" status --json "s$n"
 		echo "$output" | jq -e '.permits_free == 2 and .permits[0].id == "abcd"'
 		seen="$seen $(owner "$n") $(owner "s$n")"
 	done
