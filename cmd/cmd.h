@@ -162,7 +162,7 @@ struct lockopts {
 	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
 	"                          an exec that holds NAME above this one; else a\n" \
 	"                          new token; $REDLOCK_OWNER is not read)\n" \
-	"  -q, --quiet             no message when NAME is busy\n" \
+	"  -q, --quiet             no waiting lines, no message when NAME is busy\n" \
 	"  -v, --verbose           timestamped events on standard error\n"
 
 void lockopts_init(struct lockopts *o);

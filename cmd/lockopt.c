@@ -338,13 +338,22 @@ describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
 		    "did); released everywhere", a->nodes_ok);
 }
 
+/* Waiting, on standard error that is not a terminal (a CI log): a line
+ * when the wait starts, when the holder or the place changes, and at
+ * least this often. */
+#define PROGRESS_EVERY_MS 60000
+
 struct progress {
 	const char *name;
 	const struct lockopts *o;
-	int line;
+	int line;		/* a terminal: one line redrawn in place */
+	int log;		/* not a terminal: lines now and then */
 	int drawn;
 	int64_t rejoin_sent_ms;	/* the attempt whose rejoin was said */
 	int lost;		/* the loss of the server was said */
+	int said;		/* a log line was written... */
+	int64_t said_ms;	/* ...at this time... */
+	char said_of[320];	/* ...about this holder and place */
 };
 
 static const char *
@@ -363,6 +372,34 @@ ordinal(int64_t n)
 	}
 	snprintf(buf, sizeof(buf), "%lld%s", (long long)n, sfx);
 	return buf;
+}
+
+/* Not a terminal: "waiting for NAME (2nd of 3): held by web1 pid 4242
+ * (pg_dump) for 1m12s, lease 17.9s left", when it is news. */
+static void
+log_line(struct progress *p, const struct rl_attempt *a)
+{
+	char of[sizeof(p->said_of)], who[1024], place[64] = "";
+	int64_t now = rl_now_ms();
+
+	snprintf(of, sizeof(of), "%s|%lld|%lld|%d", a->owner ? a->owner : "",
+	    (long long)a->position, (long long)a->queued, a->lost != NULL);
+	if (p->said && strcmp(of, p->said_of) == 0 &&
+	    now - p->said_ms < PROGRESS_EVERY_MS)
+		return;
+	p->said = 1;
+	p->said_ms = now;
+	memcpy(p->said_of, of, sizeof(of));
+	if (a->position > 0)
+		snprintf(place, sizeof(place), " (%s of %lld)",
+		    ordinal(a->position), (long long)a->queued);
+	if (a->lost != NULL)
+		snprintf(who, sizeof(who), "reconnecting (%s)", esc(a->lost));
+	else if (a->owner == NULL && a->ahead <= 0 && a->queued <= 0)
+		snprintf(who, sizeof(who), "free, handing over");
+	else
+		describe(p->o, a, who, sizeof(who));
+	msg("waiting for %s%s: %s", esc(p->name), place, who);
 }
 
 /* While waiting: -v events, and the waiting line on a terminal, redrawn
@@ -396,6 +433,8 @@ waiting(void *arg, const struct rl_attempt *a)
 			event(p->o, "reconnected; waiting for %s again",
 			    esc(p->name));
 	}
+	if (p->log)
+		log_line(p, a);
 	if (!p->line)
 		return 0;
 	if (a->lost != NULL) {
@@ -433,7 +472,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a)
 {
 	int64_t start = rl_now_ms();
-	struct progress p = { name, o, 0, 0, -1, 0 };
+	struct progress p = { .name = name, .o = o, .rejoin_sent_ms = -1 };
 	struct rl_fair fair;
 	char who[1024], waited[32];
 	enum rl_err e;
@@ -442,10 +481,12 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	if ((e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
 		return fail(rc, e, name);
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
+	p.log = !o->quiet && o->wait_ms != 0 && !p.line;
 	fair.waiter_timeout_ms = o->waiter_timeout_ms;
-	fair.want_position = p.line;
+	fair.want_position = p.line || p.log;
 	e = rl_acquire(rc, name, o->owner, o->ttl_ms, o->wait_ms, meta,
-	    o->fair ? &fair : NULL, p.line || o->verbose ? waiting : NULL, &p,
+	    o->fair ? &fair : NULL, p.line || p.log || o->verbose ? waiting :
+	    NULL, &p,
 	    a);
 	if (p.drawn)
 		fputs("\r\033[K", stderr);

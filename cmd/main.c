@@ -63,7 +63,8 @@ static const char global_help[] =
     "      --sni NAME          server name to send and to verify\n"
     "      --insecure          verify neither the certificate nor the name\n"
     "  -h, --help              show this help; COMMAND --help for a command\n"
-    "      --version           print the version\n"
+    "      --version           print the version, and those of hiredis and\n"
+    "                          of OpenSSL (loaded for rediss://)\n"
     "\n"
     "Durations: 250ms, 30s, 5m, 2h, or seconds (1.5). See redlock(1).\n";
 
@@ -363,6 +364,22 @@ setup_tls(void)
 
 /* The global options, up to COMMAND: -1 to go on, else the exit
  * status. */
+/* --version: redlock's, and the libraries' it runs on. */
+static int
+print_version(void)
+{
+	const char *tls = rl_tls_version();
+
+	printf("redlock %s\n", RL_VERSION);
+	printf("hiredis %s\n", rl_hiredis_version());
+	if (tls != NULL)
+		printf("%s (libssl, loaded for rediss://)\n", tls);
+	else
+		printf("OpenSSL: libssl.so.3 cannot be loaded (rediss:// "
+		    "unavailable; Debian: libssl3)\n");
+	return flush_stdout();
+}
+
 static int
 parse_globals(int argc, char **argv)
 {
@@ -420,8 +437,7 @@ parse_globals(int argc, char **argv)
 			fputs(global_help, stdout);
 			return flush_stdout();
 		case 'V':
-			printf("redlock %s\n", RL_VERSION);
-			return flush_stdout();
+			return print_version();
 		default:
 			return bad_option(NULL, argv, "+u:h", longopts);
 		}

@@ -88,6 +88,12 @@ struct rl_tls_opts {
 #define RL_TLS_NOLIB (-2)
 int rl_tls_setup(const struct rl_tls_opts *o, char *err, size_t errlen);
 
+/* The libraries under redlock, for --version: hiredis's version as built
+ * ("0.14.1"), and OpenSSL's as loaded for rediss:// ("OpenSSL 3.0.17 1 Jul
+ * 2025"), NULL when libssl cannot be loaded. */
+const char *rl_hiredis_version(void);
+const char *rl_tls_version(void);
+
 /* Parse S into U. On failure returns -1 and describes why in ERR. */
 int rl_url_parse(const char *s, struct rl_url *u, char *err, size_t errlen);
 /* Decode %XX escapes in S, in place; -1 on a bad escape or %00. */

@@ -225,6 +225,18 @@ load_certs(const struct rl_tls_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+const char *
+rl_tls_version(void)
+{
+	const char *(*version)(int);
+	char err[256];
+
+	if (load(err, sizeof(err)) < 0)
+		return NULL;
+	*(void **)&version = dlsym(ssl.lib, "OpenSSL_version");
+	return version != NULL ? version(OPENSSL_VERSION) : NULL;
+}
+
 int
 rl_tls_setup(const struct rl_tls_opts *o, char *err, size_t errlen)
 {

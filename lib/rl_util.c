@@ -9,7 +9,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <hiredis/hiredis.h>
+
 #include "redlock.h"
+
+#define RL_STR(x) #x
+#define RL_XSTR(x) RL_STR(x)
+
+const char *
+rl_hiredis_version(void)
+{
+	return RL_XSTR(HIREDIS_MAJOR) "." RL_XSTR(HIREDIS_MINOR) "."
+	    RL_XSTR(HIREDIS_PATCH);
+}
 
 int
 rl_duration_parse(const char *s, int64_t *ms)

@@ -131,7 +131,12 @@ setup() {
 		run -0 --separate-stderr "$RL" "$c" -h
 	done
 	run -0 "$RL" --version
-	assert_output --regexp '^redlock [0-9]+\.[0-9]+\.[0-9]+$'
+	assert_line --index 0 --regexp '^redlock [0-9]+\.[0-9]+\.[0-9]+$'
+	# The libraries: hiredis as built, OpenSSL as loaded.
+	hiredis=$(dpkg-query -W -f='${Version}' libhiredis-dev | sed 's/[-~+].*//')
+	assert_line --index 1 "hiredis $hiredis"
+	assert_line --index 2 "$(openssl version | cut -d' ' -f1-5) (libssl, loaded for rediss://)"
+	[ "${#lines[@]}" = 3 ]
 }
 
 @test "a full stdout is an error, not a silent success" {

@@ -365,3 +365,30 @@ bg_exec() {
 	echo "released $(($(now_ms) - t0)) ms after SIGTERM" >&3
 	kill "$p"
 }
+
+@test "waiting with standard error not a terminal (a CI log): a line at once, one when the holder changes, none with -q" {
+	rl lock -t 60s x >/dev/null
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 20s x -- true 2>"$D/log" 3>&- &
+	w=$!
+	wait_for 2 grep -q . "$D/log"
+	run cat "$D/log"
+	assert_output --regexp "^redlock: waiting for x: held by $(hostname) pid [0-9]+ \\(.*\\) for [0-9.]+m?s, lease [0-9.]+s left\$"
+	# Another holder, and a wake-up that tells the waiter: a second line.
+	rcli eval "redis.call('del', KEYS[1]); redis.call('hset', KEYS[1], 'other:1', 1); redis.call('pexpire', KEYS[1], 60000)" 1 x >/dev/null
+	rcli publish 'redisson_lock__channel:{x}' 0 >/dev/null
+	wait_for 5 eval '[ "$(wc -l <"$D/log")" = 2 ]'
+	run sed -n 2p "$D/log"
+	assert_output --regexp '^redlock: waiting for x: held by owner other:1, lease [0-9.]+s left$'
+	# Woken again by nothing new: no line.
+	rcli publish 'redisson_lock__channel:{x}' 0 >/dev/null
+	sleep 0.3
+	[ "$(wc -l <"$D/log")" = 2 ]
+	rcli del x >/dev/null
+	rcli publish 'redisson_lock__channel:{x}' 0 >/dev/null
+	wait "$w"
+	[ "$(wc -l <"$D/log")" = 2 ]
+	# -q: nothing at all.
+	rl lock -t 60s y >/dev/null
+	run -75 --separate-stderr rl exec -q -w 500ms y -- true
+	assert_equal "$stderr" ''
+}
