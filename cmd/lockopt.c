@@ -473,7 +473,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 {
 	int64_t start = rl_now_ms();
 	struct progress p = { .name = name, .o = o, .rejoin_sent_ms = -1 };
-	struct rl_fair fair;
+	struct rl_fair fair = { 0 };
 	char who[1024], waited[32];
 	enum rl_err e;
 

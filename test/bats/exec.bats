@@ -307,14 +307,16 @@ bg_exec() {
 	[[ $stderr == *"released x"* ]]
 }
 
-@test "a waiting line is drawn on a terminal, and not otherwise" {
+@test "a waiting line is drawn on a terminal; otherwise whole lines, never redrawn" {
 	command -v script >/dev/null || skip "script(1) is needed for a terminal"
 	tok=$(rl lock -t 1500ms x)
 	run -0 script -qfec "$RL -u redis://127.0.0.1:$R_PORT exec -w 5s x -- true" /dev/null
-	assert_output --partial "waiting for x: held by $(hostname) pid "
+	assert_output --partial $'\r\033[Kwaiting for x: held by '"$(hostname) pid "
+	refute_output --partial 'redlock: waiting for'
 	rl lock -t 1500ms y >/dev/null
 	run -0 --separate-stderr rl exec -w 5s y -- true
-	assert_equal "$stderr" ''
+	[[ $stderr == "redlock: waiting for y: held by $(hostname) pid "* ]]
+	[[ $stderr != *$'\r'* ]] && [[ $stderr != *$'\033'* ]]
 }
 
 @test "lock --keepalive --pid: the lease outlives its ttl while PID lives, and is released when PID exits, not left to run out" {
