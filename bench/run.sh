@@ -153,6 +153,9 @@ done
 # and under flock. Gaps from one COMMAND's end to the next holder's
 # acquisition (redlock's -v event) and to the next COMMAND's start, in
 # microseconds. COMMAND is bash, so its clock needs no fork of its own.
+# Each acquisition and each start is matched to the oldest end not yet
+# matched: with one holder at a time that is the last end; with --limit 2
+# it is the permit that was freed first.
 handoff() {	# handoff LABEL PREFIX...: gaps into $dir/a_LABEL, $dir/s_LABEL
 	local label=$1 log=$dir/hlog_$1 w=
 	shift
@@ -173,9 +176,10 @@ handoff() {	# handoff LABEL PREFIX...: gaps into $dir/a_LABEL, $dir/s_LABEL
 		split(h[3], f, ".")
 		printf "%.0f acquired\n", ((h[1] * 60 + h[2]) * 60 + f[1]) * 1e6 + f[2] }' "$log" |
 	    sort -n | awk -v a="$dir/a_$label" -v s="$dir/s_$label" '
-	    $2 == "end" { e = $1; have = 1 }
-	    $2 == "acquired" && have { printf "%.0f\n", $1 - e >a }
-	    $2 == "start" && have { printf "%.0f\n", $1 - e >s; have = 0 }'
+	    $2 == "end" { ea[na++] = $1; es[ns++] = $1 }
+	    $2 == "acquired" && ha < na { printf "%.0f\n", $1 - ea[ha++] >a }
+	    $2 == "start" && hs < ns {
+		printf "%.0f\n", $1 - es[hs++] >s; ha = hs > ha ? hs : ha }'
 	touch "$dir/a_$label"
 	sort -n -o "$dir/a_$label" "$dir/a_$label"
 	sort -n -o "$dir/s_$label" "$dir/s_$label"
@@ -185,6 +189,67 @@ handoff plain "$rl" exec -v -w 60s handoff --
 handoff fair "$rl" exec --fair -v -w 60s handoff --
 handoff redlock "$rl" -u "$masters" exec -v -w 60s handoff --
 handoff tls "$rl" -u "$tls" exec -v -w 60s handoff --
+handoff limit1 "$rl" exec --limit 1 -v -w 60s handoff-limit1 --
+handoff limit2 "$rl" exec --limit 2 -v -w 60s handoff-limit2 --
+handoff write "$rl" exec --write -v -w 60s handoff-write --
+
+# Shared handoffs: K holders of one kind hold a name until M waiters of
+# the other kind (for the plain lock: one of the same) wait on it
+# (redlock's subscribed to its channel, flock's blocked in /proc/locks),
+# then end together. Gaps from the last holder's
+# COMMAND end to the first and to the last waiter's COMMAND start, in
+# microseconds, one pair per round; flock(1) -x and -s alternate with
+# redlock --write and -s in each round.
+subscribed() {	# subscribed CHANNEL M: M redlock waiters on CHANNEL
+	[ "$(redis-cli -p "$port" pubsub numsub "$1" | sed -n 2p)" = "$2" ]
+}
+flwaiting() {	# flwaiting M: M flock(1) waiters blocked on $lockfile
+	[ "$(grep -c -- "-> FLOCK .*:$(stat -c %i "$lockfile") " /proc/locks)" = "$1" ]
+}
+burst() {	# burst LABEL K M WAITING...: "${hold[@]}" K times, "${wake[@]}"
+	local label=$1 k=$2 m=$3 log=$dir/blog w= i	# M times, until WAITING M
+	shift 3
+	rm -f "$dir/go"
+	: >"$log"
+	for i in $(seq 1 "$k"); do
+		"${hold[@]}" bash -c 'echo "hold $EPOCHREALTIME"
+		    until [ -e "$0" ]; do sleep 0.001; done
+		    echo "end $EPOCHREALTIME"' "$dir/go" >>"$log" 2>/dev/null &
+		w="$w $!"
+	done
+	for i in $(seq 1 2500); do
+		[ "$(grep -c '^hold' "$log")" = "$k" ] && break
+		sleep 0.002
+	done
+	for i in $(seq 1 "$m"); do
+		"${wake[@]}" bash -c 'echo "start $EPOCHREALTIME"' >>"$log" 2>/dev/null &
+		w="$w $!"
+	done
+	for i in $(seq 1 2500); do "$@" "$m" && break; sleep 0.002; done
+	touch "$dir/go"
+	wait $w
+	awk '{ split($2, t, "."); v = (t[1] % 86400) * 1e6 + t[2] }
+	    $1 == "end" && v > e { e = v }
+	    $1 == "start" { if (!n++ || v < f) f = v; if (v > l) l = v }
+	    END { printf "%.0f %.0f\n", f - e, l - e }' "$log" |
+	    { read -r first last
+	      echo "$first" >>"$dir/f_$label"; echo "$last" >>"$dir/l_$label"; }
+}
+for _ in $(seq 1 "$rounds"); do
+	hold=(flock -x "$lockfile") wake=(flock -x "$lockfile")
+	burst flock_xx 1 1 flwaiting
+	hold=("$rl" exec -w 60s burst-lock --) wake=("$rl" exec -w 60s burst-lock --)
+	burst xx 1 1 subscribed 'redisson_lock__channel:{burst-lock}'
+	hold=(flock -x "$lockfile") wake=(flock -s "$lockfile")
+	burst flock_wr 1 3 flwaiting
+	hold=("$rl" exec --write -w 60s burst --) wake=("$rl" exec -s -w 60s burst --)
+	burst wr 1 3 subscribed 'redisson_rwlock:{burst}'
+	hold=(flock -s "$lockfile") wake=(flock -x "$lockfile")
+	burst flock_rw 3 1 flwaiting
+	hold=("$rl" exec -s -w 60s burst --) wake=("$rl" exec --write -w 60s burst --)
+	burst rw 3 1 subscribed 'redisson_rwlock:{burst}'
+done
+for f in "$dir"/[fl]_*; do sort -n -o "$f" "$f"; done
 
 # Library level: acquire+release pairs per second from one process,
 # against the server's ceiling of PINGs from one client.
@@ -193,6 +258,35 @@ m3=$(echo "$masters" | cut -d, -f1-3 | tr , ' ')
 pairs3=$("${rl%/*}/bench-lib" 10000 $m3)
 pairs5=$("${rl%/*}/bench-lib" 10000 $(echo "$masters" | tr , ' '))
 pairstls=$("${rl%/*}/bench-lib" 20000 "$tls")
+# Each kind's pairs per second, and the server's time per pair: the usec
+# of EVALSHA (and EVAL) in INFO commandstats over the run, after a warm-up
+# that loads the kind's scripts. Kinds alternate; medians of 5 rounds.
+kindpairs() {	# kindpairs LABEL [KIND OPTION]: "pairs/s us-per-pair" >>k_LABEL
+	local label=$1 p
+	shift
+	redis-cli -p "$port" del bench-lib >/dev/null
+	"${rl%/*}/bench-lib" "$@" 10 "redis://127.0.0.1:$port" >/dev/null
+	redis-cli -p "$port" config resetstat >/dev/null
+	p=$("${rl%/*}/bench-lib" "$@" 5000 "redis://127.0.0.1:$port")
+	redis-cli -p "$port" info commandstats | awk -F'[=,]' -v p="$p" '
+	    /^cmdstat_eval(sha)?:/ { u += $4 }
+	    END { printf "%s %.1f\n", p, u / 5000 }' >>"$dir/k_$label"
+	redis-cli -p "$port" del bench-lib >/dev/null
+}
+for _ in 1 2 3 4 5; do
+	kindpairs lock
+	kindpairs write --write
+	kindpairs read --shared
+	kindpairs permit --limit 1
+done
+kmed() {	# kmed LABEL: "median-pairs/s median-us-per-pair"
+	echo "$(cut -d' ' -f1 "$dir/k_$1" | sort -n | sed -n 3p)" \
+	    "$(cut -d' ' -f2 "$dir/k_$1" | sort -g | sed -n 3p)"
+}
+read -r kp_lock ku_lock < <(kmed lock)
+read -r kp_write ku_write < <(kmed write)
+read -r kp_read ku_read < <(kmed read)
+read -r kp_permit ku_permit < <(kmed permit)
 ping=$(redis-benchmark -p "$port" -c 1 -n 50000 -t ping --csv 2>/dev/null |
     awk -F'"' '/PING_MBULK/ {print int($4)}')
 
@@ -225,7 +319,16 @@ TABLE
 hrow() {	# hrow TITLE LABEL: one handoff row
 	local s=$dir/s_$2 a=$dir/a_$2 acq=-
 	[ -s "$a" ] && acq="$(pct "$a" 50) us / $(pct "$a" 99) us"
-	echo "| $1 | $(pct "$s" 50) us | $(pct "$s" 99) us | $(ratio "$(pct "$s" 50)" "$(pct "$dir/s_flock" 50)") | $acq | $(wc -l <"$s") |"
+	echo "| $1 | $(pct "$s" 50) us | $(pct "$s" 99) us | $(ratio "$(pct "$s" 50)" "$(pct "$dir/s_flock" 50)") | $(ratio "$(pct "$s" 50)" "$(pct "$dir/s_plain" 50)") | $acq | $(wc -l <"$s") |"
+}
+brow() {	# brow TITLE FILE FLOCKFILE: one shared handoff row
+	local m fm
+	m=$(pct "$dir/$2" 50)
+	fm=$(pct "$dir/$3" 50)
+	echo "| $1 | $m us | $(pct "$dir/$2" 99) us | $fm us | $(pct "$dir/$3" 99) us | $(ratio "$m" "$fm") | $(ratio "$m" "$(pct "$dir/f_xx" 50)") |"
+}
+krow() {	# krow TITLE PAIRS US: one kind's library row
+	echo "| $1 | $2 | $(ratio "$kp_lock" "$2") | $3 us | $(ratio "$3" "$ku_lock") |"
 }
 more=$(cat <<TABLE
 | scenario | redlock | flock | redlock / flock |
@@ -233,13 +336,23 @@ more=$(cat <<TABLE
 | contended, 4 workers x 10 runs of 20 ms, total wall (median of 5) | ${c4r} ms | ${c4f} ms | $(ratio "$c4r" "$c4f") |
 | contended, 16 workers x 10 runs of 20 ms, total wall (median of 5) | ${c16r} ms | ${c16f} ms | $(ratio "$c16r" "$c16f") |
 
-| handoff: one COMMAND's end to the next one's start | median | p99 | median / flock | to the acquisition: median / p99 | handoffs |
-| --- | --- | --- | --- | --- | --- |
+| handoff: one COMMAND's end to the next one's start | median | p99 | median / flock | median / redlock | to the acquisition: median / p99 | handoffs |
+| --- | --- | --- | --- | --- | --- | --- |
 $(hrow "flock(1)" flock)
 $(hrow "redlock, one server" plain)
 $(hrow "redlock \`--fair\`, one server" fair)
 $(hrow "redlock, 5 masters (Redlock)" redlock)
 $(hrow "redlock over TLS, one server" tls)
+$(hrow "redlock \`--limit 1\` (a permit), one server" limit1)
+$(hrow "redlock \`--limit 2\`, 3 workers, one server" limit2)
+$(hrow "redlock \`--write\` to \`--write\`, one server" write)
+
+| shared handoff: the last holder's COMMAND end to a waiter's COMMAND start | median | p99 | flock(1) -x / -s, same case: median | p99 | median / flock | median / redlock's plain lock |
+| --- | --- | --- | --- | --- | --- | --- |
+$(brow "plain lock: one holder to one waiter" f_xx f_flock_xx)
+$(brow "\`--write\` to 3 \`-s\` waiters: the first reader starts" f_wr f_flock_wr)
+$(brow "\`--write\` to 3 \`-s\` waiters: the last reader starts" l_wr l_flock_wr)
+$(brow "3 \`-s\` holders to a \`--write\` waiter" f_rw f_flock_rw)
 
 | resources | value |
 | --- | --- |
@@ -250,6 +363,13 @@ $(hrow "redlock over TLS, one server" tls)
 | the same on 5 masters (Redlock) | ${pairs5} (pair takes $(ratio "$pairs" "$pairs5") x one master) |
 | the same over TLS, one server | ${pairstls} (pair takes $(ratio "$pairs" "$pairstls") x plain) |
 | server ceiling: PING round trips per second, one client | ${ping} (= $((ping / 2)) pairs) |
+
+| library, one server: acquire+release of each kind (median of 5 x 5000) | pairs per second | pair takes x the lock's | server time per pair (EVALSHA usec) | server time x the lock's |
+| --- | --- | --- | --- | --- |
+$(krow "lock (exclusive)" "$kp_lock" "$ku_lock")
+$(krow "\`--write\` (write lock)" "$kp_write" "$ku_write")
+$(krow "\`-s\` (read lock)" "$kp_read" "$ku_read")
+$(krow "\`--limit 1\` (a permit)" "$kp_permit" "$ku_permit")
 TABLE
 )
 echo "$table"
@@ -288,6 +408,22 @@ echo "$wake"
 	echo "acquisition, the fork of the watchdog and of COMMAND, and bash's"
 	echo "start; the same for flock(1) in the same run. The column to the"
 	echo "acquisition stops at the next holder's -v acquired event."
+	echo "Permits (\`--limit\`) and write locks take turns the same way;"
+	echo "with \`--limit 2\` two of the three workers hold at once, and each"
+	echo "start is matched to the permit freed first. Shared handoffs: in"
+	echo "each of $rounds rounds, K holders of one kind hold a name until M"
+	echo "waiters of the other kind wait on it (for the plain lock, one"
+	echo "holder and one waiter; subscribed to its channel, or for flock(1)"
+	echo "blocked in /proc/locks), then end within a millisecond of each"
+	echo "other; the gap runs from the last holder's COMMAND end to a"
+	echo "waiter's COMMAND start. flock(1) -x and -s run the same cases in"
+	echo "the same rounds. Unlike the turns above, no worker that released"
+	echo "starts its next run at that moment and competes for the 2 cores:"
+	echo "compare each row with the plain lock's and flock's of its own"
+	echo "table. The library's"
+	echo "server time per pair is the usec of EVALSHA (and EVAL) in INFO"
+	echo "commandstats over 5000 pairs, divided by 5000; the kinds"
+	echo "alternate, medians of 5 rounds."
 	echo
 	echo "$more"
 	echo
