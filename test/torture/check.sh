@@ -1,32 +1,91 @@
 #!/bin/bash
 # check.sh: the checker of a fenced store's log (see store), shared by the
-# torture run and the tests that drive workers through the store.
+# torture run and the tests that drive workers through the store. Each
+# line of the log says how its section held the name (KIND: lock, read,
+# write, permits:N; lock when absent), and the rules are the kind's:
+# exclusive sections (lock, write) run alone, readers beside readers, and
+# at most N sections of permits:N at once.
 # usage: test/torture/check.sh violations|accepted|preempted STORE_LOG
-# violations: accepted sections (begin and end both accepted) sorted by
-#   their begin that overlap, and fencing tokens that do not rise in that
-#   order, one line each; nothing when there are none.
+#        test/torture/check.sh unexplained STORE_LOG HITS
+# violations: accepted sections (begin and end both accepted), by their
+#   begin, that break the rules (an exclusive one beside any other, a
+#   reader beside an exclusive one, more than N permits), and fencing
+#   tokens out of order (an exclusive token not above every token begun
+#   before it, a reader's not above every exclusive one before it, a
+#   permit's token seen twice), one line each; nothing when there are
+#   none. The store refuses such sections, so any line here means the
+#   tokens redlock handed out let it down.
 # accepted: how many sections were accepted.
-# preempted: how many sections another one began before they ended; only
-#   a holder fault (killed, paused, robbed of its key, its lease lost) may
-#   cause that, once per fault.
+# preempted: how many sections were displaced: by the times of the begins
+#   and ends (the store's verdicts aside, a refused end still ends its
+#   section), a section that has not ended when another one begins that
+#   the rules forbid beside it (for permits: the lowest token of the N
+#   open when one more begins). A section that was terminated and said so
+#   (abort) ends there. Only a holder fault (killed, paused past
+#   its lease, robbed of its key) may cause that, once per fault.
+# unexplained: the displacements in which no section (the one beginning,
+#   nor the ones it displaces) is of an owner in HITS, a file with the
+#   owners the injector hit (32 hex digits of the UUID of REDLOCK_OWNER,
+#   as the store logs them), one line each.
 set -u
+kinds='function excl(k) { return k == "" || k == "lock" || k == "write" }
+function limit(k) { return k ~ /^permits:/ ? substr(k, 9) + 0 : 0 }'
 case ${1-} in
 violations)
 	awk '
-		$1 == "begin" { b[$2] = $4 }
-		$1 == "end" && ($2 in b) { print b[$2], $4, $2 }' "$2" |
-	    sort -n | awk '
-		NR > 1 && $1 < end { print "overlap: section " $3 " began " (end - $1) / 1e6 " ms before section " fence " ended" }
-		NR > 1 && $3 <= fence { print "token " $3 " not above " fence }
-		{ end = $2; fence = $3 }' ;;
+		$1 == "begin" { b[$2 " " $3] = $4; k[$2 " " $3] = $5 }
+		$1 == "end" && (($2 " " $3) in b) {
+			print b[$2 " " $3], $4, $2, k[$2 " " $3] }' "$2" |
+	    sort -n | awk "$kinds"'
+		{
+			# drop the sections that ended before this one began
+			for (f in end) if (end[f] <= $1) { delete end[f]; delete kind[f] }
+			n = 0
+			for (f in end) {
+				n++
+				if (excl($4) || excl(kind[f]))
+					print "overlap: section " $3 " (" ($4 == "" ? "lock" : $4) ") began " (end[f] - $1) / 1e6 " ms before section " f " (" (kind[f] == "" ? "lock" : kind[f]) ") ended"
+			}
+			if (limit($4) && n >= limit($4))
+				print "overlap: section " $3 " began while " n " sections of " $4 " were running"
+			if (excl($4) && $3 <= max) print "token " $3 " not above " max
+			if (!excl($4) && $3 <= wmax) print "token " $3 " not above writer " wmax
+			if ($3 in seen) print "token " $3 " twice"
+			seen[$3] = 1
+			if ($3 > max) max = $3
+			if (excl($4) && $3 > wmax) wmax = $3
+			end[$3] = $2; kind[$3] = $4
+		}' ;;
 accepted)
 	awk '$1 == "end"' "$2" | wc -l ;;
-preempted)
-	awk '
-		$1 == "begin" { if (open != "") n++; open = $2 }
-		($1 == "end" || $1 == "reject-end") && $2 == open { open = "" }
-		END { print n + 0 }' "$2" ;;
+preempted | unexplained)
+	awk -v mode="$1" -v hits="${3-}" "$kinds"'
+		BEGIN { if (hits != "") while ((getline h < hits) > 0) hit[h] = 1 }
+		$1 == "begin" {
+			key = $2 " " $3
+			n = 0; blame = ($6 in hit); gone = ""
+			for (o in open)
+				if (excl($5) || excl(kind[o])) {
+					n++; blame = blame || (owner[o] in hit); gone = gone SUBSEP o
+				}
+			m = split(substr(gone, 2), g, SUBSEP)
+			for (i = 1; i <= m; i++) close_(g[i])
+			if (limit($5)) while (nopen >= limit($5)) {
+				low = ""
+				for (o in open) if (low == "" || fence[o] < fence[low]) low = o
+				n++; blame = blame || (owner[low] in hit); close_(low)
+			}
+			if (n && !blame && mode == "unexplained")
+				print "section " $2 " (" ($5 == "" ? "lock" : $5) ") began while " n " conflicting ones ran, and none of them was hit"
+			pre += n
+			open[key] = 1; kind[key] = $5; owner[key] = $6; fence[key] = $2 + 0; nopen++
+		}
+		($1 == "end" || $1 == "reject-end" || $1 == "abort") &&
+		    (($2 " " $3) in open) { close_($2 " " $3) }
+		function close_(o) { delete open[o]; nopen-- }
+		END { if (mode == "preempted") print pre + 0 }' "$2" ;;
 *)
 	echo "usage: $0 violations|accepted|preempted STORE_LOG" >&2
+	echo "       $0 unexplained STORE_LOG HITS" >&2
 	exit 64 ;;
 esac
