@@ -3,6 +3,14 @@
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+# Shell completions: bash-completion's completionsdir (where its pkg-config
+# file puts it, with its datadir moved under PREFIX so that PREFIX=$HOME/.local
+# needs no root; bash-completion looks in every XDG data dir, /usr/local/share
+# too), zsh's site-functions, fish's vendor_completions.d.
+BASHCOMPDIR ?= $(or $(shell pkg-config --define-variable=datadir=$(PREFIX)/share \
+	--variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR ?= $(PREFIX)/share/fish/vendor_completions.d
 
 CC ?= cc
 WARN = -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
@@ -140,13 +148,79 @@ bench:
 	bench/run.sh build/redlock
 
 install: build/redlock
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 build/redlock $(DESTDIR)$(BINDIR)/redlock
 	install -m 644 man/redlock.1 $(DESTDIR)$(MANDIR)/man1/redlock.1
+	install -m 644 man/redlock.bash $(DESTDIR)$(BASHCOMPDIR)/redlock
+	install -m 644 man/_redlock $(DESTDIR)$(ZSHCOMPDIR)/_redlock
+	install -m 644 man/redlock.fish $(DESTDIR)$(FISHCOMPDIR)/redlock.fish
+
+# Everything install put in place; directories stay (others share them).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 \
+	    $(DESTDIR)$(BASHCOMPDIR)/redlock $(DESTDIR)$(ZSHCOMPDIR)/_redlock \
+	    $(DESTDIR)$(FISHCOMPDIR)/redlock.fish
+
+# The Debian package, built from a tree that make install fills under
+# DEBOUT (build/ unless told otherwise: tests build into a directory of
+# their own) and a control file written here: binary stripped, manual
+# gzipped, README, DEP-5 copyright from LICENSE, changelog. libssl3 is
+# dlopen'ed for rediss:// only (lib/rl_tls.c), so dpkg-shlibdeps would
+# not see it: it is a Recommends.
+VERSION = $(shell sed -n 's/^\#define RL_VERSION "\(.*\)"/\1/p' lib/redlock.h)
+DEBOUT ?= build
+DEB_MAINTAINER ?= redlock maintainers <maintainers@users.noreply.a-seed-858824ef.example>
+deb: build/redlock
+	@command -v dpkg-deb >/dev/null || { echo "deb: dpkg-deb is missing (Debian: apt-get install dpkg)" >&2; exit 1; }
+	$(eval ARCH := $(shell dpkg --print-architecture))
+	$(eval ROOT := $(DEBOUT)/deb/redlock_$(VERSION)_$(ARCH))
+	rm -rf $(ROOT)
+	$(MAKE) --no-print-directory install DESTDIR=$(ROOT) PREFIX=/usr \
+	    BASHCOMPDIR=/usr/share/bash-completion/completions \
+	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	strip --strip-unneeded --remove-section=.comment \
+	    --remove-section=.note $(ROOT)/usr/bin/redlock
+	gzip -9n $(ROOT)/usr/share/man/man1/redlock.1
+	install -d $(ROOT)/usr/share/doc/redlock $(ROOT)/DEBIAN
+	install -m 644 README.md $(ROOT)/usr/share/doc/redlock/README.md
+	{ echo 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/'; \
+	  echo 'Upstream-Name: redlock'; echo; \
+	  echo 'Files: *'; \
+	  echo "Copyright: $$(sed -n 's/^Copyright (c) //p' LICENSE)"; \
+	  echo 'License: BSD-3-Clause'; echo; \
+	  echo 'License: BSD-3-Clause'; \
+	  sed -n '/^Redistribution/,$$p' LICENSE | sed -e 's/^$$/./' -e 's/^/ /'; \
+	} >$(ROOT)/usr/share/doc/redlock/copyright
+	{ echo 'redlock ($(VERSION)) unstable; urgency=medium'; echo; \
+	  echo '  * Built by make deb from the redlock source tree.'; echo; \
+	  echo ' -- $(DEB_MAINTAINER)  '"$$(date -R -d @$${SOURCE_DATE_EPOCH:-$$(stat -c %Y lib/redlock.h)})"; \
+	} | gzip -9n >$(ROOT)/usr/share/doc/redlock/changelog.gz
+	chmod 644 $(ROOT)/usr/share/doc/redlock/*
+	{ echo 'Package: redlock'; \
+	  echo 'Version: $(VERSION)'; \
+	  echo 'Architecture: $(ARCH)'; \
+	  echo 'Maintainer: $(DEB_MAINTAINER)'; \
+	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(ROOT) | cut -f1)"; \
+	  echo "Depends: libc6 (>= $$(objdump -T $(ROOT)/usr/bin/redlock | \
+	      grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n 1)), libhiredis0.14 (>= 0.14.1)"; \
+	  echo 'Recommends: libssl3'; \
+	  echo 'Section: utils'; \
+	  echo 'Priority: optional'; \
+	  echo 'Description: distributed locks on Redis for shell scripts, cron and CI'; \
+	  echo ' redlock runs a command while holding a lock on a Redis server, with a'; \
+	  echo ' lease that a watchdog renews, pub/sub wake-ups, fair queues, shared'; \
+	  echo ' locks, semaphores and Redlock across several masters, in the key'; \
+	  echo " layout of Redisson's locks, so Java services and shell scripts can"; \
+	  echo ' exclude each other.'; \
+	} >$(ROOT)/DEBIAN/control
+	cd $(ROOT) && find usr -type f -exec md5sum {} + | sort -k2 >DEBIAN/md5sums
+	chmod 644 $(ROOT)/DEBIAN/control $(ROOT)/DEBIAN/md5sums
+	dpkg-deb --root-owner-group -Zxz --build $(ROOT) $(DEBOUT)/redlock_$(VERSION)_$(ARCH).deb
 
 clean:
 	rm -rf build
 
-.PHONY: all deps check test torture fuzz demo bench install clean
+.PHONY: all deps check test torture fuzz demo bench install uninstall deb clean
 
 -include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d)

@@ -5,7 +5,7 @@
 # the exact command and fails.
 set -eu
 build="gcc make jq libhiredis-dev libssl-dev"
-test="$build redis-server redis-sentinel redis-tools openssl bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname python3 python3-yaml systemd"
+test="$build redis-server redis-sentinel redis-tools openssl bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname python3 python3-yaml systemd bash-completion zsh fish lintian binutils dpkg"
 bench="$build redis-server redis-tools openssl util-linux hostname python3"
 fuzz="$build clang-14 libclang-rt-14-dev"
 case "${1:-}" in

@@ -1,0 +1,213 @@
+#!/usr/bin/env bats
+# Shell completions (man/redlock.bash, man/_redlock, man/redlock.fish),
+# each run by its own shell: subcommands, options, values, and the held
+# lock names from a live server, never stalling on a dead one.
+
+load helpers
+
+MAN=$BATS_TEST_DIRNAME/../../man
+
+setup_file() {
+	command -v zsh >/dev/null && command -v fish >/dev/null &&
+	    [ -f /usr/share/bash-completion/bash_completion ] || return 0
+	start_redis R
+	# The completions run "redlock" from PATH, as typed.
+	mkdir -p "$BATS_FILE_TMPDIR/bin"
+	ln -s "$(readlink -f "$RL")" "$BATS_FILE_TMPDIR/bin/redlock"
+	rl lock -t 5m 'deploy prod' >/dev/null
+	rl lock -t 5m 'build:main' >/dev/null
+	rl lock -t 5m backup >/dev/null
+}
+
+teardown_file() {
+	stop_redis "${R_PID-}"
+	stop_redis "${S_PID-}"
+}
+
+setup() {
+	for t in zsh fish; do
+		command -v "$t" >/dev/null ||
+		    skip "$t is not installed (tools/deps.sh test installs it)"
+	done
+	[ -f /usr/share/bash-completion/bash_completion ] ||
+	    skip "bash-completion is not installed (tools/deps.sh test installs it)"
+	export PATH=$BATS_FILE_TMPDIR/bin:$PATH
+	export REDLOCK_URL=redis://127.0.0.1:$R_PORT
+}
+
+# bcomp LINE: what bash offers for LINE (cursor at its end), one a line,
+# from bash-completion's library and man/redlock.bash, through the function
+# that "complete -p redlock" names.
+bcomp() {
+	bash --norc --noprofile -c '
+		source /usr/share/bash-completion/bash_completion
+		source "$1"
+		line=$2
+		read -ra COMP_WORDS <<<"$line"
+		[[ $line == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		COMP_LINE=$line COMP_POINT=${#line}
+		spec=$(complete -p redlock) || exit 1
+		fn=${spec#*-F }
+		fn=${fn%% *}
+		"$fn" redlock "${COMP_WORDS[COMP_CWORD]}" \
+		    "${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$MAN/redlock.bash" "$1"
+}
+
+# zcomp LINE: what zsh's completion system offers (test/bats/zcomp.zsh).
+zcomp() { zsh -f "$BATS_TEST_DIRNAME/zcomp.zsh" "$MAN" "$1"; }
+
+# fcomp LINE: what fish offers (complete -C), without descriptions.
+fcomp() {
+	fish --no-config -c 'source $argv[1]; complete -C $argv[2]' \
+	    "$MAN/redlock.fish" "$1" | cut -f1
+}
+
+# each_shell CHECK LINE: run CHECK on what each shell offers for LINE.
+each_shell() {
+	local check=$1 line=$2 sh
+	for sh in bcomp zcomp fcomp; do
+		run -0 "$sh" "$line"
+		"$check" || { echo "with $sh for '$line':"; echo "$output"; return 1; }
+	done
+}
+
+@test "bash registers the completion with complete -F; zsh and fish parse theirs" {
+	run -0 bash --norc -c 'source "$1"; complete -p redlock' _ "$MAN/redlock.bash"
+	assert_output 'complete -F _redlock redlock'
+	run -0 zsh -n "$MAN/_redlock"
+	run -0 head -n 1 "$MAN/_redlock"
+	assert_output '#compdef redlock'
+	run -0 fish --no-execute "$MAN/redlock.fish"
+}
+
+subcommands() {
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = 'exec lock queue status unlock ' ]
+}
+@test "every shell offers the five subcommands, and completes a prefix" {
+	each_shell subcommands 'redlock '
+	only_exec() { [ "$output" = exec ]; }
+	each_shell only_exec 'redlock ex'
+}
+
+global_options() {
+	grep -qx -- --url <<<"$output" && grep -qx -- --connect-timeout <<<"$output" &&
+	    grep -qx -- --cacertdir <<<"$output" && grep -qx -- --version <<<"$output" &&
+	    ! grep -qx -- --ttl <<<"$output"
+}
+exec_options() {
+	local o
+	for o in --wait --no-wait --ttl --fair --shared --write --limit \
+	    --waiter-timeout --replicas --conflict-exit-code --owner --quiet \
+	    --verbose --on-lost --kill-after --help; do
+		grep -qx -- "$o" <<<"$output" || return 1
+	done
+	! grep -qx -- --keepalive <<<"$output" && ! grep -qx -- --url <<<"$output"
+}
+lock_options() {
+	grep -qx -- --keepalive <<<"$output" && grep -qx -- --pid <<<"$output" &&
+	    grep -qx -- --shared <<<"$output" && ! grep -qx -- --on-lost <<<"$output"
+}
+@test "global options before the subcommand, each subcommand's own after it" {
+	each_shell global_options 'redlock --'
+	each_shell exec_options 'redlock exec --'
+	each_shell lock_options 'redlock -u redis://127.0.0.1:1 lock --'
+	status_options() { grep -qx -- --json <<<"$output" && ! grep -qx -- --force <<<"$output"; }
+	each_shell status_options 'redlock status --'
+	unlock_options() { grep -qx -- --force <<<"$output" && grep -qx -- --owner <<<"$output"; }
+	each_shell unlock_options 'redlock unlock --'
+}
+
+@test "--on-lost offers term, kill and ignore" {
+	on_lost() { [ "$(sort <<<"$output" | tr '\n' ' ')" = 'ignore kill term ' ]; }
+	each_shell on_lost 'redlock exec --on-lost '
+	only_kill() { [ "$output" = kill ]; }
+	each_shell only_kill 'redlock exec -t 5s --on-lost k'
+}
+
+@test "durations: examples for every duration option, units after a number" {
+	examples() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '250ms 2h 30s 5m ' ]; }
+	units() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '15h 15m 15ms 15s ' ]; }
+	local o
+	for o in -w --wait -t --ttl --waiter-timeout --kill-after; do
+		each_shell examples "redlock exec $o "
+	done
+	each_shell examples 'redlock --connect-timeout '
+	each_shell examples 'redlock --timeout '
+	each_shell units 'redlock exec -w 15'
+}
+
+@test "the TLS options complete files, --cacertdir directories" {
+	mkdir -p "$BATS_TEST_TMPDIR/tls/certs.d"
+	touch "$BATS_TEST_TMPDIR/tls/ca.pem"
+	cd "$BATS_TEST_TMPDIR"
+	files() { grep -q 'ca\.pem$' <<<"$output"; }
+	each_shell files 'redlock --cacert tls/c'
+	each_shell files 'redlock --key tls/c'
+	dirs() { grep -q 'certs\.d/\?$' <<<"$output" && ! grep -q ca.pem <<<"$output"; }
+	each_shell dirs 'redlock --cacertdir tls/c'
+}
+
+@test "exec: -- after NAME, then COMMAND as a command line of its own" {
+	dashdash() { [ "$output" = -- ]; }
+	each_shell dashdash 'redlock exec -w 5s deploy '
+	command_name() { grep -qx 'echo' <<<"$output"; }
+	each_shell command_name 'redlock exec deploy -- ech'
+}
+
+held_names() {
+	[ "$(sort <<<"$output" | tr '\n' '|')" = 'backup|build:main|deploy prod|' ]
+}
+# bash and zsh show the names quoted for the shell.
+held_names_quoted() {
+	local want
+	want=$(printf '%s\n' backup 'build:main' 'deploy\ prod')
+	[ "$(sed 's/^\(build\\\?:\)/build:/' <<<"$output" | sort)" = "$want" ] ||
+	    held_names
+}
+@test "status, queue and unlock complete the held lock names from REDLOCK_URL" {
+	local c
+	for c in status queue unlock 'unlock --owner x' 'status --json'; do
+		each_shell held_names_quoted "redlock $c "
+	done
+	deploy_only() { grep -q '^deploy' <<<"$output" && [ "$(wc -l <<<"$output")" = 1 ]; }
+	each_shell deploy_only 'redlock status de'
+	# Not after NAME, and not for exec's NAME (a new name as often as not).
+	no_names() { ! grep -q backup <<<"$output"; }
+	each_shell no_names 'redlock status backup '
+	each_shell no_names 'redlock exec '
+}
+
+@test "the names come from the -u on the line, not REDLOCK_URL, when given" {
+	export REDLOCK_URL=redis://127.0.0.1:$(free_port)
+	nothing() { ! grep -q backup <<<"$output"; }
+	each_shell nothing 'redlock status '
+	each_shell held_names_quoted "redlock -u redis://127.0.0.1:$R_PORT status "
+	each_shell held_names_quoted "redlock --url=redis://127.0.0.1:$R_PORT queue "
+}
+
+# timed CHECK LINE: as each_shell, and each shell answers within 2s.
+timed() {
+	local sh t0 t1
+	for sh in bcomp zcomp fcomp; do
+		t0=$(now_ms)
+		run -0 "$sh" "$2"
+		t1=$(now_ms)
+		echo "$sh: $((t1 - t0)) ms"
+		[ $((t1 - t0)) -lt 2000 ] || return 1
+		"$1" || { echo "$output"; return 1; }
+	done
+}
+@test "a dead server costs under 2s and offers no names: refused, and never answering" {
+	empty() { [ -z "$output" ]; }
+	export REDLOCK_URL=redis://127.0.0.1:$(free_port)
+	timed empty 'redlock status '
+	# A server that accepts connections and never answers (stopped).
+	start_redis S
+	kill -STOP "$S_PID"
+	export REDLOCK_URL=redis://127.0.0.1:$S_PORT
+	timed empty 'redlock status '
+	timed empty 'redlock unlock '
+	kill -CONT "$S_PID"
+}
