@@ -155,8 +155,8 @@ try() {
 }
 
 @test "the watchdog renews shared and write holds; a killed reader's hold ends within its ttl" {
-	run -0 rl exec -s -t 300ms x -- sleep 1
-	run -0 rl exec --write -t 300ms x -- sh -c 'sleep 1; redis-cli -p '"$R_PORT"' hget x "$REDLOCK_OWNER:write"'
+	run -0 rl exec -s -t 1s x -- sleep 2.2
+	run -0 rl exec --write -t 1s x -- sh -c 'sleep 2.2; redis-cli -p '"$R_PORT"' hget x "$REDLOCK_OWNER:write"'
 	assert_output 1
 	# SIGKILL of redlock and its watchdog: nothing releases the hold,
 	# its lease ends it.
