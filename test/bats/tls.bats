@@ -156,10 +156,11 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	tok=$(tls lock -t 60s job)
 	(sleep 0.5; tls unlock --owner "$tok" job) &
 	t0=$(now_ms)
-	run -0 tls exec -w 20s job -- echo ran
+	run -0 --separate-stderr tls exec -w 20s job -- echo ran
 	t1=$(now_ms)
 	wait
 	assert_output ran
+	[[ $stderr == "redlock: waiting for job: held by "* ]]
 	# Pushed: about 0.5 s; the lease (60 s) would be polled.
 	[ $((t1 - t0)) -lt 12000 ]
 }
