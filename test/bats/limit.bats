@@ -38,19 +38,22 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 
 @test "the watchdog renews a permit past its ttl; SIGKILL of its holder gives it back within the ttl" {
 	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -t 1s s -- sleep 30 3>&- &
-	bg+=($!)
+	e=$!
+	bg+=($e)
 	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	wd=$(pgrep -P "$e")
+	c=$(pgrep -P "$wd")
 	sleep 2.2
 	run -75 --separate-stderr rl exec --limit 1 -n s -- true
 	[[ $stderr == "redlock: s is busy: its one permit is taken; the first to come back is held by $(hostname) pid "*" (sleep 30) for 2."*"s, lease "*"ms left; wait for it with -w DURATION" ]]
 	# redlock and its watchdog die; COMMAND lives on, nothing renews.
-	pkill -9 -f -- "-t 1s s -- sleep 30"
+	kill -9 "$e" "$wd"
 	start=$(now_ms)
 	run -0 rl exec --limit 1 -w 5s s -- true
 	took=$(($(now_ms) - start))
 	echo "the permit came back $took ms after the SIGKILL (ttl 1 s)" >&3
 	[ "$took" -lt 2000 ]
-	pkill -9 -x -f "sleep 30" || :
+	kill -9 "$c"
 }
 
 @test "a release wakes a waiter by push, long before the lease it was told" {

@@ -161,15 +161,18 @@ try() {
 	# SIGKILL of redlock and its watchdog: nothing releases the hold,
 	# its lease ends it.
 	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -t 500ms x -- sleep 30 3>&- &
-	bg+=($!)
+	e=$!
+	bg+=($e)
 	wait_for 5 eval '[ "$(rcli hget x mode)" = read ]'
-	pkill -9 -f -- "-t 500ms x -- sleep 30"
+	wd=$(pgrep -P "$e")
+	c=$(pgrep -P "$wd")
+	kill -9 "$e" "$wd"
 	start=$(now_ms)
 	run -0 rl exec --write -w 5s x -- true
 	took=$(($(now_ms) - start))
 	echo "a writer got in $took ms after the reader's SIGKILL (ttl 500 ms)" >&3
 	[ "$took" -lt 1500 ]
-	pkill -9 -x -f "sleep 30" || :
+	kill -9 "$c"
 }
 
 @test "wake-ups: a shared release wakes a waiting writer, a write release wakes readers, by push; Redisson's waiters too" {
