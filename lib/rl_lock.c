@@ -189,7 +189,7 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, 6, keys, 10, args);
+	    &rl_script_acquire, fair != NULL ? 6 : 3, keys, 10, args);
 	if (e == RL_OK && heartbeat && c->replicas > 0)
 		ack_after(c);
 	return e;

@@ -7,6 +7,8 @@
 -- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
 -- KEYS[5]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
+--          (KEYS[4..6] only with ARGV[7] "fair" or "queue": a plain call
+--          passes three keys)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
 -- ARGV[3..6] host, pid, user, command of the caller
@@ -46,12 +48,21 @@ local fair = ARGV[7] == 'fair'
 -- fair lock wakes only the head of the queue), taking a free lock as a
 -- plain lock does.
 local queue = fair or ARGV[7] == 'queue'
-local want = {'hash', 'string', 'hash', 'list', 'zset', 'hash'}
-for i = 1, queue and 6 or 3 do
-  local bad = rl_badtype(KEYS[i], want[i])
-  if bad then return bad end
+-- A queued call checks every key first (dropping dead waiters writes).
+-- A plain one checks each key where a command would fail on it, before
+-- anything is written: NAME by the HEXISTS below, the holder records here,
+-- the counter by the INCR that takes a fresh hold's token, the first write.
+local bad
+if queue then
+  local want = {'hash', 'string', 'hash', 'list', 'zset', 'hash'}
+  for i = 1, 6 do
+    bad = rl_badtype(KEYS[i], want[i])
+    if bad then return bad end
+  end
+  bad = rl_counter_bad(KEYS[2])
+else
+  bad = rl_badtype(KEYS[3], 'hash')
 end
-local bad = rl_counter_bad(KEYS[2])
 if bad then return bad end
 
 local now_us, now_ms = rl_time()
@@ -61,22 +72,29 @@ if queue then
   _, dropped = rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms)
 end
 
-if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
+local mine = redis.pcall('HEXISTS', KEYS[1], ARGV[2])
+if type(mine) == 'table' then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
+if mine == 1 then
   local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
   rl_lengthen(KEYS[1], ARGV[1])
   rl_lengthen(KEYS[3], ARGV[1])
   return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', holds}
 end
 
-local free = redis.call('EXISTS', KEYS[1]) == 0
+local pttl = redis.call('PTTL', KEYS[1])
+local free = pttl == -2
 local head = fair and redis.call('LINDEX', KEYS[4], 0)
 if free and (not head or head == ARGV[2]) then
-  local fence = rl_next_fence(KEYS[2], now_us)
+  -- The first write: a counter that cannot give a token stops it.
+  local fence
+  fence, bad = rl_take_fence(KEYS[2], now_us)
+  if bad then return bad end
   redis.call('HSET', KEYS[1], ARGV[2], 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[2],
              rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence))
-  rl_lengthen(KEYS[3], ARGV[1])
+  -- The lock was free: no hold of its holders is left to outlive.
+  redis.call('PEXPIRE', KEYS[3], ARGV[1])
   if fair then
     if head then redis.call('LPOP', KEYS[4]) end
     redis.call('ZREM', KEYS[5], ARGV[2])
@@ -88,10 +106,11 @@ if free and (not head or head == ARGV[2]) then
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
 end
 
-local owner, pttl, d, held = false, false, {}, false
-if not free then
+local owner, d, held = false, {}, false
+if free then
+  pttl = false
+else
   owner = rl_holder(KEYS[1])
-  pttl = redis.call('PTTL', KEYS[1])
   d = owner and rl_decode(redis.call('HGET', KEYS[3], owner)) or {}
   if tonumber(d.since_ms) then held = now_ms - tonumber(d.since_ms) end
 end

@@ -30,10 +30,14 @@ local function rl_fence(json)
 end
 
 -- {-1, key, why} when fencing counter KEY cannot give a next token (not
--- a decimal integer INCR takes, or at 2^63-1), else nil.
+-- a string, not a decimal integer INCR takes, or at 2^63-1); else nil and
+-- the counter's value (false when there is none).
 local function rl_counter_bad(key)
   -- INCR takes a decimal integer without leading zeros, up to 2^63-1.
-  local counter = redis.call('GET', key)
+  local counter = redis.pcall('GET', key)
+  if type(counter) == 'table' then
+    return {-1, key, redis.call('TYPE', key).ok}
+  end
   if counter and not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
     return {-1, key, 'string that is not a counter'}
   end
@@ -41,16 +45,46 @@ local function rl_counter_bad(key)
       (#counter == 19 and counter >= '9223372036854775807')) then
     return {-1, key, 'fencing counter at its largest value (2^63-1)'}
   end
-  return nil
+  return nil, counter
 end
 
--- The next fencing token from counter KEY (checked with rl_counter_bad), as
--- a decimal string; a missing counter starts at the server's NOW_US.
-local function rl_next_fence(key, now_us)
-  if redis.call('EXISTS', key) == 0 then
+-- The next fencing token from counter KEY (checked with rl_counter_bad,
+-- whose value is COUNTER: false when missing), as a decimal string; a
+-- missing counter starts at the server's NOW_US.
+local function rl_next_fence(key, now_us, counter)
+  if counter == nil then counter = redis.call('EXISTS', key) == 1 end
+  if not counter then
     redis.call('SET', key, string.format('%.0f', now_us))
   end
   local fence = redis.call('INCR', key)
+  if fence < 9007199254740992 then	-- 2^53: exact as a Lua number
+    return string.format('%.0f', fence)
+  end
+  return redis.call('GET', key)
+end
+
+-- The next fencing token from counter KEY, as a decimal string; or nil and
+-- {-1, key, why} when KEY cannot give one (of another type, not a decimal
+-- integer INCR takes, or at 2^63-1), and then nothing was written. One
+-- INCR where the counter is sound; a missing one starts at the server's
+-- NOW_US.
+local function rl_take_fence(key, now_us)
+  local fence = redis.pcall('INCR', key)
+  if type(fence) == 'table' then
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'string' and t ~= 'none' then return nil, {-1, key, t} end
+    if string.find(fence.err, 'overflow', 1, true) then
+      return nil, {-1, key, 'fencing counter at its largest value (2^63-1)'}
+    end
+    if string.find(fence.err, 'not an integer', 1, true) then
+      return nil, {-1, key, 'string that is not a counter'}
+    end
+    error(fence)	-- the server's own refusal (out of memory...)
+  end
+  if fence == 1 then	-- it was missing (or 0)
+    fence = now_us + 1
+    redis.call('SET', key, string.format('%.0f', fence))
+  end
   if fence < 9007199254740992 then	-- 2^53: exact as a Lua number
     return string.format('%.0f', fence)
   end
@@ -180,6 +214,8 @@ end
 -- before a release does not hold up the others, Redisson's included,
 -- until its deadline. False when the server refused the PUBLISH.
 local function rl_wake_head(queue, timeout, waiters, channel, now_ms, msg)
+  -- No queue (a plain lock's common case): one call.
+  if redis.call('TYPE', queue).ok ~= 'list' then return true end
   if not now_ms then
     local _
     _, now_ms = rl_time()

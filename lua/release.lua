@@ -19,16 +19,20 @@
 -- The last hold is given back with deletes only, which a server out of
 -- memory still runs.
 rl_pubcmd = ARGV[3] or rl_pubcmd
-local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
-if bad then return bad end
-local holds = tonumber(redis.call('HGET', KEYS[1], ARGV[1]))
+-- Each key is checked where a command would fail on it, before anything
+-- is written: NAME by this read, the holder records by the first write.
+local r = redis.pcall('HMGET', KEYS[1], ARGV[1], 'mode')
+if r.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
+local holds = tonumber(r[1])
 -- A Redisson read-write lock ("mode", and a lease key per read hold) is
 -- never redlock's to give back: taking a count off would strand its keys.
-if redis.call('HEXISTS', KEYS[1], 'mode') == 1 then holds = nil end
+if r[2] then holds = nil end
 if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
 if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
+if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
+  return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
+end
 redis.call('DEL', KEYS[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
 local nopub = false
 if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[2]) then
   nopub = KEYS[2]
