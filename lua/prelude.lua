@@ -81,7 +81,8 @@ local function rl_take_fence(key, now_us)
     end
     error(fence)	-- the server's own refusal (out of memory...)
   end
-  if fence == 1 then	-- it was missing (or 0)
+  if fence <= 1 then	-- it was missing (or at most 0: a counter that
+                        -- a restore or a hand wound back starts again)
     fence = now_us + 1
     redis.call('SET', key, string.format('%.0f', fence))
   end

@@ -150,6 +150,11 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	rcli set 'redisson_lock_token:{k}' 9223372036854775806 >/dev/null
 	run -0 rl exec k -- sh -c 'echo "$REDLOCK_FENCE"'
 	assert_output 9223372036854775807
+	# A counter wound back to 0 or below starts again from the clock.
+	rcli set 'redisson_lock_token:{k}' -5 >/dev/null
+	t=$(server_ms)
+	run -0 rl exec k -- sh -c 'echo "$REDLOCK_FENCE"'
+	[ "$output" -gt "${t}000" ]
 }
 
 @test "a server with HELLO disabled (rename-command): the probe's refusal is no failure; lock, wait, wake and unlock work" {
