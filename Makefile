@@ -37,15 +37,20 @@ UNIT_BIN = $(patsubst test/unit/%.c,build/asan/unit/%,$(UNIT_SRC))
 
 all: build/redlock
 
-build/rl_scripts.h: $(LUA_PRELUDE) $(LUA) tools/embed-lua.sh
-	@mkdir -p build
-	tools/embed-lua.sh $@ $(LUA_PRELUDE) $(LUA)
+# Every build starts by checking its packages: a missing one is named, with
+# the command that installs it, instead of a compiler error.
+deps-check:
+	@test/deps.sh -c build
 
-build/obj/%.o: %.c build/rl_scripts.h
+build/rl_scripts.h: $(LUA_PRELUDE) $(LUA) lua/embed.sh | deps-check
+	@mkdir -p build
+	lua/embed.sh $@ $(LUA_PRELUDE) $(LUA)
+
+build/obj/%.o: %.c build/rl_scripts.h | deps-check
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c -o $@ $<
 
-build/asan/%.o: %.c build/rl_scripts.h
+build/asan/%.o: %.c build/rl_scripts.h | deps-check
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(SAN) -c -o $@ $<
 
@@ -82,7 +87,7 @@ build/asan/replay/%: build/asan/test/fuzz/fuzz_%.o build/asan/test/fuzz/driver.o
 	$(CC) -g $(SAN) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 fuzz:
-	tools/deps.sh fuzz
+	test/deps.sh fuzz
 	$(MAKE) $(patsubst %,build/fuzz/%,$(FUZZ))
 	@for f in $(FUZZ); do \
 		mkdir -p build/fuzz/corpus/$$f test/fuzz/regressions/$$f; \
@@ -94,18 +99,18 @@ fuzz:
 	done
 
 deps:
-	tools/deps.sh build
+	test/deps.sh build
 
 # Structure: no include or call cycle between lib files (nm on their
 # objects), no function over 80 lines. Both run, then either fails it.
 check:
-	tools/deps.sh build
+	test/deps.sh build
 	$(MAKE) $(LIB_OBJ)
 	@s=0; \
-	echo "== tools/check-cycles.sh build/obj/lib"; \
-	tools/check-cycles.sh build/obj/lib || s=1; \
-	echo "== tools/check-length.sh 80 lib/*.c cmd/*.c"; \
-	tools/check-length.sh 80 $(LIB_SRC) $(CMD_SRC) || s=1; \
+	echo "== test/check-cycles.sh build/obj/lib"; \
+	test/check-cycles.sh build/obj/lib || s=1; \
+	echo "== test/check-length.sh 80 lib/*.c cmd/*.c"; \
+	test/check-length.sh 80 $(LIB_SRC) $(CMD_SRC) || s=1; \
 	echo "== one master or several: decided in rl_quorum.c and rl_keys.c only"; \
 	! grep -n -- 'c->n [<>=!]=* *[0-9]' $(filter-out lib/rl_quorum.c \
 	    lib/rl_keys.c,$(LIB_SRC)) || s=1; \
@@ -113,7 +118,7 @@ check:
 
 # The whole suite, built with AddressSanitizer and UBSan.
 test:
-	tools/deps.sh test
+	test/deps.sh test
 	$(MAKE) check
 	$(MAKE) build/asan/redlock $(UNIT_BIN) $(REPLAY_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
@@ -125,27 +130,27 @@ test:
 		tail -n 1 build/asan/replay/$$f.log; \
 	done
 	mandoc -Tlint -Wwarning man/redlock.1
-	tools/suites.sh $(CURDIR)/build/asan/redlock build/asan/suites
+	test/suites.sh $(CURDIR)/build/asan/redlock build/asan/suites
 
 # Faults injected while workers take turns; TORTURE_SECONDS=600 for long.
 TORTURE_SECONDS ?= 30
 torture:
-	tools/deps.sh test
+	test/deps.sh test
 	$(MAKE) build/asan/redlock
 	test/torture/run.sh build/asan/redlock $(TORTURE_SECONDS)
 
 demo:
-	tools/deps.sh test
+	test/deps.sh test
 	$(MAKE) build/redlock
-	tools/demo.sh build/redlock
+	test/demo.sh build/redlock
 
-build/bench-lib: bench/lib.c $(filter build/obj/lib/%,$(OBJ))
+build/bench-lib: test/bench/lib.c $(filter build/obj/lib/%,$(OBJ))
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 bench:
-	tools/deps.sh bench
+	test/deps.sh bench
 	$(MAKE) build/redlock build/bench-lib
-	bench/run.sh build/redlock
+	test/bench/run.sh build/redlock
 
 install: build/redlock
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -221,6 +226,6 @@ deb: build/redlock
 clean:
 	rm -rf build
 
-.PHONY: all deps check test torture fuzz demo bench install uninstall deb clean
+.PHONY: all deps deps-check check test torture fuzz demo bench install uninstall deb clean
 
 -include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d)

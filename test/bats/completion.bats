@@ -27,10 +27,10 @@ teardown_file() {
 setup() {
 	for t in zsh fish; do
 		command -v "$t" >/dev/null ||
-		    skip "$t is not installed (tools/deps.sh test installs it)"
+		    skip "$t is not installed (test/deps.sh test installs it)"
 	done
 	[ -f /usr/share/bash-completion/bash_completion ] ||
-	    skip "bash-completion is not installed (tools/deps.sh test installs it)"
+	    skip "bash-completion is not installed (test/deps.sh test installs it)"
 	export PATH=$BATS_FILE_TMPDIR/bin:$PATH
 	export REDLOCK_URL=redis://127.0.0.1:$R_PORT
 }

@@ -263,7 +263,7 @@ dead_head() {
 @test "handoff through 50 fair waiters is pushed: the unlock and each release start the next COMMAND long before a heartbeat" {
 	# Heartbeats every 40 s, the first one 40 s after a waiter joined: a
 	# handoff that waited for one would show as a gap of many seconds.
-	# How fast handoffs are is measured by bench/, not here.
+	# How fast handoffs are is measured by test/bench/, not here.
 	tok=$(rl lock -t 300s x)
 	queue_fair 50 300s --waiter-timeout 120s
 	date +%s%N >"$D/0.end"

@@ -116,7 +116,7 @@ version() { sed -n 's/^#define RL_VERSION "\(.*\)"/\1/p' "$TOP/lib/redlock.h"; }
 
 @test "lintian reports no errors on the package" {
 	command -v lintian >/dev/null ||
-	    skip "lintian is not installed: tools/deps.sh test installs it"
+	    skip "lintian is not installed: test/deps.sh test installs it"
 	local out=$BATS_FILE_TMPDIR/deb deb
 	deb=$out/redlock_$(version)_$(dpkg --print-architecture).deb
 	[ -f "$deb" ] || run -0 tmake deb DEBOUT="$out"

@@ -1,8 +1,8 @@
 #!/bin/bash
-# bench/wake.sh: time to wake, for every kind of holder and waiter on one
+# test/bench/wake.sh: time to wake, for every kind of holder and waiter on one
 # name: redlock, redlock --fair, and Redisson's RLock and RFairLock as
 # test/bats/redisson.py speaks them on the wire.
-# usage: bench/wake.sh path/to/redlock PORT [ROUNDS]
+# usage: test/bench/wake.sh path/to/redlock PORT [ROUNDS]
 # Prints one markdown table row per holder: the median, over ROUNDS
 # (default 5), of the time from the release to the waiter holding the
 # lock, for each kind of waiter; "-" where the waiter was not woken within
@@ -11,7 +11,7 @@ set -u
 rl=$1
 port=$2
 rounds=${3:-5}
-rsn=$(cd "$(dirname "$0")/../test/bats" && pwd)/redisson.py
+rsn=$(cd "$(dirname "$0")/../bats" && pwd)/redisson.py
 dir=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
 export REDLOCK_URL=redis://127.0.0.1:$port

@@ -1,7 +1,7 @@
 #!/bin/bash
 # demo.sh: contending exec runs, status, and a fair queue on a private
 # redis-server.
-# usage: tools/demo.sh path/to/redlock
+# usage: test/demo.sh path/to/redlock
 set -eu
 rl_bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 dir=$(mktemp -d)

@@ -3,7 +3,7 @@
 # when it is installed, against valkey-server too, the two side by side
 # (most of their time is spent waiting on timers, not on the CPU). Each
 # writes to a log of its own, shown whole when it ends.
-# usage: tools/suites.sh path/to/redlock LOGDIR
+# usage: test/suites.sh path/to/redlock LOGDIR
 set -u
 rl=$1
 logs=$2

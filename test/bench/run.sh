@@ -1,7 +1,7 @@
 #!/bin/bash
-# bench/run.sh: redlock against flock(1), measured alternately in one run.
-# usage: bench/run.sh path/to/redlock [ROUNDS]
-# Prints a table and writes bench/RESULTS.md. Timings are wall clock per
+# test/bench/run.sh: redlock against flock(1), measured alternately in one run.
+# usage: test/bench/run.sh path/to/redlock [ROUNDS]
+# Prints a table and writes test/bench/RESULTS.md. Timings are wall clock per
 # command, medians and p99 over ROUNDS (default 41), with the ratio to
 # flock measured in the same rounds.
 set -eu
@@ -389,7 +389,7 @@ echo "$wake"
 {
 	echo "# Benchmark results"
 	echo
-	echo "Written by \`make bench\` (bench/run.sh) on $(date -u +%Y-%m-%d),"
+	echo "Written by \`make bench\` (test/bench/run.sh) on $(date -u +%Y-%m-%d),"
 	echo "$(nproc) cores, $(uname -sr), Redis $(redis-server --version | cut -d' ' -f3 | cut -d= -f2),"
 	echo "$rounds rounds, redlock and flock alternating in each round"
 	echo "(p99 of $rounds rounds is the slowest round)."
@@ -427,7 +427,7 @@ echo "$wake"
 	echo
 	echo "$more"
 	echo
-	echo 'Fair queues (bench/fair.sh): N `exec --fair` waiters queued behind a'
+	echo 'Fair queues (test/bench/fair.sh): N `exec --fair` waiters queued behind a'
 	echo "holder, then handed the lock one after another. Handoff is the gap"
 	echo "from one COMMAND's end to the next one's start (release, wake-up,"
 	echo "acquire, watchdog and COMMAND start). The busy path is 200 attempts"
@@ -435,7 +435,7 @@ echo "$wake"
 	echo
 	echo "$fair"
 	echo
-	echo "Wake-ups across kinds (bench/wake.sh): a holder of each kind takes"
+	echo "Wake-ups across kinds (test/bench/wake.sh): a holder of each kind takes"
 	echo "a name with a 30 s lease, a waiter of each kind waits on it, and"
 	echo "the holder releases; the median of 5 rounds of the time from the"
 	echo "release (the start of \`redlock unlock\`, or the reply to a Redisson"

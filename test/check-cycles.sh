@@ -21,7 +21,7 @@ if [ "${1:-}" = -v ]; then
 	shift
 fi
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
-	echo "usage: tools/check-cycles.sh [-v] OBJ_DIR [SRC_DIR]" >&2
+	echo "usage: test/check-cycles.sh [-v] OBJ_DIR [SRC_DIR]" >&2
 	exit 64
 fi
 obj=$1

@@ -1,6 +1,6 @@
 #!/bin/bash
-# bench/fair.sh: fair handoff through queues of 10, 100 and 1000 waiters.
-# usage: bench/fair.sh path/to/redlock PORT
+# test/bench/fair.sh: fair handoff through queues of 10, 100 and 1000 waiters.
+# usage: test/bench/fair.sh path/to/redlock PORT
 # Prints one markdown table row per queue length: the median and p90 gap
 # from one COMMAND's end to the next one's start, and the server's
 # usec_per_call for EVALSHA (acquire attempts and heartbeats with the whole

@@ -9,7 +9,7 @@
 # for each one over MAX, and exits 1 if any.
 set -eu
 if [ $# -lt 2 ]; then
-	echo "usage: tools/check-length.sh MAX FILE..." >&2
+	echo "usage: test/check-length.sh MAX FILE..." >&2
 	exit 64
 fi
 case $1 in
