@@ -174,7 +174,7 @@ fault() {
 			w=$(pgrep -P "$p" | head -n 1)
 			c=$([ -n "$w" ] && pgrep -P "$w" | head -n 1)
 		else
-			w= c=$(pgrep -P "$p" | head -n 1)
+			w='' c=$(pgrep -P "$p" | head -n 1)
 		fi
 		stopped="$p $w ${c:+-$c}"
 		kill -STOP $stopped 2>/dev/null || { stopped=; return 1; }
@@ -261,8 +261,9 @@ refused() {
 }
 echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit; rwlock: 3 -s and 2 --write workers;"
 echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 3 workers, and 3 with --replicas 1}"
-echo "faults:   $(cat "$dir/faults" $(for t in $topologies; do echo "$dir/$t/faults"; done) |
-    sort | uniq -c | awk '{printf "%s%s: %s  ", $2, $3 == "" ? "" : " " $3, $1}')"
+fault_logs=("$dir/faults")
+for t in $topologies; do fault_logs+=("$dir/$t/faults"); done
+echo "faults:   $(cat "${fault_logs[@]}" | sort | uniq -c | awk '{printf "%s%s: %s  ", $2, $3 == "" ? "" : " " $3, $1}')"
 status=0
 declare -A nvs
 for k in $kinds $fkinds; do
