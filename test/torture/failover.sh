@@ -15,7 +15,7 @@
 #   the replica of the names' master is cut off from it for 300-500 ms,
 #   then takes over (CLUSTER FAILOVER TAKEOVER); the old master learns
 #   of it, turns into the new one's replica and drops its data.
-# Two groups of 3 workers take turns, each on a name of its own and
+# Two groups of 2 workers take turns, each on a name of its own and
 # through a fenced store of its own (as in run.sh): DIR/TOPOLOGY with
 # plain `redlock exec`, DIR/TOPOLOGY-r1 with `exec --replicas 1` (WAIT for
 # one replica after each acquisition and renewal). The two names share a
@@ -100,7 +100,7 @@ cut() {
 uncut() { cli "$1" config set masteruser "" masterauth "" >/dev/null; }
 now() { date +%s%N; }
 
-# The workers: 3 per group, each turn a section through the group's
+# The workers: 2 per group, each turn a section through the group's
 # store. $url and $names are set by the topology.
 workers() {
 	local g opts
@@ -110,7 +110,7 @@ workers() {
 		    "$dir/$g/windows"
 		opts=()
 		[ "$g" = "$topo" ] || opts=(--replicas 1)
-		for _ in 1 2 3; do
+		for _ in 1 2; do
 			TORTURE_KIND=lock "$here/worker" "$dir/$g" "$rl" -u "$url" \
 			    exec "${opts[@]}" -w 5s --ttl "$ttl" --kill-after 200ms \
 			    "${names[$g]}" 2>>"$dir/$g/workers.err" &

@@ -260,7 +260,7 @@ refused() {
 	    END { print c + 0 }' "$2" "$1"
 }
 echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit; rwlock: 3 -s and 2 --write workers;"
-echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 3 workers, and 3 with --replicas 1}"
+echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 1}"
 fault_logs=("$dir/faults")
 for t in $topologies; do fault_logs+=("$dir/$t/faults"); done
 echo "faults:   $(cat "${fault_logs[@]}" | sort | uniq -c | awk '{printf "%s%s: %s  ", $2, $3 == "" ? "" : " " $3, $1}')"
