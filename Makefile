@@ -132,7 +132,8 @@ test:
 	mandoc -Tlint -Wwarning man/redlock.1
 	test/suites.sh $(CURDIR)/build/asan/redlock build/asan/suites
 
-# Faults injected while workers take turns; TORTURE_SECONDS=600 for long.
+# Faults injected while workers take turns; TORTURE_SECONDS=600 for long,
+# TORTURE_TOPOLOGIES="sentinel cluster" (the default) for the failovers.
 TORTURE_SECONDS ?= 30
 torture:
 	test/deps.sh test

@@ -2,21 +2,27 @@
 # suites.sh: the bats suite and the torture run against redis-server and,
 # when it is installed, against valkey-server too, the two side by side
 # (most of their time is spent waiting on timers, not on the CPU). Each
-# writes to a log of its own, shown whole when it ends.
+# writes to a log of its own, shown whole when it ends. The torture's
+# failovers need servers of their own (a master, a replica and three
+# sentinels; a cluster of six): to keep the two runs' load even, the
+# Sentinel failover runs against redis-server and the cluster's against
+# valkey-server, or both against redis-server when valkey is missing.
 # usage: test/suites.sh path/to/redlock LOGDIR
 set -u
 rl=$1
 logs=$2
 mkdir -p "$logs"
 
-# suite SERVER: bats, then torture, against SERVER; its log is
-# LOGDIR/SERVER.log and its exit status LOGDIR/SERVER.status.
+# suite SERVER TOPOLOGIES: bats, then torture with the failovers of
+# TOPOLOGIES, against SERVER; its log is LOGDIR/SERVER.log and its exit
+# status LOGDIR/SERVER.status.
 suite() {
 	(
 		s=0
 		REDLOCK_TEST_SERVER=$1 REDLOCK_BIN=$rl \
 		    bats --print-output-on-failure test/bats || s=1
-		REDLOCK_TEST_SERVER=$1 test/torture/run.sh "$rl" 30 || s=1
+		REDLOCK_TEST_SERVER=$1 TORTURE_TOPOLOGIES=$2 \
+		    test/torture/run.sh "$rl" 30 || s=1
 		echo "$s" >"$logs/$1.status"
 	) >"$logs/$1.log" 2>&1
 }
@@ -30,7 +36,12 @@ fi
 for srv in $servers; do
 	rm -f "$logs/$srv.status"
 	echo "== bats and torture against $($srv --version | cut -d' ' -f1-3), log in $logs/$srv.log"
-	suite "$srv" &
+	case $srv:$servers in
+	redis-server:*valkey-server) topologies=sentinel ;;
+	redis-server:*) topologies="sentinel cluster" ;;
+	valkey-server:*) topologies=cluster ;;
+	esac
+	suite "$srv" "$topologies" &
 done
 wait
 status=0

@@ -1,23 +1,36 @@
 #!/bin/bash
-# torture/run.sh: workers take turns with `redlock exec` on three names, one
-# per kind of lock: an exclusive lock, a semaphore (--limit) and a
-# read-write lock (-s and --write), while an injector kill -9's holders,
-# pauses them past their lease, deletes their keys behind their backs and
-# kill -9's the server (appendonly, fsync always) and starts it again. The
-# critical sections write through a fenced store per name; the checker
-# proves that no accepted sections break the kind's rule (lock: one at a
-# time; permits: at most LIMIT at once; rwlock: a writer alone, readers
-# together), and that every overlap in time is one that a fault explains.
+# torture/run.sh: workers take turns with `redlock exec` on four names, one
+# per kind of lock: an exclusive lock, a semaphore (--limit), a
+# read-write lock (-s and --write), and a lock that redlock workers share
+# with clients speaking Redisson's RLock and RFairLock (mixed: plain and
+# --fair redlock workers, and redisson-exec workers), while an injector
+# kill -9's holders, pauses them past their lease, deletes their keys
+# behind their backs and kill -9's the server (appendonly, fsync always)
+# and starts it again. Beside them, failover.sh runs workers through
+# failovers on servers of their own (TORTURE_TOPOLOGIES, default
+# "sentinel cluster": a Sentinel failover; a cluster's slot migration and
+# replica takeover), each with plain workers and with --replicas 1 ones.
+# The critical sections write through a fenced store per name; the
+# checker proves that no accepted sections break the kind's rule (lock:
+# one at a time; permits: at most LIMIT at once; rwlock: a writer alone,
+# readers together), and that every overlap in time is one that a fault
+# explains. It ends with a summary: per kind of fault, the overlaps the
+# store refused and those it would have accepted (must be 0), and for
+# the failovers the same with --replicas 1.
 # usage: test/torture/run.sh path/to/redlock [SECONDS]
 # With TORTURE_KEEP set, the logs are kept (the last line names them).
-# The kinds share the SECONDS. Each fault must hit each kind at least
-# SECONDS/30 times (at least once), and the server restart happen as often.
+# The kinds share the SECONDS (the failovers' set-up, some seconds,
+# included). Each fault must hit each kind at least SECONDS/30 times (at
+# least once), and the server restart happen as often.
 set -u
 rl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 seconds=${2:-30}
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
-kinds="lock permits rwlock"
+kinds="lock permits rwlock mixed"
+topologies=${TORTURE_TOPOLOGIES-sentinel cluster}
+# The kinds of failover.sh: each topology's plain and --replicas 1 group.
+fkinds=$(for t in $topologies; do echo "$t $t-r1"; done)
 ttl=600ms
 limit=2
 server=
@@ -26,6 +39,8 @@ cleanup() {
 	local k
 	for k in $kinds; do touch "$dir/$k/stop"; done
 	[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null
+	# failover.sh stops its workers and servers when it ends.
+	[ -z "${fpids-}" ] || kill $fpids 2>/dev/null
 	[ -n "$server" ] && kill -9 "$server" 2>/dev/null
 	wait 2>/dev/null
 	if [ -n "${TORTURE_KEEP-}" ]; then
@@ -66,7 +81,8 @@ cli() { redis-cli -p "$port" "$@"; }
 # $dir/KIND. Each worker takes turns, each turn a critical section through
 # the store; TORTURE_KIND tells the store how the section holds the name.
 # workers KIND TORTURE_KIND COUNT [EXEC OPTIONS]: start COUNT workers.
-declare -A name=([lock]=torture [permits]=torture-permits [rwlock]=torture-rw)
+declare -A name=([lock]=torture [permits]=torture-permits [rwlock]=torture-rw
+    [mixed]=torture-mixed)
 workers() {
 	local k=$1 tk=$2 n=$3
 	shift 3
@@ -81,6 +97,21 @@ workers lock lock 4
 workers permits "permits:$limit" 4 --limit "$limit"
 workers rwlock read 3 -s
 workers rwlock write 2 --write
+workers mixed lock 2
+workers mixed lock 1 --fair
+# The Redisson clients: RLock and RFairLock, leases of 600 ms renewed by
+# their watchdog every 200 ms, as the redlock workers' --ttl.
+for fair in "" --fair; do
+	"$here/worker" "$dir/mixed" "$here/redisson-exec" --port "$port" $fair \
+	    --watchdog 600 --wait 5 --holding "$dir/mixed" "${name[mixed]}" \
+	    2>>"$dir/mixed/workers.err" &
+done
+# The failovers, on servers of their own, for the same SECONDS.
+fpids=
+for t in $topologies; do
+	"$here/failover.sh" "$t" "$dir" "$rl" "$seconds" 2>"$dir/$t.err" &
+	fpids="$fpids $!"
+done
 
 # The injector. Faults come in rounds: each round every fault on every
 # kind, and as many server restarts as kinds, in a random order. A fault
@@ -88,11 +119,16 @@ workers rwlock write 2 --write
 # the keys robs every holder of the name. The owners hit go to
 # $dir/KIND/hits, one per holder, for the checker; $dir/faults gets
 # "KIND FAULT" per fault ("restart" for a restart).
-# holder KIND: "pid owner" of a holder of KIND's name, at random.
+# holder KIND: "pid owner" of a holder of KIND's name, at random; for a
+# Redisson client, which leaves no pid in Redis, "pid owner redisson"
+# from the file it writes while it holds.
 holder() {
-	"$rl" status --json "${name[$1]}" 2>/dev/null | jq -r '
-		[., .permits[]?, .readers[]? | select(.pid != null)
-		 | "\(.pid) \(.owner)"] | .[]' | shuf -n 1
+	{
+		"$rl" status --json "${name[$1]}" 2>/dev/null | jq -r '
+			[., .permits[]?, .readers[]? | select(.pid != null)
+			 | "\(.pid) \(.owner)"] | .[]'
+		[ "$1" != mixed ] || sed 's/$/ redisson/' "$dir/mixed"/holding.* 2>/dev/null
+	} | shuf -n 1
 }
 # hit KIND OWNER...: note the owners as hit, by their UUID's hex digits.
 hit() {
@@ -108,7 +144,7 @@ hit() {
 rob() {
 	local n=${name[$1]}
 	case $1 in
-	lock)	cli eval "local o = redis.call('HKEYS', KEYS[1])
+	lock | mixed)	cli eval "local o = redis.call('HKEYS', KEYS[1])
 		    redis.call('DEL', KEYS[1]) return o" 1 "$n" ;;
 	permits) cli eval "local t = redis.call('TIME')
 		    local now = t[1] * 1000 + math.floor(t[2] / 1000)
@@ -124,15 +160,22 @@ rob() {
 }
 # fault KIND FAULT: inject one; fails when there was nothing to hit.
 fault() {
-	local k=$1 p o w c robbed
+	local k=$1 p o r w c robbed
 	case $2 in
-	kill9)	read -r p o < <(holder "$k")
+	kill9)	read -r p o r < <(holder "$k")
 		[ -n "${p-}" ] && kill -9 "$p" 2>/dev/null || return 1
+		[ -z "$r" ] || rm -f "$dir/$k/holding.$p"
 		hit "$k" "$o" ;;
-	stop)	read -r p o < <(holder "$k")
+	stop)	read -r p o r < <(holder "$k")
 		[ -n "${p-}" ] || return 1
-		w=$(pgrep -P "$p" | head -n 1)
-		c=$([ -n "$w" ] && pgrep -P "$w" | head -n 1)
+		# redlock: its watchdog, and COMMAND's process group under
+		# it; a Redisson client: COMMAND's process group under it.
+		if [ -z "$r" ]; then
+			w=$(pgrep -P "$p" | head -n 1)
+			c=$([ -n "$w" ] && pgrep -P "$w" | head -n 1)
+		else
+			w='' c=$(pgrep -P "$p" | head -n 1)
+		fi
 		stopped="$p $w ${c:+-$c}"
 		kill -STOP $stopped 2>/dev/null || { stopped=; return 1; }
 		hit "$k" "$o"
@@ -173,6 +216,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 for k in $kinds; do touch "$dir/$k/stop"; done
 wait $(jobs -p | grep -v "^$server\$") 2>/dev/null
+for t in $topologies; do
+	[ -s "$dir/$t.err" ] && sed "s/^/torture: /" "$dir/$t.err"
+done
 
 # The checker (check.sh), per kind: accepted sections must keep the kind's
 # rule and their fencing tokens must rise (violations). A section that
@@ -188,11 +234,46 @@ wait $(jobs -p | grep -v "^$server\$") 2>/dev/null
 # that the store refused are the faults' doing and are only counted.
 min=$((seconds / 30))
 [ "$min" -ge 1 ] || min=1
-echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit; rwlock: 3 -s and 2 --write workers"
-echo "faults:   $(sort "$dir/faults" | uniq -c | awk '{printf "%s%s: %s  ", $2, $3 == "" ? "" : " " $3, $1}')"
+# A failover kind's holders hit: the owners of the sections that began or
+# ended from a second before a failover's window (the replica cut off)
+# to a second after it (the old master demoted): a section lasts 90 ms at
+# most, a lease 600 ms.
+# window_hits STORE_LOG WINDOWS
+window_hits() {
+	awk 'FILENAME == ARGV[1] { lo[++n] = $2 - 1e9; hi[n] = $3 + 1e9; next }
+	    $1 != "displace" { for (i = 1; i <= n; i++)
+		if ($4 >= lo[i] && $4 <= hi[i]) { print $6; break } }' "$2" "$1" |
+	    sort -u
+}
+# refused STORE_LOG [WINDOWS in|out]: the writes the store refused (a
+# begin or an end of a holder its tokens proved stale); with WINDOWS,
+# only those within a second of a window (in) or not (out).
+refused() {
+	if [ $# = 1 ]; then
+		grep -c '^reject' "$1"
+		return
+	fi
+	awk -v want="$3" 'FILENAME == ARGV[1] { lo[++n] = $2 - 1e9; hi[n] = $3 + 1e9; next }
+	    $1 ~ /^reject/ { w = 0; for (i = 1; i <= n; i++)
+		if ($4 >= lo[i] && $4 <= hi[i]) w = 1
+		c += (w == (want == "in")) }
+	    END { print c + 0 }' "$2" "$1"
+}
+echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit; rwlock: 3 -s and 2 --write workers;"
+echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 1}"
+fault_logs=("$dir/faults")
+for t in $topologies; do fault_logs+=("$dir/$t/faults"); done
+echo "faults:   $(cat "${fault_logs[@]}" | sort | uniq -c | awk '{printf "%s%s: %s  ", $2, $3 == "" ? "" : " " $3, $1}')"
 status=0
-for k in $kinds; do
+declare -A nvs
+for k in $kinds $fkinds; do
 	d=$dir/$k
+	case $k in
+	sentinel*) faults="failover"; t=sentinel ;;
+	cluster*) faults="migrate takeover"; t=cluster ;;
+	*) faults="kill9 stop del"; t= ;;
+	esac
+	[ -z "$t" ] || window_hits "$d/store.log" "$d/windows" >"$d/hits"
 	violations=$("$here/check.sh" violations "$d/store.log")
 	accepted=$("$here/check.sh" accepted "$d/store.log")
 	preempted=$("$here/check.sh" preempted "$d/store.log")
@@ -200,12 +281,13 @@ for k in $kinds; do
 	hits=$(wc -l <"$d/hits")
 	nv=$(printf '%s' "$violations" | grep -c .)
 	nu=$(printf '%s' "$unexplained" | grep -c .)
+	nvs[$k]=$nv
 	excess=$((preempted - hits))
 	[ "$excess" -gt 0 ] || excess=0
 	echo "$k: $(grep -c -e '^begin' -e '^reject-begin' "$d/store.log") sections, $((nv + nu + excess)) violations ($nv accepted, $nu unexplained overlaps, $excess preemptions beyond the holders hit)"
 	echo "  outcomes: $(sort -n "$d/outcomes" | uniq -c | awk '{printf "exit %s: %s  ", $2, $1}')"
 	echo "  store:    $accepted sections accepted, $(grep -c '^reject-begin' "$d/store.log") begins and $(grep -c '^reject-end' "$d/store.log") ends refused"
-	echo "            $preempted sections preempted, $hits holders hit"
+	echo "            $preempted sections preempted, $hits holders hit${t:+ (in the failovers)}"
 	if [ "$excess" -gt 0 ]; then
 		echo "torture: $k: more preemptions than holders hit: too many holders at once"
 		status=1
@@ -218,8 +300,12 @@ for k in $kinds; do
 		    echo "torture: $k: ... $(echo "$v" | wc -l) in all"
 		status=1
 	done
-	for f in kill9 stop del; do
-		n=$(grep -c "^$k $f\$" "$dir/faults")
+	for f in $faults; do
+		if [ -z "$t" ]; then
+			n=$(grep -c "^$k $f\$" "$dir/faults")
+		else
+			n=$(grep -c "^$t $f\$" "$d/faults")
+		fi
 		if [ "$n" -lt "$min" ]; then
 			echo "torture: $k: only $n $f faults (want $min)"
 			status=1
@@ -236,5 +322,23 @@ if [ "$n" -lt "$min" ]; then
 	echo "torture: only $n restart faults (want $min)"
 	status=1
 fi
+# The summary: per kind of fault, "refused/accepted" overlaps.
+echo "summary: overlaps the fenced store refused / would have accepted (must be 0)"
+echo "  holders killed, paused, robbed; restarts: lock $(refused "$dir/lock/store.log")/${nvs[lock]}  rwlock $(refused "$dir/rwlock/store.log")/${nvs[rwlock]}"
+echo "  semaphores, --limit $limit (same faults):   $(refused "$dir/permits/store.log")/${nvs[permits]}"
+echo "  Redisson RLock, RFairLock and redlock:   $(refused "$dir/mixed/store.log")/${nvs[mixed]}  (same faults)"
+for t in $topologies; do
+	case $t in
+	sentinel) rows="failover:in:Sentinel failover" ;;
+	cluster) rows="takeover:in:cluster replica takeover
+migrate:out:cluster slot migration (and all outside the takeovers)" ;;
+	esac
+	while IFS=: read -r f io label; do
+		printf '  %-40s %s/%s  with --replicas 1: %s/%s  (%s faults)\n' "$label:" \
+		    "$(refused "$dir/$t/store.log" "$dir/$t/windows" "$io")" "${nvs[$t]}" \
+		    "$(refused "$dir/$t-r1/store.log" "$dir/$t-r1/windows" "$io")" "${nvs[$t-r1]}" \
+		    "$(grep -c "^$t $f\$" "$dir/$t/faults")"
+	done <<<"$rows"
+done
 echo "$( [ $status = 0 ] && echo "0 violations: passed" || echo "FAILED")"
 exit $status
