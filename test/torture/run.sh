@@ -51,6 +51,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The box stalls now and then (a loaded 2-core CI runner): a holder that is
+# not scheduled can outlive its 600 ms lease before its watchdog's signal
+# lands, as a paused one does, with no fault to blame. This monitor asks to
+# sleep 20 ms, over and over, and logs every gap of more than 150 ms as
+# "START END" in ns; the checker counts an overlap during one as stalled,
+# not unexplained, and reports it (the store still refuses the stale one).
+stall_monitor() {
+	local fd a b
+	exec {fd}<> <(:)
+	while [ ! -e "$dir/stall.stop" ]; do
+		a=${EPOCHREALTIME/./}
+		read -r -t 0.02 -u "$fd" _ || :
+		b=${EPOCHREALTIME/./}
+		[ $((b - a)) -le 150000 ] || echo "${a}000 ${b}000" >>"$dir/stalls"
+	done
+}
+: >"$dir/stalls"
+stall_monitor &
+monitor=$!
+
 start_server() {
 	local pid
 	"${REDLOCK_TEST_SERVER:-redis-server}" --port "$port" --bind 127.0.0.1 --save '' \
@@ -215,6 +235,7 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	fi
 done
 for k in $kinds; do touch "$dir/$k/stop"; done
+touch "$dir/stall.stop"
 wait $(jobs -p | grep -v "^$server\$") 2>/dev/null
 for t in $topologies; do
 	[ -s "$dir/$t.err" ] && sed "s/^/torture: /" "$dir/$t.err"
@@ -277,28 +298,32 @@ for k in $kinds $fkinds; do
 	violations=$("$here/check.sh" violations "$d/store.log")
 	accepted=$("$here/check.sh" accepted "$d/store.log")
 	preempted=$("$here/check.sh" preempted "$d/store.log")
-	unexplained=$("$here/check.sh" unexplained "$d/store.log" "$d/hits")
+	unexplained=$("$here/check.sh" unexplained "$d/store.log" "$d/hits" "$dir/stalls")
+	stalled=$(printf '%s' "$unexplained" | grep '^stalled: ' || :)
+	unexplained=$(printf '%s' "$unexplained" | grep -v '^stalled: ' || :)
 	hits=$(wc -l <"$d/hits")
 	nv=$(printf '%s' "$violations" | grep -c .)
 	nu=$(printf '%s' "$unexplained" | grep -c .)
+	ns=$(printf '%s' "$stalled" | grep -c .)
 	nvs[$k]=$nv
-	excess=$((preempted - hits))
+	excess=$((preempted - hits - ns))
 	[ "$excess" -gt 0 ] || excess=0
 	echo "$k: $(grep -c -e '^begin' -e '^reject-begin' "$d/store.log") sections, $((nv + nu + excess)) violations ($nv accepted, $nu unexplained overlaps, $excess preemptions beyond the holders hit)"
 	echo "  outcomes: $(sort -n "$d/outcomes" | uniq -c | awk '{printf "exit %s: %s  ", $2, $1}')"
 	echo "  store:    $accepted sections accepted, $(grep -c '^reject-begin' "$d/store.log") begins and $(grep -c '^reject-end' "$d/store.log") ends refused"
-	echo "            $preempted sections preempted, $hits holders hit${t:+ (in the failovers)}"
+	echo "            $preempted sections preempted, $hits holders hit${t:+ (in the failovers)}, $ns during a stall of the box"
 	if [ "$excess" -gt 0 ]; then
 		echo "torture: $k: more preemptions than holders hit: too many holders at once"
 		status=1
 	fi
-	# The first 10 of each, with how many there were.
-	for v in "$unexplained" "$violations"; do
+	# The first 10 of each, with how many there were; overlaps during a
+	# stall of the box are said, and fail nothing.
+	for v in "$stalled" "$unexplained" "$violations"; do
 		[ -n "$v" ] || continue
 		echo "$v" | sed -n "1,10s/^/torture: $k: /p"
 		[ "$(echo "$v" | wc -l)" -le 10 ] ||
 		    echo "torture: $k: ... $(echo "$v" | wc -l) in all"
-		status=1
+		[ "$v" = "$stalled" ] || status=1
 	done
 	for f in $faults; do
 		if [ -z "$t" ]; then
