@@ -2,27 +2,41 @@
  * (one EVALSHA each, on every master at once when there are several), to
  * compare with the server's round-trip ceiling and one master with many,
  * and one kind of lock with another.
- * usage: bench-lib [--shared | --write | --limit N] PAIRS URL [URL ...];
- * rediss:// URLs are verified with the CA in $REDLOCK_CACERT. */
+ * usage: bench-lib [--shared | --write | --limit N | --fair | --renew]
+ *     PAIRS URL [URL ...]
+ * --fair: the fair lock's acquire (nobody queued) and release. --renew:
+ * one acquisition, then PAIRS renewals (the watchdog's script), then one
+ * release; prints renewals per second. Every acquisition records holder
+ * metadata as exec does (host, pid, user, command). rediss:// URLs are
+ * verified with the CA in $REDLOCK_CACERT. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "redlock.h"
 
 #define MAX_URLS 16
 
+enum mode { M_PAIRS, M_FAIR, M_RENEW };
+
 /* kind_arg: the kind that ARGV[*I] names, stepping *I past it and its
- * number; RL_EXCLUSIVE when it names none. -1 for a bad --limit. */
+ * number; RL_EXCLUSIVE when it names none (*MODE: fair or renewals of
+ * the exclusive lock). -1 for a bad --limit. */
 static int
-kind_arg(int argc, char **argv, int *i, long *limit)
+kind_arg(int argc, char **argv, int *i, long *limit, enum mode *mode)
 {
 	char *end;
 
+	*mode = M_PAIRS;
 	if (*i < argc && strcmp(argv[*i], "--shared") == 0)
 		return (*i)++, RL_SHARED;
 	if (*i < argc && strcmp(argv[*i], "--write") == 0)
 		return (*i)++, RL_WRITE;
+	if (*i < argc && strcmp(argv[*i], "--fair") == 0)
+		return (*i)++, *mode = M_FAIR, RL_EXCLUSIVE;
+	if (*i < argc && strcmp(argv[*i], "--renew") == 0)
+		return (*i)++, *mode = M_RENEW, RL_EXCLUSIVE;
 	if (*i + 1 < argc && strcmp(argv[*i], "--limit") == 0) {
 		*limit = strtol(argv[*i + 1], &end, 10);
 		*i += 2;
@@ -31,24 +45,80 @@ kind_arg(int argc, char **argv, int *i, long *limit)
 	return RL_EXCLUSIVE;
 }
 
+static rl_client *
+connect_to(int kind, long limit, struct rl_url *u, int nu)
+{
+	char err[256];
+	rl_client *c;
+
+	if (getenv("REDLOCK_CACERT") != NULL && rl_tls_setup(
+	    &(struct rl_tls_opts){ .cacert = getenv("REDLOCK_CACERT") }, err,
+	    sizeof(err)) != 0) {
+		fprintf(stderr, "bench-lib: %s\n", err);
+		return NULL;
+	}
+	c = nu == 1 ? rl_client_new(&u[0], 2000, 5000) :
+	    rl_client_new_multi(u, (size_t)nu, 2000, 5000);
+	if (c == NULL || rl_set_kind(c, (enum rl_lock_kind)kind, limit) !=
+	    RL_OK || rl_connect(c) != RL_OK) {
+		fprintf(stderr, "bench-lib: cannot connect%s%s\n",
+		    c ? ": " : "", c ? rl_errstr(c) : "");
+		return NULL;
+	}
+	return c;
+}
+
+/* N operations of MODE: 0, or -1 with the error printed. */
+static int
+run(rl_client *c, enum mode mode, long n, const struct rl_meta *meta)
+{
+	struct rl_fair fair = { .waiter_timeout_ms = 5000 };
+	struct rl_attempt a;
+	enum rl_release rel;
+	char owner[RL_OWNER_MAX];
+	int64_t holds;
+	long i;
+	int ours = 1;
+
+	if (rl_owner_new(owner, sizeof(owner)) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((mode != M_RENEW || i == 0) && (rl_try_acquire(c,
+		    "bench-lib", owner, 30000, meta, mode == M_FAIR ? &fair :
+		    NULL, RL_JOIN_NO, &a) != RL_OK || !a.acquired))
+			goto fail;
+		if (mode == M_RENEW && (rl_renew(c, "bench-lib", owner, 30000,
+		    &ours) != RL_OK || !ours))
+			goto fail;
+		if ((mode != M_RENEW || i == n - 1) && (rl_release(c,
+		    "bench-lib", owner, &rel, &holds, &a) != RL_OK ||
+		    rel != RL_RELEASED))
+			goto fail;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "bench-lib: %s\n", rl_errstr(c));
+	return -1;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct rl_url u[MAX_URLS];
-	struct rl_attempt a;
-	enum rl_release rel;
-	char err[256], owner[RL_OWNER_MAX];
-	int64_t holds, t0, t1;
+	struct rl_meta meta = { .cmd = "bench-lib" };
+	char err[256], host[256] = "";
+	int64_t t0, t1;
 	rl_client *c;
-	long i, n = 0, limit = 1;
+	long n = 0, limit = 1;
 	int k, nu, first = 1, kind;
+	enum mode mode;
 
-	kind = kind_arg(argc, argv, &first, &limit);
+	kind = kind_arg(argc, argv, &first, &limit, &mode);
 	nu = argc - first - 1;
 	if (kind < 0 || nu < 1 || nu > MAX_URLS ||
 	    (n = strtol(argv[first], NULL, 10)) <= 0) {
 		fprintf(stderr, "usage: bench-lib [--shared | --write | "
-		    "--limit N] PAIRS URL [URL ...]\n");
+		    "--limit N | --fair | --renew] PAIRS URL [URL ...]\n");
 		return 64;
 	}
 	for (k = 0; k < nu; k++)
@@ -57,30 +127,15 @@ main(int argc, char **argv)
 			fprintf(stderr, "bench-lib: %s\n", err);
 			return 64;
 		}
-	if (getenv("REDLOCK_CACERT") != NULL && rl_tls_setup(
-	    &(struct rl_tls_opts){ .cacert = getenv("REDLOCK_CACERT") }, err,
-	    sizeof(err)) != 0) {
-		fprintf(stderr, "bench-lib: %s\n", err);
-		return 64;
-	}
-	c = nu == 1 ? rl_client_new(&u[0], 2000, 5000) :
-	    rl_client_new_multi(u, (size_t)nu, 2000, 5000);
-	if (c == NULL || rl_set_kind(c, (enum rl_lock_kind)kind, limit) !=
-	    RL_OK || rl_connect(c) != RL_OK ||
-	    rl_owner_new(owner, sizeof(owner)) < 0) {
-		fprintf(stderr, "bench-lib: cannot connect\n");
+	gethostname(host, sizeof(host) - 1);
+	meta.host = host;
+	meta.pid = (long)getpid();
+	meta.user = getenv("USER") ? getenv("USER") : "";
+	if ((c = connect_to(kind, limit, u, nu)) == NULL)
 		return 69;
-	}
 	t0 = rl_now_ms();
-	for (i = 0; i < n; i++) {
-		if (rl_try_acquire(c, "bench-lib", owner, 30000, NULL, NULL,
-		    RL_JOIN_NO, &a) != RL_OK || !a.acquired ||
-		    rl_release(c, "bench-lib", owner, &rel, &holds, &a) !=
-		    RL_OK || rel != RL_RELEASED) {
-			fprintf(stderr, "bench-lib: %s\n", rl_errstr(c));
-			return 70;
-		}
-	}
+	if (run(c, mode, n, &meta) < 0)
+		return 70;
 	t1 = rl_now_ms();
 	printf("%.0f\n", (double)n * 1000 / (double)(t1 > t0 ? t1 - t0 : 1));
 	rl_client_free(c);

@@ -7,6 +7,7 @@
 set -eu
 rl=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 rounds=${2:-41}
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 pids=
@@ -16,7 +17,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server: a private redis-server on a free port; sets $port.
+# start_server [ARG...]: a private redis-server on a free port, with
+# ARGs added to its command line; sets $port.
 start_server() {
 	local pid
 	for _ in $(seq 1 20); do
@@ -25,7 +27,7 @@ start_server() {
 		mkdir -p "$dir/$port"
 		redis-server --port "$port" --bind 127.0.0.1 --save '' \
 		    --appendonly no --dir "$dir/$port" --logfile "$dir/$port/log" \
-		    >/dev/null 2>&1 &
+		    "$@" >/dev/null 2>&1 &
 		pid=$!
 		for _ in $(seq 1 100); do
 			if redis-cli -p "$port" info server 2>/dev/null |
@@ -66,6 +68,50 @@ redis-cli -p "$port" config set tls-auth-clients no >/dev/null
 redis-cli -p "$port" config set tls-port "$tlsport" >/dev/null
 tls="rediss://127.0.0.1:$tlsport"
 export REDLOCK_CACERT=$dir/ca.crt
+
+# Redis Cluster: three masters, no replicas (redis-cli --cluster create).
+# $cluster is the node that owns the slot of "bench", $clusterx another.
+cnodes=
+for _ in 1 2 3; do
+	start_server --cluster-enabled yes --cluster-config-file nodes.conf
+	cnodes="$cnodes 127.0.0.1:$port"
+done
+port=${masters##*:}
+redis-cli --cluster create $cnodes --cluster-replicas 0 --cluster-yes \
+    >"$dir/cluster.out" 2>&1 || { cat "$dir/cluster.out" >&2; exit 1; }
+cluster_ok() {
+	local n
+	for n in $cnodes; do
+		redis-cli -p "${n#*:}" cluster info | grep -q '^cluster_state:ok' ||
+		    return 1
+	done
+}
+for _ in $(seq 1 500); do cluster_ok && break; sleep 0.02; done
+cluster_ok || { echo "bench: the cluster did not come up" >&2; exit 1; }
+for n in $cnodes; do
+	if ! redis-cli -p "${n#*:}" get bench 2>&1 | grep -q MOVED; then
+		cluster=redis://$n
+	else
+		clusterx=redis://$n
+	fi
+done
+
+# Sentinel: one sentinel watching the first master as "bm".
+listens() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+sport=$((port > 31900 ? 20000 : port + 3))
+while listens "$sport"; do sport=$((sport + 1)); done
+mkdir -p "$dir/sentinel"
+printf '%s\n' "port $sport" "bind 127.0.0.1" "dir $dir/sentinel" \
+    "logfile $dir/sentinel/log" "sentinel monitor bm 127.0.0.1 $port 1" \
+    >"$dir/sentinel/sentinel.conf"
+redis-sentinel "$dir/sentinel/sentinel.conf" >/dev/null 2>&1 &
+pids="$pids $!"
+for _ in $(seq 1 250); do
+	redis-cli -p "$sport" sentinel get-master-addr-by-name bm 2>/dev/null |
+	    grep -qx "$port" && break
+	sleep 0.02
+done
+sentinel="redis+sentinel://127.0.0.1:$sport/bm"
 lockfile=$dir/flock
 
 ns() { date +%s%N; }
@@ -92,13 +138,19 @@ for _ in 1 2 3; do
 done
 
 : >"$dir/exec" >"$dir/lockunlock" >"$dir/flock" >"$dir/exec5" >"$dir/exectls"
+: >"$dir/execcl" >"$dir/execclx" >"$dir/execsn"
 "$rl" -u "$masters" exec warm -- true
 "$rl" -u "$tls" exec warm -- true
+"$rl" -u "$cluster" exec warm -- true
+"$rl" -u "$sentinel" exec warm -- true
 for _ in $(seq 1 "$rounds"); do
 	time_us flock "$lockfile" true >>"$dir/flock"
 	time_us "$rl" exec bench -- true >>"$dir/exec"
 	time_us "$rl" -u "$tls" exec bench -- true >>"$dir/exectls"
 	time_us "$rl" -u "$masters" exec bench -- true >>"$dir/exec5"
+	time_us "$rl" -u "$cluster" exec bench -- true >>"$dir/execcl"
+	time_us "$rl" -u "$clusterx" exec bench -- true >>"$dir/execclx"
+	time_us "$rl" -u "$sentinel" exec bench -- true >>"$dir/execsn"
 	t0=$(ns)
 	tok=$("$rl" lock bench)
 	"$rl" unlock --owner "$tok" bench
@@ -150,48 +202,68 @@ for k in 4 16; do
 done
 
 # Handoff: three workers take turns with a 3 ms COMMAND, under redlock
-# and under flock. Gaps from one COMMAND's end to the next holder's
-# acquisition (redlock's -v event) and to the next COMMAND's start, in
-# microseconds. COMMAND is bash, so its clock needs no fork of its own.
-# Each acquisition and each start is matched to the oldest end not yet
-# matched: with one holder at a time that is the last end; with --limit 2
-# it is the permit that was freed first.
-handoff() {	# handoff LABEL PREFIX...: gaps into $dir/a_LABEL, $dir/s_LABEL
-	local label=$1 log=$dir/hlog_$1 w=
+# and under flock, 5 runs each per round, the kinds alternating round by
+# round ($hrounds rounds). Gaps from one COMMAND's end to the next
+# holder's acquisition (redlock's -v event) and to the next COMMAND's
+# start, in microseconds. COMMAND is bash, so its clock needs no fork of
+# its own. Each acquisition and each start is matched to the oldest end
+# not yet matched: with one holder at a time that is the last end; with
+# --limit 2 it is the permit that was freed first.
+# The breakdown (one holder at a time): the k-th COMMAND end is followed
+# by the k-th release (the watchdog's -v released event, printed on its
+# reply), the (k+1)-th acquisition and the (k+1)-th start; the three
+# pieces go to $dir/r_LABEL (end to released), w_LABEL (released to the
+# next acquired: negative when the waiter held the lock before the
+# releaser had printed its reply) and x_LABEL (acquired to the start).
+hrounds=4
+handoff() {	# handoff LABEL PREFIX...: one round's gaps appended to
+	local label=$1 log=$dir/hlog_$1 w= i	# $dir/[asrwx]_LABEL
 	shift
-	: >"$log"
-	for _ in 1 2 3; do
-		( for _ in $(seq 1 20); do
+	rm -f "$log".*
+	for i in 1 2 3; do	# a log each: redlock's stderr lines take
+		( for _ in 1 2 3 4 5; do	# several writes
 			"$@" bash -c 'echo "start $EPOCHREALTIME"
 			    sleep 0.003; echo "end $EPOCHREALTIME"' 2>&1
-		done ) >>"$log" &
+		done ) >"$log.$i" &
 		w="$w $!"
 	done
 	wait $w
+	cat "$log".* >"$log"
 	awk '
 	    function epoch(v,  t) { split(v, t, "."); return (t[1] % 86400) * 1e6 + t[2] }
 	    $1 == "start" || $1 == "end" { printf "%.0f %s\n", epoch($2), $1 }
-	    $3 == "acquired" {
+	    $3 == "acquired" || $3 == "released" {
 		split($2, d, "T"); split(d[2], h, ":"); sub("Z", "", h[3])
 		split(h[3], f, ".")
-		printf "%.0f acquired\n", ((h[1] * 60 + h[2]) * 60 + f[1]) * 1e6 + f[2] }' "$log" |
-	    sort -n | awk -v a="$dir/a_$label" -v s="$dir/s_$label" '
+		printf "%.0f %s\n", ((h[1] * 60 + h[2]) * 60 + f[1]) * 1e6 + f[2], $3 }' "$log" |
+	    sort -n >"$log.ev"
+	awk -v a="$dir/a_$label" -v s="$dir/s_$label" '
 	    $2 == "end" { ea[na++] = $1; es[ns++] = $1 }
-	    $2 == "acquired" && ha < na { printf "%.0f\n", $1 - ea[ha++] >a }
+	    $2 == "acquired" && ha < na { printf "%.0f\n", $1 - ea[ha++] >>a }
 	    $2 == "start" && hs < ns {
-		printf "%.0f\n", $1 - es[hs++] >s; ha = hs > ha ? hs : ha }'
-	touch "$dir/a_$label"
-	sort -n -o "$dir/a_$label" "$dir/a_$label"
-	sort -n -o "$dir/s_$label" "$dir/s_$label"
+		printf "%.0f\n", $1 - es[hs++] >>s; ha = hs > ha ? hs : ha }' "$log.ev"
+	awk -v r="$dir/r_$label" -v w="$dir/w_$label" -v x="$dir/x_$label" '
+	    $2 == "end" { e[ne++] = $1 }
+	    $2 == "released" { l[nl++] = $1 }
+	    $2 == "acquired" { q[nq++] = $1 }
+	    $2 == "start" { t[nt++] = $1 }
+	    END { for (k = 0; k < nl && k < ne && k + 1 < nq && k + 1 < nt; k++) {
+		printf "%.0f\n", l[k] - e[k] >>r
+		printf "%.0f\n", q[k + 1] - l[k] >>w
+		printf "%.0f\n", t[k + 1] - q[k + 1] >>x } }' "$log.ev"
+	touch "$dir/a_$label" "$dir/r_$label" "$dir/w_$label" "$dir/x_$label"
 }
-handoff flock flock "$lockfile"
-handoff plain "$rl" exec -v -w 60s handoff --
-handoff fair "$rl" exec --fair -v -w 60s handoff --
-handoff redlock "$rl" -u "$masters" exec -v -w 60s handoff --
-handoff tls "$rl" -u "$tls" exec -v -w 60s handoff --
-handoff limit1 "$rl" exec --limit 1 -v -w 60s handoff-limit1 --
-handoff limit2 "$rl" exec --limit 2 -v -w 60s handoff-limit2 --
-handoff write "$rl" exec --write -v -w 60s handoff-write --
+for _ in $(seq 1 "$hrounds"); do
+	handoff flock flock "$lockfile"
+	handoff plain "$rl" exec -v -w 60s handoff --
+	handoff fair "$rl" exec --fair -v -w 60s handoff --
+	handoff redlock "$rl" -u "$masters" exec -v -w 60s handoff --
+	handoff tls "$rl" -u "$tls" exec -v -w 60s handoff --
+	handoff limit1 "$rl" exec --limit 1 -v -w 60s handoff-limit1 --
+	handoff limit2 "$rl" exec --limit 2 -v -w 60s handoff-limit2 --
+	handoff write "$rl" exec --write -v -w 60s handoff-write --
+done
+for f in "$dir"/[asrwx]_*; do sort -n -o "$f" "$f"; done
 
 # Shared handoffs: K holders of one kind hold a name until M waiters of
 # the other kind (for the plain lock: one of the same) wait on it
@@ -273,12 +345,68 @@ kindpairs() {	# kindpairs LABEL [KIND OPTION]: "pairs/s us-per-pair" >>k_LABEL
 	    END { printf "%s %.1f\n", p, u / 5000 }' >>"$dir/k_$label"
 	redis-cli -p "$port" del bench-lib >/dev/null
 }
+# Redisson's side (test/bench/cost.py): the usec of its scripts for the same
+# operation on the same server, "script-us latch-DEL-us" >>rsn_LABEL.
+rsncost() {	# rsncost LABEL: Redisson's KIND LABEL, 5000 operations
+	python3 "$here/cost.py" rsn "$port" "$1" 5000 >>"$dir/rsn_$1"
+}
 for _ in 1 2 3 4 5; do
 	kindpairs lock
-	kindpairs write --write
-	kindpairs read --shared
+	rsncost lock
+	kindpairs renew --renew
+	rsncost renew
+	kindpairs fair --fair
+	rsncost fair
 	kindpairs permit --limit 1
+	rsncost permit
+	kindpairs read --shared
+	rsncost read
+	kindpairs write --write
+	rsncost write
 done
+rmed() {	# rmed LABEL COLUMN: the median of Redisson's column
+	cut -d' ' -f"$2" "$dir/rsn_$1" | sort -g | sed -n 3p
+}
+
+# The same acquire+release pairs through a cluster node and through
+# Sentinel, against the standalone server; alternating, medians of 5.
+: >"$dir/lp_plain" >"$dir/lp_cluster" >"$dir/lp_sentinel"
+for _ in 1 2 3 4 5; do
+	"${rl%/*}/bench-lib" 5000 "redis://127.0.0.1:$port" >>"$dir/lp_plain"
+	"${rl%/*}/bench-lib" 5000 "$cluster" >>"$dir/lp_cluster"
+	"${rl%/*}/bench-lib" 5000 "$sentinel" >>"$dir/lp_sentinel"
+done
+lpmed() { sort -n "$dir/lp_$1" | sed -n 3p; }
+
+# Pipelined ceiling: redis-cli --pipe sends a file of commands on one
+# connection without waiting for replies. 50000 acquire+release pairs
+# (the two EVALSHA calls bench-lib makes, caught with MONITOR, on 1000
+# names in turn), against 20 times as many PINGs; alternating, medians
+# of 5, after one untimed pass that creates the fencing counters.
+pipe_rate() {	# pipe_rate FILE N: N per second that FILE went through at
+	local t0 t1 out
+	t0=$(ns)
+	out=$(redis-cli -p "$port" --pipe <"$1")
+	t1=$(ns)
+	case $out in
+	*"errors: 0,"*) ;;
+	*) echo "bench: redis-cli --pipe <$1: $out" >&2; exit 1 ;;
+	esac
+	echo $(($2 * 1000000000 / (t1 - t0)))
+}
+python3 "$here/cost.py" pipe "$port" 50000 "$dir/pipe" "$dir/pings" \
+    "${rl%/*}/bench-lib"
+pipe_rate "$dir/pipe" 50000 >/dev/null
+: >"$dir/pp_pairs" >"$dir/pp_ping" >"$dir/pp_bench"
+for _ in 1 2 3 4 5; do
+	pipe_rate "$dir/pings" 1000000 >>"$dir/pp_ping"
+	pipe_rate "$dir/pipe" 50000 >>"$dir/pp_pairs"
+	redis-benchmark -p "$port" -c 1 -P 16 -n 500000 -t ping --csv \
+	    2>/dev/null | awk -F'"' '/PING_MBULK/ {print int($4)}' \
+	    >>"$dir/pp_bench"
+done
+ppmed() { sort -n "$dir/pp_$1" | sed -n 3p; }
+rm -f "$dir/pipe" "$dir/pings"
 kmed() {	# kmed LABEL: "median-pairs/s median-us-per-pair"
 	echo "$(cut -d' ' -f1 "$dir/k_$1" | sort -n | sed -n 3p)" \
 	    "$(cut -d' ' -f2 "$dir/k_$1" | sort -g | sed -n 3p)"
@@ -287,6 +415,8 @@ read -r kp_lock ku_lock < <(kmed lock)
 read -r kp_write ku_write < <(kmed write)
 read -r kp_read ku_read < <(kmed read)
 read -r kp_permit ku_permit < <(kmed permit)
+read -r _ ku_renew < <(kmed renew)
+read -r _ ku_fair < <(kmed fair)
 ping=$(redis-benchmark -p "$port" -c 1 -n 50000 -t ping --csv 2>/dev/null |
     awk -F'"' '/PING_MBULK/ {print int($4)}')
 
@@ -294,6 +424,9 @@ read -r fm fp < <(stats "$dir/flock")
 read -r em ep < <(stats "$dir/exec")
 read -r e5m e5p < <(stats "$dir/exec5")
 read -r etm etp < <(stats "$dir/exectls")
+read -r eclm eclp < <(stats "$dir/execcl")
+read -r eclxm eclxp < <(stats "$dir/execclx")
+read -r esnm esnp < <(stats "$dir/execsn")
 read -r lm lp < <(stats "$dir/lockunlock")
 read -r hm hp < <(stats "$dir/handoff")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -312,6 +445,9 @@ table=$(cat <<TABLE
 | \`redlock exec NAME -- true\` (uncontended) | ${em} us | ${ep} us | $(ratio "$em" "$fm") |
 | \`redlock -u M1,...,M5 exec NAME -- true\` (Redlock, 5 masters) | ${e5m} us | ${e5p} us | $(ratio "$e5m" "$fm") ($(ratio "$e5m" "$em") x one master) |
 | \`redlock -u rediss://... exec NAME -- true\` (TLS, one server) | ${etm} us | ${etp} us | $(ratio "$etm" "$fm") ($(ratio "$etm" "$em") x plain) |
+| \`redlock -u redis://NODE exec NAME -- true\` (Redis Cluster of 3 masters, through the node that owns NAME's slot) | ${eclm} us | ${eclp} us | $(ratio "$eclm" "$fm") ($(ratio "$eclm" "$em") x standalone) |
+| the same through another node of the cluster (a MOVED first) | ${eclxm} us | ${eclxp} us | $(ratio "$eclxm" "$fm") ($(ratio "$eclxm" "$em") x standalone) |
+| \`redlock -u redis+sentinel://S/bm exec NAME -- true\` (one sentinel, one master) | ${esnm} us | ${esnp} us | $(ratio "$esnm" "$fm") ($(ratio "$esnm" "$em") x direct) |
 | \`redlock lock\` + \`redlock unlock\` (two processes) | ${lm} us | ${lp} us | $(ratio "$lm" "$fm") |
 | handoff: unlock start to next holder's acquisition (ms clock) | ${hm} us | ${hp} us | - |
 TABLE
@@ -326,6 +462,15 @@ brow() {	# brow TITLE FILE FLOCKFILE: one shared handoff row
 	m=$(pct "$dir/$2" 50)
 	fm=$(pct "$dir/$3" 50)
 	echo "| $1 | $m us | $(pct "$dir/$2" 99) us | $fm us | $(pct "$dir/$3" 99) us | $(ratio "$m" "$fm") | $(ratio "$m" "$(pct "$dir/f_xx" 50)") |"
+}
+crow() {	# crow TITLE US LABEL: redlock's server time against Redisson's
+	local r
+	r=$(rmed "$3" 1)
+	echo "| $1 | $2 us | $r us | $(ratio "$2" "$r") | $(rmed "$3" 2) us |"
+}
+xrow() {	# xrow TITLE LABEL: one handoff's breakdown
+	local s=$dir/s_$2
+	echo "| $1 | $(pct "$dir/r_$2" 50) us | $(pct "$dir/w_$2" 50) us | $(pct "$dir/x_$2" 50) us | $(pct "$s" 50) us | $(ratio "$(pct "$s" 50)" "$(pct "$dir/s_flock" 50)") | $(pct "$s" 99) us | $(ratio "$(pct "$s" 99)" "$(pct "$dir/s_flock" 99)") | $(wc -l <"$dir/r_$2") |"
 }
 krow() {	# krow TITLE PAIRS US: one kind's library row
 	echo "| $1 | $2 | $(ratio "$kp_lock" "$2") | $3 us | $(ratio "$3" "$ku_lock") |"
@@ -363,6 +508,32 @@ $(brow "3 \`-s\` holders to a \`--write\` waiter" f_rw f_flock_rw)
 | the same on 5 masters (Redlock) | ${pairs5} (pair takes $(ratio "$pairs" "$pairs5") x one master) |
 | the same over TLS, one server | ${pairstls} (pair takes $(ratio "$pairs" "$pairstls") x plain) |
 | server ceiling: PING round trips per second, one client | ${ping} (= $((ping / 2)) pairs) |
+| library: pairs per second, standalone server (alternating with the next two, median of 5 x 5000) | $(lpmed plain) |
+| the same through a Redis Cluster node (3 masters) | $(lpmed cluster) (pair takes $(ratio "$(lpmed plain)" "$(lpmed cluster)") x standalone) |
+| the same through \`redis+sentinel://\` (one sentinel) | $(lpmed sentinel) (pair takes $(ratio "$(lpmed plain)" "$(lpmed sentinel)") x direct) |
+
+| pipelined, one connection (\`redis-cli --pipe\`, median of 5) | per second | x PING |
+| --- | --- | --- |
+| PING (1000000 per pass) | $(ppmed ping) | 1.00 |
+| acquire+release pairs, 2 EVALSHA each, 1000 names in turn (50000 per pass) | $(ppmed pairs) | a pair costs $(ratio "$(ppmed ping)" "$(ppmed pairs)") PINGs |
+| PING, \`redis-benchmark -c 1 -P 16\` | $(ppmed bench) | $(ratio "$(ppmed bench)" "$(ppmed ping)") |
+
+| server time per operation (INFO commandstats: usec of EVALSHA and EVAL / 5000; median of 5, alternating) | redlock | Redisson | redlock / Redisson | Redisson's DEL of the unlock latch, not counted |
+| --- | --- | --- | --- | --- |
+$(crow "acquire+release / \`RLock\` lock+unlock" "$ku_lock" lock)
+$(crow "renewal / \`RLock\`'s watchdog renewal" "$ku_renew" renew)
+$(crow "\`--fair\` acquire+release (nobody queued) / \`RFairLock\` lock+unlock" "$ku_fair" fair)
+$(crow "\`--limit 1\` acquire+release / \`RPermitExpirableSemaphore\` tryAcquire+release" "$ku_permit" permit)
+$(crow "\`-s\` acquire+release / \`RReadLock\` lock+unlock" "$ku_read" read)
+$(crow "\`--write\` acquire+release / \`RWriteLock\` lock+unlock" "$ku_write" write)
+
+| handoff breakdown (one holder at a time; medians) | COMMAND end to the release reply (-v released) | release reply to the next -v acquired | acquired to COMMAND start | COMMAND end to start | / flock | p99 | p99 / flock | handoffs |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| flock(1) | - | - | - | $(pct "$dir/s_flock" 50) us | 1.00 | $(pct "$dir/s_flock" 99) us | 1.00 | $(wc -l <"$dir/s_flock") |
+$(xrow "redlock, one server" plain)
+$(xrow "redlock \`--fair\`" fair)
+$(xrow "redlock \`--limit 1\`" limit1)
+$(xrow "redlock \`--write\`" write)
 
 | library, one server: acquire+release of each kind (median of 5 x 5000) | pairs per second | pair takes x the lock's | server time per pair (EVALSHA usec) | server time x the lock's |
 | --- | --- | --- | --- | --- |
@@ -393,6 +564,11 @@ echo "$wake"
 	echo "$(nproc) cores, $(uname -sr), Redis $(redis-server --version | cut -d' ' -f3 | cut -d= -f2),"
 	echo "$rounds rounds, redlock and flock alternating in each round"
 	echo "(p99 of $rounds rounds is the slowest round)."
+	echo "Load average (1, 5, 15 min) $load0 at the start and"
+	echo "$(cut -d' ' -f1-3 /proc/loadavg) at the end, on $(nproc) cores${BENCH_NOTE:+: $BENCH_NOTE}."
+	echo "Other work on the machine slows both sides of a ratio alike:"
+	echo "every figure below is a ratio within this run, the two sides"
+	echo "measured in the same rounds, kinds alternating round by round."
 	echo "Wall time per command from the shell, including fork and exec."
 	echo "Handoff times come from the server's clock at millisecond"
 	echo "resolution (since_ms of the new holder), so they read in steps"
@@ -401,7 +577,8 @@ echo "$wake"
 	echo "$table"
 	echo
 	echo "Contended runs start all workers at once and time until the last"
-	echo "finishes. Handoffs: three workers take turns, each running a bash"
+	echo "finishes. Handoffs: three workers take turns, 5 runs each per"
+	echo "round, the kinds alternating round by round ($hrounds rounds), each running a bash"
 	echo "COMMAND that prints EPOCHREALTIME at its start and, 3 ms later, at"
 	echo "its end. A gap runs from one COMMAND's end to the next one's start,"
 	echo "so it holds COMMAND's exit, the release, the wake-up, the"
@@ -420,10 +597,31 @@ echo "$wake"
 	echo "the same rounds. Unlike the turns above, no worker that released"
 	echo "starts its next run at that moment and competes for the 2 cores:"
 	echo "compare each row with the plain lock's and flock's of its own"
-	echo "table. The library's"
+	echo "table. Redis Cluster: three masters made by"
+	echo "\`redis-cli --cluster create\`, no replicas; Sentinel: one"
+	echo "\`redis-sentinel\` watching the standalone server (redlock asks it"
+	echo "for the master at every connect). The library's"
 	echo "server time per pair is the usec of EVALSHA (and EVAL) in INFO"
 	echo "commandstats over 5000 pairs, divided by 5000; the kinds"
-	echo "alternate, medians of 5 rounds."
+	echo "alternate, medians of 5 rounds. Redisson's side is test/bench/cost.py"
+	echo "running Redisson's scripts (test/bats/redisson.py) with the"
+	echo "arguments its client gives, over a raw socket, 5000 operations"
+	echo "on the same server, alternating with redlock's kind for kind:"
+	echo "RLock's lock and unlock, its watchdog renewal, RFairLock's lock"
+	echo "and unlock with nobody queued, RPermitExpirableSemaphore's"
+	echo "tryAcquire (one permit, leased) and release, RReadLock's and"
+	echo "RWriteLock's lock and unlock. redlock's side is bench-lib, which"
+	echo "records holder metadata as exec does; its renewal is 5000"
+	echo "renewals of one hold. Redisson's client also deletes an unlock"
+	echo "latch key with a DEL after each unlock: shown, not counted."
+	echo "Pipelined: \`redis-cli --pipe\` sends a file of commands on one"
+	echo "connection without waiting for replies; the pairs are the two"
+	echo "EVALSHA calls of bench-lib's acquire+release, caught with MONITOR,"
+	echo "on 1000 names in turn. The handoff breakdown splits each handoff"
+	echo "of the turns above at the releasing watchdog's -v released event"
+	echo "(printed once the release's reply came) and the next holder's -v"
+	echo "acquired event; a negative middle part means the next holder had"
+	echo "the lock before the releaser had read its reply."
 	echo
 	echo "$more"
 	echo
