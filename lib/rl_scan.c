@@ -178,10 +178,8 @@ cluster_nodes(rl_client *c, struct rl_node *nd)
 	return cluster ? ask(c, nd, "CLUSTER", "NODES") : NULL;
 }
 
-/* One line of CLUSTER NODES: the address of a master that serves slots,
- * into HOST and *PORT; 0, or -1 for any other node. */
-static int
-master_of(const char *line, size_t len, char *host, size_t hostlen,
+int
+rl_cluster_master(const char *line, size_t len, char *host, size_t hostlen,
     int *port)
 {
 	char buf[1024], *f[9], *save = NULL, *at, *colon;
@@ -226,7 +224,7 @@ scan_cluster(rl_client *c, struct rl_node *nd, struct seen *s,
 
 		if ((eol = strchr(p, '\n')) == NULL)
 			eol = p + strlen(p);
-		if (master_of(p, (size_t)(eol - p), host, sizeof(host),
+		if (rl_cluster_master(p, (size_t)(eol - p), host, sizeof(host),
 		    &port) < 0)
 			continue;
 		memset(&m, 0, sizeof(m));
