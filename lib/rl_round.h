@@ -115,7 +115,8 @@ struct rl_round {
 int rl_redirection(const char *str, char **host, int *port, int *ask);
 /* One line of CLUSTER NODES (LEN bytes, no newline), in rl_scan.c: the
  * address of a master that serves slots, into HOST (HOSTLEN bytes, cut
- * short to fit) and *PORT; 0, or -1 for any other node or line. */
+ * short to fit) and *PORT; 0, or -1 for any other node or line (a port
+ * that is not a number from 1 to 65535 too). */
 int rl_cluster_master(const char *line, size_t len, char *host,
     size_t hostlen, int *port);
 

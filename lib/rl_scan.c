@@ -182,8 +182,9 @@ int
 rl_cluster_master(const char *line, size_t len, char *host, size_t hostlen,
     int *port)
 {
-	char buf[1024], *f[9], *save = NULL, *at, *colon;
+	char buf[1024], *f[9], *save = NULL, *at, *colon, *end;
 	int n = 0;
+	long p;
 
 	if (len >= sizeof(buf))
 		return -1;
@@ -201,9 +202,12 @@ rl_cluster_master(const char *line, size_t len, char *host, size_t hostlen,
 	if ((colon = strrchr(f[1], ':')) == NULL || colon == f[1])
 		return -1;
 	*colon = '\0';
+	p = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || p < 1 || p > 65535)
+		return -1;
 	snprintf(host, hostlen, "%s", f[1]);
-	*port = atoi(colon + 1);
-	return *port > 0 ? 0 : -1;
+	*port = (int)p;
+	return 0;
 }
 
 /* Redis Cluster: every master that CLUSTER NODES on ND names, scanned

@@ -202,6 +202,9 @@ auth_refused(struct rl_conn *c, struct sentinel *s, const char *a,
 enum rl_sentinel_said
 rl_sentinel_addr(const redisReply *r, char *host, size_t hostlen, int *port)
 {
+	char *end;
+	long p = 0;
+
 	if (r->type == REDIS_REPLY_ERROR)
 		return strncmp(r->str, "NOAUTH", 6) == 0 ? RL_SS_NOAUTH :
 		    RL_SS_REFUSED;
@@ -212,9 +215,11 @@ rl_sentinel_addr(const redisReply *r, char *host, size_t hostlen, int *port)
 	    r->element[0]->type != REDIS_REPLY_STRING ||
 	    r->element[1]->type != REDIS_REPLY_STRING ||
 	    r->element[0]->len >= hostlen ||
-	    (*port = atoi(r->element[1]->str)) <= 0 || *port > 65535)
+	    (p = strtol(r->element[1]->str, &end, 10)) < 1 || p > 65535 ||
+	    *end != '\0')
 		return RL_SS_BAD;
 	memcpy(host, r->element[0]->str, r->element[0]->len + 1);
+	*port = (int)p;
 	return RL_SS_ADDR;
 }
 

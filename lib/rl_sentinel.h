@@ -17,8 +17,9 @@ enum rl_sentinel_said {
 };
 
 /* R's verdict; RL_SS_ADDR with the master's host in HOST (HOSTLEN bytes,
- * NUL-terminated: a longer name is RL_SS_BAD) and its port, 1 to 65535,
- * in *PORT. HOST and *PORT may change whatever the verdict. */
+ * NUL-terminated: a longer name is RL_SS_BAD) and its port in *PORT (a
+ * decimal number from 1 to 65535 and nothing else, or RL_SS_BAD); HOST
+ * and *PORT are left alone for any other verdict. */
 enum rl_sentinel_said rl_sentinel_addr(const redisReply *r, char *host,
     size_t hostlen, int *port);
 
