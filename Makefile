@@ -66,14 +66,14 @@ build/asan/unit/%: build/asan/test/unit/%.o $(SAN_LIB_OBJ)
 
 # Fuzz harnesses: libFuzzer with clang for `make fuzz`, and a plain driver
 # that replays their corpus and regressions under ASan in `make test`.
-FUZZ = duration url cli reply
+FUZZ = duration url cli reply cluster sentinel
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	-D_GNU_SOURCE -DREDLOCK_NO_MAIN -Ibuild -Ilib -Wall -Wextra -Werror
 REPLAY_BIN = $(patsubst %,build/asan/replay/%,$(FUZZ))
 NOMAIN_OBJ = $(filter-out build/asan/cmd/main.o,$(SAN_OBJ)) build/asan/nomain/main.o
 
-build/fuzz/%: test/fuzz/fuzz_%.c $(LIB_SRC) $(CMD_SRC) build/rl_scripts.h
+build/fuzz/%: test/fuzz/fuzz_%.c test/fuzz/fake.h $(LIB_SRC) $(CMD_SRC) build/rl_scripts.h
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRC) $(CMD_SRC) \
 	    -lhiredis -lm

@@ -113,6 +113,12 @@ struct rl_round {
 /* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the address (*HOST is the
  * caller's to free) and whether it is an ASK; -1 when STR is neither. */
 int rl_redirection(const char *str, char **host, int *port, int *ask);
+/* One line of CLUSTER NODES (LEN bytes, no newline), in rl_scan.c: the
+ * address of a master that serves slots, into HOST (HOSTLEN bytes, cut
+ * short to fit) and *PORT; 0, or -1 for any other node or line (a port
+ * that is not a number from 1 to 65535 too). */
+int rl_cluster_master(const char *line, size_t len, char *host,
+    size_t hostlen, int *port);
 
 /* Start a round of script S with NKEYS KEYS and NARGS ARGS on the N
  * masters of NODES; S NULL: only connect. Replies of the previous round

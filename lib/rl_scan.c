@@ -178,14 +178,13 @@ cluster_nodes(rl_client *c, struct rl_node *nd)
 	return cluster ? ask(c, nd, "CLUSTER", "NODES") : NULL;
 }
 
-/* One line of CLUSTER NODES: the address of a master that serves slots,
- * into HOST and *PORT; 0, or -1 for any other node. */
-static int
-master_of(const char *line, size_t len, char *host, size_t hostlen,
+int
+rl_cluster_master(const char *line, size_t len, char *host, size_t hostlen,
     int *port)
 {
-	char buf[1024], *f[9], *save = NULL, *at, *colon;
+	char buf[1024], *f[9], *save = NULL, *at, *colon, *end;
 	int n = 0;
+	long p;
 
 	if (len >= sizeof(buf))
 		return -1;
@@ -203,9 +202,12 @@ master_of(const char *line, size_t len, char *host, size_t hostlen,
 	if ((colon = strrchr(f[1], ':')) == NULL || colon == f[1])
 		return -1;
 	*colon = '\0';
+	p = strtol(colon + 1, &end, 10);
+	if (*end != '\0' || p < 1 || p > 65535)
+		return -1;
 	snprintf(host, hostlen, "%s", f[1]);
-	*port = atoi(colon + 1);
-	return *port > 0 ? 0 : -1;
+	*port = (int)p;
+	return 0;
 }
 
 /* Redis Cluster: every master that CLUSTER NODES on ND names, scanned
@@ -226,7 +228,7 @@ scan_cluster(rl_client *c, struct rl_node *nd, struct seen *s,
 
 		if ((eol = strchr(p, '\n')) == NULL)
 			eol = p + strlen(p);
-		if (master_of(p, (size_t)(eol - p), host, sizeof(host),
+		if (rl_cluster_master(p, (size_t)(eol - p), host, sizeof(host),
 		    &port) < 0)
 			continue;
 		memset(&m, 0, sizeof(m));

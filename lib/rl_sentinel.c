@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "rl_conn.h"
+#include "rl_sentinel.h"
 #include "rl_tcp.h"
 
 enum phase {
@@ -198,6 +199,30 @@ auth_refused(struct rl_conn *c, struct sentinel *s, const char *a,
 	    "REDLOCK_SENTINEL_PASSWORD)", a, str);
 }
 
+enum rl_sentinel_said
+rl_sentinel_addr(const redisReply *r, char *host, size_t hostlen, int *port)
+{
+	char *end;
+	long p = 0;
+
+	if (r->type == REDIS_REPLY_ERROR)
+		return strncmp(r->str, "NOAUTH", 6) == 0 ? RL_SS_NOAUTH :
+		    RL_SS_REFUSED;
+	if (r->type == REDIS_REPLY_NIL || (r->type == REDIS_REPLY_ARRAY &&
+	    r->elements == 0))
+		return RL_SS_UNKNOWN;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    r->element[1]->type != REDIS_REPLY_STRING ||
+	    r->element[0]->len >= hostlen ||
+	    (p = strtol(r->element[1]->str, &end, 10)) < 1 || p > 65535 ||
+	    *end != '\0')
+		return RL_SS_BAD;
+	memcpy(host, r->element[0]->str, r->element[0]->len + 1);
+	*port = (int)p;
+	return RL_SS_ADDR;
+}
+
 /* The answer to the question: 0 with the master's address, or -1 (a
  * failure noted). */
 static int
@@ -210,35 +235,29 @@ answer(struct rl_conn *c, struct sentinel *s, const redisReply *r,
 		auth_refused(c, s, a, s->authwhy);
 		return -1;
 	}
-	if (r->type == REDIS_REPLY_ERROR) {
-		if (strncmp(r->str, "NOAUTH", 6) == 0)
-			note(c, s, RK_ANSWER, "sentinel %s requires a password: "
-			    "give --sentinel-password or "
-			    "REDLOCK_SENTINEL_PASSWORD", a);
-		else
-			note(c, s, RK_ANSWER, "sentinel %s refused SENTINEL "
-			    "GET-MASTER-ADDR-BY-NAME (%.120s): is it a "
-			    "sentinel, and may this user ask it?", a, r->str);
-		return -1;
-	}
-	if (r->type == REDIS_REPLY_NIL || (r->type == REDIS_REPLY_ARRAY &&
-	    r->elements == 0)) {
+	switch (rl_sentinel_addr(r, s->mhost, sizeof(s->mhost), &s->mport)) {
+	case RL_SS_ADDR:
+		return 0;
+	case RL_SS_NOAUTH:
+		note(c, s, RK_ANSWER, "sentinel %s requires a password: "
+		    "give --sentinel-password or REDLOCK_SENTINEL_PASSWORD", a);
+		break;
+	case RL_SS_REFUSED:
+		note(c, s, RK_ANSWER, "sentinel %s refused SENTINEL "
+		    "GET-MASTER-ADDR-BY-NAME (%.120s): is it a sentinel, and "
+		    "may this user ask it?", a, r->str);
+		break;
+	case RL_SS_UNKNOWN:
 		note(c, s, RK_ANSWER, "sentinel %s does not know a master "
 		    "named '%.100s': check the name in the URL (SENTINEL "
 		    "MASTERS on the sentinel lists them)", a, name);
-		return -1;
-	}
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-	    r->element[0]->type != REDIS_REPLY_STRING ||
-	    r->element[1]->type != REDIS_REPLY_STRING ||
-	    r->element[0]->len >= sizeof(s->mhost) ||
-	    (s->mport = atoi(r->element[1]->str)) <= 0 || s->mport > 65535) {
+		break;
+	case RL_SS_BAD:
 		note(c, s, RK_ANSWER, "sentinel %s gave no address for "
 		    "master '%.100s': is it a sentinel?", a, name);
-		return -1;
+		break;
 	}
-	memcpy(s->mhost, r->element[0]->str, r->element[0]->len + 1);
-	return 0;
+	return -1;
 }
 
 /* Take the replies that have come: 1 when more are due, 0 with the

@@ -1,0 +1,26 @@
+/* rl_sentinel.h: what a sentinel answers, read without a connection (the
+ * Sentinel transport itself is rl_transport_sentinel, in rl_conn.h). */
+#ifndef RL_SENTINEL_H
+#define RL_SENTINEL_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+/* What a reply to SENTINEL GET-MASTER-ADDR-BY-NAME says. */
+enum rl_sentinel_said {
+	RL_SS_ADDR,		/* the master's address */
+	RL_SS_NOAUTH,		/* an error reply: a password is needed */
+	RL_SS_REFUSED,		/* another error reply */
+	RL_SS_UNKNOWN,		/* no master by that name (nil, empty) */
+	RL_SS_BAD		/* not an address: not a sentinel? */
+};
+
+/* R's verdict; RL_SS_ADDR with the master's host in HOST (HOSTLEN bytes,
+ * NUL-terminated: a longer name is RL_SS_BAD) and its port in *PORT (a
+ * decimal number from 1 to 65535 and nothing else, or RL_SS_BAD); HOST
+ * and *PORT are left alone for any other verdict. */
+enum rl_sentinel_said rl_sentinel_addr(const redisReply *r, char *host,
+    size_t hostlen, int *port);
+
+#endif
