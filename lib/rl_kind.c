@@ -176,6 +176,20 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	return made(c, call);
 }
 
+/* The keys of release.lua and force.lua: the lock, its channel, the
+ * holder records and the fair queue's three. */
+static void
+lock_keys(struct rl_call *call, const char *name)
+{
+	call->nkeys = 6;
+	call->keys[0] = name;
+	call->keys[1] = key(call, RL_PREFIX_CHANNEL, name);
+	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
+	call->keys[3] = key(call, RL_PREFIX_QUEUE, name);
+	call->keys[4] = key(call, RL_PREFIX_TIMEOUT, name);
+	call->keys[5] = key(call, RL_PREFIX_WAITER, name);
+}
+
 enum rl_err
 rl_call_release(rl_client *c, const char *name, const char *owner,
     struct rl_call *call)
@@ -184,13 +198,7 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 	switch (c->kind) {
 	case RL_EXCLUSIVE:
 		call->s = &rl_script_release;
-		call->nkeys = 6;
-		call->keys[0] = name;
-		call->keys[1] = key(call, RL_PREFIX_CHANNEL, name);
-		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
-		call->keys[3] = key(call, RL_PREFIX_QUEUE, name);
-		call->keys[4] = key(call, RL_PREFIX_TIMEOUT, name);
-		call->keys[5] = key(call, RL_PREFIX_WAITER, name);
+		lock_keys(call, name);
 		call->nargs = 2;
 		call->args[0] = owner;
 		call->args[1] = "0";
@@ -262,21 +270,17 @@ enum rl_err
 rl_call_force(rl_client *c, const char *name, struct rl_call *call)
 {
 	memset(call, 0, sizeof(*call));
-	call->keys[0] = name;
-	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
 	if (c->kind == RL_PERMIT) {
 		call->s = &rl_script_permit_force;
 		call->nkeys = 4;
+		call->keys[0] = name;
 		call->keys[1] = suffixed(call, name, "timeout");
+		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
 		call->keys[3] = key(call, RL_PREFIX_SEMAPHORE, name);
 		return made(c, call);
 	}
 	call->s = &rl_script_force;
-	call->nkeys = 6;
-	call->keys[1] = key(call, RL_PREFIX_CHANNEL, name);
-	call->keys[3] = key(call, RL_PREFIX_QUEUE, name);
-	call->keys[4] = key(call, RL_PREFIX_TIMEOUT, name);
-	call->keys[5] = key(call, RL_PREFIX_WAITER, name);
+	lock_keys(call, name);
 	call->nargs = 1;
 	call->args[0] = "0";
 	return made(c, call);

@@ -29,16 +29,9 @@
 --         {-2, permits}                NAME has that many permits, not LIMIT
 --         {-1, key, type}              KEY is not of the type needed
 rl_pubcmd = ARGV[8] or rl_pubcmd
-local want = {'string', 'zset', 'hash', 'string'}
-for i = 1, 4 do
-  local bad = rl_badtype(KEYS[i], want[i])
-  if bad then return bad end
-end
-local free = redis.call('GET', KEYS[1])
-if free and not string.match(free, '^-?%d+$') then
-  return {-1, KEYS[1], 'string that is not a number of permits'}
-end
-local bad = rl_counter_bad(KEYS[4])
+local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
+if bad then return bad end
+bad = rl_counter_bad(KEYS[4])
 if bad then return bad end
 local now_us, now_ms = rl_time()
 local limit = tonumber(ARGV[3])

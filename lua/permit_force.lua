@@ -11,15 +11,8 @@
 --         {0}              NAME was not there
 --         {-1, key, type}  not a semaphore's keys; nothing changed
 rl_pubcmd = ARGV[1] or rl_pubcmd
-local want = {'string', 'zset', 'hash'}
-for i = 1, 3 do
-  local bad = rl_badtype(KEYS[i], want[i])
-  if bad then return bad end
-end
-local free = redis.call('GET', KEYS[1])
-if free and not string.match(free, '^-?%d+$') then
-  return {-1, KEYS[1], 'string that is not a number of permits'}
-end
+local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
+if bad then return bad end
 if not free and redis.call('EXISTS', KEYS[2]) == 0 then return {0} end
 local total = (tonumber(free) or 0) + redis.call('ZCARD', KEYS[2])
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])

@@ -16,15 +16,8 @@
 --                       hold permits
 --         {-1, key, type}
 rl_pubcmd = ARGV[2] or rl_pubcmd
-local want = {'string', 'zset', 'hash'}
-for i = 1, 3 do
-  local bad = rl_badtype(KEYS[i], want[i])
-  if bad then return bad end
-end
-local free = redis.call('GET', KEYS[1])
-if free and not string.match(free, '^-?%d+$') then
-  return {-1, KEYS[1], 'string that is not a number of permits'}
-end
+local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
+if bad then return bad end
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   return {0, math.min(redis.call('ZCARD', KEYS[2]), 1)}
 end

@@ -8,6 +8,20 @@ local function rl_badtype(key, want)
   return nil
 end
 
+-- A semaphore's keys checked: NAME a string of a whole number of permits
+-- free, TIMEOUT the zset of permits taken, HOLDERS a hash. {-1, key, why}
+-- when one is not, else nil and NAME's value (false when missing).
+local function rl_semaphore_bad(name, timeout, holders)
+  local bad = rl_badtype(name, 'string') or rl_badtype(timeout, 'zset') or
+              rl_badtype(holders, 'hash')
+  if bad then return bad end
+  local free = redis.call('GET', name)
+  if free and not string.match(free, '^-?%d+$') then
+    return {-1, name, 'string that is not a number of permits'}
+  end
+  return nil, free
+end
+
 -- The server's clock: microseconds and milliseconds since the epoch.
 local function rl_time()
   local t = redis.call('TIME')
