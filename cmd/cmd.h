@@ -2,6 +2,7 @@
 #ifndef RL_CMD_H
 #define RL_CMD_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <getopt.h>
 #include <signal.h>
@@ -59,6 +60,10 @@ extern const struct cmd cmd_queue;
 
 /* "redlock: " and the message, one line on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* HEAD, then FMT's message and a newline, on stderr in one write (cut at
+ * 4 KiB). */
+void vline(const char *head, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* A usage error: the message, the command's usage line, EXIT_USAGE. */
 int usage_error(const struct cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <errno.h>
 #include <getopt.h>
 
@@ -14,11 +15,34 @@ msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("redlock: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vline("redlock: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+void
+vline(const char *head, const char *fmt, va_list ap)
+{
+	char buf[4096];
+	int n = snprintf(buf, sizeof(buf), "%s", head), m;
+	ssize_t w;
+	size_t len, off = 0;
+
+	if (n < 0 || (size_t)n >= sizeof(buf) - 1)
+		n = 0;
+	m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	if (m < 0)
+		m = 0;
+	len = (size_t)n + (size_t)m;
+	if (len > sizeof(buf) - 2)
+		len = sizeof(buf) - 2;
+	buf[len++] = '\n';
+	/* One write: lines of processes sharing a log (a pipe keeps writes
+	 * of up to PIPE_BUF whole) do not interleave. */
+	fflush(stderr);
+	while (off < len && ((w = write(STDERR_FILENO, buf + off,
+	    len - off)) > 0 || (w < 0 && errno == EINTR)))
+		off += w > 0 ? (size_t)w : 0;
 }
 
 int

@@ -232,7 +232,7 @@ void
 event(const struct lockopts *o, const char *fmt, ...)
 {
 	struct timeval tv;
-	char when[40];
+	char when[40], head[64];
 	va_list ap;
 
 	if (!o->verbose)
@@ -241,11 +241,11 @@ event(const struct lockopts *o, const char *fmt, ...)
 	gettimeofday(&tv, NULL);
 	format_time((int64_t)tv.tv_sec * 1000, when, sizeof(when));
 	when[strlen(when) - 5] = '\0';		/* drop ".000Z" */
-	fprintf(stderr, "redlock: %s.%06ldZ ", when, (long)tv.tv_usec);
+	snprintf(head, sizeof(head), "redlock: %s.%06ldZ ", when,
+	    (long)tv.tv_usec);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vline(head, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 const char *

@@ -394,3 +394,20 @@ bg_exec() {
 	run -75 --separate-stderr rl exec -q -w 500ms y -- true
 	assert_equal "$stderr" ''
 }
+
+@test "each line on standard error is one write, so processes sharing a log do not interleave" {
+	command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null ||
+	    skip "strace cannot trace here"
+	rl lock -t 1s x >/dev/null
+	# LeakSanitizer cannot run under ptrace.
+	ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 strace -f -s 4096 \
+	    -e trace=write -o "$D/trace" "$RL" -u "redis://127.0.0.1:$R_PORT" \
+	    exec -v -w 5s x -- true 2>"$D/err"
+	# The waiting line, acquired, released: whole lines, one write each.
+	run grep -E 'write\(2, "redlock: ' "$D/trace"
+	[ "${#lines[@]}" -ge 3 ]
+	for l in "${lines[@]}"; do
+		[[ $l == *'\n", '* ]]
+	done
+	[ "$(grep -c '^redlock: ' "$D/err")" = "${#lines[@]}" ]
+}
