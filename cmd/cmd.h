@@ -84,6 +84,9 @@ void json_int(FILE *f, const char *key, int64_t v, int known);
 /* "owner":..,"host":..,"pid":..,"user":..,"cmd":.. on F. */
 void json_who(FILE *f, const char *owner, const char *host, long pid,
     const char *user, const char *cmd);
+/* ,"host":..,"pid":..,"user":..,"cmd":.. on F. */
+void json_meta(FILE *f, const char *host, long pid, const char *user,
+    const char *cmd);
 /* The server refused this user PUBLISH on CHANNEL (ACL): waiters of NAME
  * were not woken by a release (DONE), or will not be by the coming one. */
 void warn_nopub(rl_client *c, const char *name, const char *channel,

@@ -207,6 +207,13 @@ json_who(FILE *f, const char *owner, const char *host, long pid,
 {
 	fputs("\"owner\":", f);
 	json_str(f, owner);
+	json_meta(f, host, pid, user, cmd);
+}
+
+void
+json_meta(FILE *f, const char *host, long pid, const char *user,
+    const char *cmd)
+{
 	fputs(",\"host\":", f);
 	json_str(f, host);
 	json_int(f, "pid", pid, pid > 0);

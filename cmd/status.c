@@ -115,13 +115,7 @@ json_readers(const struct rl_status *st)
 		json_str(stdout, r.owner);
 		json_int(stdout, "holds", r.holds, 1);
 		json_int(stdout, "lease_ms", r.pttl, r.pttl >= 0);
-		fputs(",\"host\":", stdout);
-		json_str(stdout, r.host);
-		json_int(stdout, "pid", r.pid, r.pid > 0);
-		fputs(",\"user\":", stdout);
-		json_str(stdout, r.user);
-		fputs(",\"cmd\":", stdout);
-		json_str(stdout, r.cmd);
+		json_meta(stdout, r.host, r.pid, r.user, r.cmd);
 		json_int(stdout, "since_ms", r.since_ms, r.since_ms >= 0);
 		json_int(stdout, "fence", r.fence, r.fence >= 0);
 		fputs("}", stdout);
