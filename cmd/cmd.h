@@ -160,7 +160,8 @@ struct lockopts {
 	"      --waiter-timeout DURATION\n" \
 	"                          with --fair: a waiter silent this long leaves the\n" \
 	"                          queue (default: 5s; it refreshes its place every\n" \
-	"                          third)\n" \
+	"                          third); else how often a waiter refreshes its\n" \
+	"                          place in the waiting room\n" \
 	"      --replicas N        after each acquisition and renewal, WAIT until\n" \
 	"                          N replicas have it (within --timeout); too few:\n" \
 	"                          released, exit 69 (a renewal: retried)\n" \

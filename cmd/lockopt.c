@@ -167,8 +167,11 @@ lockopts_check(const struct cmd *c, const struct lockopts *o,
 		    "every ttl/3", renewer, RENEW_TTL_MIN_MS);
 		return -1;
 	}
-	if (o->waiter_timeout_given && !o->fair) {
-		usage_error(c, "--waiter-timeout goes with --fair");
+	if (o->waiter_timeout_given && (o->kind == RL_SHARED ||
+	    o->kind == RL_WRITE)) {
+		usage_error(c, "--waiter-timeout and %s do not go together: "
+		    "shared and write waiters have no room; drop "
+		    "--waiter-timeout", kind_option(o->kind));
 		return -1;
 	}
 	if (o->fair && o->kind != RL_EXCLUSIVE) {
@@ -478,6 +481,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	enum rl_err e;
 
 	rl_set_replicas(rc, o->replicas);
+	rl_set_waiter_timeout(rc, o->waiter_timeout_ms);
 	if ((e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
 		return fail(rc, e, name);
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);

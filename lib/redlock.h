@@ -128,6 +128,8 @@ int rl_key_names(const char *prefix, const char *key, size_t keylen,
 #define RL_PREFIX_TOKEN "redisson_lock_token"
 #define RL_PREFIX_HOLDER "redlock_holder"
 #define RL_PREFIX_WAITER "redlock_waiter"
+#define RL_PREFIX_ROOM "redlock_room"
+#define RL_PREFIX_LISTENER "redlock_listener"
 /* The ACL channel rule that lets a user wake and wait for every lock. */
 #define RL_ACL_CHANNELS "&" RL_PREFIX_CHANNEL ":*"
 
@@ -156,6 +158,11 @@ void rl_set_node_timeout(rl_client *c, int64_t ms);
  * as when a master does not answer). With several masters, a master whose
  * replicas fell short does not count towards the quorum. */
 void rl_set_replicas(rl_client *c, int n);
+/* How long a plain or --limit waiter stays in the room (the waiters a
+ * release wakes one of) without refreshing its place; it refreshes it
+ * every MS (the listener: every MS/3). RL_WAITER_TIMEOUT_MS unless set. */
+#define RL_WAITER_TIMEOUT_MS 5000
+void rl_set_waiter_timeout(rl_client *c, int64_t ms);
 /* ttl/100 clamped to 5..50 ms. */
 int64_t rl_node_timeout_for(int64_t ttl_ms);
 size_t rl_quorum(size_t n);
@@ -244,6 +251,8 @@ struct rl_attempt {
 	const char *lost;	/* waiting: why the server (every master) is
 				 * out of reach while the wait reconnects;
 				 * NULL when it is not */
+	int listen;		/* busy, waiting: the caller is the room's
+				 * listener (it hears the name's channel) */
 };
 
 /* Fair (FIFO) acquisition: waiters queue on the server and refresh their
@@ -272,17 +281,21 @@ enum rl_err rl_try_acquire(rl_client *c, const char *name, const char *owner,
  * trip); a non-zero return stops the wait (reported as busy). */
 typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
 
-/* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). Waiting
- * subscribes to the lock's channel (a fair waiter: to its own, and at the
- * head of the queue to the lock's as well) and retries
- * on each release message or when the lease it was told runs out; a fair
- * waiter also at its heartbeat. Once waiting, a lost connection is not the
+/* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). A waiter
+ * of an exclusive lock or a permit joins the name's room on the server
+ * (a fair waiter: its queue) and subscribes to its own channel, which a
+ * release publishes on to wake one waiter; the room's listener (the head
+ * of the queue) to the name's channel as well, where every release
+ * publishes; a waiter of a read-write lock to the name's channels. It
+ * retries on each message, when the lease it was told runs out, and at
+ * its heartbeat (rl_set_waiter_timeout, or the fair waiter timeout). Once
+ * waiting, a lost connection is not the
  * end: subscriptions and attempts that fail with RL_ECONNECT are retried
  * with backoff (polling the interrupt fd, each connect bounded by the time
  * left), and every subscription regained is followed by an attempt; when
  * WAIT_MS runs out meanwhile, the result is "not acquired" with A->lost
- * saying why. Other errors end the wait at once. A fair waiter that stops
- * waiting without the lock leaves the queue. */
+ * saying why. Other errors end the wait at once. A waiter that stops
+ * waiting without the lock leaves the queue or the room. */
 enum rl_err rl_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
     const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
@@ -329,7 +342,7 @@ struct rl_status {
 	int held;
 	size_t held_on;		/* several masters: nodes where OWNER holds it */
 	size_t answered;	/* several masters: nodes that answered */
-	int64_t waiting;	/* fair waiters queued */
+	int64_t waiting;	/* fair waiters queued, and plain ones in the room */
 	int64_t pttl;		/* lease left, ms; -1 when no expiry */
 	const char *owner;	/* read-write lock: the writer; NULL in read
 				 * mode */

@@ -82,6 +82,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
 	c->until_ms = -1;
+	c->waiter_ms = RL_WAITER_TIMEOUT_MS;
 	if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL) {
 		free(c);
 		return NULL;
@@ -115,6 +116,12 @@ void
 rl_set_replicas(rl_client *c, int n)
 {
 	c->replicas = n;
+}
+
+void
+rl_set_waiter_timeout(rl_client *c, int64_t ms)
+{
+	c->waiter_ms = ms > 0 ? ms : RL_WAITER_TIMEOUT_MS;
 }
 
 void

@@ -18,6 +18,7 @@ struct rl_client {
 	int replicas;		/* --replicas: WAIT for this many; 0 */
 	enum rl_lock_kind kind;	/* rl_set_kind */
 	long limit;		/* RL_PERMIT: how many */
+	int64_t waiter_ms;	/* rl_set_waiter_timeout */
 	int intr_fd;
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */

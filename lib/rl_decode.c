@@ -80,6 +80,7 @@ holder(const redisReply *r, struct rl_attempt *a)
 	a->head_wait_ms = rl_elem_int(r, RL_BUSY_HEAD_WAIT, -1);
 	a->rejoined = rl_elem_int(r, RL_BUSY_REJOINED, 0) == 1;
 	a->ahead = rl_elem_int(r, RL_BUSY_AHEAD, -1);
+	a->listen = rl_elem_int(r, RL_BUSY_LISTEN, 0) == 1;
 }
 
 enum rl_verdict

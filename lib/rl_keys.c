@@ -15,6 +15,8 @@ rl_keys_free(struct rl_keys *k)
 	free(k->queue);
 	free(k->timeout);
 	free(k->waiter);
+	free(k->room);
+	free(k->listener);
 	free(k->tag);
 	free(k->permits);
 	memset(k, 0, sizeof(*k));
@@ -33,10 +35,13 @@ rl_keys_make(rl_client *c, const char *name, struct rl_keys *k)
 	k->queue = rl_key(RL_PREFIX_QUEUE, name);
 	k->timeout = rl_key(RL_PREFIX_TIMEOUT, name);
 	k->waiter = rl_key(RL_PREFIX_WAITER, name);
+	k->room = rl_key(RL_PREFIX_ROOM, name);
+	k->listener = rl_key(RL_PREFIX_LISTENER, name);
 	k->tag = rl_key_suffix(name, NULL);
 	k->permits = rl_key_suffix(name, "timeout");
 	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue ||
-	    !k->timeout || !k->waiter || !k->tag || !k->permits) {
+	    !k->timeout || !k->waiter || !k->room || !k->listener || !k->tag ||
+	    !k->permits) {
 		rl_keys_free(k);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}
@@ -52,6 +57,8 @@ rl_keys_lock(const struct rl_keys *k, const char **keys)
 	keys[3] = k->queue;
 	keys[4] = k->timeout;
 	keys[5] = k->waiter;
+	keys[6] = k->room;
+	keys[7] = k->listener;
 }
 
 void
@@ -64,6 +71,8 @@ rl_keys_status(const struct rl_keys *k, const char **keys)
 	keys[4] = k->waiter;
 	keys[5] = k->permits;
 	keys[6] = k->tag;
+	keys[7] = k->room;
+	keys[8] = k->listener;
 }
 
 int

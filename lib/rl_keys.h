@@ -6,6 +6,7 @@
 
 struct rl_keys {
 	char *lock, *channel, *holder, *token, *queue, *timeout, *waiter;
+	char *room, *listener;
 	/* Redisson's other kinds at NAME, for status: "{NAME}" (a read
 	 * hold's lease key is "{NAME}:OWNER:rwlock_timeout:N") and
 	 * "{NAME}:timeout" (a permit-expirable semaphore's permits). */
@@ -15,9 +16,11 @@ struct rl_keys {
 /* All keys of NAME in Redisson's layout; RL_EUSAGE for an empty name. */
 enum rl_err rl_keys_make(rl_client *c, const char *name, struct rl_keys *k);
 void rl_keys_free(struct rl_keys *k);
-/* KEYS of the acquire and status scripts (release and force: rl_kind.h);
+/* KEYS of the acquire (RL_KEYS_LOCK) and status scripts (release and
+ * force: rl_kind.h);
  * the queue script takes the first RL_KEYS_QUEUE of RL_KEYS_STATUS. */
-#define RL_KEYS_STATUS 7
+#define RL_KEYS_LOCK 8
+#define RL_KEYS_STATUS 9
 #define RL_KEYS_QUEUE 5
 void rl_keys_lock(const struct rl_keys *k, const char **keys);
 void rl_keys_status(const struct rl_keys *k, const char **keys);

@@ -153,10 +153,15 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
 		call->keys[3] = key(call, RL_PREFIX_TOKEN, name);
 		call->keys[4] = key(call, RL_PREFIX_SEMAPHORE, name);
-		call->nargs = 7;
+		call->keys[5] = key(call, RL_PREFIX_ROOM, name);
+		call->keys[6] = key(call, RL_PREFIX_LISTENER, name);
+		call->nkeys = 7;
+		call->nargs = 9;
 		call->args[1] = permit_id(call, owner);
 		call->args[2] = num(call, 1, c->limit);
 		meta_args(meta, call, 3);
+		call->args[7] = num(call, 2, c->waiter_ms);
+		call->args[8] = join != RL_JOIN_NO ? "j" : "";
 		return made(c, call);
 	}
 	call->s = &rl_script_rw_acquire;
@@ -177,17 +182,32 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 }
 
 /* The keys of release.lua and force.lua: the lock, its channel, the
- * holder records and the fair queue's three. */
+ * holder records, the fair queue's three and the room's two. */
 static void
 lock_keys(struct rl_call *call, const char *name)
 {
-	call->nkeys = 6;
+	call->nkeys = 8;
 	call->keys[0] = name;
 	call->keys[1] = key(call, RL_PREFIX_CHANNEL, name);
 	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
 	call->keys[3] = key(call, RL_PREFIX_QUEUE, name);
 	call->keys[4] = key(call, RL_PREFIX_TIMEOUT, name);
 	call->keys[5] = key(call, RL_PREFIX_WAITER, name);
+	call->keys[6] = key(call, RL_PREFIX_ROOM, name);
+	call->keys[7] = key(call, RL_PREFIX_LISTENER, name);
+}
+
+/* The semaphore's keys of permit_release.lua and permit_force.lua. */
+static void
+semaphore_keys(struct rl_call *call, const char *name)
+{
+	call->nkeys = 6;
+	call->keys[0] = name;
+	call->keys[1] = suffixed(call, name, "timeout");
+	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
+	call->keys[3] = key(call, RL_PREFIX_SEMAPHORE, name);
+	call->keys[4] = key(call, RL_PREFIX_ROOM, name);
+	call->keys[5] = key(call, RL_PREFIX_LISTENER, name);
 }
 
 enum rl_err
@@ -205,11 +225,7 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_release;
-		call->nkeys = 4;
-		call->keys[0] = name;
-		call->keys[1] = suffixed(call, name, "timeout");
-		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
-		call->keys[3] = key(call, RL_PREFIX_SEMAPHORE, name);
+		semaphore_keys(call, name);
 		call->nargs = 1;
 		call->args[0] = permit_id(call, owner);
 		break;
@@ -272,11 +288,7 @@ rl_call_force(rl_client *c, const char *name, struct rl_call *call)
 	memset(call, 0, sizeof(*call));
 	if (c->kind == RL_PERMIT) {
 		call->s = &rl_script_permit_force;
-		call->nkeys = 4;
-		call->keys[0] = name;
-		call->keys[1] = suffixed(call, name, "timeout");
-		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
-		call->keys[3] = key(call, RL_PREFIX_SEMAPHORE, name);
+		semaphore_keys(call, name);
 		return made(c, call);
 	}
 	call->s = &rl_script_force;
@@ -298,6 +310,40 @@ rl_call_unannounce(rl_client *c, const char *name, const char *owner,
 	call->nargs = 1;
 	call->args[0] = owner;
 	return made(c, call);
+}
+
+enum rl_err
+rl_call_room_leave(rl_client *c, const char *name, const char *owner,
+    struct rl_call *call)
+{
+	memset(call, 0, sizeof(*call));
+	call->s = &rl_script_room_leave;
+	call->nkeys = 2;
+	call->keys[0] = key(call, RL_PREFIX_ROOM, name);
+	call->keys[1] = key(call, RL_PREFIX_LISTENER, name);
+	call->nargs = 2;
+	call->args[0] = c->kind == RL_PERMIT ? permit_id(call, owner) : owner;
+	call->args[1] = own(call, rl_kind_channel(c, name));
+	return made(c, call);
+}
+
+char *
+rl_kind_waiter_channel(const rl_client *c, const char *name,
+    const char *owner)
+{
+	struct rl_call ids = { 0 };
+	char *ch = rl_kind_channel(c, name), *s = NULL;
+	const char *id = c->kind == RL_PERMIT ? permit_id(&ids, owner) : owner;
+	size_t n;
+
+	if (ch != NULL && id != NULL) {
+		n = strlen(ch) + strlen(id) + 2;
+		if ((s = malloc(n)) != NULL)
+			snprintf(s, n, "%s:%s", ch, id);
+	}
+	free(ch);
+	rl_call_free(&ids);
+	return s;
 }
 
 char *

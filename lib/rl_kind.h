@@ -41,7 +41,15 @@ enum rl_err rl_call_force(rl_client *c, const char *name,
 enum rl_err rl_call_unannounce(rl_client *c, const char *name,
     const char *owner, struct rl_call *call);
 void rl_call_free(struct rl_call *call);
-/* The channel a waiter of the client's kind listens to; malloc'd. */
+/* A plain or --limit waiter that gives up leaves the room. */
+enum rl_err rl_call_room_leave(rl_client *c, const char *name,
+    const char *owner, struct rl_call *call);
+/* The channel of the client's kind of lock (releases publish there; a
+ * read-write lock's waiters listen to it), and the one that wakes OWNER
+ * as a fair waiter or a waiter of the room, CHANNEL:OWNER (a permit's id
+ * for OWNER); malloc'd. */
 char *rl_kind_channel(const rl_client *c, const char *name);
+char *rl_kind_waiter_channel(const rl_client *c, const char *name,
+    const char *owner);
 
 #endif

@@ -69,12 +69,14 @@ acquire_args(struct rl_keys *k, const char *ttl, const char *owner,
 	args[9] = k->channel;
 }
 
+/* The acquire script's flags: a caller that waits joins the fair queue,
+ * or the room of plain waiters. */
 static void
 fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
 {
 	char *f = flags;
 
-	if (fair && join != RL_JOIN_NO)
+	if (join != RL_JOIN_NO)
 		*f++ = 'j';
 	if (fair && join == RL_JOIN_AGAIN)
 		*f++ = 'r';
@@ -144,10 +146,10 @@ acquire_outcome(rl_client *c, const char *name, const char *owner,
 	return e;
 }
 
-/* A fair waiter's attempts refresh its place in the queue (heartbeats):
- * they go without WAIT, and one that acquires WAITs in a round of its
- * own right after, on the same connections (WAIT counts the writes of
- * its connection: a new one would count nothing). */
+/* A waiter's attempts refresh its place in the queue or the room
+ * (heartbeats): they go without WAIT, and one that acquires WAITs in a
+ * round of its own right after, on the same connections (WAIT counts
+ * the writes of its connection: a new one would count nothing). */
 static void
 ack_after(rl_client *c)
 {
@@ -178,18 +180,22 @@ ack_after(rl_client *c)
 	rl_replies_restore(c, saved);
 }
 
-/* The acquire round, with WAIT for the replicas behind it. */
+/* The acquire round, with WAIT for the replicas behind it. A fair caller
+ * passes the queue's keys, a plain one that waits the room's as well, and
+ * one that does not wait three keys. */
 static enum rl_err
 acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
     const char **keys, const char **args)
 {
 	struct rl_round_opts o = rl_opts(c, rl_quorum(c->n));
-	int heartbeat = fair != NULL && join == RL_JOIN_AGAIN;
+	int heartbeat = join == RL_JOIN_AGAIN;
+	int nkeys = fair != NULL && !fair->plain ? 6 :
+	    fair != NULL || join != RL_JOIN_NO ? RL_KEYS_LOCK : 3;
 	enum rl_err e;
 
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, fair != NULL ? 6 : 3, keys, 10, args);
+	    &rl_script_acquire, nkeys, keys, 10, args);
 	if (e == RL_OK && heartbeat && c->replicas > 0)
 		ack_after(c);
 	return e;
@@ -244,7 +250,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 {
 	struct rl_keys k;
 	char ttl[24], pid[24], wt[24], flags[4];
-	const char *keys[6], *args[10];
+	const char *keys[RL_KEYS_LOCK], *args[10];
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -257,7 +263,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
 	snprintf(pid, sizeof(pid), "%ld", meta ? meta->pid : 0L);
 	snprintf(wt, sizeof(wt), "%lld",
-	    (long long)(fair ? fair->waiter_timeout_ms : 0));
+	    (long long)(fair ? fair->waiter_timeout_ms : c->waiter_ms));
 	fair_flags(fair, join, flags);
 	rl_keys_lock(&k, keys);
 	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);

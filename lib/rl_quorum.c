@@ -140,7 +140,8 @@ granted(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	}
 }
 
-/* Not acquired: the holder as the master with the longest lease sees it. */
+/* Not acquired: the holder as the master with the longest lease sees it;
+ * the listener of the room on any master. */
 static void
 refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
     struct rl_attempt *a)
@@ -154,6 +155,10 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	a->held_ms = -1;
 	a->head_wait_ms = -1;
 	a->ahead = -1;
+	/* The listener on any master listens on all of them. */
+	a->listen = 0;
+	for (j = 0; j < n; j++)
+		a->listen |= v[j] == RL_V_NO && per[j].listen;
 	if (busy == n)
 		return;
 	a->pttl = per[busy].pttl;

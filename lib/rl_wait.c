@@ -12,8 +12,6 @@
 #include "rl_kind.h"
 #include "rl_quorum.h"
 
-/* The waiter timeout of a plain waiter that queues (queue_behind_java). */
-#define RL_PLAIN_QUEUE_TIMEOUT_MS 5000
 /* A wait on a lock without expiry (never set by redlock) still retries
  * this often, so a lost release message cannot hang a waiter. */
 #define RL_NO_TTL_RETRY_MS 1000
@@ -33,17 +31,20 @@ struct wait {
 	int64_t ttl_ms;
 	const struct rl_meta *meta;
 	const struct rl_fair *fair;
+	struct rl_fair plainq;	/* a plain waiter's queue (queue_behind_java) */
+	int room;		/* a plain or --limit waiter: in the room */
 	rl_wait_cb cb;
 	void *cbarg;
 	struct rl_attempt *a;
 	char *subcmd[2];	/* SUBSCRIBE channel, and SSUBSCRIBE where
 				 * channels are sharded, formatted */
 	size_t subcmdlen[2];
-	char *headcmd[2];	/* fair: the same for the lock's channel,
-				 * which the head of the queue listens to
-				 * as well (a plain holder's release) */
+	char *headcmd[2];	/* the same for the name's channel, which
+				 * the head of a fair queue and the room's
+				 * listener listen to as well (a plain
+				 * holder's release, Redisson's) */
 	size_t headcmdlen[2];
-	int head;		/* fair: the caller is the head */
+	int head;		/* the caller is the head, or the listener */
 	int headsub[RL_MAX_NODES];	/* master i was sent headcmd */
 	char doing[2][256];	/* "SUBSCRIBE to channel", for messages */
 	int kind[RL_MAX_NODES];	/* which one master i was sent */
@@ -138,7 +139,8 @@ sub_failed(struct wait *w, size_t j, int64_t now)
 /* A fair waiter at the head of the queue listens to the lock's channel
  * too, where a release that wakes no fair waiter (a Redisson RLock's)
  * publishes; those behind it need not: only the head may take the lock.
- * Its confirmation counts as a message: one attempt more. */
+ * So does the listener of the room, for all of its waiters. The
+ * confirmation counts as a message: one attempt more. */
 static int
 listen_as_head(struct wait *w, size_t j)
 {
@@ -399,31 +401,67 @@ pause_wait(struct wait *w, int64_t retry, enum rl_err *e)
 	}
 }
 
+/* A plain waiter behind a holder that is not redlock's (a Java service)
+ * queues too, since Redisson's fair lock wakes only the head of its queue
+ * and never publishes on the lock's channel; it still takes a free lock
+ * as a plain lock does. Only the room's listener does, which listens to
+ * the lock's channel as well, so that one waiter retries on each release
+ * of Redisson's. One master only, as fair locks. 1 when it is to queue. */
+static int
+queue_behind_java(struct wait *w)
+{
+	const struct rl_attempt *a = w->a;
+
+	if (w->fair != NULL || !w->head || a->owner == NULL ||
+	    a->host != NULL || !rl_one_master(w->c) ||
+	    w->c->kind != RL_EXCLUSIVE)
+		return 0;
+	w->plainq.waiter_timeout_ms = w->c->waiter_ms;
+	w->plainq.want_position = 0;
+	w->plainq.plain = 1;
+	w->fair = &w->plainq;
+	return 1;
+}
+
+/* What an attempt told a waiter: the head of a fair queue, or the
+ * listener of the room, listens to the name's channel as well. */
+static enum rl_err
+after_attempt(struct wait *w)
+{
+	size_t j;
+
+	if (w->head || ((w->fair == NULL || w->a->ahead != 0) &&
+	    (!w->room || !w->a->listen)))
+		return RL_OK;
+	w->head = 1;
+	for (j = 0; j < w->c->n; j++)
+		if (listen_as_head(w, j) < 0)
+			return rl_seterr(w->c, RL_ENOMEM, "out of memory");
+	return RL_OK;
+}
+
 /* One attempt while waiting; when it could not reach the masters, RL_OK
  * with w->try_failed set. */
 static enum rl_err
 attempt(struct wait *w)
 {
 	enum rl_err e;
-	size_t j;
 
 	/* Connecting and answering take at most the time left. */
 	w->c->until_ms = w->deadline;
 	e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
-	    w->fair, w->fair != NULL ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
+	    w->fair, w->fair != NULL || w->room ? RL_JOIN_AGAIN : RL_JOIN_YES,
+	    w->a);
+	if (e == RL_OK && !w->a->acquired && (e = after_attempt(w)) == RL_OK &&
+	    queue_behind_java(w))
+		e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
+		    w->fair, RL_JOIN_YES, w->a);
 	w->c->until_ms = -1;
 	w->try_failed = e == RL_ECONNECT;
 	if (w->try_failed)
 		e = RL_OK;
 	else
 		w->try_backoff = 0;
-	if (w->fair != NULL && w->a->ahead == 0 && !w->head) {
-		w->head = 1;
-		for (j = 0; j < w->c->n; j++)
-			if (listen_as_head(w, j) < 0)
-				return rl_seterr(w->c, RL_ENOMEM,
-				    "out of memory");
-	}
 	note_lost(w);
 	return e;
 }
@@ -440,6 +478,11 @@ next_retry(struct wait *w)
 	retry = now + (a->pttl >= 0 ? a->pttl + 1 : RL_NO_TTL_RETRY_MS);
 	if (w->fair != NULL && now + heartbeat_ms(w->fair) < retry)
 		retry = now + heartbeat_ms(w->fair);
+	/* A waiter of the room refreshes its place: the listener every
+	 * third of the waiter timeout, the others every waiter timeout. */
+	if (w->room && now + (w->head ? w->c->waiter_ms / 3 :
+	    w->c->waiter_ms) < retry)
+		retry = now + (w->head ? w->c->waiter_ms / 3 : w->c->waiter_ms);
 	/* A waiting writer refreshes its announcement. */
 	if (w->c->kind == RL_WRITE && now + RL_WRITER_TIMEOUT_MS / 3 < retry)
 		retry = now + RL_WRITER_TIMEOUT_MS / 3;
@@ -466,51 +509,52 @@ wait_loop(struct wait *w)
 	}
 }
 
-/* SUBSCRIBE and SSUBSCRIBE to the channel of the client's kind of lock,
- * or a fair waiter's own. A fair waiter at the head, and every waiter of a
- * read-write lock, listens to the lock's channel as well (headcmd): there
- * Redisson's RLock and redlock's exclusive releases publish. */
+/* The commands that subscribe to CH, SUBSCRIBE and SSUBSCRIBE, into CMD
+ * and LEN. -1 when out of memory. */
 static int
-subscribe_cmd(struct wait *w, int fair)
+format_sub(const char *ch, char *cmd[2], size_t len[2])
 {
-	static const char *cmd[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
-	char *lockch = rl_key(RL_PREFIX_CHANNEL, w->name), *ch;
-	int rw = w->c->kind == RL_SHARED || w->c->kind == RL_WRITE;
-	const char *argv[2];
-	size_t n, i;
-	int len = 0;
+	static const char *verb[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
+	const char *argv[2] = { NULL, ch };
+	size_t i;
+	int n = 0;
 
-	ch = fair ? NULL : rl_kind_channel(w->c, w->name);
-	if (lockch != NULL && fair) {
-		n = strlen(lockch) + strlen(w->owner) + 2;
-		if ((ch = malloc(n)) != NULL)
-			snprintf(ch, n, "%s:%s", lockch, w->owner);
+	for (i = 0; i < 2 && n >= 0; i++) {
+		argv[0] = verb[i];
+		n = redisFormatCommandArgv(&cmd[i], 2, argv, NULL);
+		len[i] = n < 0 ? 0 : (size_t)n;
 	}
-	if (lockch != NULL && (fair || rw)) {
-		argv[1] = lockch;
-		for (i = 0; i < 2 && len >= 0; i++) {
-			argv[0] = cmd[i];
-			len = redisFormatCommandArgv(&w->headcmd[i], 2, argv,
-			    NULL);
-			w->headcmdlen[i] = len < 0 ? 0 : (size_t)len;
-		}
-	}
-	free(lockch);
-	if (ch == NULL || len < 0) {
-		free(ch);
-		return -1;
-	}
-	argv[1] = ch;
-	for (i = 0; i < 2 && len >= 0; i++) {
-		argv[0] = cmd[i];
-		snprintf(w->doing[i], sizeof(w->doing[i]), "%s to %s", cmd[i],
+	return n < 0 ? -1 : 0;
+}
+
+/* What a waiter subscribes to: a waiter of a read-write lock to the
+ * read-write lock's channel, and the lock's as well (headcmd: there
+ * Redisson's RLock and redlock's exclusive releases publish); a fair
+ * waiter, or one of the room, to its own, and at the head of the queue or
+ * as the room's listener to the name's channel as well. */
+static int
+subscribe_cmd(struct wait *w)
+{
+	int rw = w->c->kind == RL_SHARED || w->c->kind == RL_WRITE;
+	char *ch, *head;
+	int r = -1;
+
+	ch = rw ? rl_kind_channel(w->c, w->name) :
+	    rl_kind_waiter_channel(w->c, w->name, w->owner);
+	head = rw ? rl_key(RL_PREFIX_CHANNEL, w->name) :
+	    rl_kind_channel(w->c, w->name);
+	if (ch != NULL && head != NULL) {
+		snprintf(w->doing[0], sizeof(w->doing[0]), "SUBSCRIBE to %s",
 		    ch);
-		len = redisFormatCommandArgv(&w->subcmd[i], 2, argv, NULL);
-		w->subcmdlen[i] = len < 0 ? 0 : (size_t)len;
+		snprintf(w->doing[1], sizeof(w->doing[1]), "SSUBSCRIBE to %s",
+		    ch);
+		r = format_sub(ch, w->subcmd, w->subcmdlen) < 0 ||
+		    format_sub(head, w->headcmd, w->headcmdlen) < 0 ? -1 : 0;
 	}
 	free(ch);
+	free(head);
 	w->head = w->head || rw;
-	return len < 0 ? -1 : 0;
+	return r;
 }
 
 /* Leave the fair queue on every way out (also when the wait failed: the
@@ -533,45 +577,42 @@ leave_queue(rl_client *c, const char *name, const char *owner,
 	memcpy(c->errstr, keep, sizeof(keep));
 }
 
-/* A writer that stops waiting without the lock withdraws its
- * announcement, so that readers held back by it come in. */
+/* A last call on the way out (CALL built, RL_OK), on every master,
+ * keeping the first error's message and the last attempt's replies. */
 static void
-unannounce(rl_client *c, const char *name, const char *owner)
+last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 {
 	char keep[sizeof(c->errstr)];
 	struct rl_round_opts o = rl_opts_pub(c);
 	redisReply *saved[RL_MAX_NODES];
-	struct rl_call call;
 
-	if (rl_call_unannounce(c, name, owner, &call) != RL_OK)
+	if (made != RL_OK)
 		return;
 	memcpy(keep, c->errstr, sizeof(keep));
 	rl_replies_save(c, saved);
-	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
+	rl_run(c, &o, call->s, call->nkeys, call->keys, call->nargs,
+	    call->args);
 	rl_replies_restore(c, saved);
 	memcpy(c->errstr, keep, sizeof(keep));
-	rl_call_free(&call);
+	rl_call_free(call);
 }
 
-/* A plain waiter behind a holder that is not redlock's (a Java service)
- * queues too, since Redisson's fair lock wakes only the head of its queue
- * and never publishes on the lock's channel; it still takes a free lock
- * as a plain lock does, and listens to the lock's channel as well. One
- * master only, as fair locks. 1 when it is to queue. */
-static int
-queue_behind_java(struct wait *w, struct rl_fair *plainq)
+/* Stop waiting without the lock: leave the fair queue, or the room (the
+ * listener hands its role on), and a writer withdraws its announcement,
+ * so that readers held back by it come in. */
+static void
+give_up(struct wait *w)
 {
-	const struct rl_attempt *a = w->a;
+	struct rl_call call;
 
-	if (w->fair != NULL || a->owner == NULL || a->host != NULL ||
-	    !rl_one_master(w->c) || w->c->kind != RL_EXCLUSIVE)
-		return 0;
-	plainq->waiter_timeout_ms = RL_PLAIN_QUEUE_TIMEOUT_MS;
-	plainq->want_position = 0;
-	plainq->plain = 1;
-	w->fair = plainq;
-	w->head = 1;
-	return 1;
+	if (w->fair != NULL)
+		leave_queue(w->c, w->name, w->owner, w->a);
+	if (w->room)
+		last_call(w->c, rl_call_room_leave(w->c, w->name, w->owner,
+		    &call), &call);
+	if (w->c->kind == RL_WRITE)
+		last_call(w->c, rl_call_unannounce(w->c, w->name, w->owner,
+		    &call), &call);
 }
 
 enum rl_err
@@ -582,7 +623,6 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	struct wait w = { .c = c, .name = name, .owner = owner,
 	    .ttl_ms = ttl_ms, .meta = meta, .fair = fair, .cb = cb,
 	    .cbarg = cbarg, .a = a, .deadline = -1 };
-	struct rl_fair plainq;
 	enum rl_err e;
 	size_t j;
 
@@ -592,12 +632,15 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
-	if (queue_behind_java(&w, &plainq) && ((e = rl_try_acquire(c, name,
-	    owner, ttl_ms, meta, w.fair, RL_JOIN_YES, a)) != RL_OK ||
-	    a->acquired))
+	w.room = fair == NULL && (c->kind == RL_EXCLUSIVE ||
+	    c->kind == RL_PERMIT);
+	if ((e = after_attempt(&w)) != RL_OK)
+		return e;
+	if (queue_behind_java(&w) && ((e = rl_try_acquire(c, name, owner,
+	    ttl_ms, meta, w.fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
 		return e;
 	w.sub_at = rl_now_ms();
-	if (subscribe_cmd(&w, w.fair != NULL) < 0)
+	if (subscribe_cmd(&w) < 0)
 		e = rl_seterr(c, RL_ENOMEM, "out of memory");
 	else
 		e = wait_loop(&w);
@@ -607,9 +650,7 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	}
 	for (j = 0; j < c->n; j++)
 		rl_conn_close(&c->nodes[j].sub);
-	if (w.fair != NULL && !a->acquired)
-		leave_queue(c, name, owner, a);
-	if (c->kind == RL_WRITE && !a->acquired)
-		unannounce(c, name, owner);
+	if (!a->acquired)
+		give_up(&w);
 	return e;
 }

@@ -7,17 +7,20 @@
 -- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
 -- KEYS[5]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
---          (KEYS[4..6] only with ARGV[7] "fair" or "queue": a plain call
---          passes three keys)
+-- KEYS[7]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
+-- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
+--                                          listens to the lock's channel
+--          (KEYS[4..6] with ARGV[7] "fair" or "queue", KEYS[7..8] with a
+--          plain waiter's call: one that does not wait passes three keys)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
 -- ARGV[3..6] host, pid, user, command of the caller
 -- ARGV[7]  "fair", "" for a plain lock, or "queue": a plain lock whose
 --          waiter queues as a fair one does
--- ARGV[8]  fair: waiter timeout in ms (a deadline this far ahead)
--- ARGV[9]  fair: flags; "j": join the queue when busy, "r": the caller had
---          joined before, "p": report the caller's position (LPOS, O(n),
---          for the waiting line on a terminal only)
+-- ARGV[8]  waiter timeout in ms (a deadline this far ahead)
+-- ARGV[9]  flags; "j": join the queue (the room) when busy, "r": the
+--          caller had joined before, "p": report the caller's position
+--          (LPOS, O(n), for the waiting line on a terminal only)
 -- ARGV[10] redisson_lock__channel:{NAME}, the channel a release publishes on
 -- ARGV[11] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
@@ -28,13 +31,15 @@
 --                                      nobody), nil when it may or when the
 --                                      server cannot tell
 --         {0, pttl, owner, host, pid, user, cmd, held_ms,
---          position, queued, head_wait_ms, rejoined, ahead}
+--          position, queued, head_wait_ms, rejoined, ahead, listen}
 --                                      not acquired; pttl nil when the lock
 --                                      is free (a fair queue is ahead);
 --                                      head_wait_ms: when a free lock's head
 --                                      waiter is due to be evicted; ahead:
 --                                      fair waiters ahead of the caller;
---                                      unknown fields are nil
+--                                      listen: 1 when the caller is the
+--                                      room's listener; unknown fields are
+--                                      nil
 --         {-1, key, type}              KEY is not of the type a lock needs,
 --                                      or a fencing counter that cannot
 --                                      grow; nothing was changed
@@ -48,6 +53,10 @@ local fair = ARGV[7] == 'fair'
 -- fair lock wakes only the head of the queue), taking a free lock as a
 -- plain lock does.
 local queue = fair or ARGV[7] == 'queue'
+-- A plain waiter waits in the room (a queued one too): a release wakes
+-- one of them.
+local room = not fair and KEYS[8] ~= nil
+local flags = ARGV[9] or ''
 -- A queued call checks every key first (dropping dead waiters writes).
 -- A plain one checks each key where a command would fail on it, before
 -- anything is written: NAME by the HEXISTS below, the holder records here,
@@ -103,6 +112,7 @@ if free and (not head or head == ARGV[2]) then
     redis.call('LREM', KEYS[4], 1, ARGV[2])	-- O(place in the queue)
     redis.call('HDEL', KEYS[6], ARGV[2])
   end
+  if room then rl_room_leave(KEYS[7], KEYS[8], ARGV[2], ARGV[10], '0') end
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
 end
 
@@ -116,7 +126,6 @@ else
 end
 local position, queued, head_wait, rejoined, ahead = false, false, false, 0, false
 if queue then
-  local flags = ARGV[9] or ''
   local deadline = now_ms + tonumber(ARGV[8])
   local queued_before = redis.call('ZSCORE', KEYS[5], ARGV[2])
   local w = redis.call('HGET', KEYS[6], ARGV[2])
@@ -164,6 +173,10 @@ if queue then
     if dropped > 0 then rl_publish(ARGV[10] .. ':' .. head, '0') end
   end
 end
+local listen = false
+if room and string.find(flags, 'j', 1, true) then
+  listen = rl_room_join(KEYS[7], KEYS[8], ARGV[2], now_ms, tonumber(ARGV[8]))
+end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,
         d.user or false, d.cmd or false, held, position, queued,
-        head_wait, rejoined, ahead}
+        head_wait, rejoined, ahead, listen}

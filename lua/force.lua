@@ -5,6 +5,9 @@
 -- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
 -- KEYS[5]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
+-- KEYS[7]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
+-- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
+--                                          listens to the lock's channel
 -- ARGV[1]  message published ("0")
 -- ARGV[2]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {1, nopub}       a lock was deleted; nopub as in release
@@ -19,6 +22,9 @@ redis.call('DEL', KEYS[1])
 if owner then redis.call('HDEL', KEYS[3], owner) end
 local nopub = false
 if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[1]) then
+  nopub = KEYS[2]
+end
+if not rl_room_wake(KEYS[7], KEYS[8], KEYS[2], ARGV[1]) then
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[1]) then nopub = KEYS[2] end

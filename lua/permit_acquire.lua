@@ -8,27 +8,38 @@
 -- KEYS[4]  redisson_lock_token:{NAME}     string: fencing counter
 -- KEYS[5]  redisson_sc:{NAME}             channel: permits free, after a
 --                                          change that frees some
+-- KEYS[6]  redlock_room:{NAME}            zset: waiter (permit id) ->
+--                                          deadline (ms)
+-- KEYS[7]  redlock_listener:{NAME}        string: the waiter that listens
+--                                          to the semaphore's channel
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  permit id (the owner's, 32 hex digits, as Redisson shows ids)
 -- ARGV[3]  LIMIT: how many permits NAME has
 -- ARGV[4..7] host, pid, user, command of the caller
--- ARGV[8]  PUBLISH or SPUBLISH
+-- ARGV[8]  waiter timeout in ms: how long a waiter stays in the room
+-- ARGV[9]  flags; "j": join the room when none is free
+-- ARGV[10] PUBLISH or SPUBLISH
 -- The first caller sets the number of permits (as trySetPermits does);
 -- one that names another number is refused, and nothing is changed.
 -- Expiries are on the server's clock; expired permits are given back
 -- first (as Redisson's calls do, by their clients' clocks). The replies
--- have the shapes of acquire's:
+-- have the shapes of acquire's. A waiter that takes a permit leaves the
+-- room, and wakes another waiter there when permits are still free.
 -- Returns {1, fence, holds, nopub}     acquired; holds > 1: OWNER held a
 --                                      permit already (re-entered, lease
 --                                      lengthened); nopub: the channel this
 --                                      user may not publish on, else nil
---         {0, wait_ms, id, host, pid, user, cmd, held_ms, nil, taken}
+--         {0, wait_ms, id, host, pid, user, cmd, held_ms, nil, taken,
+--          nil, nil, nil, listen}
 --                                      none free; the first permit to
 --                                      expire does so in wait_ms (nil: none
---                                      expires), id and the rest are its
+--                                      expires), id and the rest are its;
+--                                      listen: 1 when the caller is the
+--                                      room's listener
 --         {-2, permits}                NAME has that many permits, not LIMIT
 --         {-1, key, type}              KEY is not of the type needed
-rl_pubcmd = ARGV[8] or rl_pubcmd
+rl_pubcmd = ARGV[10] or rl_pubcmd
+local room = KEYS[7] ~= nil
 local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
 if bad then return bad end
 bad = rl_counter_bad(KEYS[4])
@@ -64,17 +75,29 @@ if mine then
           nopub}
 end
 if free < 1 then
+  local listen = false
+  if room and string.find(ARGV[9] or '', 'j', 1, true) then
+    listen = rl_room_join(KEYS[6], KEYS[7], ARGV[2], now_ms, tonumber(ARGV[8]))
+  end
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-  if not first[1] then return {0, false} end
+  if not first[1] then
+    return {0, false, false, false, false, false, false, false, false,
+            false, false, false, false, listen}
+  end
   local d = rl_decode(redis.call('HGET', KEYS[3], first[1]))
   local since = tonumber(d.since_ms)
   return {0, tonumber(first[2]) - now_ms, first[1], d.host or false,
           tonumber(d.pid) or false, d.user or false, d.cmd or false,
-          since and (now_ms - since) or false, false, taken - #gone}
+          since and (now_ms - since) or false, false, taken - #gone,
+          false, false, false, listen}
 end
 local fence = rl_next_fence(KEYS[4], now_us)
-redis.call('DECR', KEYS[1])
+free = redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[2],
            rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence))
+if room and not rl_room_leave(KEYS[6], KEYS[7], ARGV[2], KEYS[5],
+                              tostring(free)) and free > 0 then
+  rl_room_wake(KEYS[6], KEYS[7], KEYS[5], tostring(free))
+end
 return {1, fence, 1, nopub}

@@ -1,10 +1,15 @@
 -- permit_release: give back one hold of OWNER's permit of NAME; the last
 -- gives the permit back and wakes the waiters with the count of permits
--- free (Redisson's message on the semaphore's channel).
+-- free (Redisson's message on the semaphore's channel, which the room's
+-- listener hears too), and one waiter of the room on its own channel.
 -- KEYS[1]  NAME                           string: permits free
 -- KEYS[2]  {NAME}:timeout                 zset: permit id -> expiry (ms)
 -- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata
 -- KEYS[4]  redisson_sc:{NAME}             channel: permits free
+-- KEYS[5]  redlock_room:{NAME}            zset: waiter (permit id) ->
+--                                          deadline (ms)
+-- KEYS[6]  redlock_listener:{NAME}        string: the waiter that listens
+--                                          to the semaphore's channel
 -- ARGV[1]  permit id
 -- ARGV[2]  PUBLISH or SPUBLISH
 -- The replies have the shapes of release's:
@@ -32,5 +37,8 @@ end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 free = redis.call('INCR', KEYS[1])
-if not rl_publish(KEYS[4], tostring(free)) then return {2, KEYS[4]} end
+local ok = rl_room_wake(KEYS[5], KEYS[6], KEYS[4], tostring(free))
+if not rl_publish(KEYS[4], tostring(free)) or not ok then
+  return {2, KEYS[4]}
+end
 return {2, false}

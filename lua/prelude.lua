@@ -252,3 +252,67 @@ local function rl_wake_head(queue, timeout, waiters, channel, now_ms, msg)
   end
   return true
 end
+
+-- The waiting room of a plain lock or a semaphore: ROOM, a zset of
+-- waiter -> deadline (ms, server clock), each woken on CHANNEL:WAITER;
+-- and LISTENER, a string naming the one waiter of them that listens to
+-- CHANNEL itself, where Redisson's releases publish. A release wakes one
+-- waiter, not every one; waiters are not ordered (that is --fair).
+
+-- Wake one waiter of ROOM on CHANNEL:WAITER with MSG: the one heard from
+-- last, and the listener only when no other is there (it hears CHANNEL).
+-- One that nobody hears (killed, or not subscribed yet: it tries again
+-- once it is) is taken out and the next one woken, a few at most. No
+-- room: one call. False when the server refused the PUBLISH.
+local function rl_room_wake(room, listener, channel, msg)
+  if not room or redis.call('EXISTS', room) == 0 then return true end
+  local _, now_ms = rl_time()
+  if type(redis.pcall('ZREMRANGEBYSCORE', room, '-inf', now_ms)) == 'table'
+  then return true end	-- not a zset: no room of ours
+  local l = redis.pcall('GET', listener)
+  if type(l) ~= 'string' then
+    l = false
+  elseif not redis.call('ZSCORE', room, l) then
+    redis.call('DEL', listener)	-- it left or went silent: free the role
+    l = false
+  end
+  for _ = 1, 3 do
+    local top = redis.call('ZREVRANGE', room, 0, 1)
+    local w = top[1] == l and top[2] or top[1]
+    if not w then return true end
+    local r = redis.pcall(rl_pubcmd, channel .. ':' .. w, msg)
+    if type(r) == 'table' and r.err then return false end
+    if r ~= 0 then return true end
+    redis.call('ZREM', room, w)
+  end
+  return true
+end
+
+-- WAITER joins ROOM, or stays in it, until NOW_MS + MS when it is the
+-- listener (it refreshes every MS/3) and 3 * MS otherwise (every MS); it
+-- becomes the listener when no waiter in the room is. 1 when it is the
+-- listener, else false. Keys of another type are not written: then, as
+-- when the server refuses the write (out of memory), it listens.
+local function rl_room_join(room, listener, waiter, now_ms, ms)
+  local l = redis.pcall('GET', listener)
+  if type(l) == 'table' then return 1 end
+  local listen = l == waiter or not l or
+      type(redis.pcall('ZSCORE', room, l)) ~= 'string'
+  local r = redis.pcall('ZADD', room, now_ms + (listen and ms or 3 * ms),
+                        waiter)
+  if type(r) == 'table' then return 1 end
+  rl_lengthen(room, 3 * ms)
+  if listen then redis.pcall('SET', listener, waiter, 'PX', ms) end
+  return listen and 1 or false
+end
+
+-- WAITER leaves ROOM (it acquired, or stopped waiting); a listener that
+-- leaves gives up the role and wakes another waiter, which takes it up.
+-- True when a waiter was woken.
+local function rl_room_leave(room, listener, waiter, channel, msg)
+  redis.pcall('ZREM', room, waiter)
+  if redis.pcall('GET', listener) ~= waiter then return false end
+  redis.call('DEL', listener)
+  rl_room_wake(room, listener, channel, msg)
+  return true
+end

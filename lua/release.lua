@@ -1,12 +1,16 @@
 -- release: give back one hold of lock NAME by OWNER; the last one frees it
--- and wakes the waiters: "0" on the lock's channel, and the head of the
--- fair queue on its own channel (Redisson's RLock and RFairLock).
+-- and wakes the waiters: "0" on the lock's channel (Redisson's RLock
+-- waiters, and the room's listener), the head of the fair queue on its own
+-- channel (RFairLock), and one plain waiter of the room on its own.
 -- KEYS[1]  NAME                           hash: owner -> hold count
 -- KEYS[2]  redisson_lock__channel:{NAME}  channel; CHANNEL:OWNER wakes a fair waiter
 -- KEYS[3]  redlock_holder:{NAME}          hash: owner -> JSON metadata
 -- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
 -- KEYS[5]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
+-- KEYS[7]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
+-- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
+--                                          listens to the lock's channel
 -- ARGV[1]  owner token
 -- ARGV[2]  message published on release ("0")
 -- ARGV[3]  PUBLISH or SPUBLISH: the command that wakes waiters
@@ -35,6 +39,9 @@ end
 redis.call('DEL', KEYS[1])
 local nopub = false
 if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[2]) then
+  nopub = KEYS[2]
+end
+if not rl_room_wake(KEYS[7], KEYS[8], KEYS[2], ARGV[2]) then
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[2]) then nopub = KEYS[2] end

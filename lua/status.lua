@@ -10,6 +10,9 @@
 --                                         a permit-expirable semaphore
 -- KEYS[7]  {NAME}                         only named: a read hold's lease
 --                                         is {NAME}:OWNER:rwlock_timeout:N
+-- KEYS[8]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
+-- KEYS[9]  redlock_listener:{NAME}        string: the room's listener
+-- waiting: the fair waiters and the waiters of the room.
 -- Returns {0, waiting}                  free
 --         {1, waiting, pttl, owner, holds, host, pid, user, cmd, since_ms,
 --          fence, held_ms, mode, readers}
@@ -137,6 +140,18 @@ for i = 1, 5 do
   if bad then return bad end
 end
 local waiting = redis.call('LLEN', KEYS[3])
+-- The room's waiters past their deadlines are gone; its listener, which
+-- queues too behind a Java holder, counts once.
+if KEYS[8] and redis.call('TYPE', KEYS[8]).ok == 'zset' then
+  local _, now_ms = rl_time()
+  waiting = waiting + redis.call('ZCOUNT', KEYS[8], now_ms, '+inf')
+  local l = redis.pcall('GET', KEYS[9])
+  if type(l) == 'string' and redis.call('ZSCORE', KEYS[8], l) and
+      redis.call('TYPE', KEYS[4]).ok == 'zset' and
+      redis.call('ZSCORE', KEYS[4], l) then
+    waiting = waiting - 1
+  end
+end
 local mode = redis.call('HGET', KEYS[1], 'mode')
 if mode == 'read' or mode == 'write' then return rwlock(waiting, mode) end
 local owner = redis.call('HKEYS', KEYS[1])[1]

@@ -110,16 +110,17 @@ setup() {
 	done
 }
 
-@test "--waiter-timeout without --fair is a usage error" {
-	run -64 --separate-stderr "$RL" lock --waiter-timeout 1s x
-	assert_equal "$stderr" "redlock: --waiter-timeout goes with --fair; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
-	run -64 --separate-stderr "$RL" lock -n --waiter-timeout 10s x
-	assert_equal "$stderr" "redlock: --waiter-timeout goes with --fair; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
-	run -64 --separate-stderr "$RL" exec --waiter-timeout 1s x -- true
-	assert_equal "$stderr" "redlock: --waiter-timeout goes with --fair; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
-	# With --fair, before or after it (then the server is unreachable).
+@test "--waiter-timeout with --shared or --write is a usage error; plain, --fair and --limit take it" {
+	run -64 --separate-stderr "$RL" lock -s --waiter-timeout 1s x
+	assert_equal "$stderr" "redlock: --waiter-timeout and --shared do not go together: shared and write waiters have no room; drop --waiter-timeout; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr "$RL" exec --waiter-timeout 10s --write x -- true
+	assert_equal "$stderr" "redlock: --waiter-timeout and --write do not go together: shared and write waiters have no room; drop --waiter-timeout; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
+	# Accepted (then the server is unreachable), before or after the kind.
+	run -69 "$RL" lock --waiter-timeout 1s x
+	run -69 "$RL" exec --waiter-timeout 1s x -- true
 	run -69 "$RL" lock --fair --waiter-timeout 1s x
 	run -69 "$RL" lock --waiter-timeout 1s --fair x
+	run -69 "$RL" lock --waiter-timeout 1s --limit 2 x
 }
 
 @test "--help and --version print to stdout and exit 0" {

@@ -19,13 +19,15 @@ LUA=$BATS_TEST_DIRNAME/../../lua
 script() { cat "$LUA/prelude.lua" "$LUA/$1.lua"; }
 # take ID [LIMIT] [LEASE]: permit_acquire of s for ID.
 take() {
-	rcli eval "$(script permit_acquire)" 5 s '{s}:timeout' \
+	rcli eval "$(script permit_acquire)" 7 s '{s}:timeout' \
 	    'redlock_holder:{s}' 'redisson_lock_token:{s}' 'redisson_sc:{s}' \
-	    "${3:-30000}" "$1" "${2:-3}" host 42 user cmd PUBLISH
+	    'redlock_room:{s}' 'redlock_listener:{s}' \
+	    "${3:-30000}" "$1" "${2:-3}" host 42 user cmd 5000 '' PUBLISH
 }
 give() {
-	rcli eval "$(script permit_release)" 4 s '{s}:timeout' \
-	    'redlock_holder:{s}' 'redisson_sc:{s}' "$1" PUBLISH
+	rcli eval "$(script permit_release)" 6 s '{s}:timeout' \
+	    'redlock_holder:{s}' 'redisson_sc:{s}' 'redlock_room:{s}' \
+	    'redlock_listener:{s}' "$1" PUBLISH
 }
 renew() { rcli eval "$(script permit_renew)" 1 '{s}:timeout' "$2" "$1"; }
 id() { printf '%032x' "$1"; }

@@ -54,9 +54,11 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	refute_output ran
 	# The waiting line (not a terminal), then the refusal.
 	[[ ${stderr_lines[0]} == "redlock: waiting for x: held by "* ]]
-	[[ ${stderr_lines[1]} == "redlock: redis://alice@127.0.0.1:$R_PORT refused SUBSCRIBE to redisson_lock__channel:{x} for user alice (NOPERM"*"a waiter needs it to be woken; $ALICE_RULE" ]]
+	[[ ${stderr_lines[1]} == "redlock: redis://alice@127.0.0.1:$R_PORT refused SUBSCRIBE to redisson_lock__channel:{x}:"*" for user alice (NOPERM"*"a waiter needs it to be woken; $ALICE_RULE" ]]
 	[ "${#stderr_lines[@]}" = 2 ]
 	[ "$(rcli hget x "$tok")" = 1 ]
+	# It left the waiting room, and gave up the listener's role.
+	[ "$(rcli exists 'redlock_room:{x}' 'redlock_listener:{x}')" = 0 ]
 }
 
 @test "ACL without channels: a fair waiter that cannot subscribe leaves the queue, and the next one is served" {

@@ -552,6 +552,11 @@ fair=$(printf '%s\n%s\n%s\n' \
     "| --- | --- | --- | --- | --- |" \
     "$("$here/fair.sh" "$rl" "$port")")
 echo "$fair"
+drain=$(printf '%s\n%s\n%s\n' \
+    "| waiters | plain: script calls | server time | wall | \`--fair\`: script calls | server time | wall |" \
+    "| --- | --- | --- | --- | --- | --- | --- |" \
+    "$("$here/drain.sh" "$rl" "$port")")
+echo "$drain"
 wake=$(printf '%s\n%s\n%s\n' \
     "| holder released \\ waiter | redlock | redlock \`--fair\` | Redisson \`RLock\` | Redisson \`RFairLock\` |" \
     "| --- | --- | --- | --- | --- |" \
@@ -632,6 +637,16 @@ echo "$wake"
 	echo 'of `lock --fair -n` with N queued: the script every heartbeat runs.'
 	echo
 	echo "$fair"
+	echo
+	echo 'Draining a crowd (test/bench/drain.sh): N `exec -w` waiters, plain'
+	echo 'or `--fair`, behind a held lock, then one release; each takes the'
+	echo "lock in turn and runs true. Script calls (EVALSHA and EVAL) and the"
+	echo "server's time in them from INFO commandstats, from the release to"
+	echo "the last waiter's end. A release wakes one plain waiter of the"
+	echo "room (and the room's listener), not all of them: waking them all"
+	echo "cost about N squared over 2 calls (20,301 for 200 waiters)."
+	echo
+	echo "$drain"
 	echo
 	echo "Wake-ups across kinds (test/bench/wake.sh): a holder of each kind takes"
 	echo "a name with a 30 s lease, a waiter of each kind waits on it, and"

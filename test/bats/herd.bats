@@ -1,0 +1,263 @@
+#!/usr/bin/env bats
+# No thundering herd: plain and --limit waiters wait in the room of their
+# name, and a release wakes one of them (and the room's listener, which
+# hears the name's channel), not every one; a woken waiter that died or
+# stopped passes its wake-up on; Redisson's releases still wake a redlock
+# waiter at once, and only one.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+	bg=()
+}
+teardown() {
+	local p
+	for p in "${bg[@]}"; do kill -CONT "$p" 2>/dev/null || :; done
+	stop_bg
+}
+
+RSN=$BATS_TEST_DIRNAME/redisson.py
+ROOM='redlock_room:{x}'
+LISTENER='redlock_listener:{x}'
+
+# Clients subscribed to something: one per waiting redlock.
+subs() { rcli client list | grep -c -E ' (s?sub)=[1-9]'; }
+# The script calls since CONFIG RESETSTAT: EVALSHA, and EVAL after NOSCRIPT.
+calls() {
+	rcli info commandstats |
+	    sed -n 's/^cmdstat_eval\(sha\)\{0,1\}:calls=\([0-9]*\),.*/\2/p' |
+	    awk '{ n += $1 } END { print n + 0 }'
+}
+in_room() { [ "$(rcli zcard "$ROOM")" = "$1" ]; }
+# redlock in place of the calling shell: "rlx ... &" leaves its pid in $!.
+rlx() { exec "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
+# The pid in a redlock owner token UUID:PID.
+pid_of_token() { echo "${1##*:}"; }
+
+# drain N OPTS...: N `exec -w` waiters with OPTS behind NAME d's holders
+# (one, or N of --limit N), all of them waiting; then the holders are
+# released, and the script calls until the last waiter is done printed.
+drain() {
+	local n=$1 holders=1 i t pids=() toks=()
+	shift
+	[ "${1-}" != --limit ] || holders=$2
+	rcli flushall >/dev/null
+	for i in $(seq 1 "$holders"); do
+		toks+=("$(rl lock -t 300s "$@" d)")
+	done
+	for i in $(seq 1 "$n"); do
+		rlx exec -q -w 300s "$@" d -- true 3>&- &
+		pids+=($!)
+	done
+	bg+=("${pids[@]}")
+	wait_for 240 eval '[ "$(subs)" -ge "$n" ]'
+	# Each waiter tries once more when its subscription is confirmed.
+	sleep 1
+	rcli config resetstat >/dev/null
+	t0=$(now_ms)
+	for t in "${toks[@]}"; do rl unlock --owner "$t" d; done
+	for i in "${pids[@]}"; do wait "$i"; done
+	bg=()
+	echo "$(calls) $(($(now_ms) - t0))"
+}
+
+# per_handoff OPTS...: drain 50 and then 200 waiters; the calls per
+# handoff at 200 are at most twice those at 50.
+per_handoff() {
+	local c50 c200 w50 w200
+	read -r c50 w50 < <(drain 50 "$@")
+	read -r c200 w200 < <(drain 200 "$@")
+	echo "${*:-plain}: 50 waiters $c50 script calls ($((c50 * 100 / 50)) per 100 handoffs) in $w50 ms, 200 waiters $c200 ($((c200 * 100 / 200)) per 100) in $w200 ms" >&3
+	[ "$c50" -gt 0 ]
+	# c200 / 200 <= 2 * c50 / 50
+	[ "$c200" -le $((8 * c50)) ]
+}
+
+@test "draining 50 and 200 plain waiters costs a constant number of script calls per handoff" {
+	per_handoff
+}
+
+@test "draining 50 and 200 --limit 2 waiters costs a constant number of script calls per handoff" {
+	per_handoff --limit 2
+}
+
+# waiters N OPTS...: N `exec -w 60s` waiters of x with OPTS, one after
+# the other in the room; each writes "PID TIME" to $D/got when it holds x,
+# and holds it $HOLD seconds (default 0). Their pids in the array w.
+waiters() {
+	local n=$1 i
+	shift
+	w=()
+	for i in $(seq 1 "$n"); do
+		rlx exec -q -w 60s "$@" x -- \
+		    sh -c 'echo "${REDLOCK_OWNER##*:} $(date +%s%3N)" >>"$0"
+			sleep "$1"' "$D/got" "${HOLD:-0}" 3>&- &
+		w+=($!)
+		bg+=($!)
+		wait_for 10 in_room "$i"
+	done
+}
+
+@test "a woken waiter that stopped (SIGSTOP), with the listener stopped too: the next one acquires within its heartbeat" {
+	tok=$(rl lock -t 60s x)
+	# Waiter timeout 1.5 s: the listener refreshes every 0.5 s, the
+	# others every 1.5 s.
+	waiters 3 --waiter-timeout 1500ms
+	l=$(pid_of_token "$(rcli get "$LISTENER")")
+	# Another one, stopped with the best place: the release wakes it.
+	for p in "${w[@]}"; do [ "$p" = "$l" ] || { s=$p; break; }; done
+	kill -STOP "$l" "$s"
+	stoken=$(rcli zrange "$ROOM" 0 -1 | grep ":$s\$")
+	rcli zadd "$ROOM" XX $(($(server_ms) + 600000)) "$stoken" >/dev/null
+	[ "$(rcli zrevrange "$ROOM" 0 0)" = "$stoken" ]
+	t0=$(now_ms)
+	rl unlock --owner "$tok" x
+	wait_for 10 test -s "$D/got"
+	read -r who t <"$D/got"
+	echo "the live waiter held x $((t - t0)) ms after the release (its heartbeat: 1.5 s, the lease told: 60 s)" >&3
+	[ "$who" != "$l" ] && [ "$who" != "$s" ]
+	[ $((t - t0)) -lt 5000 ]
+	# Let go, the two stopped ones get it in turn.
+	kill -CONT "$l" "$s"
+	for p in "${w[@]}"; do wait "$p"; done
+	bg=()
+	[ "$(wc -l <"$D/got")" = 3 ]
+}
+
+@test "a woken waiter killed (SIGKILL) is passed over by the release: the next one is woken at once" {
+	tok=$(rl lock -t 60s x)
+	# Waiter timeout 10 s: nobody refreshes within the bound below.
+	waiters 3 --waiter-timeout 10s
+	l=$(pid_of_token "$(rcli get "$LISTENER")")
+	for p in "${w[@]}"; do [ "$p" = "$l" ] || { s=$p; break; }; done
+	ktoken=$(rcli zrange "$ROOM" 0 -1 | grep ":$s\$")
+	kill -STOP "$l"
+	kill -9 "$s"
+	# Killed with the best place: the release would wake it first.
+	rcli zadd "$ROOM" XX $(($(server_ms) + 600000)) "$ktoken" >/dev/null
+	t0=$(now_ms)
+	rl unlock --owner "$tok" x
+	wait_for 10 test -s "$D/got"
+	read -r who t <"$D/got"
+	echo "the live waiter held x $((t - t0)) ms after the release (its heartbeat: 10 s)" >&3
+	[ "$who" != "$l" ] && [ "$who" != "$s" ]
+	[ $((t - t0)) -lt 2000 ]
+	[ -z "$(rcli zscore "$ROOM" "$ktoken")" ]
+}
+
+@test "a Redisson RLock release wakes one of 10 redlock waiters at once, and only one tries" {
+	htok="$(cat /proc/sys/kernel/random/uuid):1"
+	python3 "$RSN" --port "$R_PORT" --id "$htok" lock x --lease 60000 \
+	    --keep >/dev/null
+	HOLD=0.5 waiters 10
+	wait_for 10 eval '[ "$(subs)" = 10 ]'
+	sleep 1
+	rcli config resetstat >/dev/null
+	t0=$(now_ms)
+	python3 "$RSN" --port "$R_PORT" --id "$htok" unlock x >/dev/null
+	wait_for 10 test -s "$D/got"
+	read -r who t <"$D/got"
+	n=$(calls)
+	echo "a redlock waiter held x $((t - t0)) ms after Redisson's release began (with the start of its Python client); $n script calls" >&3
+	[ $((t - t0)) -lt 2000 ]
+	# Redisson's release is a script too; then the listener's attempt,
+	# and the listener's role taken up by another waiter (an attempt,
+	# and one more once it listens). Every waiter retrying: 11 or more.
+	[ "$n" -le 5 ]
+	for p in "${w[@]}"; do wait "$p"; done
+	bg=()
+	[ "$(wc -l <"$D/got")" = 10 ]
+}
+
+@test "a Redisson RFairLock release (which wakes only the head of its queue) wakes a redlock waiter at once" {
+	htok="$(cat /proc/sys/kernel/random/uuid):1"
+	python3 "$RSN" --port "$R_PORT" --id "$htok" --fair lock x \
+	    --lease 60000 --keep >/dev/null
+	waiters 5
+	# The listener alone queues behind the Java holder.
+	wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{x}")" = 1 ]'
+	[ "$(rcli lindex "redisson_lock_queue:{x}" 0)" = "$(rcli get "$LISTENER")" ]
+	t0=$(now_ms)
+	python3 "$RSN" --port "$R_PORT" --id "$htok" --fair unlock x >/dev/null
+	wait_for 10 test -s "$D/got"
+	read -r who t <"$D/got"
+	echo "a redlock waiter held x $((t - t0)) ms after Redisson's fair release began (with the start of its Python client)" >&3
+	[ $((t - t0)) -lt 2000 ]
+	for p in "${w[@]}"; do wait "$p"; done
+	bg=()
+	[ "$(wc -l <"$D/got")" = 5 ]
+}
+
+@test "a redlock release still wakes a Redisson RLock waiter among redlock waiters" {
+	tok=$(rl lock -t 60s x)
+	waiters 3
+	python3 "$RSN" --port "$R_PORT" lock x --wait 10 --label java \
+	    >>"$D/java" 2>&1 3>&- &
+	bg+=($!)
+	wait_for 5 grep -qx 'subscribed java' "$D/java"
+	# Only redlock's waiters out of the way: stopped.
+	kill -STOP "${w[@]}"
+	rl unlock --owner "$tok" x
+	wait_for 3 grep -q '^acquired java' "$D/java"
+	kill -CONT "${w[@]}"
+}
+
+@test "a listener that gives up (-w runs out) hands the role on: Redisson's next release still wakes a redlock waiter" {
+	htok="$(cat /proc/sys/kernel/random/uuid):1"
+	python3 "$RSN" --port "$R_PORT" --id "$htok" lock x --lease 60000 \
+	    --keep >/dev/null
+	# The first is the listener; it gives up after 3 s.
+	rlx exec -q -w 3s x -- true 3>&- &
+	first=$!
+	bg+=($!)
+	wait_for 10 in_room 1
+	[ "$(pid_of_token "$(rcli get "$LISTENER")")" = "$first" ]
+	waiters 2 --waiter-timeout 30s
+	status=0
+	wait "$first" || status=$?
+	[ "$status" = 75 ]
+	# Its leave woke another, which took the role.
+	wait_for 5 eval '[ -n "$(rcli get "$LISTENER")" ]'
+	[ "$(pid_of_token "$(rcli get "$LISTENER")")" != "$first" ]
+	in_room 2
+	t0=$(now_ms)
+	python3 "$RSN" --port "$R_PORT" --id "$htok" unlock x >/dev/null
+	wait_for 10 test -s "$D/got"
+	read -r who t <"$D/got"
+	echo "held $((t - t0)) ms after Redisson's release (non-listeners refresh every 30 s)" >&3
+	[ $((t - t0)) -lt 6000 ]
+}
+
+@test "waiters behind a holder that died (no release) retry when the lease they were told runs out" {
+	tok=$(rl lock -t 1500ms x)
+	t0=$(now_ms)
+	waiters 4 --waiter-timeout 60s
+	wait_for 10 test -s "$D/got"
+	read -r who t <"$D/got"
+	echo "the first waiter held x $((t - t0)) ms after the 1.5 s lease began (waiter timeout 60 s)" >&3
+	[ $((t - t0)) -lt 6000 ]
+	for p in "${w[@]}"; do wait "$p"; done
+	bg=()
+	[ "$(wc -l <"$D/got")" = 4 ]
+}
+
+@test "status counts the waiters of the room, the listener queued behind a Java holder once" {
+	tok=$(rl lock -t 60s x)
+	waiters 3
+	run -0 rl status --json x
+	[[ $output == *'"waiting":3'* ]]
+	rl unlock --owner "$tok" x
+	for p in "${w[@]}"; do wait "$p"; done
+	htok="$(cat /proc/sys/kernel/random/uuid):1"
+	python3 "$RSN" --port "$R_PORT" --id "$htok" lock x --lease 60000 \
+	    --keep >/dev/null
+	: >"$D/got"
+	waiters 3
+	wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{x}")" = 1 ]'
+	run -0 rl status --json x
+	[[ $output == *'"waiting":3'* ]]
+}
