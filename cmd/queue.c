@@ -1,4 +1,5 @@
-/* queue.c: the holder of a lock and its fair waiters, in order. */
+/* queue.c: the holder of a lock, its fair waiters in order, and how many
+ * wait without --fair. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,7 +17,8 @@ static int run(struct globals *, int, char **);
 const struct cmd cmd_queue = {
 	"queue", "queue [--json] [--watch[=INTERVAL]] NAME",
 	"Show who holds NAME and who waits for it in its fair queue, in order:\n"
-	"position, owner, host, pid, waiting for, deadline.\n\n"
+	"position, owner, host, pid, waiting for, deadline; and how many wait\n"
+	"without --fair, in no order.\n\n"
 	"      --json              one JSON object (one per line with --watch)\n"
 	"      --watch[=INTERVAL]  redraw every INTERVAL (default: 1s) until\n"
 	"                          interrupted\n"
@@ -54,7 +56,7 @@ print_json(const char *name, const struct rl_queue *q)
 		json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
 		putchar('}');
 	}
-	fputs("]}\n", stdout);
+	printf("],\"unordered\":%lld}\n", (long long)q->unordered);
 }
 
 static void
@@ -75,8 +77,12 @@ print_text(const char *name, const struct rl_queue *q)
 			    esc(name), esc(q->holder.owner), lease);
 	} else
 		printf("%s: free\n", esc(name));
+	if (q->unordered > 0)
+		printf("%lld waiting without --fair, in no order\n",
+		    (long long)q->unordered);
 	if (q->n == 0) {
-		printf("no one waiting\n");
+		if (q->unordered == 0)
+			printf("no one waiting\n");
 		return;
 	}
 	printf("%-4s %-45s %-16s %-8s %-9s %-9s %s\n", "POS", "OWNER", "HOST",

@@ -420,6 +420,7 @@ struct rl_queue {
 	struct rl_qentry holder;
 	size_t n;
 	struct rl_qentry *waiters;	/* head first; free with rl_queue_clear */
+	int64_t unordered;	/* plain and --limit waiters, in no order */
 	const char *badkey;
 	const char *badtype;
 };

@@ -310,7 +310,8 @@ rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
 		q->held = 1;
 		qentry(h, &q->holder);
 	}
-	q->n = r->elements - RL_Q_WAITERS;
+	q->unordered = rl_elem_int(r, RL_Q_UNORDERED, 0);
+	q->n = r->elements > RL_Q_WAITERS ? r->elements - RL_Q_WAITERS : 0;
 	if (q->n > 0 &&
 	    (q->waiters = calloc(q->n, sizeof(*q->waiters))) == NULL) {
 		q->n = 0;

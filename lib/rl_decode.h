@@ -52,9 +52,10 @@ enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS };
 enum { RL_RD_OWNER, RL_RD_HOLDS, RL_RD_PTTL, RL_RD_HOST, RL_RD_PID,
 	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE };
-/* queue: {now_ms, holder, waiter...} (or {-1, key, type}), each entry
+/* queue: {now_ms, holder, unordered, waiter...} (or {-1, key, type}), each
+ * entry
  * {owner, ms, host, pid, user, cmd, since_ms} */
-enum { RL_Q_HOLDER = 1, RL_Q_WAITERS };
+enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_WAITERS };
 enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,
 	RL_QE_CMD, RL_QE_SINCE };
 

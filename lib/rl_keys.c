@@ -62,6 +62,18 @@ rl_keys_lock(const struct rl_keys *k, const char **keys)
 }
 
 void
+rl_keys_queue(const struct rl_keys *k, const char **keys)
+{
+	keys[0] = k->lock;
+	keys[1] = k->holder;
+	keys[2] = k->queue;
+	keys[3] = k->timeout;
+	keys[4] = k->waiter;
+	keys[5] = k->room;
+	keys[6] = k->listener;
+}
+
+void
 rl_keys_status(const struct rl_keys *k, const char **keys)
 {
 	keys[0] = k->lock;

@@ -16,14 +16,14 @@ struct rl_keys {
 /* All keys of NAME in Redisson's layout; RL_EUSAGE for an empty name. */
 enum rl_err rl_keys_make(rl_client *c, const char *name, struct rl_keys *k);
 void rl_keys_free(struct rl_keys *k);
-/* KEYS of the acquire (RL_KEYS_LOCK) and status scripts (release and
- * force: rl_kind.h);
- * the queue script takes the first RL_KEYS_QUEUE of RL_KEYS_STATUS. */
+/* KEYS of the acquire, status and queue scripts (release and force:
+ * rl_kind.h). */
 #define RL_KEYS_LOCK 8
 #define RL_KEYS_STATUS 9
-#define RL_KEYS_QUEUE 5
+#define RL_KEYS_QUEUE 7
 void rl_keys_lock(const struct rl_keys *k, const char **keys);
 void rl_keys_status(const struct rl_keys *k, const char **keys);
+void rl_keys_queue(const struct rl_keys *k, const char **keys);
 /* WHAT ("fair locks") needs one master: RL_EUSAGE on several, else
  * RL_OK (also for WHAT NULL, a kind every deployment has). */
 enum rl_err rl_policy(rl_client *c, const char *what);

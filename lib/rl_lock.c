@@ -464,7 +464,7 @@ enum rl_err
 rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 {
 	struct rl_keys k;
-	const char *keys[RL_KEYS_STATUS];
+	const char *keys[RL_KEYS_QUEUE];
 	enum rl_verdict v;
 	enum rl_err e;
 
@@ -472,7 +472,7 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	if ((e = rl_policy(c, "fair queues")) != RL_OK ||
 	    (e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
-	rl_keys_status(&k, keys);
+	rl_keys_queue(&k, keys);
 	e = rl_run(c, NULL, &rl_script_queue, RL_KEYS_QUEUE, keys, 0, NULL);
 	rl_keys_free(&k);
 	if (e != RL_OK)

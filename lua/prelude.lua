@@ -306,6 +306,21 @@ local function rl_room_join(room, listener, waiter, now_ms, ms)
   return listen and 1 or false
 end
 
+-- The live waiters of ROOM (by their deadlines, at the server's NOW_MS),
+-- less its listener when it is queued in the fair queue's TIMEOUT zset as
+-- well (behind a Java holder), where it is counted.
+local function rl_room_count(room, listener, timeout, now_ms)
+  if redis.call('TYPE', room).ok ~= 'zset' then return 0 end
+  local n = redis.call('ZCOUNT', room, now_ms, '+inf')
+  local l = redis.pcall('GET', listener)
+  if type(l) == 'string' and redis.call('ZSCORE', room, l) and
+      redis.call('TYPE', timeout).ok == 'zset' and
+      redis.call('ZSCORE', timeout, l) then
+    n = n - 1
+  end
+  return n
+end
+
 -- WAITER leaves ROOM (it acquired, or stopped waiting); a listener that
 -- leaves gives up the role and wakes another waiter, which takes it up.
 -- True when a waiter was woken.

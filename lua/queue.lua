@@ -5,8 +5,11 @@
 -- KEYS[3]  redisson_lock_queue:{NAME}     list: fair waiters, head first
 -- KEYS[4]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
 -- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
+-- KEYS[6]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
+-- KEYS[7]  redlock_listener:{NAME}        string: the room's listener
 -- Returns {-1, key, type} when KEY is not of the type a lock needs, else
---   {now_ms, holder, waiters...} where holder is {} when free, else
+--   {now_ms, holder, unordered, waiters...} where unordered is the number
+--   of plain and --limit waiters, in the room, holder is {} when free, else
 --   {owner, pttl, host, pid, user, cmd, held_ms}, and each waiter is
 --   {owner, deadline_ms_left, host, pid, user, cmd, waiting_ms};
 --   unknown fields are nil.
@@ -31,6 +34,7 @@ if owner then
 else
   out[2] = {}
 end
+out[3] = KEYS[7] and rl_room_count(KEYS[6], KEYS[7], KEYS[4], now_ms) or 0
 for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
   local dl = rl_waiter_deadline(KEYS[5], w) or
              tonumber(redis.call('ZSCORE', KEYS[4], w))

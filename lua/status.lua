@@ -142,15 +142,9 @@ end
 local waiting = redis.call('LLEN', KEYS[3])
 -- The room's waiters past their deadlines are gone; its listener, which
 -- queues too behind a Java holder, counts once.
-if KEYS[8] and redis.call('TYPE', KEYS[8]).ok == 'zset' then
+if KEYS[9] then
   local _, now_ms = rl_time()
-  waiting = waiting + redis.call('ZCOUNT', KEYS[8], now_ms, '+inf')
-  local l = redis.pcall('GET', KEYS[9])
-  if type(l) == 'string' and redis.call('ZSCORE', KEYS[8], l) and
-      redis.call('TYPE', KEYS[4]).ok == 'zset' and
-      redis.call('ZSCORE', KEYS[4], l) then
-    waiting = waiting - 1
-  end
+  waiting = waiting + rl_room_count(KEYS[8], KEYS[9], KEYS[4], now_ms)
 end
 local mode = redis.call('HGET', KEYS[1], 'mode')
 if mode == 'read' or mode == 'write' then return rwlock(waiting, mode) end

@@ -307,7 +307,8 @@ dead_head() {
 	wait_for 5 qlen_is 1
 	run -0 rl queue --json x
 	echo "$output" | jq -e --arg h "$(hostname)" '
-	    (keys == ["held", "holder", "name", "waiters"]) and .name == "x" and .held
+	    (keys == ["held", "holder", "name", "unordered", "waiters"]) and .name == "x" and .held
+	    and .unordered == 0
 	    and (.holder | keys == ["cmd", "held_ms", "host", "lease_ms", "owner", "pid", "user"])
 	    and (.waiters | length == 1)
 	    and (.waiters[0] | keys == ["cmd", "deadline_ms", "host", "owner", "pid", "position", "user", "waiting_ms"])
@@ -317,7 +318,7 @@ dead_head() {
 	rl unlock --owner "$tok" x
 	wait
 	run -0 rl queue --json x
-	echo "$output" | jq -e '.held == false and .holder == null and .waiters == []'
+	echo "$output" | jq -e '.held == false and .holder == null and .waiters == [] and .unordered == 0'
 }
 
 @test "queue --watch shows snapshots until SIGINT, then exits 0" {

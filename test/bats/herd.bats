@@ -102,6 +102,21 @@ waiters() {
 	done
 }
 
+# held_after T0: once a waiter holds x, its pid in $who and the ms from T0
+# (local clock) to then in $ms.
+held_after() {
+	wait_for 10 test -s "$D/got"
+	read -r who t <"$D/got"
+	ms=$((t - $1))
+}
+# all_held N: every waiter in w ends, and N of them held x.
+all_held() {
+	local p
+	for p in "${w[@]}"; do wait "$p"; done
+	bg=()
+	[ "$(wc -l <"$D/got")" = "$1" ]
+}
+
 @test "a woken waiter that stopped (SIGSTOP), with the listener stopped too: the next one acquires within its heartbeat" {
 	tok=$(rl lock -t 60s x)
 	# Waiter timeout 1.5 s: the listener refreshes every 0.5 s, the
@@ -116,16 +131,13 @@ waiters() {
 	[ "$(rcli zrevrange "$ROOM" 0 0)" = "$stoken" ]
 	t0=$(now_ms)
 	rl unlock --owner "$tok" x
-	wait_for 10 test -s "$D/got"
-	read -r who t <"$D/got"
-	echo "the live waiter held x $((t - t0)) ms after the release (its heartbeat: 1.5 s, the lease told: 60 s)" >&3
+	held_after "$t0"
+	echo "the live waiter held x $ms ms after the release (its heartbeat: 1.5 s, the lease told: 60 s)" >&3
 	[ "$who" != "$l" ] && [ "$who" != "$s" ]
-	[ $((t - t0)) -lt 5000 ]
+	[ $ms -lt 5000 ]
 	# Let go, the two stopped ones get it in turn.
 	kill -CONT "$l" "$s"
-	for p in "${w[@]}"; do wait "$p"; done
-	bg=()
-	[ "$(wc -l <"$D/got")" = 3 ]
+	all_held 3
 }
 
 @test "a woken waiter killed (SIGKILL) is passed over by the release: the next one is woken at once" {
@@ -141,11 +153,10 @@ waiters() {
 	rcli zadd "$ROOM" XX $(($(server_ms) + 600000)) "$ktoken" >/dev/null
 	t0=$(now_ms)
 	rl unlock --owner "$tok" x
-	wait_for 10 test -s "$D/got"
-	read -r who t <"$D/got"
-	echo "the live waiter held x $((t - t0)) ms after the release (its heartbeat: 10 s)" >&3
+	held_after "$t0"
+	echo "the live waiter held x $ms ms after the release (its heartbeat: 10 s)" >&3
 	[ "$who" != "$l" ] && [ "$who" != "$s" ]
-	[ $((t - t0)) -lt 2000 ]
+	[ $ms -lt 2000 ]
 	[ -z "$(rcli zscore "$ROOM" "$ktoken")" ]
 }
 
@@ -159,18 +170,15 @@ waiters() {
 	rcli config resetstat >/dev/null
 	t0=$(now_ms)
 	python3 "$RSN" --port "$R_PORT" --id "$htok" unlock x >/dev/null
-	wait_for 10 test -s "$D/got"
-	read -r who t <"$D/got"
+	held_after "$t0"
 	n=$(calls)
-	echo "a redlock waiter held x $((t - t0)) ms after Redisson's release began (with the start of its Python client); $n script calls" >&3
-	[ $((t - t0)) -lt 2000 ]
+	echo "a redlock waiter held x $ms ms after Redisson's release began (with the start of its Python client); $n script calls" >&3
+	[ $ms -lt 2000 ]
 	# Redisson's release is a script too; then the listener's attempt,
 	# and the listener's role taken up by another waiter (an attempt,
 	# and one more once it listens). Every waiter retrying: 11 or more.
 	[ "$n" -le 5 ]
-	for p in "${w[@]}"; do wait "$p"; done
-	bg=()
-	[ "$(wc -l <"$D/got")" = 10 ]
+	all_held 10
 }
 
 @test "a Redisson RFairLock release (which wakes only the head of its queue) wakes a redlock waiter at once" {
@@ -183,13 +191,10 @@ waiters() {
 	[ "$(rcli lindex "redisson_lock_queue:{x}" 0)" = "$(rcli get "$LISTENER")" ]
 	t0=$(now_ms)
 	python3 "$RSN" --port "$R_PORT" --id "$htok" --fair unlock x >/dev/null
-	wait_for 10 test -s "$D/got"
-	read -r who t <"$D/got"
-	echo "a redlock waiter held x $((t - t0)) ms after Redisson's fair release began (with the start of its Python client)" >&3
-	[ $((t - t0)) -lt 2000 ]
-	for p in "${w[@]}"; do wait "$p"; done
-	bg=()
-	[ "$(wc -l <"$D/got")" = 5 ]
+	held_after "$t0"
+	echo "a redlock waiter held x $ms ms after Redisson's fair release began (with the start of its Python client)" >&3
+	[ $ms -lt 2000 ]
+	all_held 5
 }
 
 @test "a redlock release still wakes a Redisson RLock waiter among redlock waiters" {
@@ -226,30 +231,31 @@ waiters() {
 	in_room 2
 	t0=$(now_ms)
 	python3 "$RSN" --port "$R_PORT" --id "$htok" unlock x >/dev/null
-	wait_for 10 test -s "$D/got"
-	read -r who t <"$D/got"
-	echo "held $((t - t0)) ms after Redisson's release (non-listeners refresh every 30 s)" >&3
-	[ $((t - t0)) -lt 6000 ]
+	held_after "$t0"
+	echo "held $ms ms after Redisson's release (non-listeners refresh every 30 s)" >&3
+	[ $ms -lt 6000 ]
 }
 
 @test "waiters behind a holder that died (no release) retry when the lease they were told runs out" {
 	tok=$(rl lock -t 1500ms x)
 	t0=$(now_ms)
 	waiters 4 --waiter-timeout 60s
-	wait_for 10 test -s "$D/got"
-	read -r who t <"$D/got"
-	echo "the first waiter held x $((t - t0)) ms after the 1.5 s lease began (waiter timeout 60 s)" >&3
-	[ $((t - t0)) -lt 6000 ]
-	for p in "${w[@]}"; do wait "$p"; done
-	bg=()
-	[ "$(wc -l <"$D/got")" = 4 ]
+	held_after "$t0"
+	echo "the first waiter held x $ms ms after the 1.5 s lease began (waiter timeout 60 s)" >&3
+	[ $ms -lt 6000 ]
+	all_held 4
 }
 
-@test "status counts the waiters of the room, the listener queued behind a Java holder once" {
+@test "status and queue count the waiters of the room, the listener queued behind a Java holder once" {
 	tok=$(rl lock -t 60s x)
 	waiters 3
 	run -0 rl status --json x
 	[[ $output == *'"waiting":3'* ]]
+	run -0 rl queue x
+	assert_line --index 1 '3 waiting without --fair, in no order'
+	[ "${#lines[@]}" = 2 ]
+	run -0 rl queue --json x
+	[[ $output == *'"waiters":[],"unordered":3}' ]]
 	rl unlock --owner "$tok" x
 	for p in "${w[@]}"; do wait "$p"; done
 	htok="$(cat /proc/sys/kernel/random/uuid):1"
@@ -260,4 +266,8 @@ waiters() {
 	wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{x}")" = 1 ]'
 	run -0 rl status --json x
 	[[ $output == *'"waiting":3'* ]]
+	# The listener in the queue, the other two in no order.
+	run -0 rl queue --json x
+	[[ $output == *'"unordered":2}' ]]
+	[[ $output == *'"position":1,'* ]] && [[ $output != *'"position":2,'* ]]
 }
