@@ -250,6 +250,13 @@ test_decode_acquire_busy(void **state)
 	assert_int_equal(a.head_wait_ms, -1);
 	assert_int_equal(a.rejoined, 1);
 	assert_int_equal(a.ahead, 2);
+	assert_false(a.listen);
+	/* A plain waiter that is the room's listener. */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*14|:0|:2500|$other:7|$web1|"
+	    ":4242|$root|$pg_dump|:72000|nil|nil|nil|nil|nil|:1"), &a), RL_V_NO);
+	assert_true(a.listen);
+	assert_int_equal(a.pttl, 2500);
 	/* A Redisson holder: no metadata, nil fields, no queue. */
 	memset(&a, 0, sizeof(a));
 	assert_int_equal(rl_decode_acquire(R("*8|:0|:900|$uuid:57|nil|nil|nil|"
@@ -549,9 +556,9 @@ test_decode_queue(void **state)
 	enum rl_verdict v;
 
 	(void)state;
-	/* {now_ms, holder, waiters...} */
-	assert_int_equal(rl_decode_queue(R("*4|:1700000000000|"
-	    "*7|$o:1|:2500|$web1|:4242|$root|$pg_dump|:72000|"
+	/* {now_ms, holder, unordered, waiters...} */
+	assert_int_equal(rl_decode_queue(R("*5|:1700000000000|"
+	    "*7|$o:1|:2500|$web1|:4242|$root|$pg_dump|:72000|:3|"
 	    "*7|$w:1|:9000|$web2|:7|$alice|$make|:300|"
 	    "*7|$w:2|nil|nil|nil|nil|nil|nil"), &q, &v), 0);
 	assert_int_equal(v, RL_V_YES);
@@ -563,6 +570,7 @@ test_decode_queue(void **state)
 	assert_string_equal(q.holder.user, "root");
 	assert_string_equal(q.holder.cmd, "pg_dump");
 	assert_int_equal(q.holder.since_ms, 72000);
+	assert_int_equal(q.unordered, 3);
 	assert_int_equal(q.n, 2);
 	assert_string_equal(q.waiters[0].owner, "w:1");
 	assert_int_equal(q.waiters[0].ms, 9000);
@@ -573,12 +581,18 @@ test_decode_queue(void **state)
 	assert_null(q.waiters[1].host);
 	assert_int_equal(q.waiters[1].since_ms, -1);
 	free(q.waiters);	/* as rl_queue_clear does */
-	/* Free, nobody waiting. */
-	assert_int_equal(rl_decode_queue(R("*2|:1700000000000|*0"), &q, &v), 0);
+	/* Free, nobody waiting; and without the count (no room): 0. */
+	assert_int_equal(rl_decode_queue(R("*3|:1700000000000|*0|:0"), &q, &v),
+	    0);
 	assert_int_equal(v, RL_V_YES);
 	assert_false(q.held);
 	assert_int_equal(q.n, 0);
+	assert_int_equal(q.unordered, 0);
 	assert_null(q.waiters);
+	assert_int_equal(rl_decode_queue(R("*2|:1700000000000|*0"), &q, &v), 0);
+	assert_int_equal(v, RL_V_YES);
+	assert_int_equal(q.n, 0);
+	assert_int_equal(q.unordered, 0);
 	assert_int_equal(rl_decode_queue(R("*3|:-1|$redisson_lock_queue:{x}|"
 	    "$hash"), &q, &v), 0);
 	assert_int_equal(v, RL_V_WRONGTYPE);
@@ -732,6 +746,26 @@ test_combine_acquire_three_masters(void **state)
 	assert_int_equal(a.pttl, 2500);
 	assert_string_equal(a.host, "web2");
 	assert_int_equal(undo, 1);
+	assert_false(a.listen);
+
+	/* The room's listener on one master listens on all of them. */
+	static const char *const one_listens[] = {
+		"*8|:0|:1000|$other:7|$web1|nil|nil|nil|nil",
+		"*14|:0|:2500|$other:7|$web2|nil|nil|nil|nil|nil|nil|nil|nil|nil|:1",
+		"*3|:1|$5|:1",
+	};
+	acquire_replies(3, one_listens, v, per);
+	memset(&a, 0, sizeof(a));
+	a.listen = 1;	/* what the last attempt said is not kept */
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_true(a.listen);
+	acquire_replies(3, all_busy, v, per);
+	a.listen = 1;
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.listen);
 }
 
 /* A quorum granted it, but the time it took left no validity. */
