@@ -21,10 +21,10 @@ local owner = redis.call('HKEYS', KEYS[1])[1]
 redis.call('DEL', KEYS[1])
 if owner then redis.call('HDEL', KEYS[3], owner) end
 local nopub = false
-if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[1]) then
-  nopub = KEYS[2]
-end
-if not rl_room_wake(KEYS[7], KEYS[8], KEYS[2], ARGV[1]) then
+-- No fair queue and no room (the common case): one call for both.
+if redis.call('EXISTS', KEYS[4], KEYS[7] or KEYS[4]) > 0 and
+    not (rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[1]) and
+         rl_room_wake(KEYS[7], KEYS[8], KEYS[2], ARGV[1])) then
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[1]) then nopub = KEYS[2] end

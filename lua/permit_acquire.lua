@@ -24,7 +24,9 @@
 -- Expiries are on the server's clock; expired permits are given back
 -- first (as Redisson's calls do, by their clients' clocks). The replies
 -- have the shapes of acquire's. A waiter that takes a permit leaves the
--- room, and wakes another waiter there when permits are still free.
+-- room, and wakes another waiter there when permits are still free
+-- (so that a release or unlock --force that frees several wakes them in
+-- turn).
 -- Returns {1, fence, holds, nopub}     acquired; holds > 1: OWNER held a
 --                                      permit already (re-entered, lease
 --                                      lengthened); nopub: the channel this
@@ -39,7 +41,8 @@
 --         {-2, permits}                NAME has that many permits, not LIMIT
 --         {-1, key, type}              KEY is not of the type needed
 rl_pubcmd = ARGV[10] or rl_pubcmd
-local room = KEYS[7] ~= nil
+-- Only a caller that waits joins the room, leaves it, and wakes the next.
+local room = KEYS[7] ~= nil and string.find(ARGV[9] or '', 'j', 1, true)
 local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
 if bad then return bad end
 bad = rl_counter_bad(KEYS[4])
@@ -76,7 +79,7 @@ if mine then
 end
 if free < 1 then
   local listen = false
-  if room and string.find(ARGV[9] or '', 'j', 1, true) then
+  if room then
     listen = rl_room_join(KEYS[6], KEYS[7], ARGV[2], now_ms, tonumber(ARGV[8]))
   end
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')

@@ -38,10 +38,10 @@ if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
 end
 redis.call('DEL', KEYS[1])
 local nopub = false
-if not rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[2]) then
-  nopub = KEYS[2]
-end
-if not rl_room_wake(KEYS[7], KEYS[8], KEYS[2], ARGV[2]) then
+-- No fair queue and no room (the common case): one call for both.
+if redis.call('EXISTS', KEYS[4], KEYS[7] or KEYS[4]) > 0 and
+    not (rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[2]) and
+         rl_room_wake(KEYS[7], KEYS[8], KEYS[2], ARGV[2])) then
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[2]) then nopub = KEYS[2] end
