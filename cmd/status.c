@@ -330,6 +330,7 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 		    "true" : "false");
 		json_int(stdout, "permits_free", st->free, 1);
 		json_int(stdout, "permits_taken", st->taken, 1);
+		json_int(stdout, "waiting", st->waiting, 1);
 		if (x)
 			json_permits(st);
 		fputs("}", stdout);
@@ -342,6 +343,8 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 		if (x && st->taken > (int64_t)i)
 			printf("  permit   ... and %lld more\n",
 			    (long long)st->taken - (long long)i);
+		if (st->waiting > 0)
+			printf("  waiting  %lld\n", (long long)st->waiting);
 	}
 	return st->taken > 0 || st->free <= 0 ? EXIT_HELD : EXIT_NOT_HELD;
 }

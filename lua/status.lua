@@ -32,7 +32,7 @@
 --                                       the rest its metadata under field
 --                                       OWNER (nil when not recorded)
 --         {-1, key, type}               KEY is not of the type a lock needs
---         {-1, NAME, 'string', kind, free, taken, permits}
+--         {-1, NAME, 'string', kind, free, taken, permits, waiting}
 --                                       NAME is a Redisson semaphore: kind
 --                                       'semaphore' or 'expirable'; taken
 --                                       and permits {{id, expires_ms,
@@ -41,7 +41,8 @@
 --                                       to expire; nil expiry: none; the
 --                                       holder's metadata where redlock
 --                                       took it) are the expirable one's,
---                                       0 and {} else
+--                                       0 and {} else; waiting: the
+--                                       waiters of the room (--limit)
 
 -- Redisson's expiry for a permit without a lease.
 local NO_EXPIRY = 922337203685477
@@ -58,10 +59,12 @@ end
 local function semaphore()
   local v = redis.call('GET', KEYS[1])
   if #v > 15 or not string.match(v, '^%-?%d+$') then return nil end
-  if redis.call('TYPE', KEYS[6]).ok ~= 'zset' then
-    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}}
-  end
   local _, now_ms = rl_time()
+  local waiting = KEYS[9] and
+      rl_room_count(KEYS[8], KEYS[9], KEYS[4], now_ms) or 0
+  if redis.call('TYPE', KEYS[6]).ok ~= 'zset' then
+    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}, waiting}
+  end
   local z = redis.call('ZRANGE', KEYS[6], 0, 99, 'WITHSCORES')
   local permits = {}
   local holders = redis.call('TYPE', KEYS[2]).ok == 'hash'
@@ -78,7 +81,7 @@ local function semaphore()
                              since or false, rl_fence(json)}
   end
   return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
-          redis.call('ZCARD', KEYS[6]), permits}
+          redis.call('ZCARD', KEYS[6]), permits, waiting}
 end
 
 -- The reply for a held lock: OWNER's metadata (none for false or a

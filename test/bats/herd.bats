@@ -278,6 +278,11 @@ all_held() {
 	    --keep | cut -d' ' -f2)
 	HOLD=0.3 waiters 8 --limit 1
 	wait_for 10 eval '[ "$(subs)" = 8 ]'
+	# status counts them.
+	run -0 rl status x
+	assert_line '  waiting  8'
+	run -0 rl status --json x
+	[[ $output == *'"waiting":8'* ]]
 	sleep 1
 	rcli config resetstat >/dev/null
 	t0=$(now_ms)

@@ -357,7 +357,7 @@ iso() { echo "$(date -u -d "@$(($1 / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d $
 	assert_output 's: a semaphore: 0 permits taken, 3 free'
 	assert_equal "$stderr" ''
 	run -1 --separate-stderr rl status --json s
-	echo "$output" | jq -e '. == {"name": "s", "kind": "semaphore", "held": false, "permits_free": 3, "permits_taken": 0}'
+	echo "$output" | jq -e '. == {"name": "s", "kind": "semaphore", "held": false, "permits_free": 3, "permits_taken": 0, "waiting": 0}'
 	[ "$(snapshot)" = "$before" ]
 	# Not listed without NAME: it has no holder record.
 	run -1 --separate-stderr rl status
