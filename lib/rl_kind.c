@@ -161,7 +161,8 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->args[2] = num(call, 1, c->limit);
 		meta_args(meta, call, 3);
 		call->args[7] = num(call, 2, c->waiter_ms);
-		call->args[8] = join != RL_JOIN_NO ? "j" : "";
+		call->args[8] = join == RL_JOIN_AGAIN ? "jw" :
+		    join == RL_JOIN_YES ? "j" : "";
 		return made(c, call);
 	}
 	call->s = &rl_script_rw_acquire;

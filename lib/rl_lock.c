@@ -70,7 +70,9 @@ acquire_args(struct rl_keys *k, const char *ttl, const char *owner,
 }
 
 /* The acquire script's flags: a caller that waits joins the fair queue,
- * or the room of plain waiters. */
+ * or the room of plain waiters; one already in the room (every attempt of
+ * its wait after the first, and a plain waiter that queues) leaves it when
+ * it acquires. */
 static void
 fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
 {
@@ -78,6 +80,8 @@ fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
 
 	if (join != RL_JOIN_NO)
 		*f++ = 'j';
+	if (join == RL_JOIN_AGAIN || (fair && fair->plain))
+		*f++ = 'w';
 	if (fair && join == RL_JOIN_AGAIN)
 		*f++ = 'r';
 	if (fair && fair->want_position)
@@ -249,7 +253,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
     enum rl_join join, struct rl_attempt *a)
 {
 	struct rl_keys k;
-	char ttl[24], pid[24], wt[24], flags[4];
+	char ttl[24], pid[24], wt[24], flags[8];
 	const char *keys[RL_KEYS_LOCK], *args[10];
 	enum rl_err e;
 

@@ -603,8 +603,12 @@ last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 static void
 give_up(struct wait *w)
 {
+	char keep[sizeof(w->c->errstr)];
 	struct rl_call call;
 
+	/* A call that cannot be built (out of memory) says so in errstr:
+	 * the wait's own message is the one to keep. */
+	memcpy(keep, w->c->errstr, sizeof(keep));
 	if (w->fair != NULL)
 		leave_queue(w->c, w->name, w->owner, w->a);
 	if (w->room)
@@ -613,6 +617,7 @@ give_up(struct wait *w)
 	if (w->c->kind == RL_WRITE)
 		last_call(w->c, rl_call_unannounce(w->c, w->name, w->owner,
 		    &call), &call);
+	memcpy(w->c->errstr, keep, sizeof(keep));
 }
 
 enum rl_err

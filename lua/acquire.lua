@@ -19,8 +19,9 @@
 --          waiter queues as a fair one does
 -- ARGV[8]  waiter timeout in ms (a deadline this far ahead)
 -- ARGV[9]  flags; "j": join the queue (the room) when busy, "r": the
---          caller had joined before, "p": report the caller's position
---          (LPOS, O(n), for the waiting line on a terminal only)
+--          caller had joined the queue before, "w": the caller is in the
+--          room (it leaves it when it acquires), "p": report the caller's
+--          position (LPOS, O(n), for the waiting line on a terminal only)
 -- ARGV[10] redisson_lock__channel:{NAME}, the channel a release publishes on
 -- ARGV[11] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
@@ -112,7 +113,9 @@ if free and (not head or head == ARGV[2]) then
     redis.call('LREM', KEYS[4], 1, ARGV[2])	-- O(place in the queue)
     redis.call('HDEL', KEYS[6], ARGV[2])
   end
-  if room then rl_room_leave(KEYS[7], KEYS[8], ARGV[2], ARGV[10], '0') end
+  if room and string.find(flags, 'w', 1, true) then
+    rl_room_leave(KEYS[7], KEYS[8], ARGV[2], ARGV[10], '0')
+  end
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
 end
 

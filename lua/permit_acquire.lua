@@ -17,7 +17,8 @@
 -- ARGV[3]  LIMIT: how many permits NAME has
 -- ARGV[4..7] host, pid, user, command of the caller
 -- ARGV[8]  waiter timeout in ms: how long a waiter stays in the room
--- ARGV[9]  flags; "j": join the room when none is free
+-- ARGV[9]  flags; "j": join the room when none is free, "w": the caller
+--          is in the room (it leaves it when it takes a permit)
 -- ARGV[10] PUBLISH or SPUBLISH
 -- The first caller sets the number of permits (as trySetPermits does);
 -- one that names another number is refused, and nothing is changed.
@@ -41,8 +42,10 @@
 --         {-2, permits}                NAME has that many permits, not LIMIT
 --         {-1, key, type}              KEY is not of the type needed
 rl_pubcmd = ARGV[10] or rl_pubcmd
--- Only a caller that waits joins the room, leaves it, and wakes the next.
+-- Only a caller that waits joins the room; one in it leaves it when it
+-- takes a permit, and wakes the next.
 local room = KEYS[7] ~= nil and string.find(ARGV[9] or '', 'j', 1, true)
+local member = KEYS[7] ~= nil and string.find(ARGV[9] or '', 'w', 1, true)
 local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
 if bad then return bad end
 bad = rl_counter_bad(KEYS[4])
@@ -99,8 +102,8 @@ free = redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[2],
            rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence))
-if room and not rl_room_leave(KEYS[6], KEYS[7], ARGV[2], KEYS[5],
-                              tostring(free)) and free > 0 then
+if member and not rl_room_leave(KEYS[6], KEYS[7], ARGV[2], KEYS[5],
+                                tostring(free)) and free > 0 then
   rl_room_wake(KEYS[6], KEYS[7], KEYS[5], tostring(free))
 end
 return {1, fence, 1, nopub}
