@@ -20,7 +20,7 @@ suite() {
 	(
 		s=0
 		REDLOCK_TEST_SERVER=$1 REDLOCK_BIN=$rl \
-		    bats --print-output-on-failure test/bats || s=1
+		    bats --timing --print-output-on-failure test/bats || s=1
 		REDLOCK_TEST_SERVER=$1 TORTURE_TOPOLOGIES=$2 \
 		    test/torture/run.sh "$rl" 30 || s=1
 		echo "$s" >"$logs/$1.status"

@@ -21,8 +21,14 @@ ROOT=$BATS_TEST_DIRNAME/../..
 @test "not root: the apt-get line instead of make deps" {
 	command -v setpriv >/dev/null || skip "setpriv is not installed"
 	[ "$(id -u)" = 0 ] || skip "needs root to run as another user"
+	# A copy that nobody can read: the checkout may be in a directory
+	# only root can enter (as /root is).
+	pub=$(mktemp -d /tmp/redlock-deps.XXXXXX)
+	chmod 755 "$pub"
+	cp "$ROOT/test/deps.sh" "$pub/"
 	run -1 env DEPS="gcc no-such-package-redlock" setpriv --reuid=65534 \
-	    --regid=65534 --clear-groups "$ROOT/test/deps.sh" -c build
+	    --regid=65534 --clear-groups "$pub/deps.sh" -c build
+	rm -rf "$pub"
 	[[ $output == "redlock: missing packages: no-such-package-redlock; install them with: "*"apt-get update && "*"apt-get install -y --no-install-recommends no-such-package-redlock" ]]
 }
 

@@ -167,7 +167,7 @@ time.sleep(20)
 	done
 	[ "$socks" -eq 2 ]
 	rl unlock --owner "$tok" x
-	wait "$wpid"
+	reap "$wpid"
 }
 
 @test "the suite runs against the server it names: redis-server, or valkey-server" {

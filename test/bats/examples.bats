@@ -25,7 +25,7 @@ setup() {
 	cp "$D/bin/integration-tests" "$D/bin/deploy.sh" "$D/work/"
 	export PATH="$D/bin:$PATH"
 }
-teardown() { stop_bg; }
+teardown() { stop_bg; stop_strays; }
 
 MAN=$BATS_TEST_DIRNAME/../../man/redlock.1
 
@@ -106,7 +106,7 @@ most() {
 	sleep 0.2
 	kill -TERM "$p"
 	rc=0
-	wait "$p" || rc=$?
+	reap "$p" || rc=$?
 	[ "$rc" = 143 ]
 	grep -q got-TERM "$D/ran"
 	key_gone backup
@@ -129,7 +129,7 @@ most() {
 		STUB_SLEEP=0.2 REDLOCK_URL=$U bash -c "$d" 2>/dev/null 3>&- &
 		bg+=($!)
 	done
-	for p in "${bg[@]}"; do wait "$p"; done
+	for p in "${bg[@]}"; do reap "$p"; done
 	bg=()
 	[ "$(grep -c '^integration-tests staging-db ' "$D/ran")" = 5 ]
 	[ "$(grep -c '^deploy.sh deploy-prod ' "$D/ran")" = 2 ]
@@ -168,7 +168,7 @@ most() {
 	a=$!
 	STUB_SLEEP=0.5 REDLOCK_URL=$U "${cmd[@]}" 3>&- &
 	b=$!
-	wait "$a"
-	wait "$b"
+	reap "$a"
+	reap "$b"
 	[ "$(grep -c '^report report ' "$D/ran")" = 1 ]
 }

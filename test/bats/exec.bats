@@ -10,7 +10,7 @@ setup() {
 	rcli flushall >/dev/null
 	D=$BATS_TEST_TMPDIR
 }
-teardown() { kill -CONT "$R_PID"; }
+teardown() { kill -CONT "$R_PID"; stop_strays; }
 
 # exec in the background with its pid in $epid: redlock itself, not a shell.
 bg_exec() {
@@ -70,15 +70,21 @@ bg_exec() {
 }
 
 @test "the lease stays alive through a COMMAND that outlives it several times" {
-	bg_exec --ttl 1s x -- sleep 4
+	# COMMAND runs until the test has watched the lease for 3.5 s, 3.5
+	# times the 1 s lease, however long each look takes on a busy box.
+	bg_exec --ttl 1s x -- sh -c 'while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$D"
 	wait_for 5 eval '[ "$(rcli exists x)" = 1 ]'
-	for _ in $(seq 1 10); do
+	t0=$(now_ms) n=0
+	while [ $(($(now_ms) - t0)) -lt 3500 ]; do
 		pttl=$(rcli pttl x)
 		[ "$pttl" -gt 0 ]
 		run -75 rl lock -n x
+		n=$((n + 1))
 		sleep 0.25
 	done
-	wait "$epid"
+	echo "$n looks in 3.5 s" >&3
+	touch "$D/stop"
+	reap "$epid"
 	key_gone x
 }
 
@@ -89,7 +95,7 @@ bg_exec() {
 	echo "$output" | jq -e --argjson p "$epid" '.pid == $p and .cmd == "sleep 30"'
 	kill -TERM "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	[ "$status" -eq 143 ]
 	key_gone x
 }
@@ -103,7 +109,7 @@ bg_exec() {
 	t_del=$(date +%s%N)
 	rcli del x >/dev/null
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	[ "$status" -eq 79 ]
 	took=$((($(cat "$D/term") - t_del) / 1000000))
 	echo "SIGTERM $took ms after DEL (renewal every 2000 ms)" >&3
@@ -117,7 +123,7 @@ bg_exec() {
 	t_del=$(now_ms)
 	rcli del x >/dev/null
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	took=$(($(now_ms) - t_del))
 	echo "exited $took ms after DEL (renewal every 200 ms, --kill-after 700 ms)" >&3
 	[ "$status" -eq 79 ]
@@ -133,7 +139,7 @@ bg_exec() {
 	t_del=$(now_ms)
 	rcli del x >/dev/null
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	took=$(($(now_ms) - t_del))
 	echo "exited $took ms after DEL (renewal every 200 ms, --kill-after 30 s)" >&3
 	[ "$status" -eq 79 ]
@@ -152,7 +158,7 @@ bg_exec() {
 	t_stop=$(now_ms)
 	kill -STOP "$R_PID"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	kill -CONT "$R_PID"
 	[ "$status" -eq 79 ]
 	died=$(($(cat "$D/died") / 1000000))
@@ -183,7 +189,7 @@ bg_exec() {
 	[ "$wd" != "$epid" ]
 	kill -9 "$wd"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	[ "$status" -eq 79 ]
 	wait_for 5 dead "$c"	# else it sleeps 60 s
 	key_gone x
@@ -205,7 +211,7 @@ bg_exec() {
 	wait_for 5 test -e "$D/ready"
 	kill -TERM "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	[ "$status" -eq 42 ]
 	[ "$(cat "$D/t")" = trapped ]
 	key_gone x
@@ -219,7 +225,7 @@ bg_exec() {
 	wait_for 5 grep -q 'usr1 1' "$D/sig"
 	kill -HUP "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	[ "$status" -eq 3 ]
 	run cat "$D/sig"
 	assert_output $'usr1 1\nhup'
@@ -231,7 +237,7 @@ bg_exec() {
 	wait_for 5 has_subscribers x 1
 	kill -INT "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	[ "$status" -eq 130 ]
 	[ ! -e "$D/ran" ]
 	[ "$(subscribers x)" = 0 ]
@@ -260,7 +266,7 @@ bg_exec() {
 	}
 	pids=
 	for _ in $(seq 1 8); do worker 3>&- & pids="$pids $!"; done
-	for p in $pids; do wait "$p"; done
+	for p in $pids; do reap "$p"; done
 	[ ! -e "$D/fails" ]
 	[ ! -e "$D/overlaps" ]
 	[ "$(wc -l <"$D/done")" -eq 200 ]
@@ -284,7 +290,7 @@ bg_exec() {
 	}
 	pids=
 	for _ in $(seq 1 8); do worker 3>&- & pids="$pids $!"; done
-	for p in $pids; do wait "$p"; done
+	for p in $pids; do reap "$p"; done
 	[ ! -e "$D/fails" ]
 	[ ! -e "$D/overlaps" ]
 	ok=$(cat "$D/ok" 2>/dev/null | wc -l) busy=$(cat "$D/busy" 2>/dev/null | wc -l)
@@ -327,7 +333,7 @@ bg_exec() {
 	[ "$(rcli hget x "$tok")" = 1 ]
 	[ "$(rcli pttl x)" -gt 0 ]
 	kill "$p"
-	wait "$p" || :
+	reap "$p" || :
 	t0=$(now_ms)
 	wait_for 5 key_gone x
 	took=$(($(now_ms) - t0))
@@ -387,7 +393,7 @@ bg_exec() {
 	[ "$(wc -l <"$D/log")" = 2 ]
 	rcli del x >/dev/null
 	rcli publish 'redisson_lock__channel:{x}' 0 >/dev/null
-	wait "$w"
+	reap "$w"
 	[ "$(wc -l <"$D/log")" = 2 ]
 	# -q: nothing at all.
 	rl lock -t 60s y >/dev/null

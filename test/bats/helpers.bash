@@ -4,6 +4,11 @@ bats_load_library bats-support
 bats_load_library bats-assert
 
 RL=${REDLOCK_BIN:-$BATS_TEST_DIRNAME/../../build/asan/redlock}
+# No test runs for ever: bats fails one that takes longer than this (its
+# teardown still runs), and the suite goes on. The longest tests (herd's
+# drains of 200 waiters, the cluster's failovers) take about a minute on a
+# quiet 2-core machine and three beside two busy loops.
+export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
 # The server the suite runs against: redis-server, or valkey-server
 # (make test runs it against both when valkey-server is installed).
 SERVER=${REDLOCK_TEST_SERVER:-redis-server}
@@ -41,6 +46,7 @@ start_redis() {
 				export "${var}_PORT=$port" "${var}_PID=$pid" \
 				    "${var}_DIR=$dir"
 				echo "$pid" >"$dir/pid"
+				file_server "$dir"
 				return 0
 			fi
 			if redis-cli -p "$port" info server 2>&1 |
@@ -48,6 +54,7 @@ start_redis() {
 				export "${var}_PORT=$port" "${var}_PID=$pid" \
 				    "${var}_DIR=$dir"
 				echo "$pid" >"$dir/pid"
+				file_server "$dir"
 				return 0
 			fi
 			kill -0 "$pid" 2>/dev/null || break
@@ -60,6 +67,10 @@ start_redis() {
 	cat "$dir/out" "$dir/log" >&2
 	return 1
 }
+
+# file_server DIR: a server started outside any test (by setup_file) is
+# the file's: stop_strays leaves it, and restart_redis's next one, alone.
+file_server() { [ -n "${BATS_TEST_NAME-}" ] || touch "$1/file-server"; }
 
 stop_redis() {
 	local pid=$1
@@ -99,15 +110,16 @@ rcli() { redis-cli -p "$R_PORT" "$@"; }
 rl() { "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
 
 # Milliseconds since the epoch, from the local clock and from the server's.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 server_ms() { rcli time | { read -r s; read -r us; echo $((s * 1000 + us / 1000)); }; }
 
 # wait_for TIMEOUT_S CMD...: poll CMD until it succeeds, at most TIMEOUT_S.
+# (The clock is bash's own: no process per round.)
 wait_for() {
-	local deadline=$(($(date +%s%N) / 1000000 + $1 * 1000))
+	local deadline=$((${EPOCHREALTIME/./} / 1000 + $1 * 1000))
 	shift
 	until "$@"; do
-		[ "$(($(date +%s%N) / 1000000))" -lt "$deadline" ] || return 1
+		[ $((${EPOCHREALTIME/./} / 1000)) -lt "$deadline" ] || return 1
 		sleep 0.01
 	done
 }
@@ -141,10 +153,13 @@ toplevel() {
 	    sed -n 's/^[0-9.]* \[[0-9]* [^]]*\] "\([^"]*\)".*/\1/p'
 }
 
-# A process that has exited: gone, or a zombie waiting to be reaped.
+# A process that has exited: gone, or a zombie waiting to be reaped. (Read
+# with builtins: reap polls hundreds of these.)
 dead() {
 	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+	{ read -r st <"/proc/$1/stat"; } 2>/dev/null || return 0
+	st=${st##*) }
+	st=${st%% *}
 	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
 }
 all_dead() {
@@ -179,11 +194,130 @@ restart_redis() {
 	return 1
 }
 
-# stop_bg: kill and reap the processes in the array bg (and a queue
-# sampler, when one runs), for teardown.
-stop_bg() {
-	local p
-	[ -z "${sampler-}" ] || kill "$sampler" 2>/dev/null || :
-	for p in "${bg[@]}"; do kill "$p" 2>/dev/null || :; done
-	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || :; done
+# proc_state PID: a process that would not end, in one line: its command
+# line and, from /proc/PID/status, its state, parent and tracer (an ASan
+# build that LeakSanitizer's exit check holds is traced by its own child).
+proc_state() {
+	local cmd st
+	cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | cut -c1-200)
+	st=$(grep -E '^(State|PPid|TracerPid):' "/proc/$1/status" 2>/dev/null |
+	    tr '\t\n' '  ')
+	echo "pid $1 ($cmd): ${st:-gone}"
 }
+
+# descendants PID: the processes under PID, children before their own.
+descendants() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# kill_tree PID...: SIGKILL each PID (this shell's children, running) and
+# every process under it, stopped or traced ones too, and reap them.
+kill_tree() {
+	local p all=()
+	for p in "$@"; do all+=("$p" $(descendants "$p")); done
+	kill -9 "${all[@]}" 2>/dev/null || :
+	for p in "$@"; do wait "$p" 2>/dev/null || :; done
+}
+
+# reap [-t SECONDS] PID...: wait for background PIDs as wait does (the
+# exit status of the last), but at most SECONDS in all (default 120):
+# one still running then is named on stderr with its state, killed with
+# what runs under it, and the test fails there, instead of hanging.
+reap() {
+	local t=120 p st=0
+	if [ "$1" = -t ]; then
+		t=$2
+		shift 2
+	fi
+	if ! wait_for "$t" all_dead "$@"; then
+		for p in "$@"; do
+			dead "$p" && continue
+			echo "reap: still running after ${t}s: $(proc_state "$p")" >&2
+			for c in $(descendants "$p"); do
+				echo "reap:   under it: $(proc_state "$c")" >&2
+			done
+		done
+		kill_tree "$@"
+		exit 1
+	fi
+	for p in "$@"; do
+		st=0
+		wait "$p" || st=$?
+	done
+	return "$st"
+}
+
+# ours PID...: in the array mine, those PIDs that are still this shell's
+# children (running, or ended and not yet reaped). A pid that wait or reap has collected may
+# be another process's by now: pid_max is 32768 on many machines, and the
+# suite goes through that many in about a minute, and a stray SIGCONT can
+# hold an ASan process in LeakSanitizer's exit check for ever (see the
+# Makefile). Teardowns signal only these.
+ours() {
+	local p st
+	mine=()
+	for p in "$@"; do
+		{ read -r st <"/proc/$p/stat"; } 2>/dev/null || continue
+		st=${st##*) }
+		st=${st#* }
+		[ "${st%% *}" != "$BASHPID" ] || mine+=("$p")
+	done
+}
+# kill_ours SIGNAL PID...: signal those of PIDs that are ours.
+kill_ours() {
+	local sig=$1 mine
+	shift
+	ours "$@"
+	[ ${#mine[@]} = 0 ] || kill "-$sig" "${mine[@]}" 2>/dev/null || :
+}
+
+# stop_bg: kill and reap the processes in the array bg (and a queue
+# sampler, when one runs), for teardown: SIGTERM, then SIGKILL for those
+# still there after 10 s (stopped, or stuck).
+stop_bg() {
+	local mine
+	ours ${sampler-} "${bg[@]}"
+	[ ${#mine[@]} != 0 ] || return 0
+	kill "${mine[@]}" 2>/dev/null || :
+	wait_for 10 all_dead "${mine[@]}" || kill_tree "${mine[@]}"
+	wait "${mine[@]}" 2>/dev/null || :
+}
+
+# stop_strays: at the end of teardown, SIGKILL whatever the test started
+# and left running, so that nothing outlives its test to hold the CPU, a
+# port or bats' output. The file's servers are spared (restart_redis
+# starts them again from tests), and so is what runs under a server, and
+# bats' own timer for BATS_TEST_TIMEOUT (its pid is killer_pid in the bats
+# function that calls teardown).
+stop_strays() {
+	local kill=() timer=${killer_pid:-${BATS_killer_pid-}}
+	strays "$BASHPID"
+	[ ${#kill[@]} = 0 ] || kill -9 "${kill[@]}" 2>/dev/null || :
+}
+strays() {
+	local c comm pidfile
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		[ "$c" != "$timer" ] || continue
+		{ read -r comm <"/proc/$c/comm"; } 2>/dev/null || continue
+		case $comm in
+		redis-server | valkey-server | redis-sentinel)
+			# Only one that start_redis started in the test.
+			pidfile=$(grep -lsx "$c" "$BATS_FILE_TMPDIR"/redis-*/pid |
+			    head -n 1)
+			if [ -n "$pidfile" ] &&
+			    [ ! -e "${pidfile%/pid}/file-server" ]; then
+				kill+=("$c")
+			fi
+			continue ;;
+		esac
+		kill+=("$c")
+		strays "$c"
+	done
+}
+
+# Files with a teardown of their own end it with stop_strays.
+teardown() { stop_strays; }

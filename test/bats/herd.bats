@@ -19,8 +19,9 @@ setup() {
 # at-exit check (PTRACE_ATTACH's SIGSTOP), which then waits for ever.
 teardown() {
 	local p
-	for p in "${bg[@]}"; do kill -9 "$p" 2>/dev/null || :; done
+	kill_ours KILL "${bg[@]}"
 	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || :; done
+	stop_strays
 }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
@@ -41,11 +42,17 @@ rlx() { exec "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
 # The pid in a redlock owner token UUID:PID.
 pid_of_token() { echo "${1##*:}"; }
 
+# The drains start hundreds of waiters that end within seconds of one
+# another: they run without LeakSanitizer's exit check (see the Makefile).
+NO_LEAKS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+
 # drain N OPTS...: N `exec -w` waiters with OPTS behind NAME d's holders
 # (one, or N of --limit N), all of them waiting; then the holders are
-# released, and the script calls until the last waiter is done printed.
+# released. The script calls until the last waiter is done, and the wall
+# ms, in $dcalls and $dms. (Run in the test's shell, not in a subshell, so
+# that a stuck waiter fails the test, and teardown finds the rest.)
 drain() {
-	local n=$1 holders=1 i t pids=() toks=()
+	local n=$1 holders=1 i t pids=() toks=() t0
 	shift
 	[ "${1-}" != --limit ] || holders=$2
 	rcli flushall >/dev/null
@@ -53,39 +60,42 @@ drain() {
 		toks+=("$(rl lock -t 300s "$@" d)")
 	done
 	for i in $(seq 1 "$n"); do
-		rlx exec -q -w 300s "$@" d -- true 3>&- &
+		ASAN_OPTIONS=$NO_LEAKS rlx exec -q -w 300s "$@" d -- true 3>&- &
 		pids+=($!)
+		bg+=($!)
 	done
-	bg+=("${pids[@]}")
 	wait_for 240 eval '[ "$(subs)" -ge "$n" ]'
 	# Each waiter tries once more when its subscription is confirmed.
 	sleep 1
 	rcli config resetstat >/dev/null
 	t0=$(now_ms)
 	for t in "${toks[@]}"; do rl unlock --owner "$t" d; done
-	for i in "${pids[@]}"; do wait "$i"; done
+	for i in "${pids[@]}"; do reap "$i"; done
 	bg=()
-	echo "$(calls) $(($(now_ms) - t0))"
+	dcalls=$(calls) dms=$(($(now_ms) - t0))
 }
 
 # drains N OPTS...: three drains of N waiters; their calls and wall ms,
-# summed. (Which waiter takes the lock after a release, and whether the
-# listener's role then changes hands, varies: three drains even it out.)
+# summed, in $dcalls and $dms. (Which waiter takes the lock after a
+# release, and whether the listener's role then changes hands, varies:
+# three drains even it out.)
 drains() {
-	local c=0 w=0 i a b
+	local c=0 w=0 i
 	for i in 1 2 3; do
-		read -r a b < <(drain "$@")
-		c=$((c + a)) w=$((w + b))
+		drain "$@"
+		c=$((c + dcalls)) w=$((w + dms))
 	done
-	echo "$c $w"
+	dcalls=$c dms=$w
 }
 
 # per_handoff OPTS...: drain 50 and then 200 waiters, three times each;
 # the calls per handoff at 200 are at most twice those at 50.
 per_handoff() {
 	local c50 c200 w50 w200
-	read -r c50 w50 < <(drains 50 "$@")
-	read -r c200 w200 < <(drains 200 "$@")
+	drains 50 "$@"
+	c50=$dcalls w50=$dms
+	drains 200 "$@"
+	c200=$dcalls w200=$dms
 	echo "${*:-plain}: 3 x 50 waiters $c50 script calls ($((c50 * 100 / 150)) per 100 handoffs) in $w50 ms, 3 x 200 waiters $c200 ($((c200 * 100 / 600)) per 100) in $w200 ms" >&3
 	[ "$c50" -gt 0 ]
 	# c200 / 600 <= 2 * c50 / 150
@@ -127,7 +137,7 @@ held_after() {
 # all_held N: every waiter in w ends, and N of them held x.
 all_held() {
 	local p
-	for p in "${w[@]}"; do wait "$p"; done
+	for p in "${w[@]}"; do reap "$p"; done
 	bg=()
 	[ "$(wc -l <"$D/got")" = "$1" ]
 }
@@ -239,7 +249,7 @@ all_held() {
 	[ "$(pid_of_token "$(rcli get "$LISTENER")")" = "$first" ]
 	waiters 2 --waiter-timeout 30s
 	status=0
-	wait "$first" || status=$?
+	reap "$first" || status=$?
 	[ "$status" = 75 ]
 	# Its leave woke another, which took the role.
 	wait_for 5 eval '[ -n "$(rcli get "$LISTENER")" ]'
@@ -273,7 +283,7 @@ all_held() {
 	run -0 rl queue --json x
 	[[ $output == *'"waiters":[],"unordered":3}' ]]
 	rl unlock --owner "$tok" x
-	for p in "${w[@]}"; do wait "$p"; done
+	for p in "${w[@]}"; do reap "$p"; done
 	htok="$(cat /proc/sys/kernel/random/uuid):1"
 	python3 "$RSN" --port "$R_PORT" --id "$htok" lock x --lease 60000 \
 	    --keep >/dev/null

@@ -60,7 +60,7 @@ check_nested() {
 	run -75 --separate-stderr "$RL" -u "$1" exec -n nest -- echo SECOND
 	refute_output SECOND
 	touch "$D/go"
-	wait "$outer"
+	reap "$outer"
 	for m in $2; do [ "$(mcli "$m" exists nest)" = 0 ]; done
 }
 
@@ -86,6 +86,6 @@ check_nested() {
 	sleep 1
 	[ "$(mcli M1 pttl nest)" -gt 55000 ]
 	touch "$D/go"
-	wait "$outer"
+	reap "$outer"
 	[ "$(mcli M1 exists nest)" = 0 ]
 }

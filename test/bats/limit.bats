@@ -13,7 +13,7 @@ setup() {
 	D=$BATS_TEST_TMPDIR
 	bg=()
 }
-teardown() { stop_bg; }
+teardown() { stop_bg; stop_strays; }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
@@ -25,7 +25,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 		    "$D/log" 3>&- &
 		bg+=($!)
 	done
-	for p in "${bg[@]}"; do wait "$p"; done
+	for p in "${bg[@]}"; do reap "$p"; done
 	bg=()
 	[ "$(grep -c '^+' "$D/log")" = 20 ]
 	[ "$(grep -c '^-' "$D/log")" = 20 ]
@@ -157,7 +157,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
 	rcli del '{s}:timeout' >/dev/null
 	rc=0
-	wait "$e" || rc=$?
+	reap "$e" || rc=$?
 	[ "$rc" = 79 ]
 }
 
@@ -179,7 +179,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	run -0 rl exec --limit 1 -w 5s s -- sh -c 'echo "$REDLOCK_FENCE"'
 	kill -CONT "$wd"
 	rc=0
-	wait "$e" || rc=$?
+	reap "$e" || rc=$?
 	[ "$rc" = 79 ]
 	# The permit the second holder gave back is free; nothing is held.
 	[ "$(rcli get s)" = 1 ]
@@ -196,7 +196,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	run -0 rl unlock --force s
 	wait_for 5 test -s "$D/w"
 	rc=0
-	wait "$e" || rc=$?
+	reap "$e" || rc=$?
 	[ "$rc" = 79 ]
 	run -0 rl unlock --force s
 	run -1 --separate-stderr rl unlock --force s

@@ -7,7 +7,7 @@ setup_file() { start_redis R; }
 teardown_file() { stop_redis "$R_PID"; }
 setup() { rcli flushall >/dev/null; }
 # A process a test started to be watched by --keepalive --pid.
-teardown() { [ -z "${spid:-}" ] || kill "$spid" 2>/dev/null || :; }
+teardown() { kill_ours TERM ${spid-}; stop_strays; }
 
 @test "lock prints an owner token and the lock is a Redisson hash with a lease" {
 	run -0 --separate-stderr rl lock -t 10s x
@@ -45,7 +45,7 @@ teardown() { [ -z "${spid:-}" ] || kill "$spid" 2>/dev/null || :; }
 	wait_for 5 has_subscribers x 1
 	before=$(server_ms)
 	rl unlock --owner "$tok" x
-	wait "$wpid"
+	reap "$wpid"
 	wtok=$(cat "$BATS_TEST_TMPDIR/w")
 	[ "$(rcli hget x "$wtok")" = 1 ]
 	since=$(rl status --json x | jq -r .since_ms)
@@ -63,7 +63,7 @@ teardown() { [ -z "${spid:-}" ] || kill "$spid" 2>/dev/null || :; }
 	wpid=$!
 	wait_for 5 has_subscribers x 1
 	[ "$(server_ms)" -lt "$expiry" ]	# it waited
-	wait "$wpid"
+	reap "$wpid"
 	since=$(rl status --json x | jq -r .since_ms)
 	echo "acquired $((since - expiry)) ms after the expiry" >&3
 	[ "$since" -ge "$expiry" ]
@@ -79,7 +79,7 @@ teardown() { [ -z "${spid:-}" ] || kill "$spid" 2>/dev/null || :; }
 	wait_for 5 has_subscribers x 1
 	rcli config resetstat >/dev/null
 	status=0
-	wait "$wpid" || status=$?
+	reap "$wpid" || status=$?
 	[ "$status" -eq 75 ]
 	# After subscribing: one attempt, then none until --wait ran out, one
 	# last try, and its leave from the waiting room. A polling client
@@ -143,7 +143,7 @@ teardown() { [ -z "${spid:-}" ] || kill "$spid" 2>/dev/null || :; }
 	wpid=$!
 	wait_for 5 has_subscribers x 1
 	run -0 rl unlock --force x
-	wait "$wpid"
+	reap "$wpid"
 	[ "$(rcli hget x "$(cat "$BATS_TEST_TMPDIR/w")")" = 1 ]
 	rl unlock --force x
 	run -1 --separate-stderr rl unlock --force x
@@ -163,7 +163,7 @@ teardown() { [ -z "${spid:-}" ] || kill "$spid" 2>/dev/null || :; }
 	worker 3>&- & p2=$!
 	worker 3>&- & p3=$!
 	worker 3>&- & p4=$!
-	wait $p1 && wait $p2 && wait $p3 && wait $p4
+	reap $p1 && reap $p2 && reap $p3 && reap $p4
 	[ "$(wc -l <"$log")" -eq 200 ]
 	sort -n -c -u "$log"	# already strictly increasing, in file order
 	max=$(tail -n 1 "$log")

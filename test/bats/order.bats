@@ -15,7 +15,8 @@ setup() {
 	for m in M1 M2 M3 M4 M5; do mcli "$m" flushall >/dev/null; done
 }
 teardown() {
-	[ -z "${proxy:-}" ] || kill "$proxy" 2>/dev/null || :
+	kill_ours TERM ${proxy-}
+	stop_strays
 }
 
 mcli() { local m=$1; shift; redis-cli -p "$(eval echo "\$${m}_PORT")" "$@"; }
@@ -64,7 +65,7 @@ held_by() {
 	for m in M1 M2 M3 M4 M5; do echo "$m: $(mcli "$m" hgetall x | tr '\n' ' ')"; done	# on failure
 	touch "$D/done"
 	status=0
-	wait "$p" || status=$?
+	reap "$p" || status=$?
 	cat "$D/events"
 	believed=$(sed -n 's/.*acquired x on \([0-9]*\) masters.*/\1/p' "$D/events")
 	echo "the client believed it held x on ${believed:-?} masters; $n hold it" >&3

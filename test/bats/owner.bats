@@ -44,13 +44,13 @@ setup() {
 	"$RL" exec -n innerB -- echo child2 ALSO has B
 	echo "child2 exit $?"
 	touch "$D/child2.done"
-	wait "$c1"
+	reap "$c1"
 	echo "child1 exit $?"
 	EOF
 }
 
 # A failed test leaves no parked COMMAND behind.
-teardown() { touch "$D/child1.go" "$D/in.go"; }
+teardown() { touch "$D/child1.go" "$D/in.go"; stop_strays; }
 
 rlm() { "$RL" -u "$URLS" "$@"; }
 mcli() { local m=$1; shift; redis-cli -p "$(eval echo "\$${m}_PORT")" "$@"; }
@@ -83,7 +83,7 @@ siblings() {
 		[ "$($c hlen 'redlock_holder:{innerB}')" = 1 ]
 	done
 	touch "$D/child1.go"
-	wait "$pid"
+	reap "$pid"
 	run cat "$D/out"
 	assert_output "child2 exit 75
 child1 exit 0"
@@ -124,7 +124,7 @@ aba() {
 	done
 	[ "$(var in HELD)" = "A=$a B=$b" ]
 	touch "$D/in.go"
-	wait "$pid"
+	reap "$pid"
 	[ ! -s "$D/out" ]
 	[ ! -s "$D/err" ]
 	for c in "$@"; do

@@ -19,7 +19,8 @@ setup() {
 	rcli flushall >/dev/null
 }
 teardown() {
-	if [ -n "${epid:-}" ]; then kill -9 "$epid" 2>/dev/null || true; fi
+	kill_ours KILL ${epid-}
+	stop_strays
 }
 
 Q='redisson_lock_queue:{x}'
@@ -56,7 +57,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	t0=$(date +%s%N)
 	rl unlock --owner "$tok" x
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	[ "$st" -eq 0 ]
 	woke=$((($(cat "$D/start") - t0) / 1000000))
 	echo "started $woke ms after the release" >&3
@@ -77,7 +78,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	restart_redis R
 	t0=$(date +%s%N)
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	[ "$st" -eq 0 ]
 	echo "done $(ms_since "$t0") ms after the restart" >&3
 	[ "$(cat "$D/ran")" = ran ]
@@ -96,7 +97,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	! dead "$epid" || false
 	restart_redis R
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	[ "$st" -eq 0 ]
 	run cat "$D/err"
 	assert_output --partial "acquired x"
@@ -117,8 +118,8 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	[ "$(rcli lrange "$Q" 0 -1)" = "$queue" ]
 	t0=$(date +%s%N)
 	rl unlock --owner "$tok" x
-	wait "$p_a"
-	wait "$p_b"
+	reap "$p_a"
+	reap "$p_b"
 	echo "both served $(ms_since "$t0") ms after the release" >&3
 	[ "$(ms_since "$t0")" -lt 5000 ]
 	run cat "$D/order"
@@ -134,7 +135,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	wait_for 5 has_subscribers x 1
 	kill -9 "$(pid_of R)"
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	took=$(ms_since "$t0")
 	echo "gave up after $took ms" >&3
 	[ "$st" -eq 75 ]
@@ -161,7 +162,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	t0=$(date +%s%N)
 	kill -INT "$epid"
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	took=$(ms_since "$t0")
 	echo "exited $took ms after SIGINT" >&3
 	[ "$st" -eq 130 ]
@@ -191,7 +192,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 	t0=$(date +%s%N)
 	"$RL" -u "$URLS" unlock --owner "$tok" x
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	[ "$st" -eq 0 ]
 	woke=$((($(cat "$D/start") - t0) / 1000000))
 	echo "started $woke ms after the release" >&3

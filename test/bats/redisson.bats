@@ -18,7 +18,7 @@ setup() {
 	w_args=(-w 60s)
 	r_args=()
 }
-teardown() { stop_bg; }
+teardown() { stop_bg; stop_strays; }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 Q='redisson_lock_queue:{x}'

@@ -15,7 +15,7 @@ setup() {
 	: >"$D/events"
 	bg=()
 }
-teardown() { stop_bg; }
+teardown() { stop_bg; stop_strays; }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }

@@ -23,6 +23,7 @@ setup() {
 }
 teardown() {
 	for m in M1 M2 M3 M4 M5; do kill -CONT "$(pid_of "$m")" 2>/dev/null || true; done
+	stop_strays
 }
 
 rlm() { "$RL" -u "$URLS" "$@"; }
@@ -110,7 +111,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	kill -9 "$(pid_of M2)"
 	sleep 0.3
 	restart_redis M2
-	for p in $pids; do wait "$p"; done
+	for p in $pids; do reap "$p"; done
 	[ ! -e "$D/overlaps" ]
 	[ "$(wc -l <"$D/done")" -eq 200 ]
 	[ ! -e "$D/fails" ]
@@ -125,7 +126,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	t_stop=$(now_ms)
 	kill -STOP "$(pid_of M1)" "$(pid_of M2)" "$(pid_of M3)"
 	status=0
-	wait "$p" || status=$?
+	reap "$p" || status=$?
 	kill -CONT "$(pid_of M1)" "$(pid_of M2)" "$(pid_of M3)"
 	[ "$status" -eq 79 ]
 	died=$(($(cat "$D/died") / 1000000))
@@ -139,7 +140,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	wait_for 5 eval '[ "$(holding x)" = 5 ]'
 	for m in M1 M2 M3; do mcli "$m" del x >/dev/null; done
 	status=0
-	wait "$p" || status=$?
+	reap "$p" || status=$?
 	[ "$status" -eq 79 ]
 }
 
@@ -228,7 +229,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	wait_for 5 eval '[ "$(mcli M1 pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]'
 	t0=$(now_ms)
 	rlm unlock --owner "$tok" x
-	wait "$w"
+	reap "$w"
 	took=$(($(now_ms) - t0))
 	echo "woken $took ms after unlock began" >&3
 	# The holder's lease had about 60 s left.
@@ -248,7 +249,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	wait_for 5 eval '[ "$(mcli M1 pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]'
 	mcli M1 config resetstat >/dev/null
 	status=0
-	wait "$w" || status=$?
+	reap "$w" || status=$?
 	[ "$status" -eq 75 ]
 	# After subscribing: one attempt, then none until --wait ran out, one
 	# last try, and its leave from the waiting room. A polling client

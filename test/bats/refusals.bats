@@ -18,6 +18,7 @@ setup() {
 teardown() {
 	rcli config set maxmemory 0 >/dev/null
 	[ -z "${X_PID:-}" ] || stop_redis "$X_PID"
+	stop_strays
 }
 
 ALICE_RULE='grant it with ACL SETUSER alice &redisson_lock__channel:*'
@@ -70,7 +71,7 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	p=$!
 	wait_for 5 eval '[ "$(rcli llen "redisson_lock_queue:{x}")" = 1 ]'
 	rl unlock --owner "$tok" x
-	wait "$p"
+	reap "$p"
 	[ -e "$D/next" ]
 }
 
@@ -100,7 +101,7 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	# Renewals go on under OOM: exec outlives several leases, then releases.
 	sleep 1.5
 	touch "$D/go"
-	wait "$p"
+	reap "$p"
 	[ "$(rcli exists y)" = 0 ]
 	rcli config set maxmemory 0 >/dev/null
 	rl unlock --owner "$tok" x
@@ -171,6 +172,6 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	wait_for 5 eval '[ "$(redis-cli -p "$X_PORT" pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]'
 	run -0 --separate-stderr x unlock --owner "$tok" x
 	assert_equal "$stderr" ''
-	wait "$epid"
+	reap "$epid"
 	[ -e "$D/ran" ]
 }

@@ -8,7 +8,7 @@ load helpers
 # write, then WAIT (state=online alone comes before the first ack).
 replicas_up() {
 	rcli set replicas-sync 1 >/dev/null &&
-	    [ "$(rcli wait "$1" 200)" -ge "$1" ] &&
+	    [ "$(rcli reap "$1" 200)" -ge "$1" ] &&
 	    rcli del replicas-sync >/dev/null
 }
 
@@ -41,7 +41,8 @@ setup() {
 }
 teardown() {
 	kill -CONT "$S1_PID" "$S2_PID" 2>/dev/null || true
-	[ -z "${epid:-}" ] || kill -9 "$epid" 2>/dev/null || true
+	kill_ours KILL ${epid-}
+	stop_strays
 }
 
 @test "--replicas 2 with two healthy replicas: COMMAND runs, and its renewals WAIT too" {
@@ -112,7 +113,7 @@ teardown() {
 	wait_for 10 dead "$epid"
 	t1=$(now_ms)
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	cat "$D/err" >&3
 	[ "$status" -eq 79 ]
 	# Terminated before the server would have let the lease go.
@@ -138,7 +139,7 @@ teardown() {
 	kill -CONT "$S1_PID" "$S2_PID"
 	wait_for 10 dead "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	cat "$D/err" >&3
 	[ "$status" -eq 0 ]
 	[ "$(grep -c "renewed x" "$D/err")" -ge 2 ]
@@ -180,7 +181,7 @@ teardown() {
 	# Waiting 1.5s with a 300ms waiter timeout: a heartbeat every 100ms.
 	run -0 --separate-stderr rl --timeout 2s exec --fair \
 	    --waiter-timeout 300ms --replicas 2 x -- true
-	wait "$epid"
+	reap "$epid"
 	calls=$(rcli info commandstats | tr -d '\r' |
 	    sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')
 	echo "evalsha calls $calls, WAIT calls $(wait_calls)" >&3

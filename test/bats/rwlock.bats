@@ -14,7 +14,7 @@ setup() {
 	D=$BATS_TEST_TMPDIR
 	bg=()
 }
-teardown() { stop_bg; }
+teardown() { stop_bg; stop_strays; }
 
 LUA=$BATS_TEST_DIRNAME/../../lua
 # script NAME: the prelude and lua/NAME.lua, as the embedder joins them.

@@ -16,8 +16,9 @@ setup() {
 }
 teardown() {
 	local p
-	[ -z "${epid:-}" ] || kill -9 "$epid" 2>/dev/null || true
+	kill_ours KILL ${epid-}
 	while read -r p; do stop_redis "$p"; done <"$D/pids"
+	stop_strays
 }
 
 # Every process a test starts is stopped by teardown.
@@ -234,7 +235,7 @@ watch_lease() {
 	echo "$(ms_since "$t0") ms after the failover" >&3
 	touch "$D/stop"
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	epid=
 	[ "$st" -eq 0 ]
 	[ "$(cat "$D/done")" = done ]
@@ -260,7 +261,7 @@ watch_lease() {
 	! dead "$epid" || false
 	touch "$D/stop"
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	epid=
 	[ "$st" -eq 0 ]
 	run cat "$D/err"
@@ -283,7 +284,7 @@ watch_lease() {
 	! dead "$epid" || false
 	touch "$D/stop"
 	st=0
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	epid=
 	[ "$st" -eq 0 ]
 	run cat "$D/err"
@@ -308,7 +309,7 @@ watch_lease() {
 	t0=$(now_ms)
 	st=0
 	timeout 60 tail --pid="$epid" -f /dev/null || true
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	epid=
 	echo "exit $st $(ms_since "$t0") ms after the failover" >&3
 	[ "$st" -eq 79 ]
@@ -332,7 +333,7 @@ watch_lease() {
 	run -0 "$RL" -u "$U" unlock --owner "$tok" x
 	st=0
 	timeout 30 tail --pid="$epid" -f /dev/null || true
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	epid=
 	[ "$st" -eq 0 ]
 	woke=$((($(cat "$D/ran") - t0) / 1000000))
@@ -367,7 +368,7 @@ watch_lease() {
 	assert_output --partial 'command  sh -c'
 	kill -INT "$qpid"
 	st=0
-	wait "$qpid" || st=$?
+	reap "$qpid" || st=$?
 	kill -CONT "$M_PID"
 	[ "$st" -eq 0 ]
 }
@@ -434,7 +435,7 @@ watch_lease() {
 	kill -9 "$hpid"
 	st=0
 	timeout 15 tail --pid="$epid" -f /dev/null || true
-	wait "$epid" || st=$?
+	reap "$epid" || st=$?
 	epid=
 	[ "$st" -eq 0 ]
 }

@@ -15,7 +15,7 @@ setup() {
 	D=$BATS_TEST_TMPDIR
 	bg=()
 }
-teardown() { kill -CONT "$R_PID"; stop_bg; }
+teardown() { kill -CONT "$R_PID"; stop_bg; stop_strays; }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
@@ -244,7 +244,7 @@ try() {
 	wait_for 5 eval '[ "$(rcli hget x mode)" = read ]'
 	rcli del x >/dev/null
 	rc=0
-	wait "$e" || rc=$?
+	reap "$e" || rc=$?
 	[ "$rc" = 79 ]
 	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --write -t 400ms --kill-after 1s x -- sleep 30 3>&- &
 	e=$!
@@ -254,7 +254,7 @@ try() {
 	run -0 rl exec -s -w 5s x -- true
 	kill -CONT "$wd"
 	rc=0
-	wait "$e" || rc=$?
+	reap "$e" || rc=$?
 	[ "$rc" = 79 ]
 	key_gone x
 }

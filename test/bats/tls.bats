@@ -155,10 +155,11 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 @test "a waiter over TLS is woken by the release, not by the lease running out" {
 	tok=$(tls lock -t 60s job)
 	(sleep 0.5; tls unlock --owner "$tok" job) &
+	upid=$!
 	t0=$(now_ms)
 	run -0 --separate-stderr tls exec -w 20s job -- echo ran
 	t1=$(now_ms)
-	wait
+	reap "$upid"
 	assert_output ran
 	[[ $stderr == "redlock: waiting for job: held by "* ]]
 	# Pushed: about 0.5 s; the lease (60 s) would be polled.
@@ -201,7 +202,7 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	kill -STOP "$S_PID"
 	stopped=$(now_ms)
 	status=0
-	wait "$ex" || status=$?
+	reap "$ex" || status=$?
 	done_at=$(now_ms)
 	kill -CONT "$S_PID"
 	echo "exit $status $((done_at - stopped)) ms after the stop" >&3
@@ -227,7 +228,7 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	# COMMAND (5 s) outlives the lease (3 s): only renewals on the new
 	# server keep it.
 	status=0
-	wait "$ex" || status=$?
+	reap "$ex" || status=$?
 	[ "$status" = 0 ]
 	run -0 redis-cli -p "$S_PORT" info commandstats
 	assert_output --regexp 'cmdstat_evalsha:calls=[3-9]|cmdstat_evalsha:calls=[1-9][0-9]|cmdstat_eval:calls='

@@ -15,7 +15,8 @@ setup() {
 teardown() {
 	[ -z "${FILLER:-}" ] || kill "$FILLER" 2>/dev/null || true
 	kill -CONT "$R_PID" 2>/dev/null || true
-	[ -z "${epid:-}" ] || kill -9 "$epid" 2>/dev/null || true
+	kill_ours KILL ${epid-}
+	stop_strays
 }
 
 # Milliseconds since the epoch of a -v event line's timestamp.
@@ -58,7 +59,7 @@ time.sleep(120)
 	echo "accept queue full after $(cat "$D/filled") connections" >&3
 	wait_for 30 dead "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	[ "$status" -eq 79 ]
 	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
 	[ -n "$killed" ]
@@ -81,7 +82,7 @@ time.sleep(120)
 	rcli debug sleep 1.5 >/dev/null &
 	wait_for 30 dead "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	took=$(($(now_ms) - t0))
 	echo "exec ended $took ms after it started (a hang lasts --timeout, 20 s)" >&3
 	[ "$status" -eq 0 ]
@@ -108,7 +109,7 @@ time.sleep(120)
 	for m in M1 M2 M3; do kill -STOP "$(eval echo "\$${m}_PID")"; done
 	wait_for 30 dead "$epid"
 	status=0
-	wait "$epid" || status=$?
+	reap "$epid" || status=$?
 	for m in M1 M2 M3; do stop_redis "$(eval echo "\$${m}_PID")"; done
 	[ "$status" -eq 79 ]
 	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
