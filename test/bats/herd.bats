@@ -70,7 +70,7 @@ drain() {
 	rcli config resetstat >/dev/null
 	t0=$(now_ms)
 	for t in "${toks[@]}"; do rl unlock --owner "$t" d; done
-	for i in "${pids[@]}"; do reap "$i"; done
+	for i in "${pids[@]}"; do reap -t 240 "$i"; done
 	bg=()
 	dcalls=$(calls) dms=$(($(now_ms) - t0))
 }
