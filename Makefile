@@ -20,16 +20,19 @@ CFLAGS ?= -O2 -g
 LDLIBS = -lhiredis -lm
 
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-# LeakSanitizer checks every process of make test as it exits, but for the
-# waiters of herd.bats' drains, which set detect_leaks=0 for themselves:
-# hundreds of processes that end within seconds of one another. Its exit
+# LeakSanitizer checks every process of the suite against redis-server as
+# it exits. Not checked for leaks: the suite against valkey-server (the
+# same tests through the same code, under ASan and UBSan: test/suites.sh
+# sets detect_leaks=0), and the waiters of herd.bats' drains, which run
+# the release build (REDLOCK_RELEASE_BIN): hundreds of processes that end
+# within seconds of one another, to count script calls. Why: the exit
 # check stops the process from a child of its own (PTRACE_ATTACH, whose
-# SIGSTOP it waits for), and a SIGCONT that lands before that stop
-# cancels it: the process then spins for ever (state R, TracerPid its own
-# child; test/bats/harness.bats makes one). Under a busy 2-core machine
-# the check also takes about a second of wall time a process, which the
-# drains multiplied into minutes. The same waiters run the same code under
-# the same ASan and UBSan checks in the rest of the suite, leaks checked.
+# SIGSTOP it waits for), and a SIGCONT that lands before that stop cancels
+# it: the process then spins for ever (state R, TracerPid its own child;
+# test/bats/harness.bats makes one), so the more processes end at once,
+# the more a stray SIGCONT can hold; and the check costs some 40 ms of CPU
+# a process (an ASan process 60 ms more, a release one 5 ms in all), on a
+# CPU that make test keeps busy from start to end on 2 cores.
 export ASAN_OPTIONS = exitcode=99:detect_leaks=1
 # The sanitizers' runtimes linked in: a process of the suite starts and
 # ends in three quarters of the CPU time it takes with them as shared
@@ -134,7 +137,7 @@ check:
 test:
 	test/deps.sh test
 	$(MAKE) check
-	$(MAKE) build/asan/redlock $(UNIT_BIN) $(REPLAY_BIN)
+	$(MAKE) build/redlock build/asan/redlock $(UNIT_BIN) $(REPLAY_BIN)
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	@for f in $(FUZZ); do printf '== fuzz replay %s: ' $$f; \
 		build/asan/replay/$$f test/fuzz/corpus/$$f/* \
@@ -144,7 +147,8 @@ test:
 		tail -n 1 build/asan/replay/$$f.log; \
 	done
 	mandoc -Tlint -Wwarning man/redlock.1
-	test/suites.sh $(CURDIR)/build/asan/redlock build/asan/suites
+	test/suites.sh $(CURDIR)/build/asan/redlock build/asan/suites \
+	    $(CURDIR)/build/redlock
 
 # Faults injected while workers take turns; TORTURE_SECONDS=600 for long,
 # TORTURE_TOPOLOGIES="sentinel cluster" (the default) for the failovers.

@@ -43,7 +43,10 @@ rlx() { exec "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
 pid_of_token() { echo "${1##*:}"; }
 
 # The drains start hundreds of waiters that end within seconds of one
-# another: they run without LeakSanitizer's exit check (see the Makefile).
+# another, to count script calls: they run the release build when there
+# is one (REDLOCK_RELEASE_BIN: make test builds it), and never with
+# LeakSanitizer's exit check (see the Makefile).
+DRAIN_RL=${REDLOCK_RELEASE_BIN:-$RL}
 NO_LEAKS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
 # drain N OPTS...: N `exec -w` waiters with OPTS behind NAME d's holders
@@ -60,7 +63,8 @@ drain() {
 		toks+=("$(rl lock -t 300s "$@" d)")
 	done
 	for i in $(seq 1 "$n"); do
-		ASAN_OPTIONS=$NO_LEAKS rlx exec -q -w 300s "$@" d -- true 3>&- &
+		ASAN_OPTIONS=$NO_LEAKS "$DRAIN_RL" -u "redis://127.0.0.1:$R_PORT" \
+		    exec -q -w 300s "$@" d -- true 3>&- &
 		pids+=($!)
 		bg+=($!)
 	done
