@@ -44,7 +44,7 @@ setup() {
 	"$RL" exec -n innerB -- echo child2 ALSO has B
 	echo "child2 exit $?"
 	touch "$D/child2.done"
-	reap "$c1"
+	wait "$c1"
 	echo "child1 exit $?"
 	EOF
 }
