@@ -88,7 +88,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
 	run -0 rl status s
 	assert_line --index 0 's: a semaphore: 1 permit taken, 2 free'
-	assert_line --index 1 --regexp "^  permit   [0-9a-f]{32}: held by $(hostname) pid [0-9]+ \\(sleep 30\\) for [0-9.]+m?s, fence [0-9]+, lease (29|30)\\.[0-9]s left\$"
+	assert_line --index 1 --regexp "^  permit   [0-9a-f]{32}: held by $(hostname) pid [0-9]+ \\(sleep 30\\) for [0-9.]+m?s, fence [0-9]+, lease (2[1-9]|30)\\.[0-9]s left\$"
 	run -0 rl status --json s
 	echo "$output" | jq -e '.kind == "expirable_semaphore" and .held
 	    and .permits_free == 2 and .permits_taken == 1

@@ -8,7 +8,7 @@ load helpers
 # write, then WAIT (state=online alone comes before the first ack).
 replicas_up() {
 	rcli set replicas-sync 1 >/dev/null &&
-	    [ "$(rcli reap "$1" 200)" -ge "$1" ] &&
+	    [ "$(rcli wait "$1" 200)" -ge "$1" ] &&
 	    rcli del replicas-sync >/dev/null
 }
 

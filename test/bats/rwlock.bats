@@ -339,7 +339,8 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	assert_output --regexp '^decremented'
 	[ "$(rcli hget x r1:1)" = 1 ]
 	[ "$(rcli exists '{x}:r1:1:rwlock_timeout:1')" = 1 ]
-	[ "$(rcli pttl x)" -gt 29000 ]
+	# Still the 30 s lease (less the Python clients' starts on a busy box).
+	[ "$(rcli pttl x)" -gt 20000 ]
 	run -0 acq w:1 write
 	[ "${lines[0]}" = 0 ]
 	# and redlock's leaves Redisson's
