@@ -94,7 +94,7 @@ took() {
 	run rsn semaphore s available
 	assert_output 0
 	rsn_bg --label b semaphore s acquire --wait 8 --hold 0
-	wait_for 3 subscribed 1
+	wait_for 10 subscribed 1
 	took b "$t0" 4000 "a permit with a 2 s lease"
 	[ "$(when_ms b)" -ge $((t0 + 2000)) ]
 	hadnt b woken	# nobody published: it waited for the expiry

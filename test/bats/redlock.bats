@@ -343,8 +343,10 @@ calls() {
 		[[ $stats == *" evalsha=4 "* && $stats == *" info=2 "* ]]
 		[[ $stats != *" eval="* ]]
 	done
-	# A watchdog renewing many times checks nothing again.
-	run -0 --separate-stderr rlm exec -v --ttl 300ms x -- sleep 0.5
+	# A watchdog renewing many times checks nothing again (a 1.5 s
+	# lease: 300 ms left each master 5 ms to answer, which a busy box
+	# missed).
+	run -0 --separate-stderr rlm exec -v --ttl 1500ms x -- sleep 2
 	[[ $stderr == *"renewed x"* ]]
 	for m in M1 M2 M3 M4 M5; do
 		[[ $(calls "$m") == *" info=1 "* ]]
