@@ -169,14 +169,23 @@ toplevel() {
 	    sed -n 's/^[0-9.]* \[[0-9]* [^]]*\] "\([^"]*\)".*/\1/p'
 }
 
-# A process that has exited: gone, or a zombie waiting to be reaped. (Read
-# with builtins: reap polls hundreds of these.)
+# stat_of PID: PID's state letter and parent in $pstate and $pppid, read
+# from /proc/PID/stat with builtins (reap polls hundreds of processes);
+# fails when PID is gone.
+stat_of() {
+	local s
+	{ read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+	s=${s##*) }
+	pstate=${s%% *}
+	s=${s#* }
+	pppid=${s%% *}
+}
+
+# A process that has exited: gone, or a zombie waiting to be reaped.
 dead() {
-	local st
-	{ read -r st <"/proc/$1/stat"; } 2>/dev/null || return 0
-	st=${st##*) }
-	st=${st%% *}
-	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+	local pstate pppid
+	stat_of "$1" || return 0
+	[ -z "$pstate" ] || [ "$pstate" = Z ] || [ "$pstate" = X ]
 }
 all_dead() {
 	local p
@@ -244,7 +253,7 @@ kill_tree() {
 # one still running then is named on stderr with its state, killed with
 # what runs under it, and the test fails there, instead of hanging.
 reap() {
-	local t=120 p st=0
+	local t=120 p c st=0
 	if [ "$1" = -t ]; then
 		t=$2
 		shift 2
@@ -268,20 +277,18 @@ reap() {
 }
 
 # ours PID...: in the array mine, those PIDs that are still this shell's
-# children (running, or ended and not yet reaped). A pid that wait or reap has collected may
-# be another process's by now: pid_max is 32768 on many machines, and the
-# suite goes through that many in about a minute, and a stray SIGCONT can
-# hold an ASan process in LeakSanitizer's exit check for ever (see the
-# Makefile). Teardowns signal only these.
+# children (running, or ended and not yet reaped). A pid that wait or
+# reap has collected may be another process's by now: pid_max is 32768
+# on many machines, the suite goes through that many in about a minute,
+# and a stray SIGCONT can hold an ASan process in LeakSanitizer's exit
+# check for ever (see the Makefile). Teardowns signal only these.
 ours() {
-	local p st
+	local p pstate pppid
 	mine=()
 	for p in "$@"; do
-		{ read -r st <"/proc/$p/stat"; } 2>/dev/null || continue
-		st=${st##*) }
-		st=${st#* }
-		[ "${st%% *}" != "$BASHPID" ] || mine+=("$p")
+		stat_of "$p" && [ "$pppid" = "$BASHPID" ] && mine+=("$p")
 	done
+	return 0
 }
 # kill_ours SIGNAL PID...: signal those of PIDs that are ours.
 kill_ours() {
