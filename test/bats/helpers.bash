@@ -249,11 +249,12 @@ kill_tree() {
 }
 
 # reap [-t SECONDS] PID...: wait for background PIDs as wait does (the
-# exit status of the last), but at most SECONDS in all (default 120):
+# exit status of the last), but at most SECONDS in all (default 240, under
+# the test's 300: 4 x 50 acquisitions took 123 s beside two busy loops):
 # one still running then is named on stderr with its state, killed with
 # what runs under it, and the test fails there, instead of hanging.
 reap() {
-	local t=120 p c st=0
+	local t=240 p c st=0
 	if [ "$1" = -t ]; then
 		t=$2
 		shift 2
