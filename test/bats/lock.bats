@@ -238,7 +238,7 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	    .name == "x" and .held == true and .owner == $t and .host == $h
 	    and .user == $u and (.pid | type) == "number" and (.cmd | type) == "string"
 	    and (.since_ms | type) == "number" and .held_ms >= 0 and .holds == 1
-	    and .lease_ms > 19000 and .lease_ms <= 20000 and (.fence | type) == "number"
+	    and .lease_ms > 10000 and .lease_ms <= 20000 and (.fence | type) == "number"
 	    and .mode == "exclusive" and .waiting == 0'
 }
 
