@@ -23,8 +23,11 @@
 #   open when one more begins). A section that was terminated and said so
 #   (abort) ends there, at the time the signal landed (its own line in
 #   store.aborts beside STORE_LOG): lines are taken in the order of their
-#   times. Only a holder fault (killed, paused past
-#   its lease, robbed of its key) may cause that, once per fault.
+#   times; a begin that the store took after that (a call already under
+#   way when the signal landed) opens nothing: the holder had been told
+#   to stop, and what it writes then is the fencing's to refuse. Only a
+#   holder fault (killed, paused past its lease, robbed of its key) may
+#   cause a displacement, once per fault.
 # unexplained: the displacements in which no section (the one beginning,
 #   nor the ones it displaces) is of an owner in HITS, a file with the
 #   owners the injector hit (32 hex digits of the UUID of REDLOCK_OWNER,
@@ -77,6 +80,7 @@ preempted | unexplained)
 				if (s1[i] >= since[o] && s0[i] <= t) return 1
 			return 0
 		}
+		$1 == "begin" && (($2 " " $3) in aborted) { next }
 		$1 == "begin" {
 			key = $2 " " $3
 			n = 0; blame = ($6 in hit); gone = ""; stall = 0
@@ -99,6 +103,7 @@ preempted | unexplained)
 			open[key] = 1; kind[key] = $5; owner[key] = $6; fence[key] = $2 + 0; nopen++
 			since[key] = $4 + 0
 		}
+		$1 == "abort" && !(($2 " " $3) in open) { aborted[$2 " " $3] = 1 }
 		($1 == "end" || $1 == "reject-end" || $1 == "abort") &&
 		    (($2 " " $3) in open) { close_($2 " " $3) }
 		function close_(o) { delete open[o]; nopen-- }
