@@ -21,7 +21,9 @@
 # one replica after each acquisition and renewal). The two names share a
 # hash tag, so every fault hits both.
 # usage: test/torture/failover.sh sentinel|cluster DIR REDLOCK SECONDS
-# Faults go on until SECONDS after the start (the set-up included). Each
+# Faults go on until SECONDS after the start (the set-up included), and
+# past it (SECONDS more at most) until each kind happened SECONDS/30 times
+# (at least once). Each
 # fault appends "TOPOLOGY FAULT" to DIR/TOPOLOGY/faults (and to the -r1
 # one's), and a failover its window, "FAULT START END" in nanoseconds from
 # the cut to the end of the demotion, to DIR/TOPOLOGY/windows: the
@@ -283,10 +285,32 @@ cluster_takeover() {
 "${topo}_setup" || exit 1
 workers
 # Faults until the end, 1 to 2 s apart; one with nothing to do (the
-# sentinel not ready, a replica still syncing) is tried again.
-while [ "$(date +%s)" -lt "$end" ]; do
+# sentinel not ready, a replica still syncing) is tried again. On a loaded
+# box the set-up (a cluster of six made and agreed on) can take most of
+# SECONDS: the faults go on past the end, for as long again at most, until
+# each kind of fault happened as often as run.sh asks (SECONDS/30, at
+# least once).
+min=$((seconds / 30))
+[ "$min" -ge 1 ] || min=1
+case $topo in
+sentinel) kinds=failover ;;
+cluster) kinds="takeover migrate" ;;
+esac
+enough() {
+	local k
+	for k in $kinds; do
+		[ "$(grep -c "^$topo $k\$" "$dir/$topo/faults")" -ge "$min" ] ||
+		    return 1
+	done
+}
+hard_end=$((end + seconds))
+while [ "$(date +%s)" -lt "$end" ] ||
+    { ! enough && [ "$(date +%s)" -lt "$hard_end" ]; }; do
 	sleep "1.$((RANDOM % 10))"
-	[ "$(date +%s)" -lt "$end" ] || break
+	if [ "$(date +%s)" -ge "$end" ] &&
+	    { enough || [ "$(date +%s)" -ge "$hard_end" ]; }; then
+		break
+	fi
 	"${topo}_fault"
 done
 exit 0
