@@ -34,6 +34,23 @@ hanging_file() {
 	dead "$(cat "$BATS_TEST_TMPDIR/sleeper")"
 }
 
+@test "a test that kills bats' timer (job %1) fails in its teardown, and the run does not wait for the timer's sleep" {
+	local t=@test
+	cat >"$BATS_TEST_TMPDIR/timer.bats" <<-EOF
+	load $BATS_TEST_DIRNAME/helpers
+	$t "kills the timer" { kill %1; }
+	$t "runs after it" { true; }
+	EOF
+	t0=$(now_ms)
+	run -1 env BATS_TEST_TIMEOUT=20 timeout -k 5 60 bats "$BATS_TEST_TMPDIR/timer.bats"
+	t1=$(now_ms)
+	echo "$output"
+	assert_line --index 1 'not ok 1 kills the timer'
+	assert_line --partial "bats' timer (pid "
+	assert_line 'ok 2 runs after it'
+	[ $((t1 - t0)) -lt 15000 ]
+}
+
 @test "reap: a background process that does not end fails the test within the bound, named with its state" {
 	sleeper() {
 		sleep 1000 3>&- &

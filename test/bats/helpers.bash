@@ -317,10 +317,36 @@ stop_bg() {
 # starts them again from tests), and so is what runs under a server, and
 # bats' own timer for BATS_TEST_TIMEOUT (its pid is killer_pid in the bats
 # function that calls teardown).
+# A test that killed the timer (as `kill %1` does: the timer is the test
+# shell's first job) is failed here: its time was unbounded, and the
+# timer's orphaned sleep held bats' output open, so that the suite waited
+# for it BATS_TEST_TIMEOUT seconds after its last test.
 stop_strays() {
 	local kill=() timer=${killer_pid:-${BATS_killer_pid-}}
 	strays "$BASHPID"
 	[ ${#kill[@]} = 0 ] || kill -9 "${kill[@]}" 2>/dev/null || :
+	if [ -n "$timer" ] && ! kill -0 "$timer" 2>/dev/null; then
+		echo "stop_strays: bats' timer (pid $timer) was killed by the test (kill %1?): signal background processes by their pid" >&2
+		orphaned_timer_sleep
+		return 1
+	fi
+}
+# orphaned_timer_sleep: SIGKILL the sleep of a killed timer: the child of
+# init now, in this shell's process group, running `sleep TIMEOUT`.
+orphaned_timer_sleep() {
+	local f st me cmd
+	read -r st </proc/"$BASHPID"/stat
+	st=${st##*) }
+	read -r _ _ me _ <<<"$st"
+	for f in /proc/[0-9]*/stat; do
+		{ read -r st <"$f"; } 2>/dev/null || continue
+		[[ $st == *" (sleep) "* ]] || continue
+		st=${st##*) }
+		read -r _ ppid pgid _ <<<"$st"
+		[ "$ppid" = 1 ] && [ "$pgid" = "$me" ] || continue
+		cmd=$(tr '\0' ' ' <"${f%/stat}/cmdline" 2>/dev/null)
+		[ "$cmd" != "sleep ${BATS_TEST_TIMEOUT-} " ] || kill -9 "${f//[^0-9]/}" 2>/dev/null
+	done
 }
 strays() {
 	local c comm pidfile

@@ -108,6 +108,7 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	[ "$(rcli hget x "$tok")" = 1 ]
 	timeout 10 redis-cli -p "$R_PORT" subscribe 'redisson_lock__channel:{x}' \
 	    >"$BATS_TEST_TMPDIR/sub" 3>&- &
+	sub=$!
 	wait_for 5 has_subscribers x 1
 	rl unlock --owner "$tok" x
 	key_gone x
@@ -115,7 +116,9 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	wait_for 5 grep -q '^message$' "$BATS_TEST_TMPDIR/sub"
 	run tail -n 1 "$BATS_TEST_TMPDIR/sub"
 	assert_output 0
-	kill %1 2>/dev/null || true
+	# By its pid: job %1 is bats' timer for BATS_TEST_TIMEOUT, whose
+	# orphaned sleep held bats' output open for 300 s after the last test.
+	kill_ours TERM "$sub"
 }
 
 @test "unlock with a wrong token exits 1 and leaves the lock alone" {
