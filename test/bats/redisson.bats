@@ -227,8 +227,10 @@ skewed() {
 # dead_waiter SPEC DEAD NEXT: a redlock holder, the waiters of SPEC, the
 # redlock waiter labelled DEAD with a waiter timeout of 2 s; DEAD is
 # killed (SIGKILL), then the holder releases; NEXT, the waiter after DEAD,
-# must hold x within 2 s + 2 s of the kill, though only Redisson clients
-# are left to run scripts, and the others are served in order.
+# must hold x within 8 s of the kill (DEAD's 2 s timeout and a loaded
+# box's delays: 2 s were seen; not evicted, NEXT would wait for its 60 s),
+# though only Redisson clients are left to run scripts, and the others are
+# served in order.
 dead_waiter() {
 	local spec=$1 dead=$2 next=$3 tok t_kill took
 	w_args=(-w 60s --waiter-timeout 2s)
@@ -238,15 +240,15 @@ dead_waiter() {
 	eval "kill -9 \$pid_$dead; wait \$pid_$dead" 2>/dev/null || :
 	t_kill=$(now_ms)
 	rl unlock --owner "$tok" x
-	wait_for 6 eval '[ -n "$(when_ms "$next")" ]' || :
+	wait_for 10 eval '[ -n "$(when_ms "$next")" ]' || :
 	took=$(when_ms "$next")
 	if [ -n "$took" ]; then
 		echo "$next held x $((took - t_kill)) ms after $dead was killed" >&3
 	else
-		echo "$next did not hold x within 6 s of the kill of $dead" >&3
+		echo "$next did not hold x within 10 s of the kill of $dead" >&3
 	fi
 	[ -n "$took" ]
-	[ $((took - t_kill)) -lt 4000 ]
+	[ $((took - t_kill)) -lt 8000 ]
 	served 5
 	run order
 	assert_output "$(echo "$labels" | sed "s/$dead *//")"
