@@ -192,8 +192,10 @@ took() {
 	assert_line "  owner    w:1"
 	assert_line "  mode     write (Redisson read-write lock)"
 	assert_line --regexp '^  reader   w:1 \(1 hold, lease [0-9.]+s left\)$'
-	rsn_bg --label o rwlock x read --wait 3 --lease 5000
-	wait_for 3 subscribed 1
+	# --wait 15: the steps below start three Python clients, which took
+	# longer than a 3 s wait on a loaded box.
+	rsn_bg --label o rwlock x read --wait 15 --lease 5000
+	wait_for 10 subscribed 1
 	rsn --label w rwlock x unlock-write --id w:1 >>"$D/events"
 	[ "$(rcli hget x mode)" = read ]
 	run rl status x
