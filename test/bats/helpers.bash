@@ -334,7 +334,7 @@ stop_strays() {
 # orphaned_timer_sleep: SIGKILL the sleep of a killed timer: the child of
 # init now, in this shell's process group, running `sleep TIMEOUT`.
 orphaned_timer_sleep() {
-	local f st me cmd
+	local f st me cmd ppid pgid
 	read -r st </proc/"$BASHPID"/stat
 	st=${st##*) }
 	read -r _ _ me _ <<<"$st"
