@@ -15,9 +15,9 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	[ "$(rcli type x)" = hash ]
 	[ "$(rcli hget x "$output")" = 1 ]
 	pttl=$(rcli pttl x)
-	[ "$pttl" -gt 9000 ] && [ "$pttl" -le 10000 ]
+	[ "$pttl" -gt 8000 ] && [ "$pttl" -le 10000 ]
 	[ "$(rcli type 'redlock_holder:{x}')" = hash ]
-	[ "$(rcli pttl 'redlock_holder:{x}')" -gt 9000 ]
+	[ "$(rcli pttl 'redlock_holder:{x}')" -gt 8000 ]
 }
 
 @test "lock -n on a held lock exits 75 at once, -E chooses the status" {

@@ -62,8 +62,8 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	done
 	[ "$(rcli hget x mode)" = read ]
 	[ "$(rcli hlen x)" = 11 ]
-	[ "$(rcli pttl '{x}:r7:1:rwlock_timeout:1')" -gt 29000 ]
-	[ "$(rcli pttl x)" -gt 29000 ]
+	[ "$(rcli pttl '{x}:r7:1:rwlock_timeout:1')" -gt 25000 ]
+	[ "$(rcli pttl x)" -gt 25000 ]
 	[ "$(rcli hlen 'redlock_holder:{x}')" = 10 ]
 	[[ $(rcli hget 'redlock_holder:{x}' r3:1) == *'"pid":42'*'"fence":'* ]]
 	# a second read of the same owner: its own lease key, the same fence
@@ -103,9 +103,9 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	# re-entry lengthens the lease, never shortens it
 	run -0 acq w:1 write 60000
 	[ "${lines[2]}" = 2 ]
-	[ "$(rcli pttl x)" -gt 59000 ]
+	[ "$(rcli pttl x)" -gt 50000 ]
 	acq w:1 write 1000 >/dev/null
-	[ "$(rcli pttl x)" -gt 59000 ]
+	[ "$(rcli pttl x)" -gt 50000 ]
 	[ "$(rcli exists '{x}:r3:1:rwlock_timeout:1')" = 0 ]
 }
 
