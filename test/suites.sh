@@ -1,16 +1,23 @@
 #!/bin/sh
 # suites.sh: the bats suite and the torture run against redis-server and,
-# when it is installed, against valkey-server too: both bats runs side by
-# side, then one torture after the other. Each writes to a log of its
-# own, shown whole when it ends. The torture's
-# failovers need servers of their own (a master, a replica and three
-# sentinels; a cluster of six): to keep the two runs' length even, the
-# Sentinel failover runs against redis-server and the cluster's against
+# when it is installed, against valkey-server too. The bats files of both
+# servers are jobs that SUITE_JOBS workers (4 unless told) take in turn,
+# the longest first, each a bats run with a log of its own; then one
+# torture after the other. What a run prints is shown whole, per server
+# and file in order, when everything has ended. The torture's failovers
+# need servers of their own (a master, a replica and three sentinels; a
+# cluster of six): to keep the two runs' length even, the Sentinel
+# failover runs against redis-server and the cluster's against
 # valkey-server, or both against redis-server when valkey is missing.
 # The files whose tests do not depend on the server (the build, usage
 # errors, completions, the demo, packaging, the harness itself) run once,
-# against redis-server: the suite is bound by the CPU (every ASan process
-# costs some 60 ms of it, and LeakSanitizer's exit check 40 ms more).
+# against redis-server.
+# Why workers: most of a bats file's time is spent waiting (for leases to
+# run out, failovers, heartbeats), and one run per server left both
+# cores two-thirds idle on a quiet machine (a fresh clone's make test
+# took 13 minutes there, 21 beside busy loops); four files at once keep
+# them busy, and beside busy loops four runnable tests get more of the
+# CPU than two.
 # The suite against valkey-server runs without LeakSanitizer's exit check
 # (see the Makefile); RELEASE, a release build, runs herd.bats' drains.
 # usage: test/suites.sh path/to/redlock LOGDIR [RELEASE]
@@ -18,40 +25,62 @@ set -u
 rl=$1
 logs=$2
 export REDLOCK_RELEASE_BIN=${3-}
-mkdir -p "$logs"
+jobs=${SUITE_JOBS:-4}
 agnostic="build cli completion demo package harness"
+# The longest files first (seconds on a quiet 2-core machine: sentinel 90,
+# herd 78, redisson 49, then 20-35 each), so that no long file starts
+# last; files not named here come after them, in name order.
+longest="sentinel herd redisson lock redlock exec cluster completion fair \
+replicas watchdog redisson_kinds shared tls harness"
 
-# files SERVER: the bats files to run against SERVER.
-files() {
-	local f
-	for f in test/bats/*.bats; do
-		case " $agnostic " in
-		*" $(basename "$f" .bats) "*) [ "$1" = redis-server ] || continue ;;
-		esac
-		echo "$f"
+# order: every bats file's name, the longest first.
+order() {
+	local n
+	for n in $longest; do
+		[ -e "test/bats/$n.bats" ] && echo "$n"
+	done
+	for n in test/bats/*.bats; do
+		n=$(basename "$n" .bats)
+		case " $longest " in *" $n "*) ;; *) echo "$n" ;; esac
 	done
 }
 
-# suite bats|torture SERVER [TOPOLOGIES]: the bats files, or the torture
-# with the failovers of TOPOLOGIES, against SERVER; its log is
-# LOGDIR/SERVER.log and a failure is marked by LOGDIR/SERVER.failed.
-# Both servers' bats runs go side by side, then the tortures: a torture
-# beside the other server's bats (the first to end its bats no longer
-# waits for the other) saw its 600 ms leases run out under a CPU that the
-# bats run kept busy.
-suite() {
+# bats_job SERVER FILE: FILE's tests against SERVER, its output in
+# LOGDIR/SERVER/FILE.log, a failure marked by LOGDIR/SERVER/FILE.failed.
+bats_job() {
 	(
-		[ "$2" = redis-server ] ||
+		[ "$1" = redis-server ] ||
 		    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-		if [ "$1" = bats ]; then
-			# shellcheck disable=SC2046
-			REDLOCK_TEST_SERVER=$2 REDLOCK_BIN=$rl \
-			    bats --timing --print-output-on-failure $(files "$2")
-		else
-			REDLOCK_TEST_SERVER=$2 TORTURE_TOPOLOGIES=$3 \
-			    test/torture/run.sh "$rl" 30
-		fi || touch "$logs/$2.failed"
-	) >>"$logs/$2.log" 2>&1
+		REDLOCK_TEST_SERVER=$1 REDLOCK_BIN=$rl \
+		    bats --timing --print-output-on-failure "test/bats/$2.bats" ||
+		    touch "$logs/$1/$2.failed"
+	) >"$logs/$1/$2.log" 2>&1
+}
+
+# worker: take the jobs in turn (a job is taken by making its claim
+# directory, which only one worker can) and run those it took.
+worker() {
+	local n srv
+	for n in $(order); do
+		for srv in $servers; do
+			case " $agnostic " in
+			*" $n "*) [ "$srv" = redis-server ] || continue ;;
+			esac
+			mkdir "$logs/$srv/$n.claim" 2>/dev/null || continue
+			bats_job "$srv" "$n"
+		done
+	done
+}
+
+# torture SERVER TOPOLOGIES: the torture with the failovers of
+# TOPOLOGIES, against SERVER; its log is LOGDIR/SERVER/torture.log.
+torture() {
+	(
+		[ "$1" = redis-server ] ||
+		    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+		REDLOCK_TEST_SERVER=$1 TORTURE_TOPOLOGIES=$2 \
+		    test/torture/run.sh "$rl" 30 || touch "$logs/$1/torture.failed"
+	) >"$logs/$1/torture.log" 2>&1
 }
 
 servers=redis-server
@@ -61,29 +90,45 @@ else
 	echo "== valkey-server is not installed: the suite runs against redis-server only"
 fi
 for srv in $servers; do
-	rm -f "$logs/$srv.failed" "$logs/$srv.log"
-	echo "== bats and torture against $($srv --version | cut -d' ' -f1-3), log in $logs/$srv.log"
-	suite bats "$srv" &
+	rm -rf "${logs:?}/$srv"
+	mkdir -p "$logs/$srv"
+	echo "== bats and torture against $($srv --version | cut -d' ' -f1-3), logs in $logs/$srv/"
+done
+echo "== $jobs bats files at a time"
+i=0
+while [ "$i" -lt "$jobs" ]; do
+	worker &
+	i=$((i + 1))
 done
 wait
-# The tortures one after the other: each keeps both cores busy for its
-# SECONDS, and two side by side ran too few sections and faults (some 10
-# sections a kind, a cluster's slot never migrated) to prove anything.
+# The tortures one after the other, after the bats files: each keeps both
+# cores busy for its SECONDS, and two side by side (or one beside bats
+# runs) ran too few sections and faults (some 10 sections a kind, a
+# cluster's slot never migrated) to prove anything, and saw their 600 ms
+# leases run out under a CPU that others kept busy.
 for srv in $servers; do
 	case $srv:$servers in
 	redis-server:*valkey-server) topologies=sentinel ;;
 	redis-server:*) topologies="sentinel cluster" ;;
 	valkey-server:*) topologies=cluster ;;
 	esac
-	suite torture "$srv" "$topologies"
+	torture "$srv" "$topologies"
 done
 status=0
 for srv in $servers; do
-	echo "== against $srv"
-	cat "$logs/$srv.log"
-	[ ! -e "$logs/$srv.failed" ] || {
-		echo "== FAILED against $srv"
-		status=1
-	}
+	for n in $(order) torture; do
+		[ -e "$logs/$srv/$n.log" ] || continue
+		echo "== $n against $srv"
+		cat "$logs/$srv/$n.log"
+		[ ! -e "$logs/$srv/$n.failed" ] || {
+			echo "== FAILED: $n against $srv"
+			status=1
+		}
+	done
+done
+for srv in $servers; do
+	for n in $(order) torture; do
+		[ ! -e "$logs/$srv/$n.failed" ] || echo "== FAILED: $n against $srv"
+	done
 done
 exit $status
