@@ -119,7 +119,8 @@ struct lockopts {
 	int fair;
 	int64_t waiter_timeout_ms;
 	int waiter_timeout_given;
-	int replicas;		/* --replicas: WAIT for this many; 0 */
+	int replicas;		/* --replicas: WAIT for this many; 0: not;
+				 * RL_REPLICAS_DEFAULT: the Sentinel default */
 	enum rl_lock_kind kind;	/* --shared, --write, --limit */
 	long limit;
 	char owner_buf[RL_OWNER_MAX];

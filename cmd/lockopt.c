@@ -27,6 +27,7 @@ lockopts_init(struct lockopts *o)
 	o->ttl_ms = DEFAULT_TTL_MS;
 	o->conflict = EXIT_BUSY;
 	o->waiter_timeout_ms = DEFAULT_WAITER_TIMEOUT_MS;
+	o->replicas = RL_REPLICAS_DEFAULT;
 }
 
 static const char *

@@ -115,7 +115,18 @@ rl_set_node_timeout(rl_client *c, int64_t ms)
 void
 rl_set_replicas(rl_client *c, int n)
 {
-	c->replicas = n;
+	c->replicas = n >= 0 ? n : c->nodes[0].url.master != NULL ? -1 : 0;
+}
+
+int64_t
+rl_acks(const rl_client *c, int64_t *acks)
+{
+	size_t j;
+
+	for (j = 0; j < c->n; j++)
+		acks[j] = c->replicas < 0 && !c->nodes[j].waits ? 1 :
+		    c->nodes[j].acks;
+	return c->replicas < 0 ? 1 : c->replicas;
 }
 
 void
@@ -219,7 +230,7 @@ rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
 
 	rl_round_end(&c->round);
 	if (rl_round_script(&c->round, c->nodes, c->n, o ? o : &def, s, nkeys,
-	    keys, nargs, args) < 0 || (c->replicas > 0 && wait_ms > 0 &&
+	    keys, nargs, args) < 0 || (c->replicas != 0 && wait_ms > 0 &&
 	    rl_round_ack(&c->round, c->replicas, wait_ms) < 0)) {
 		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");

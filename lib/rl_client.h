@@ -15,7 +15,8 @@ struct rl_client {
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;	/* --timeout */
 	int64_t node_timeout_ms;	/* several masters: per master */
-	int replicas;		/* --replicas: WAIT for this many; 0 */
+	int replicas;		/* --replicas: WAIT for this many; 0: not;
+				 * -1: the Sentinel default (rl_acks) */
 	enum rl_lock_kind kind;	/* rl_set_kind */
 	long limit;		/* RL_PERMIT: how many */
 	int64_t waiter_ms;	/* rl_set_waiter_timeout */
@@ -51,6 +52,12 @@ enum rl_err rl_run(rl_client *c, const struct rl_round_opts *o,
 enum rl_err rl_run_ack(rl_client *c, const struct rl_round_opts *o,
     int64_t wait_ms, const struct rl_script *s, int nkeys, const char **keys,
     int nargs, const char **args);
+/* Replica acknowledgement of the last round, as rl_quorum_acks takes
+ * it: the count each master gave into ACKS, and the count wanted. In the
+ * Sentinel default (c->replicas -1) one acknowledgement is wanted, and a
+ * master that had no replica connected, which was sent no WAIT, is not
+ * held back. */
+int64_t rl_acks(const rl_client *c, int64_t *acks);
 /* The last round reached too few masters to DOING: one master's own
  * message when its failure alone decided, else how many answered and the
  * first failure. */

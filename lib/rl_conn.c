@@ -1,5 +1,6 @@
 /* rl_conn.c: a non-blocking connection over a transport. */
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -106,6 +107,7 @@ rl_conn_open(struct rl_conn *c)
 	c->stage = NULL;
 	c->rx = 0;
 	c->sharded = -1;
+	c->replicas = -1;
 	c->err = RL_OK;
 	c->why[0] = '\0';
 	if ((c->reader = redisReaderCreate()) == NULL ||
@@ -287,7 +289,8 @@ peer(const struct rl_conn *c, char *buf, size_t len)
 		    host, port);
 }
 
-/* ROLE's reply: whether the server is a master, else c->why says so. */
+/* ROLE's reply: whether the server is a master (c->replicas: how many
+ * replicas it has connected), else c->why says so. */
 static int
 is_master(struct rl_conn *c, const redisReply *r)
 {
@@ -295,8 +298,12 @@ is_master(struct rl_conn *c, const redisReply *r)
 
 	if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
 	    r->element[0]->type == REDIS_REPLY_STRING &&
-	    strcmp(r->element[0]->str, "master") == 0)
+	    strcmp(r->element[0]->str, "master") == 0) {
+		if (r->elements > 2 && r->element[2]->type ==
+		    REDIS_REPLY_ARRAY && r->element[2]->elements < INT_MAX)
+			c->replicas = (int)r->element[2]->elements;
 		return 1;
+	}
 	peer(c, who, sizeof(who));
 	snprintf(c->why, sizeof(c->why), "%s is a replica, not the master "
 	    "of %.100s (a failover in progress?); retry", who, c->url->master);

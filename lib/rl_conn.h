@@ -82,6 +82,9 @@ struct rl_conn {
 				 * cluster node (channels are sharded:
 				 * SPUBLISH, SSUBSCRIBE), 0 not, -1 not
 				 * known yet */
+	int replicas;		/* through Sentinel: how many replicas ROLE
+				 * said the master had connected; -1: not
+				 * known (not asked, or refused) */
 	int due;		/* replies due to commands sent */
 	int drop;		/* the first DROP of them were given up on */
 	enum rl_err err;

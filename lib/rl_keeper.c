@@ -96,16 +96,22 @@ rl_keeper_renewals(const rl_keeper *k)
 }
 
 /* How long a renewal WAITs for the replicas (0: it does not): --timeout,
- * but at most half a period, so that the renewal's reply fits in one. */
+ * but at most half a period, so that the renewal's reply fits in one; in
+ * the Sentinel default a quarter, so that two fit, with the time to ask
+ * the sentinels again: the first renewal of a connection is refused with
+ * NOSCRIPT, and the WAIT behind it blocks for its whole timeout when no
+ * replica follows the master any more (after a failover). */
 static int64_t
 ack_ms(const rl_keeper *k)
 {
-	int64_t ms = k->c->timeout_ms;
+	int64_t ms = k->c->timeout_ms, most = k->period / 2;
 
-	if (k->c->replicas <= 0)
+	if (k->c->replicas == 0)
 		return 0;
-	if (ms > k->period / 2)
-		ms = k->period / 2;
+	if (k->c->replicas < 0)
+		most = k->period / 4;
+	if (ms > most)
+		ms = most;
 	return ms > 0 ? ms : 1;
 }
 
@@ -145,21 +151,25 @@ unacked(rl_keeper *k, const struct rl_acks *ak)
 	return RL_EREPLICAS;
 }
 
-/* Through Sentinel, a master that stopped answering may have been
- * replaced: its connection is closed, so the next renewal asks the
- * sentinels again instead of waiting behind the late one. Only renewals
- * went out on it, owner-checked and never re-creating a lock: one that
- * runs late, after a release on the new connection, does nothing. */
+/* Through Sentinel, a master that stopped answering, or whose replicas
+ * stopped acknowledging (they follow the new master after a failover),
+ * may have been replaced: its connection is closed, so the next renewal
+ * asks the sentinels again instead of going back to the old master. Only
+ * renewals went out on it, owner-checked and never re-creating a lock:
+ * one that runs late, after a release on the new connection, does
+ * nothing. */
 static void
 rediscover(rl_keeper *k)
 {
+	int64_t want = k->c->replicas < 0 ? 1 : k->c->replicas;
 	size_t j;
 
 	for (j = 0; j < k->c->n; j++) {
 		struct rl_node *nd = &k->c->nodes[j];
 
-		if (nd->url.master != NULL && nd->reply == NULL &&
-		    !nd->refused && nd->err != RL_OK)
+		if (nd->url.master != NULL && ((nd->reply == NULL &&
+		    !nd->refused && nd->err != RL_OK) ||
+		    (nd->waits && nd->acks < want)))
 			rl_conn_close(&nd->conn);
 	}
 }
@@ -177,15 +187,13 @@ finish(rl_keeper *k, int64_t now, enum rl_keep *state)
 	k->inflight = 0;
 	rl_round_end(&k->round);
 	rediscover(k);
-	for (j = 0; j < k->c->n; j++) {
+	for (j = 0; j < k->c->n; j++)
 		v[j] = rl_decode_renew(k->c->nodes[j].reply);
-		acks[j] = k->c->nodes[j].acks;
-	}
-	if (k->c->replicas > 0)
-		rl_quorum_acks(v, acks, k->c->n, k->c->replicas, &ak);
+	if (k->c->replicas != 0)
+		rl_quorum_acks(v, acks, k->c->n, rl_acks(k->c, acks), &ak);
 	if (rl_combine_renew(v, k->c->n, &ours, &yes) != RL_OUT_OK) {
 		k->next = now + retry_gap(k);
-		if (k->c->replicas > 0 && ak.unacked > 0)
+		if (k->c->replicas != 0 && ak.unacked > 0)
 			return unacked(k, &ak);
 		return rl_no_quorum(k->c, "renew");
 	}

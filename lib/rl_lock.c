@@ -134,10 +134,9 @@ acquire_outcome(rl_client *c, const char *name, const char *owner,
 		memset(&per[j], 0, sizeof(per[j]));
 		v[j] = c->nodes[j].refused ? RL_V_REFUSED :
 		    rl_decode_acquire(c->nodes[j].reply, &per[j]);
-		acks[j] = c->nodes[j].acks;
 	}
-	if (c->replicas > 0)
-		rl_quorum_acks(v, acks, c->n, c->replicas, &ak);
+	if (c->replicas != 0)
+		rl_quorum_acks(v, acks, c->n, rl_acks(c, acks), &ak);
 	o = rl_combine_acquire(v, per, c->n, ttl_ms,
 	    rl_now_ms() - a->sent_ms, a, &must_undo, &who);
 	if (o == RL_OUT_UNACKED)
@@ -161,13 +160,16 @@ ack_after(rl_client *c)
 	redisReply *saved[RL_MAX_NODES];
 	char n[16], ms[24];
 	const char *argv[3] = { "WAIT", n, ms };
-	size_t j, yes = 0;
+	size_t j, yes = 0, seen = 0;
 
-	for (j = 0; j < c->n; j++)
+	for (j = 0; j < c->n; j++) {
 		yes += rl_verdict(c->nodes[j].reply) == RL_V_YES;
-	if (yes == 0)
+		seen += c->nodes[j].conn.replicas > 0;
+	}
+	/* The Sentinel default: one master, which had replicas or not. */
+	if (yes == 0 || (c->replicas < 0 && seen == 0))
 		return;
-	snprintf(n, sizeof(n), "%d", c->replicas);
+	snprintf(n, sizeof(n), "%d", c->replicas < 0 ? 1 : c->replicas);
 	snprintf(ms, sizeof(ms), "%lld", (long long)(c->timeout_ms > 0 ?
 	    c->timeout_ms : 1));
 	o.keep = 1;
@@ -177,10 +179,12 @@ ack_after(rl_client *c)
 	if (rl_round_command(&c->round, c->nodes, c->n, &o, 3, argv) == 0)
 		rl_round_run(&c->round);
 	rl_round_end(&c->round);
-	for (j = 0; j < c->n; j++)
+	for (j = 0; j < c->n; j++) {
+		c->nodes[j].waits = 1;
 		c->nodes[j].acks = c->nodes[j].reply != NULL &&
 		    c->nodes[j].reply->type == REDIS_REPLY_INTEGER ?
 		    c->nodes[j].reply->integer : -1;
+	}
 	rl_replies_restore(c, saved);
 }
 
@@ -200,7 +204,7 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
 	    &rl_script_acquire, nkeys, keys, 10, args);
-	if (e == RL_OK && heartbeat && c->replicas > 0)
+	if (e == RL_OK && heartbeat && c->replicas != 0)
 		ack_after(c);
 	return e;
 }
@@ -394,15 +398,13 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
-	for (j = 0; j < c->n; j++) {
+	for (j = 0; j < c->n; j++)
 		v[j] = rl_decode_renew(c->nodes[j].reply);
-		acks[j] = c->nodes[j].acks;
-	}
-	if (c->replicas > 0)
-		rl_quorum_acks(v, acks, c->n, c->replicas, &ak);
+	if (c->replicas != 0)
+		rl_quorum_acks(v, acks, c->n, rl_acks(c, acks), &ak);
 	if (rl_combine_renew(v, c->n, ours, &yes) == RL_OUT_OK)
 		return RL_OK;
-	if (c->replicas > 0 && ak.unacked > 0) {
+	if (c->replicas != 0 && ak.unacked > 0) {
 		rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "renewed",
 		    name, c->n, &ak, c->timeout_ms, "", 0);
 		return RL_EREPLICAS;

@@ -39,6 +39,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 		nodes[j].refused = 0;
 		nodes[j].answered = 0;
 		nodes[j].stale = 0;
+		nodes[j].waits = 0;
 		nodes[j].acks = -1;
 	}
 }
@@ -175,6 +176,7 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 
 	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
 	r->wait_ms = 0;
+	r->wait_seen = 0;
 	if (s != NULL) {
 		if (4 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
 			return -1;
@@ -203,6 +205,7 @@ rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
 {
 	r->full = r->scmd = r->sfull = r->wait = NULL;
 	r->wait_ms = 0;
+	r->wait_seen = 0;
 	snprintf(r->doing, sizeof(r->doing), "%s", argv[0]);
 	if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
 		return -1;
@@ -218,7 +221,8 @@ rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms)
 	/* WAIT with a timeout of 0 would block for ever. */
 	if (wait_ms < 1)
 		wait_ms = 1;
-	snprintf(n, sizeof(n), "%d", replicas);
+	r->wait_seen = replicas < 0;
+	snprintf(n, sizeof(n), "%d", replicas < 0 ? 1 : replicas);
 	snprintf(ms, sizeof(ms), "%lld", (long long)wait_ms);
 	if (format(&r->wait, &r->waitlen, 3, argv) < 0)
 		return -1;
@@ -239,8 +243,8 @@ send_pair(struct rl_round *r, struct rl_node *nd, int full)
 		len = s ? r->sfulllen : r->fulllen;
 	if (rl_conn_send(&nd->conn, full ? whole : cmd, len) < 0)
 		return -1;
-	return r->wait == NULL ? 0 :
-	    rl_conn_send(&nd->conn, r->wait, r->waitlen);
+	nd->waits = r->wait != NULL && (!r->wait_seen || nd->conn.replicas > 0);
+	return nd->waits ? rl_conn_send(&nd->conn, r->wait, r->waitlen) : 0;
 }
 
 static void
@@ -312,7 +316,7 @@ noscript(struct rl_round *r, struct rl_node *nd, redisReply *rep)
 		node_fail(nd, RL_ENOMEM, "out of memory");
 		return 1;
 	}
-	if (r->wait != NULL) {
+	if (nd->waits) {
 		nd->stale++;
 		nd->deadline += r->wait_ms;
 	}
@@ -403,7 +407,7 @@ tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		return -1;
 	freeReplyObject(rep);
 	nd->retry_at = now + RL_TRYAGAIN_MS;
-	if (r->wait != NULL)
+	if (nd->waits)
 		nd->stale++;
 	if (nd->home != NULL) {
 		go_home(nd);
@@ -451,7 +455,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		}
 	} else
 		nd->reply = rep;
-	if (r->wait != NULL)
+	if (nd->waits)
 		return 0;
 	nd->phase = RL_PH_DONE;
 	return 1;

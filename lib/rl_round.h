@@ -52,6 +52,7 @@ struct rl_node {
 	int answered;		/* the script's reply (or refusal) came */
 	int stale;		/* replies to drop first: the WAIT behind an
 				 * EVALSHA refused with NOSCRIPT */
+	int waits;		/* a WAIT went behind the round's command */
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */
@@ -94,6 +95,8 @@ struct rl_round {
 	size_t scmdlen, sfulllen;
 	char *wait;		/* WAIT, pipelined behind the script; NULL */
 	size_t waitlen;
+	int wait_seen;		/* only to masters that had replicas
+				 * connected (rl_conn replicas) */
 	int64_t wait_ms;	/* its timeout, added to each reply deadline */
 	int64_t sent_ms;	/* when the command went out */
 	size_t nsent;		/* to how many masters */
@@ -133,7 +136,10 @@ int rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
  * script on each master, in the same write, its reply gathered in the
  * same round (node acks); each master's reply deadline grows by WAIT_MS.
  * A NOSCRIPT is answered with EVAL and WAIT again, and the WAIT that
- * followed the refused EVALSHA is dropped. -1 when out of memory. */
+ * followed the refused EVALSHA is dropped. REPLICAS below 0 (the
+ * Sentinel default): WAIT 1, sent only to masters whose connection saw
+ * replicas connected when it opened (node waits says which). -1 when out
+ * of memory. */
 int rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms);
 /* What to poll for while the round runs: how many entries of PFD (at
  * most RL_MAX_NODES) were filled. */

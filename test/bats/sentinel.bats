@@ -454,3 +454,75 @@ watch_lease() {
 	run -64 --separate-stderr "$RL" --sentinel-user 2>/dev/null
 	[[ $stderr == *"'--sentinel-user' needs a value"* ]]
 }
+
+# section: for sh -c "$(section)" DIR WHO SECONDS: logs its fencing token
+# when it begins and ends (DIR/log: "b|e FENCE WHO MS"), holding SECONDS.
+section() {
+	echo 'echo "b $REDLOCK_FENCE $1 $(($(date +%s%N) / 1000000))" >>"$0/log"
+	    sleep "$2"
+	    echo "e $REDLOCK_FENCE $1 $(($(date +%s%N) / 1000000))" >>"$0/log"'
+}
+# overlaps: pairs of sections in $D/log that overlapped in time, or that
+# were given the same token, one a line.
+overlaps() {
+	awk '$1 == "b" { f[$3] = $2; b[$3] = $4 } $1 == "e" { e[$3] = $4 }
+	    END {
+		for (x in b) for (y in b) if (x < y) {
+			if (f[x] == f[y]) print x, y, "same token", f[x]
+			ex = x in e ? e[x] : 9e15; ey = y in e ? e[y] : 9e15
+			if (b[x] < ey && b[y] < ex) print x, y, "overlap"
+		}
+	    }' "$D/log"
+}
+
+# The S1 scenario: A holds SY, W waits for it on a connection opened to
+# the old master, SENTINEL FAILOVER, A's COMMAND ends, then a new process
+# B asks. The old master still calls itself master (Sentinel demotes it
+# some 10 s later), so what reaches it there (A's renewals and release,
+# W's acquisition) goes on as before, while B goes to the new master,
+# where A's replicated lease runs out. ARGS: the options of all three.
+# Sets st_w (W's exit status).
+failover_race() {
+	: >"$D/log"
+	"$RL" -u "$U" --timeout 500ms exec "$@" -t 6s SY -- sh -c 'echo "b $REDLOCK_FENCE A $(($(date +%s%N) / 1000000))" >>"$0/log"
+	    while [ ! -e "$0/a.stop" ]; do sleep 0.05; done
+	    echo "e $REDLOCK_FENCE A $(($(date +%s%N) / 1000000))" >>"$0/log"' \
+	    "$D" 2>"$D/a.err" 3>&- &
+	apid=$!
+	wait_for 10 exists_on "$R_PORT" SY
+	"$RL" -u "$U" --timeout 500ms exec "$@" -w 60s -t 6s SY -- \
+	    sh -c "$(section)" "$D" W 8 2>"$D/w.err" 3>&- &
+	wpid=$!
+	epid="$apid $wpid"
+	wait_for 20 eval '[ "$(mcli "$M_PORT" pubsub numsub "redisson_lock__channel:{SY}" | sed -n 2p)" -ge 1 ]'
+	failover
+	touch "$D/a.stop"
+	# B is a new process: it asks the sentinels, who name the new master.
+	"$RL" -u "$U" --timeout 500ms exec "$@" -w 60s -t 6s SY -- \
+	    sh -c "$(section)" "$D" B 2 2>"$D/b.err" 3>&- &
+	bpid=$!
+	epid="$apid $wpid $bpid"
+	reap -t 30 "$apid" || :
+	st_w=0
+	reap -t 60 "$wpid" || st_w=$?
+	reap -t 60 "$bpid" || :
+	epid=
+	sed 's/^/log: /' "$D/log" >&3
+	echo "W exited $st_w" >&3
+	cat "$D/a.err" "$D/w.err" "$D/b.err" | sed 's/^/err: /' >&3
+}
+
+@test "a failover between a waiter's connect and its acquisition: no two holders, no token given twice (the Sentinel default WAITs for a replica)" {
+	topology
+	failover_race
+	run overlaps
+	assert_output ''
+	run -0 grep -c '^b .* B ' "$D/log"
+}
+
+@test "the same race with --replicas 0: the waiter acquires on the old master beside the new one's holder (what the default prevents)" {
+	topology
+	failover_race --replicas 0
+	run overlaps
+	assert_output --regexp 'W|B'
+}
