@@ -165,7 +165,9 @@ struct lockopts {
 	"                          place in the waiting room\n" \
 	"      --replicas N        after each acquisition and renewal, WAIT until\n" \
 	"                          N replicas have it (within --timeout); too few:\n" \
-	"                          released, exit 69 (a renewal: retried)\n" \
+	"                          released, exit 69 (a renewal: retried); default:\n" \
+	"                          1 through Sentinel when the master has replicas,\n" \
+	"                          else 0\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
 	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \

@@ -289,8 +289,9 @@ peer(const struct rl_conn *c, char *buf, size_t len)
 		    host, port);
 }
 
-/* ROLE's reply: whether the server is a master (c->replicas: how many
- * replicas it has connected), else c->why says so. */
+/* ROLE's reply: whether the server is a master (c->replicas: as many
+ * replicas as it has connected, when the sentinels named fewer), else
+ * c->why says so. */
 static int
 is_master(struct rl_conn *c, const redisReply *r)
 {
@@ -300,7 +301,8 @@ is_master(struct rl_conn *c, const redisReply *r)
 	    r->element[0]->type == REDIS_REPLY_STRING &&
 	    strcmp(r->element[0]->str, "master") == 0) {
 		if (r->elements > 2 && r->element[2]->type ==
-		    REDIS_REPLY_ARRAY && r->element[2]->elements < INT_MAX)
+		    REDIS_REPLY_ARRAY && r->element[2]->elements < INT_MAX &&
+		    (int)r->element[2]->elements > c->replicas)
 			c->replicas = (int)r->element[2]->elements;
 		return 1;
 	}

@@ -82,9 +82,11 @@ struct rl_conn {
 				 * cluster node (channels are sharded:
 				 * SPUBLISH, SSUBSCRIBE), 0 not, -1 not
 				 * known yet */
-	int replicas;		/* through Sentinel: how many replicas ROLE
-				 * said the master had connected; -1: not
-				 * known (not asked, or refused) */
+	int replicas;		/* through Sentinel: how many replicas the
+				 * master has, as the sentinels (those they
+				 * do not hold down) or ROLE (those
+				 * connected) count them, whichever is more;
+				 * -1: not known */
 	int due;		/* replies due to commands sent */
 	int drop;		/* the first DROP of them were given up on */
 	enum rl_err err;

@@ -1,5 +1,6 @@
 /* rl_sentinel.c: the Sentinel transport: ask the sentinels in turn where
- * the master named in the URL is, then connect to it.
+ * the master named in the URL is, and which replicas it has, then connect
+ * to it.
  *
  * Nothing blocks: connecting to a sentinel, asking it (AUTH first when
  * sentinel credentials are given, then SENTINEL GET-MASTER-ADDR-BY-NAME)
@@ -10,6 +11,7 @@
  * the new master. Once connected, reads and writes go to the master's
  * socket as over rl_tcp.c. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +49,8 @@ struct sentinel {
 	enum rank rank;		/* of the failure in c->why */
 	char mhost[256];	/* the master, as the sentinel named it */
 	int mport;
+	int named;		/* it did (the replicas' count is due) */
+	int replicas;		/* its replicas that are up; -1 unknown */
 };
 
 static const struct rl_hostport *
@@ -95,7 +99,7 @@ forget_question(struct sentinel *s)
 	if (s->reader != NULL)
 		redisReaderFree(s->reader);
 	s->reader = NULL;
-	s->due = s->auth = 0;
+	s->due = s->auth = s->named = 0;
 }
 
 /* Why none of the sentinels led to the master. */
@@ -163,7 +167,9 @@ queue_cmd(struct sentinel *s, int argc, const char **argv)
 }
 
 /* Connected to a sentinel: AUTH (with sentinel credentials) and the
- * question go out in one write. */
+ * questions go out in one write: where the master is, and its replicas
+ * (the Sentinel default of --replicas WAITs for one of them when there
+ * are any: rl_conn replicas). */
 static int
 ask(struct rl_conn *c, struct sentinel *s)
 {
@@ -186,6 +192,9 @@ ask(struct rl_conn *c, struct sentinel *s)
 	argv[0] = "SENTINEL";
 	argv[1] = "GET-MASTER-ADDR-BY-NAME";
 	argv[2] = u->master;
+	if (queue_cmd(s, 3, argv) < 0)
+		return -1;
+	argv[1] = "REPLICAS";
 	return queue_cmd(s, 3, argv);
 }
 
@@ -221,6 +230,46 @@ rl_sentinel_addr(const redisReply *r, char *host, size_t hostlen, int *port)
 	memcpy(host, r->element[0]->str, r->element[0]->len + 1);
 	*port = (int)p;
 	return RL_SS_ADDR;
+}
+
+/* Field F of E, a replica's fields and values in turn; NULL: none. */
+static const char *
+field(const redisReply *e, const char *f)
+{
+	size_t k;
+
+	for (k = 0; k + 1 < e->elements; k += 2)
+		if (e->element[k]->type == REDIS_REPLY_STRING &&
+		    e->element[k + 1]->type == REDIS_REPLY_STRING &&
+		    strcmp(e->element[k]->str, f) == 0)
+			return e->element[k + 1]->str;
+	return NULL;
+}
+
+int
+rl_sentinel_replicas(const redisReply *r)
+{
+	const redisReply *e;
+	const char *flags, *role, *link;
+	size_t i;
+	int n = 0;
+
+	if (r->type != REDIS_REPLY_ARRAY)
+		return -1;
+	for (i = 0; i < r->elements && n < INT_MAX; i++) {
+		e = r->element[i];
+		if (e->type != REDIS_REPLY_ARRAY ||
+		    (flags = field(e, "flags")) == NULL)
+			continue;
+		role = field(e, "role-reported");
+		link = field(e, "master-link-status");
+		if (strstr(flags, "s_down") == NULL &&
+		    strstr(flags, "o_down") == NULL &&
+		    (role == NULL || strcmp(role, "master") != 0) &&
+		    (link == NULL || strcmp(link, "ok") == 0))
+			n++;
+	}
+	return n;
 }
 
 /* The answer to the question: 0 with the master's address, or -1 (a
@@ -287,11 +336,18 @@ replies(struct rl_conn *c, struct sentinel *s, const char *a)
 			freeReplyObject(r);
 			continue;
 		}
+		if (s->named) {
+			s->replicas = rl_sentinel_replicas(r);
+			freeReplyObject(r);
+			continue;
+		}
 		rc = answer(c, s, r, a);
 		freeReplyObject(r);
-		return rc;
+		if (rc < 0)
+			return rc;
+		s->named = 1;
 	}
-	return -1;
+	return s->named ? 0 : -1;
 }
 
 /* Write the question, read the answer: 1 for more, 0 answered, -1
@@ -386,8 +442,10 @@ sentinel_finish(struct rl_conn *c)
 		c->want = 0;
 		if (rc < 0)
 			return master_failed(c, s, s->tcp.why);
-		if (rc == 0)
+		if (rc == 0) {
 			s->phase = PH_DONE;
+			c->replicas = s->replicas;
+		}
 		return rc;
 	}
 	if ((rc = sentinel_step(c, s)) < 0)
@@ -413,6 +471,7 @@ sentinel_open(struct rl_conn *c)
 		return -1;
 	}
 	rl_tcp_init(&s->tcp);
+	s->replicas = -1;
 	/* Start where the last attempt left off: a sentinel that hung is
 	 * not the first one asked again. */
 	s->i = c->turn % c->url->nsentinels;

@@ -5,8 +5,9 @@ usage: fake_sentinel.py MODE [PORT]
 
 Listens on a free loopback port and prints "ready PORT". To each
 connection, once a command has come: MODE "answer" replies that the master
-is at 127.0.0.1:PORT (whatever the name), "close" closes the connection,
-"hang" never answers. Exits after 60 s.
+is at 127.0.0.1:PORT (whatever the name), and that it has no replicas (to
+SENTINEL REPLICAS, which redlock sends in the same write), "close" closes
+the connection, "hang" never answers. Exits after 60 s.
 """
 import signal
 import socket
@@ -24,7 +25,7 @@ def serve(conn):
         if not conn.recv(4096):
             return
         if mode == "answer":
-            conn.sendall(b"*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n" %
+            conn.sendall(b"*2\r\n$9\r\n127.0.0.1\r\n$%d\r\n%s\r\n*0\r\n" %
                          (len(target), target.encode()))
             while conn.recv(4096):
                 pass

@@ -2,7 +2,8 @@
  * The first byte picks the handshake (bit 0: AUTH, 1: with a user, 2:
  * SELECT, 3: ROLE, as through redis+sentinel://); the rest is RESP.
  * Every reply in it goes to rl_sentinel_addr (the answer to SENTINEL
- * GET-MASTER-ADDR-BY-NAME); then it is what the server of one connection
+ * GET-MASTER-ADDR-BY-NAME) and rl_sentinel_replicas (SENTINEL REPLICAS);
+ * then it is what the server of one connection
  * says at once (fake.h) to a client that shakes hands (AUTH, SELECT,
  * ROLE, then HELLO, whose reply says whether channels are sharded) and
  * runs a command. */
@@ -36,6 +37,8 @@ sentinel_answers(const uint8_t *data, size_t size)
 		if (rl_sentinel_addr(v, host, sizeof(host), &port) ==
 		    RL_SS_ADDR && (port < 1 || port > 65535 ||
 		    memchr(host, '\0', sizeof(host)) == NULL))
+			abort();
+		if (rl_sentinel_replicas(v) < -1)
 			abort();
 		freeReplyObject(v);
 	}

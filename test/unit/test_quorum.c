@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "rl_quorum.h"
+#include "rl_sentinel.h"
 
 /* ---- replies, as hiredis reads them ---- */
 
@@ -1176,6 +1177,35 @@ test_acks_three_masters(void **state)
 	assert_int_equal(yes, 1);
 }
 
+/* SENTINEL REPLICAS: the replicas the sentinel does not hold down. */
+static void
+test_sentinel_replicas(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_sentinel_replicas(R("*0")), 0);
+	assert_int_equal(rl_sentinel_replicas(R("*2|"
+	    "*4|$name|$127.0.0.1:6380|$flags|$slave|"
+	    "*6|$ip|$127.0.0.1|$flags|$slave,disconnected|$port|$6381")), 2);
+	/* Down, subjectively or objectively: not counted. */
+	assert_int_equal(rl_sentinel_replicas(R("*3|"
+	    "*2|$flags|$s_down,slave|*2|$flags|$slave,o_down|"
+	    "*2|$flags|$slave")), 1);
+	/* No flags, an odd field, not a list: nothing to count. */
+	assert_int_equal(rl_sentinel_replicas(R("*3|*1|$flags|"
+	    "*2|$name|$x|$slave")), 0);
+	assert_int_equal(rl_sentinel_replicas(R("*1|*2|:1|$slave")), 0);
+	/* A failover's old master, not demoted yet: not a replica. */
+	assert_int_equal(rl_sentinel_replicas(R("*2|"
+	    "*4|$flags|$slave|$role-reported|$master|"
+	    "*4|$role-reported|$slave|$flags|$slave")), 1);
+	assert_int_equal(rl_sentinel_replicas(R("*2|"
+	    "*4|$flags|$slave|$master-link-status|$err|"
+	    "*4|$master-link-status|$ok|$flags|$slave")), 1);
+	assert_int_equal(rl_sentinel_replicas(R("-ERR unknown subcommand")),
+	    -1);
+	assert_int_equal(rl_sentinel_replicas(R("nil")), -1);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -1183,6 +1213,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_lease_arithmetic),
+		T(test_sentinel_replicas),
 		T(test_quorum_and_validity),
 		T(test_acks_one_master),
 		T(test_acks_three_masters),
