@@ -440,8 +440,28 @@ after_attempt(struct wait *w)
 	return RL_OK;
 }
 
-/* One attempt while waiting; when it could not reach the masters, RL_OK
- * with w->try_failed set. */
+/* Through Sentinel, in the default of --replicas, an acquisition that no
+ * replica acknowledged (given back already) was most likely made on a
+ * master that a failover has replaced, which its replicas have left: the
+ * waiter drops its connections there, subscription included, asks the
+ * sentinels again at its next attempt and waits on. */
+static int
+replaced(struct wait *w, enum rl_err e)
+{
+	size_t j;
+
+	if (e != RL_EREPLICAS || w->c->replicas >= 0)
+		return 0;
+	for (j = 0; j < w->c->n; j++) {
+		rl_conn_close(&w->c->nodes[j].conn);
+		rl_conn_close(&w->c->nodes[j].sub);
+		w->listening[j] = 0;
+	}
+	return 1;
+}
+
+/* One attempt while waiting; when it could not reach the masters (or
+ * reached a replaced one), RL_OK with w->try_failed set. */
 static enum rl_err
 attempt(struct wait *w)
 {
@@ -457,7 +477,7 @@ attempt(struct wait *w)
 		e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
 		    w->fair, RL_JOIN_YES, w->a);
 	w->c->until_ms = -1;
-	w->try_failed = e == RL_ECONNECT;
+	w->try_failed = e == RL_ECONNECT || replaced(w, e);
 	if (w->try_failed)
 		e = RL_OK;
 	else

@@ -518,6 +518,10 @@ failover_race() {
 	run overlaps
 	assert_output ''
 	run -0 grep -c '^b .* B ' "$D/log"
+	# What W took on the old master no replica acknowledged: it gave it
+	# back, asked the sentinels again and waited on the new master.
+	[ "$st_w" -eq 0 ]
+	run -0 grep -c '^e .* W ' "$D/log"
 }
 
 @test "the same race with --replicas 0: the waiter acquires on the old master beside the new one's holder (what the default prevents)" {
