@@ -124,8 +124,8 @@ rl_acks(const rl_client *c, int64_t *acks)
 	size_t j;
 
 	for (j = 0; j < c->n; j++)
-		acks[j] = c->replicas < 0 && !c->nodes[j].waits ? 1 :
-		    c->nodes[j].acks;
+		acks[j] = c->replicas < 0 && (!c->nodes[j].waits ||
+		    c->nodes[j].wait_refused) ? 1 : c->nodes[j].acks;
 	return c->replicas < 0 ? 1 : c->replicas;
 }
 

@@ -56,7 +56,8 @@ enum rl_err rl_run_ack(rl_client *c, const struct rl_round_opts *o,
  * it: the count each master gave into ACKS, and the count wanted. In the
  * Sentinel default (c->replicas -1) one acknowledgement is wanted, and a
  * master that had no replica connected, which was sent no WAIT, is not
- * held back. */
+ * held back, nor one that refused WAIT (a user without it: let through,
+ * as a refused ROLE is). */
 int64_t rl_acks(const rl_client *c, int64_t *acks);
 /* The last round reached too few masters to DOING: one master's own
  * message when its failure alone decided, else how many answered and the

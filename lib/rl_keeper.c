@@ -169,7 +169,7 @@ rediscover(rl_keeper *k)
 
 		if (nd->url.master != NULL && ((nd->reply == NULL &&
 		    !nd->refused && nd->err != RL_OK) ||
-		    (nd->waits && nd->acks < want)))
+		    (nd->waits && !nd->wait_refused && nd->acks < want)))
 			rl_conn_close(&nd->conn);
 	}
 }

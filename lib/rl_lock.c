@@ -181,6 +181,7 @@ ack_after(rl_client *c)
 	rl_round_end(&c->round);
 	for (j = 0; j < c->n; j++) {
 		c->nodes[j].waits = 1;
+		c->nodes[j].wait_refused = c->nodes[j].refused;
 		c->nodes[j].acks = c->nodes[j].reply != NULL &&
 		    c->nodes[j].reply->type == REDIS_REPLY_INTEGER ?
 		    c->nodes[j].reply->integer : -1;

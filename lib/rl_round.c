@@ -39,7 +39,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 		nodes[j].refused = 0;
 		nodes[j].answered = 0;
 		nodes[j].stale = 0;
-		nodes[j].waits = 0;
+		nodes[j].waits = nodes[j].wait_refused = 0;
 		nodes[j].acks = -1;
 	}
 }
@@ -295,9 +295,12 @@ wait_reply(struct rl_node *nd, redisReply *rep)
 {
 	if (rep->type == REDIS_REPLY_INTEGER)
 		nd->acks = rep->integer;
-	else if (rep->type == REDIS_REPLY_ERROR && nd->why[0] == '\0')
-		rl_error_reply(&nd->url, rep->str, "WAIT", nd->why,
-		    sizeof(nd->why));
+	else if (rep->type == REDIS_REPLY_ERROR) {
+		nd->wait_refused = 1;
+		if (nd->why[0] == '\0')
+			rl_error_reply(&nd->url, rep->str, "WAIT", nd->why,
+			    sizeof(nd->why));
+	}
 	freeReplyObject(rep);
 	nd->phase = RL_PH_DONE;
 	return 1;

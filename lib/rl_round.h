@@ -53,6 +53,7 @@ struct rl_node {
 	int stale;		/* replies to drop first: the WAIT behind an
 				 * EVALSHA refused with NOSCRIPT */
 	int waits;		/* a WAIT went behind the round's command */
+	int wait_refused;	/* and was refused (an ACL without WAIT) */
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */

@@ -530,3 +530,17 @@ failover_race() {
 	run overlaps
 	assert_output --regexp 'W|B'
 }
+
+@test "the Sentinel default and a user that may not WAIT: let through, as without it; --replicas 1 still refuses" {
+	topology
+	mcli "$M_PORT" acl setuser nowait on '>pw' '~*' '&*' '+@all' '-wait' >/dev/null
+	NU="redis+sentinel://nowait:pw@${U#redis+sentinel://}"
+	run -0 --separate-stderr "$RL" -u "$NU" exec -t 5s x -- true
+	run -0 --separate-stderr "$RL" -u "$NU" exec -t 3s x -- sleep 2.5
+	[[ $stderr != *"replicas acknowledged"* ]]
+	run -69 --separate-stderr "$RL" -u "$NU" exec --replicas 1 -t 5s x -- true
+	[[ $stderr == *"refused WAIT for user nowait"* ]]
+	# The default WAITs for the replica the same user sees, when it may.
+	mcli "$M_PORT" acl setuser nowait '+wait' >/dev/null
+	run -0 --separate-stderr "$RL" -u "$NU" exec -t 5s x -- true
+}
