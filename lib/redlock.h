@@ -157,10 +157,12 @@ void rl_set_node_timeout(rl_client *c, int64_t ms);
  * RL_EREPLICAS; a renewal too few acknowledged has failed (and is retried
  * as when a master does not answer). With several masters, a master whose
  * replicas fell short does not count towards the quorum. N below 0
- * (RL_REPLICAS_DEFAULT): through Sentinel, WAIT for one of the replicas
- * that the master had connected when the connection opened (none: no
- * WAIT), so that a master the sentinels have replaced, which its replicas
- * have left, grants and renews nothing; elsewhere, no WAIT. */
+ * (RL_REPLICAS_DEFAULT): on masters found through Sentinel, WAIT for one
+ * replica where the connection, when it opened, found some (the
+ * sentinels' list, or ROLE's; none: no WAIT, and a refused WAIT does not
+ * hold the master back), so that a master the sentinels have replaced,
+ * which its replicas have left, grants and renews nothing; elsewhere, no
+ * WAIT. */
 #define RL_REPLICAS_DEFAULT (-1)
 void rl_set_replicas(rl_client *c, int n);
 /* How long a plain or --limit waiter stays in the room (the waiters a

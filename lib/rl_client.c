@@ -115,7 +115,14 @@ rl_set_node_timeout(rl_client *c, int64_t ms)
 void
 rl_set_replicas(rl_client *c, int n)
 {
-	c->replicas = n >= 0 ? n : c->nodes[0].url.master != NULL ? -1 : 0;
+	size_t j;
+
+	c->replicas = n;
+	for (j = 0; n < 0 && j < c->n; j++)
+		if (c->nodes[j].url.master != NULL)
+			return;
+	if (n < 0)
+		c->replicas = 0;
 }
 
 int64_t

@@ -166,7 +166,8 @@ ack_after(rl_client *c)
 		yes += rl_verdict(c->nodes[j].reply) == RL_V_YES;
 		seen += c->nodes[j].conn.replicas > 0;
 	}
-	/* The Sentinel default: one master, which had replicas or not. */
+	/* The Sentinel default: no master had replicas, nothing to wait
+	 * for. */
 	if (yes == 0 || (c->replicas < 0 && seen == 0))
 		return;
 	snprintf(n, sizeof(n), "%d", c->replicas < 0 ? 1 : c->replicas);
@@ -180,7 +181,10 @@ ack_after(rl_client *c)
 		rl_round_run(&c->round);
 	rl_round_end(&c->round);
 	for (j = 0; j < c->n; j++) {
-		c->nodes[j].waits = 1;
+		/* The Sentinel default: a master without replicas
+		 * waited in vain, and is not held back. */
+		c->nodes[j].waits = c->replicas > 0 ||
+		    c->nodes[j].conn.replicas > 0;
 		c->nodes[j].wait_refused = c->nodes[j].refused;
 		c->nodes[j].acks = c->nodes[j].reply != NULL &&
 		    c->nodes[j].reply->type == REDIS_REPLY_INTEGER ?

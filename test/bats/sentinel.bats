@@ -544,3 +544,25 @@ failover_race() {
 	mcli "$M_PORT" acl setuser nowait '+wait' >/dev/null
 	run -0 --separate-stderr "$RL" -u "$NU" exec -t 5s x -- true
 }
+
+@test "the Sentinel default for a fair waiter: the attempt that takes the lock WAITs in a round of its own, and acquires" {
+	topology
+	tok=$("$RL" -u "$U" lock --fair -t 30s fx)
+	"$RL" -u "$U" exec --fair -w 30s -t 5s fx -- sh -c 'date +%s%N >"$0/ran"' \
+	    "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 20 eval '[ "$(mcli "$M_PORT" zcard "redisson_lock_timeout:{fx}")" = 1 ]'
+	calls0=$(mcli "$M_PORT" info commandstats | sed -n 's/^cmdstat_wait:calls=\([0-9]*\),.*/\1/p')
+	t0=$(date +%s%N)
+	run -0 "$RL" -u "$U" unlock --owner "$tok" fx
+	st=0
+	reap -t 30 "$epid" || st=$?
+	epid=
+	[ "$st" -eq 0 ]
+	calls1=$(mcli "$M_PORT" info commandstats | sed -n 's/^cmdstat_wait:calls=\([0-9]*\),.*/\1/p')
+	woke=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "ran $woke ms after the release; WAIT calls ${calls0:-0} -> $calls1" >&3
+	[ "${calls1:-0}" -gt "${calls0:-0}" ]
+	# Pushed and acknowledged at once, not after --timeout (5 s).
+	[ "$woke" -lt 4000 ]
+}
