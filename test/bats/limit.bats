@@ -45,7 +45,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	c=$(pgrep -P "$wd")
 	sleep 2.2
 	run -75 --separate-stderr rl exec --limit 1 -n s -- true
-	[[ $stderr == "redlock: s is busy: its one permit is taken; the first to come back is held by $(hostname) pid "*" (sleep 30) for 2."*"s, lease "*"ms left; wait for it with -w DURATION" ]]
+	[[ $stderr == "redlock: s is busy: its one permit is taken; the first to come back is held by $(hostname) pid "*" (sleep 30) for 2."*"s, lease "*"s left; wait for it with -w DURATION" ]]
 	# redlock and its watchdog die (COMMAND with them: its parent-death
 	# signal): nothing renews, nothing releases.
 	kill -9 "$e" "$wd"
