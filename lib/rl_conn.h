@@ -83,10 +83,10 @@ struct rl_conn {
 				 * SPUBLISH, SSUBSCRIBE), 0 not, -1 not
 				 * known yet */
 	int replicas;		/* through Sentinel: how many replicas the
-				 * master has, as the sentinels (those they
-				 * do not hold down) or ROLE (those
-				 * connected) count them, whichever is more;
-				 * -1: not known */
+				 * master has, as the sentinels count them
+				 * (rl_sentinel_replicas) or ROLE does (those
+				 * connected), whichever is more; -1: not
+				 * known */
 	int due;		/* replies due to commands sent */
 	int drop;		/* the first DROP of them were given up on */
 	enum rl_err err;
