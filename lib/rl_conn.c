@@ -452,5 +452,30 @@ rl_conn_close(struct rl_conn *c)
 	c->out = c->held = NULL;
 	c->outlen = c->outoff = c->heldlen = 0;
 	c->heldn = c->nhs = c->due = c->drop = c->probe = 0;
+	c->nknown = 0;
 	c->state = RL_CONN_CLOSED;
+}
+
+int
+rl_conn_knows(const struct rl_conn *c, const char *sha)
+{
+	int i;
+
+	for (i = 0; i < c->nknown; i++)
+		if (c->known[i] == sha)
+			return 1;
+	return 0;
+}
+
+void
+rl_conn_learn(struct rl_conn *c, const char *sha)
+{
+	if (sha == NULL || rl_conn_knows(c, sha))
+		return;
+	if (c->nknown == RL_CONN_KNOWN) {
+		memmove(c->known, c->known + 1, sizeof(c->known[0]) *
+		    (RL_CONN_KNOWN - 1));
+		c->nknown--;
+	}
+	c->known[c->nknown++] = sha;
 }

@@ -56,6 +56,9 @@ enum rl_io {
 	RL_IO_FAIL		/* closed: err and why say why */
 };
 
+/* How many scripts a connection remembers having loaded. */
+#define RL_CONN_KNOWN 8
+
 struct rl_conn {
 	const struct rl_url *url;
 	const struct rl_transport *t;
@@ -87,6 +90,10 @@ struct rl_conn {
 				 * (rl_sentinel_replicas) or ROLE does (those
 				 * connected), whichever is more; -1: not
 				 * known */
+	const char *known[RL_CONN_KNOWN];	/* scripts (their SHA) that
+				 * ran or were sent whole on this connection:
+				 * the server has them cached */
+	int nknown;
 	int due;		/* replies due to commands sent */
 	int drop;		/* the first DROP of them were given up on */
 	enum rl_err err;
@@ -114,5 +121,9 @@ enum rl_io rl_conn_io(struct rl_conn *c, short revents, redisReply **out);
  * connecting, when nothing has been written, the connection is closed. */
 void rl_conn_late(struct rl_conn *c);
 void rl_conn_close(struct rl_conn *c);
+/* Whether the script SHA (the pointer: scripts are built in) is cached on
+ * the server, as far as this connection saw; and to note that it is. */
+int rl_conn_knows(const struct rl_conn *c, const char *sha);
+void rl_conn_learn(struct rl_conn *c, const char *sha);
 
 #endif

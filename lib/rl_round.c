@@ -175,6 +175,7 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	int argc = 0, i;
 
 	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
+	r->sha = s != NULL ? s->sha : NULL;
 	r->wait_ms = 0;
 	r->wait_seen = 0;
 	if (s != NULL) {
@@ -204,6 +205,7 @@ rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, int argc, const char **argv)
 {
 	r->full = r->scmd = r->sfull = r->wait = NULL;
+	r->sha = NULL;
 	r->wait_ms = 0;
 	r->wait_seen = 0;
 	snprintf(r->doing, sizeof(r->doing), "%s", argv[0]);
@@ -230,6 +232,13 @@ rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms)
 	return 0;
 }
 
+/* Whether the round's WAIT goes behind its command on ND. */
+static int
+waits_on(const struct rl_round *r, const struct rl_node *nd)
+{
+	return r->wait != NULL && (!r->wait_seen || nd->conn.replicas > 0);
+}
+
 /* The script (CMD or FULL, with SPUBLISH where ND's channels are sharded)
  * and the WAIT behind it, in one write. */
 static int
@@ -243,7 +252,9 @@ send_pair(struct rl_round *r, struct rl_node *nd, int full)
 		len = s ? r->sfulllen : r->fulllen;
 	if (rl_conn_send(&nd->conn, full ? whole : cmd, len) < 0)
 		return -1;
-	nd->waits = r->wait != NULL && (!r->wait_seen || nd->conn.replicas > 0);
+	if (full)
+		rl_conn_learn(&nd->conn, r->sha);
+	nd->waits = waits_on(r, nd);
 	return nd->waits ? rl_conn_send(&nd->conn, r->wait, r->waitlen) : 0;
 }
 
@@ -251,8 +262,12 @@ static void
 send_one(struct rl_round *r, struct rl_node *nd, int64_t now)
 {
 	/* Behind replies given up on, send the script itself: a late
-	 * NOSCRIPT could not be answered with an EVAL in order. */
-	nd->full = r->full != NULL && nd->conn.drop > 0;
+	 * NOSCRIPT could not be answered with an EVAL in order. So with a
+	 * WAIT behind, unless the connection saw the script run: a NOSCRIPT
+	 * would leave that WAIT blocking for its whole timeout (no write to
+	 * wait for), and then the one behind the EVAL. */
+	nd->full = r->full != NULL && (nd->conn.drop > 0 ||
+	    (waits_on(r, nd) && !rl_conn_knows(&nd->conn, r->sha)));
 	if (send_pair(r, nd, nd->full) < 0) {
 		node_fail(nd, RL_ENOMEM, "out of memory");
 		return;
@@ -436,6 +451,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
 	    strncmp(rep->str, "NOSCRIPT", 8) == 0)
 		return noscript(r, nd, rep);
+	rl_conn_learn(&nd->conn, r->sha);
 	if (rep->type == REDIS_REPLY_ERROR && tryagain(r, nd, rep, now) == 0)
 		return nd->conn.state == RL_CONN_CLOSED;	/* gone home */
 	if (rep->type == REDIS_REPLY_ERROR && redirect(r, nd, rep->str,

@@ -90,6 +90,7 @@ struct rl_round {
 	size_t n;
 	struct rl_round_opts o;
 	char doing[64];		/* "the acquire script", for messages */
+	const char *sha;	/* the script's; NULL for a command */
 	char *cmd, *full;	/* EVALSHA and EVAL; or a command and NULL */
 	size_t cmdlen, fulllen;
 	char *scmd, *sfull;	/* the same with SPUBLISH (opts pub); NULL */

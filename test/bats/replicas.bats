@@ -86,6 +86,22 @@ teardown() {
 	assert_output 0
 }
 
+@test "a server without the script cached: the script goes whole with the WAIT behind it, which blocks once, not twice" {
+	rcli script flush >/dev/null
+	kill -STOP "$S2_PID"
+	t0=$(now_ms)
+	run -69 --separate-stderr rl --timeout 1500ms exec --replicas 2 x -- true
+	t1=$(now_ms)
+	kill -CONT "$S2_PID"
+	[[ $stderr == *"1 of 2 replicas"* ]]
+	# One WAIT: none behind a refused EVALSHA.
+	run -0 wait_calls
+	assert_output 1
+	# One WAIT's timeout (a NOSCRIPT would add another: 3 s).
+	echo "$((t1 - t0)) ms" >&3
+	[ $((t1 - t0)) -lt 2900 ]
+}
+
 @test "a replica stopped at acquisition: --replicas 2 gives up after --timeout with 1 of 2" {
 	kill -STOP "$S2_PID"
 	t0=$(now_ms)
