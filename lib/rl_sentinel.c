@@ -250,7 +250,7 @@ int
 rl_sentinel_replicas(const redisReply *r)
 {
 	const redisReply *e;
-	const char *flags, *role, *link;
+	const char *flags, *mhost;
 	size_t i;
 	int n = 0;
 
@@ -261,12 +261,10 @@ rl_sentinel_replicas(const redisReply *r)
 		if (e->type != REDIS_REPLY_ARRAY ||
 		    (flags = field(e, "flags")) == NULL)
 			continue;
-		role = field(e, "role-reported");
-		link = field(e, "master-link-status");
+		mhost = field(e, "master-host");
 		if (strstr(flags, "s_down") == NULL &&
 		    strstr(flags, "o_down") == NULL &&
-		    (role == NULL || strcmp(role, "master") != 0) &&
-		    (link == NULL || strcmp(link, "ok") == 0))
+		    mhost != NULL && strcmp(mhost, "?") != 0)
 			n++;
 	}
 	return n;

@@ -24,10 +24,13 @@ enum rl_sentinel_said rl_sentinel_addr(const redisReply *r, char *host,
     size_t hostlen, int *port);
 /* How many replicas a reply to SENTINEL REPLICAS lists that the sentinel
  * does not hold down (no s_down or o_down among their flags) and that
- * were seen following the master (master-link-status ok, role-reported
- * not master: a failover's old master is listed as the new one's replica
- * from the switch on, before it is demoted or even seen); -1 when R is no
- * such list (an error: an old sentinel, an ACL). */
+ * reported following a master (a master-host other than "?"), whatever
+ * their link or role says now: a replica cut off from the master, or one
+ * a failover has just promoted (before the sentinels name it), still
+ * counts, so that the master it left is WAITed on, and refuses; a
+ * failover's old master, listed as the new one's replica from the switch
+ * on with master-host "?" until Sentinel demotes it, does not. -1 when R
+ * is no such list (an error: an old sentinel, an ACL). */
 int rl_sentinel_replicas(const redisReply *r);
 
 #endif

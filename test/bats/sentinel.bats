@@ -566,3 +566,57 @@ failover_race() {
 	# Pushed and acknowledged at once, not after --timeout (5 s).
 	[ "$woke" -lt 4000 ]
 }
+
+# replica_seen PORT FIELD VALUE: every sentinel lists the replica on PORT
+# with FIELD (of SENTINEL REPLICAS) VALUE.
+replica_seen() {
+	local p
+	for p in "$S1_PORT" "$S2_PORT" "$S3_PORT"; do
+		scli "$p" sentinel replicas mymaster | paste - - |
+		    awk -v port="$1" -v f="$2" -v v="$3" '
+			$1 == "port" { p = $2 } $1 == f { x = $2 }
+			END { exit !(p == port && x == v) }' || return 1
+	done
+}
+# The sentinels ask their servers for INFO every 100 ms, not 10 s, so
+# that what they list follows at once what a test does.
+fast_info() {
+	local p
+	for p in "$S1_PORT" "$S2_PORT" "$S3_PORT"; do
+		scli "$p" sentinel debug info-period 100 >/dev/null
+	done
+}
+
+@test "a replica the sentinels saw cut off from its master still counts: the master is WAITed on and refuses what nothing replicated" {
+	topology
+	fast_info
+	# R logs in as a user that does not exist: its link stays down.
+	mcli "$R_PORT" config set masteruser nobody masterauth x >/dev/null
+	mcli "$R_PORT" client kill type master >/dev/null
+	wait_for 20 replica_seen "$R_PORT" master-link-status err
+	[ "$(mcli "$M_PORT" role | sed -n 3p)" = "" ]
+	run -69 --separate-stderr "$RL" -u "$U" --timeout 1s exec -n -t 5s \
+	    cut -- true
+	[[ $stderr == *"replicas acknowledged"* ]]
+	[ "$(mcli "$M_PORT" exists cut)" = 0 ]
+	run -0 "$RL" -u "$U" exec --replicas 0 -n -t 5s cut -- true
+	# Linked again: acknowledged.
+	mcli "$R_PORT" config set masteruser "" masterauth "" >/dev/null
+	wait_for 30 link_up "$R_PORT"
+	run -0 "$RL" -u "$U" exec -n -t 5s cut -- true
+}
+
+@test "a replica promoted before the sentinels name it (a failover's first step): the old master is WAITed on and refuses" {
+	topology
+	fast_info
+	mcli "$R_PORT" replicaof no one >/dev/null
+	wait_for 20 replica_seen "$R_PORT" role-reported master
+	sentinels_say "$M_PORT"
+	# WAIT for 1 s, well within the 8 s after which the sentinels make
+	# a master they do not name a replica again.
+	run -69 --separate-stderr "$RL" -u "$U" --timeout 1s exec -n -t 5s \
+	    early -- true
+	[[ $stderr == *"replicas acknowledged"* ]]
+	[ "$(mcli "$M_PORT" exists early)" = 0 ]
+	run -0 "$RL" -u "$U" exec --replicas 0 -n -t 5s early -- true
+}
