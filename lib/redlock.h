@@ -468,8 +468,10 @@ enum rl_keep {
  * on CLOCK_MONOTONIC. */
 rl_keeper *rl_keeper_new(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t sent_ms);
-/* Fill PFD (room for RL_KEEPER_MAX_FDS) with what to poll; how many. */
-#define RL_KEEPER_MAX_FDS 16
+/* Fill PFD (room for RL_KEEPER_MAX_FDS) with what to poll: a renewal's
+ * connections, and through Sentinel the subscriptions that hear a
+ * failover announced; how many. */
+#define RL_KEEPER_MAX_FDS 32
 size_t rl_keeper_pollfds(const rl_keeper *k, struct pollfd *pfd);
 int64_t rl_keeper_wake_ms(const rl_keeper *k);
 /* Send time of the last confirmed renewal (or of the acquisition). */

@@ -1,4 +1,5 @@
 /* rl_client.c: the client: its masters, one blocking round, errors. */
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 			rl_client_free(c);
 			return NULL;
 		}
+		rl_switch_init(&c->nodes[i].sw, &c->nodes[i].url);
 	}
 	return c;
 }
@@ -131,8 +133,9 @@ rl_acks(const rl_client *c, int64_t *acks)
 	size_t j;
 
 	for (j = 0; j < c->n; j++)
-		acks[j] = c->replicas < 0 && (!c->nodes[j].waits ||
-		    c->nodes[j].wait_refused) ? 1 : c->nodes[j].acks;
+		acks[j] = c->replicas < 0 && !c->nodes[j].recount &&
+		    (!c->nodes[j].waits || c->nodes[j].wait_refused) ? 1 :
+		    c->nodes[j].acks;
 	return c->replicas < 0 ? 1 : c->replicas;
 }
 
@@ -168,7 +171,85 @@ rl_client_disconnect(rl_client *c)
 	for (i = 0; i < c->n; i++) {
 		rl_conn_close(&c->nodes[i].conn);
 		rl_conn_close(&c->nodes[i].sub);
+		rl_switch_close(&c->nodes[i].sw);
 	}
+}
+
+size_t
+rl_switch_pollfds(rl_client *c, int64_t now, struct pollfd *pfd)
+{
+	size_t j, np = 0;
+
+	for (j = 0; j < c->n; j++) {
+		struct rl_switch *s = &c->nodes[j].sw;
+
+		s->polled = rl_switch_fd(s, now, c->connect_timeout_ms,
+		    &pfd[np]) ? (int)np++ : -1;
+	}
+	return np;
+}
+
+int64_t
+rl_switch_wake_ms(const rl_client *c)
+{
+	int64_t wake = -1, w;
+	size_t j;
+
+	for (j = 0; j < c->n; j++)
+		if ((w = rl_switch_wake(&c->nodes[j].sw)) >= 0 &&
+		    (wake < 0 || w < wake))
+			wake = w;
+	return wake;
+}
+
+int
+rl_switch_step(rl_client *c, const struct pollfd *pfd, int64_t now)
+{
+	struct pollfd own[RL_MAX_NODES];
+	size_t j;
+	int heard = 0;
+
+	if (pfd == NULL) {
+		pfd = own;
+		if (poll(own, (nfds_t)rl_switch_pollfds(c, now, own), 0) < 0)
+			return 0;
+	}
+	for (j = 0; j < c->n; j++) {
+		struct rl_switch *s = &c->nodes[j].sw;
+
+		if (s->polled >= 0)
+			heard |= rl_switch_io(s, pfd[s->polled].revents, now);
+		s->polled = -1;
+	}
+	return heard;
+}
+
+size_t
+rl_switch_follow(rl_client *c, int *sub_closed)
+{
+	size_t j, n = 0;
+
+	for (j = 0; j < c->n; j++) {
+		struct rl_node *nd = &c->nodes[j];
+
+		if (sub_closed != NULL)
+			sub_closed[j] = 0;
+		if (!nd->sw.heard)
+			continue;
+		nd->sw.heard = 0;
+		/* Ask the sentinel that announced it first. */
+		nd->conn.turn = nd->sub.turn = (unsigned)nd->sw.i;
+		if (rl_switch_stale(&nd->sw, &nd->conn)) {
+			rl_conn_close(&nd->conn);
+			n++;
+		}
+		if (sub_closed != NULL && rl_switch_stale(&nd->sw, &nd->sub)) {
+			rl_conn_close(&nd->sub);
+			sub_closed[j] = 1;
+			n++;
+		}
+	}
+	return n;
 }
 
 void
@@ -188,6 +269,7 @@ rl_client_free(rl_client *c)
 		 * using the same connection (exec's watchdog does). */
 		rl_conn_close(&nd->conn);
 		rl_conn_close(&nd->sub);
+		rl_switch_close(&nd->sw);
 		rl_url_clear(&nd->url);
 	}
 	free(c->nodes);

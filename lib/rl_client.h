@@ -3,6 +3,7 @@
 #ifndef RL_CLIENT_H
 #define RL_CLIENT_H
 
+#include <poll.h>
 #include <stdarg.h>
 
 #include "redlock.h"
@@ -56,8 +57,9 @@ enum rl_err rl_run_ack(rl_client *c, const struct rl_round_opts *o,
  * it: the count each master gave into ACKS, and the count wanted. In the
  * Sentinel default (c->replicas -1) one acknowledgement is wanted, and a
  * master that had no replica connected, which was sent no WAIT, is not
- * held back, nor one that refused WAIT (a user without it: let through,
- * as a refused ROLE is). */
+ * held back, unless the ROLE sent instead found some (node recount), nor
+ * one that refused WAIT (a user without it: let through, as a refused
+ * ROLE is). */
 int64_t rl_acks(const rl_client *c, int64_t *acks);
 /* The last round reached too few masters to DOING: one master's own
  * message when its failure alone decided, else how many answered and the
@@ -68,6 +70,22 @@ enum rl_err rl_node_error(rl_client *c, size_t j);
 /* Take the last round's replies out of the nodes (strings handed out
  * point into them) into SAVED, or put them back, freeing what is there. */
 void rl_replies_save(rl_client *c, redisReply **saved);
+/* Failovers heard (rl_switch.h), for a waiter's or a watchdog's poll
+ * loop: PFD (room for c->n) gets the sentinels' subscriptions, opened as
+ * they are due; how many. */
+size_t rl_switch_pollfds(rl_client *c, int64_t now, struct pollfd *pfd);
+/* When rl_switch_pollfds is due again at the latest (-1: only when a
+ * descriptor is ready). */
+int64_t rl_switch_wake_ms(const rl_client *c);
+/* After the poll: what came on them (PFD as rl_switch_pollfds filled it,
+ * or NULL to poll them now without waiting). 1 when a master's switch
+ * was announced: rl_switch_follow is due, once no round is in flight. */
+int rl_switch_step(rl_client *c, const struct pollfd *pfd, int64_t now);
+/* Close the connections that a switch heard left on the old master:
+ * commands', and pub/sub ones when SUB_CLOSED (c->n entries, set for the
+ * masters whose pub/sub connection was closed) is given; the next
+ * connect asks the sentinel that announced it first. How many were. */
+size_t rl_switch_follow(rl_client *c, int *sub_closed);
 void rl_replies_restore(rl_client *c, redisReply **saved);
 
 #endif

@@ -59,7 +59,9 @@ rl_keeper_free(rl_keeper *k)
 size_t
 rl_keeper_pollfds(const rl_keeper *k, struct pollfd *pfd)
 {
-	return k->inflight ? rl_round_pollfds(&k->round, pfd) : 0;
+	size_t n = k->inflight ? rl_round_pollfds(&k->round, pfd) : 0;
+
+	return n + rl_switch_pollfds(k->c, rl_now_ms(), pfd + n);
 }
 
 /* After a failure, try again soon, but never spin. */
@@ -74,7 +76,10 @@ retry_gap(const rl_keeper *k)
 int64_t
 rl_keeper_wake_ms(const rl_keeper *k)
 {
-	return k->inflight ? rl_round_wake(&k->round) : k->next;
+	int64_t wake = k->inflight ? rl_round_wake(&k->round) : k->next;
+	int64_t sw = rl_switch_wake_ms(k->c);
+
+	return sw >= 0 && (wake < 0 || sw < wake) ? sw : wake;
 }
 
 int64_t
@@ -191,6 +196,7 @@ finish(rl_keeper *k, int64_t now, enum rl_keep *state)
 		v[j] = rl_decode_renew(k->c->nodes[j].reply);
 	if (k->c->replicas != 0)
 		rl_quorum_acks(v, acks, k->c->n, rl_acks(k->c, acks), &ak);
+	ak.dflt = k->c->replicas < 0;
 	if (rl_combine_renew(v, k->c->n, &ours, &yes) != RL_OUT_OK) {
 		k->next = now + retry_gap(k);
 		if (k->c->replicas != 0 && ak.unacked > 0)
@@ -213,6 +219,11 @@ rl_keeper_step(rl_keeper *k, int64_t now, enum rl_keep *state)
 	enum rl_err e;
 
 	*state = RL_KEEP_OK;
+	rl_switch_step(k->c, NULL, now);
+	/* The sentinels announced a failover: connections to the old
+	 * master are dropped, and the lease renewed on the new one now. */
+	if (!k->inflight && rl_switch_follow(k->c, NULL) > 0)
+		k->next = now;
 	if (!k->inflight) {
 		if (now < k->next)
 			return RL_OK;
@@ -233,4 +244,7 @@ rl_keeper_settle(rl_keeper *k)
 	if (k->inflight)
 		rl_round_end(&k->round);
 	k->inflight = 0;
+	/* The release goes to the master the sentinels last announced. */
+	rl_switch_step(k->c, NULL, rl_now_ms());
+	rl_switch_follow(k->c, NULL);
 }

@@ -137,6 +137,7 @@ acquire_outcome(rl_client *c, const char *name, const char *owner,
 	}
 	if (c->replicas != 0)
 		rl_quorum_acks(v, acks, c->n, rl_acks(c, acks), &ak);
+	ak.dflt = c->replicas < 0;
 	o = rl_combine_acquire(v, per, c->n, ttl_ms,
 	    rl_now_ms() - a->sent_ms, a, &must_undo, &who);
 	if (o == RL_OUT_UNACKED)
@@ -147,6 +148,20 @@ acquire_outcome(rl_client *c, const char *name, const char *owner,
 	if (must_undo)
 		undo(c, name, owner);
 	return e;
+}
+
+/* In the Sentinel default, the ROLE sent in place of a WAIT found
+ * replicas that attached since the connection opened (rl_round roles_on):
+ * the command needs the WAIT it went without. */
+static int
+recounted(const rl_client *c)
+{
+	size_t j;
+
+	for (j = 0; j < c->n; j++)
+		if (c->nodes[j].recount)
+			return 1;
+	return 0;
 }
 
 /* A waiter's attempts refresh its place in the queue or the room
@@ -185,6 +200,7 @@ ack_after(rl_client *c)
 		 * waited in vain, and is not held back. */
 		c->nodes[j].waits = c->replicas > 0 ||
 		    c->nodes[j].conn.replicas > 0;
+		c->nodes[j].recount = 0;
 		c->nodes[j].wait_refused = c->nodes[j].refused;
 		c->nodes[j].acks = c->nodes[j].reply != NULL &&
 		    c->nodes[j].reply->type == REDIS_REPLY_INTEGER ?
@@ -209,7 +225,7 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
 	    &rl_script_acquire, nkeys, keys, 10, args);
-	if (e == RL_OK && heartbeat && c->replicas != 0)
+	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
 }
@@ -250,6 +266,8 @@ try_kind(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	a->sent_ms = rl_now_ms();
 	e = rl_run_ack(c, &o, c->timeout_ms, call.s, call.nkeys, call.keys,
 	    call.nargs, call.args);
+	if (e == RL_OK && recounted(c))
+		ack_after(c);
 	if (e == RL_OK && (e = other_limit(c, name)) == RL_OK)
 		e = acquire_outcome(c, name, owner, ttl_ms, a);
 	rl_call_free(&call);
@@ -407,6 +425,7 @@ rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		v[j] = rl_decode_renew(c->nodes[j].reply);
 	if (c->replicas != 0)
 		rl_quorum_acks(v, acks, c->n, rl_acks(c, acks), &ak);
+	ak.dflt = c->replicas < 0;
 	if (rl_combine_renew(v, c->n, ours, &yes) == RL_OUT_OK)
 		return RL_OK;
 	if (c->replicas != 0 && ak.unacked > 0) {

@@ -384,23 +384,25 @@ rl_quorum_acks_why(char *buf, size_t len, const char *done,
     const char *why, int undone)
 {
 	char within[32], reason[300] = "";
+	const char *advice = k->dflt ? "A failover may be under way, or "
+	    "the replicas cut off: try again, or give --replicas 0 (the "
+	    "Sentinel default waits for one)" : "Check the replicas (INFO "
+	    "replication) or lower --replicas";
 
 	rl_duration_format(wait_ms, within, sizeof(within));
 	if (why[0] != '\0')
 		snprintf(reason, sizeof(reason), " (%s)", why);
 	if (n == 1)
 		snprintf(buf, len, "%s %s but only %lld of %lld replicas "
-		    "acknowledged it within %s%s%s. Check the replicas (INFO "
-		    "replication) or lower --replicas", done, name,
+		    "acknowledged it within %s%s%s. %s", done, name,
 		    (long long)k->fewest, (long long)k->want, within, reason,
-		    undone ? "; released it" : "");
+		    undone ? "; released it" : "", advice);
 	else
 		snprintf(buf, len, "%s %s on %zu of %zu masters, but on %zu of "
 		    "them fewer than %lld replicas acknowledged it within %s "
 		    "(the fewest: %lld of %lld)%s, leaving no quorum (need "
-		    "%zu)%s. Check the replicas (INFO replication) or lower "
-		    "--replicas", done, name, k->granted, n, k->unacked,
+		    "%zu)%s. %s", done, name, k->granted, n, k->unacked,
 		    (long long)k->want, within, (long long)k->fewest,
 		    (long long)k->want, reason, rl_quorum(n),
-		    undone ? "; released it everywhere" : "");
+		    undone ? "; released it everywhere" : "", advice);
 }

@@ -38,6 +38,8 @@ struct rl_acks {
 	int64_t fewest;		/* the lowest count among those (0 when a
 				 * master gave none) */
 	size_t first;		/* the first of them (n: none) */
+	int dflt;		/* the Sentinel default asked (the caller
+				 * sets it): the advice differs */
 };
 
 /* A master that said yes (V[i] RL_V_YES) but whose ACKS[i] fell short of

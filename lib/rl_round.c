@@ -40,6 +40,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 		nodes[j].answered = 0;
 		nodes[j].stale = 0;
 		nodes[j].waits = nodes[j].wait_refused = 0;
+		nodes[j].roles = nodes[j].recount = 0;
 		nodes[j].acks = -1;
 	}
 }
@@ -239,6 +240,16 @@ waits_on(const struct rl_round *r, const struct rl_node *nd)
 	return r->wait != NULL && (!r->wait_seen || nd->conn.replicas > 0);
 }
 
+/* In the Sentinel default, a connection that saw no replica when it
+ * opened sends ROLE where the WAIT would go: replicas that attached since
+ * (the old master of a failover, demoted and synced) are counted, so
+ * that from then on it WAITs (node recount). */
+static int
+roles_on(const struct rl_round *r, const struct rl_node *nd)
+{
+	return r->wait != NULL && r->wait_seen && nd->conn.replicas == 0;
+}
+
 /* The script (CMD or FULL, with SPUBLISH where ND's channels are sharded)
  * and the WAIT behind it, in one write. */
 static int
@@ -252,9 +263,14 @@ send_pair(struct rl_round *r, struct rl_node *nd, int full)
 		len = s ? r->sfulllen : r->fulllen;
 	if (rl_conn_send(&nd->conn, full ? whole : cmd, len) < 0)
 		return -1;
+	static const char role[] = "*1\r\n$4\r\nROLE\r\n";
+
 	if (full)
 		rl_conn_learn(&nd->conn, r->sha);
 	nd->waits = waits_on(r, nd);
+	nd->roles = roles_on(r, nd);
+	if (nd->roles)
+		return rl_conn_send(&nd->conn, role, sizeof(role) - 1);
 	return nd->waits ? rl_conn_send(&nd->conn, r->wait, r->waitlen) : 0;
 }
 
@@ -267,7 +283,8 @@ send_one(struct rl_round *r, struct rl_node *nd, int64_t now)
 	 * would leave that WAIT blocking for its whole timeout (no write to
 	 * wait for), and then the one behind the EVAL. */
 	nd->full = r->full != NULL && (nd->conn.drop > 0 ||
-	    (waits_on(r, nd) && !rl_conn_knows(&nd->conn, r->sha)));
+	    ((waits_on(r, nd) || roles_on(r, nd)) &&
+	    !rl_conn_knows(&nd->conn, r->sha)));
 	if (send_pair(r, nd, nd->full) < 0) {
 		node_fail(nd, RL_ENOMEM, "out of memory");
 		return;
@@ -321,6 +338,25 @@ wait_reply(struct rl_node *nd, redisReply *rep)
 	return 1;
 }
 
+/* The reply to the ROLE that went behind instead of WAIT (roles_on): a
+ * master with replicas connected now is recounted. */
+static int
+role_reply(struct rl_node *nd, redisReply *rep)
+{
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 3 &&
+	    rep->element[0]->type == REDIS_REPLY_STRING &&
+	    strcmp(rep->element[0]->str, "master") == 0 &&
+	    rep->element[2]->type == REDIS_REPLY_ARRAY &&
+	    rep->element[2]->elements > 0 &&
+	    rep->element[2]->elements < INT_MAX) {
+		nd->conn.replicas = (int)rep->element[2]->elements;
+		nd->recount = 1;
+	}
+	freeReplyObject(rep);
+	nd->phase = RL_PH_DONE;
+	return 1;
+}
+
 /* The server does not have the script cached: send it, nothing in
  * between (the EVALSHA did not run), and WAIT again behind it. The WAIT
  * already sent belongs to the EVALSHA: its reply is dropped, and it may
@@ -328,16 +364,17 @@ wait_reply(struct rl_node *nd, redisReply *rep)
 static int
 noscript(struct rl_round *r, struct rl_node *nd, redisReply *rep)
 {
+	int waited = nd->waits, behind = nd->waits || nd->roles;
+
 	freeReplyObject(rep);
 	nd->full = 1;
 	if (send_pair(r, nd, 1) < 0) {
 		node_fail(nd, RL_ENOMEM, "out of memory");
 		return 1;
 	}
-	if (nd->waits) {
-		nd->stale++;
+	nd->stale += behind;
+	if (waited)
 		nd->deadline += r->wait_ms;
-	}
 	return 0;
 }
 
@@ -425,7 +462,7 @@ tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		return -1;
 	freeReplyObject(rep);
 	nd->retry_at = now + RL_TRYAGAIN_MS;
-	if (nd->waits)
+	if (nd->waits || nd->roles)
 		nd->stale++;
 	if (nd->home != NULL) {
 		go_home(nd);
@@ -447,7 +484,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		return 0;
 	}
 	if (nd->answered)
-		return wait_reply(nd, rep);
+		return nd->roles ? role_reply(nd, rep) : wait_reply(nd, rep);
 	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
 	    strncmp(rep->str, "NOSCRIPT", 8) == 0)
 		return noscript(r, nd, rep);
@@ -474,7 +511,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		}
 	} else
 		nd->reply = rep;
-	if (nd->waits)
+	if (nd->waits || nd->roles)
 		return 0;
 	nd->phase = RL_PH_DONE;
 	return 1;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "rl_conn.h"
+#include "rl_switch.h"
 
 /* A Lua script embedded at build time (build/rl_scripts.h). */
 struct rl_script {
@@ -40,6 +41,8 @@ struct rl_node {
 	struct rl_url url;
 	struct rl_conn conn;	/* commands and scripts */
 	struct rl_conn sub;	/* pub/sub while waiting */
+	struct rl_switch sw;	/* through Sentinel: failovers heard (a
+				 * waiter's, a watchdog's) */
 	redisReply *reply;	/* the round's reply; NULL: err and why
 				 * (err RL_OK: reachable but not asked) */
 	enum rl_err err;
@@ -54,6 +57,12 @@ struct rl_node {
 				 * EVALSHA refused with NOSCRIPT */
 	int waits;		/* a WAIT went behind the round's command */
 	int wait_refused;	/* and was refused (an ACL without WAIT) */
+	int roles;		/* the Sentinel default on a connection that
+				 * saw no replica: ROLE went behind instead,
+				 * to count them again */
+	int recount;		/* and counted some: the command went
+				 * without the WAIT it needed (conn replicas
+				 * now says how many) */
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */

@@ -250,7 +250,7 @@ int
 rl_sentinel_replicas(const redisReply *r)
 {
 	const redisReply *e;
-	const char *flags, *mhost;
+	const char *flags;
 	size_t i;
 	int n = 0;
 
@@ -258,13 +258,11 @@ rl_sentinel_replicas(const redisReply *r)
 		return -1;
 	for (i = 0; i < r->elements && n < INT_MAX; i++) {
 		e = r->element[i];
-		if (e->type != REDIS_REPLY_ARRAY ||
-		    (flags = field(e, "flags")) == NULL)
-			continue;
-		mhost = field(e, "master-host");
-		if (strstr(flags, "s_down") == NULL &&
+		if (e->type == REDIS_REPLY_ARRAY &&
+		    (flags = field(e, "flags")) != NULL &&
+		    strstr(flags, "s_down") == NULL &&
 		    strstr(flags, "o_down") == NULL &&
-		    mhost != NULL && strcmp(mhost, "?") != 0)
+		    strstr(flags, "disconnected") == NULL)
 			n++;
 	}
 	return n;
@@ -500,6 +498,18 @@ sentinel_close(struct rl_conn *c)
 		close(c->fd);
 	c->priv = NULL;
 	c->fd = -1;
+}
+
+const char *
+rl_sentinel_master(const struct rl_conn *c, int *port)
+{
+	const struct sentinel *s = c->priv;
+
+	if (c->t != &rl_transport_sentinel || s == NULL ||
+	    s->phase != PH_DONE)
+		return NULL;
+	*port = s->mport;
+	return s->mhost;
 }
 
 const struct rl_transport rl_transport_sentinel = {

@@ -7,6 +7,8 @@
 
 #include <hiredis/hiredis.h>
 
+struct rl_conn;
+
 /* What a reply to SENTINEL GET-MASTER-ADDR-BY-NAME says. */
 enum rl_sentinel_said {
 	RL_SS_ADDR,		/* the master's address */
@@ -23,14 +25,19 @@ enum rl_sentinel_said {
 enum rl_sentinel_said rl_sentinel_addr(const redisReply *r, char *host,
     size_t hostlen, int *port);
 /* How many replicas a reply to SENTINEL REPLICAS lists that the sentinel
- * does not hold down (no s_down or o_down among their flags) and that
- * reported following a master (a master-host other than "?"), whatever
- * their link or role says now: a replica cut off from the master, or one
- * a failover has just promoted (before the sentinels name it), still
- * counts, so that the master it left is WAITed on, and refuses; a
- * failover's old master, listed as the new one's replica from the switch
- * on with master-host "?" until Sentinel demotes it, does not. -1 when R
- * is no such list (an error: an old sentinel, an ACL). */
+ * reaches and does not hold down (none of s_down, o_down, disconnected
+ * among their flags), whatever else it says of them: its view of their
+ * link, role and master can be 10 s old (INFO), while the list itself is
+ * kept up to date. So a replica cut off from the master counts, and one
+ * a failover has promoted before the sentinels name it, so that the
+ * master they left is WAITed on, and refuses; and so does a failover's
+ * old master, listed as the new one's replica from the switch on, until
+ * Sentinel demotes it (the new master refuses until then) or finds it
+ * unreachable (a crash). -1 when R is no such list (an error: an old
+ * sentinel, an ACL). */
 int rl_sentinel_replicas(const redisReply *r);
+/* The master C, a connection through Sentinel, went to, as the sentinel
+ * named it (its port in *PORT); NULL when C is not connected so. */
+const char *rl_sentinel_master(const struct rl_conn *c, int *port);
 
 #endif

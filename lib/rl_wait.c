@@ -293,6 +293,8 @@ wake_at(const struct wait *w, int64_t retry, int64_t now)
 		wake = now + RL_TICK_MS;
 	if (listening(w) + subscribing(w) < w->c->n && w->sub_at < wake)
 		wake = w->sub_at;
+	if (rl_switch_wake_ms(w->c) >= 0 && rl_switch_wake_ms(w->c) < wake)
+		wake = rl_switch_wake_ms(w->c);
 	for (j = 0; j < w->c->n; j++)
 		if (!w->listening[j] &&
 		    w->c->nodes[j].sub.state != RL_CONN_CLOSED &&
@@ -301,13 +303,36 @@ wake_at(const struct wait *w, int64_t retry, int64_t now)
 	return wake > now ? wake : now;
 }
 
-/* Poll the subscriptions and the interrupt descriptor until WAKE; *GOT
- * when a release message came. */
+/* The sentinels announced a failover (rl_switch.h): the connections left
+ * on the old master are closed, subscriptions with them (made again on
+ * the new one), and the waiter tries at once (*GOT). */
+static void
+follow_switch(struct wait *w, int64_t now, int *got)
+{
+	int closed[RL_MAX_NODES];
+	size_t j;
+
+	if (rl_switch_follow(w->c, closed) == 0)
+		return;
+	for (j = 0; j < w->c->n; j++)
+		if (closed[j]) {
+			rl_seterr(w->c, RL_ECONNECT, "the sentinels "
+			    "announced a failover to %s:%d",
+			    w->c->nodes[j].sw.host, w->c->nodes[j].sw.port);
+			w->listening[j] = 0;
+			w->sub_at = now;
+		}
+	*got = 1;
+}
+
+/* Poll the subscriptions, the sentinels' (rl_switch.h) and the interrupt
+ * descriptor until WAKE; *GOT when a release message came, or a switch
+ * of master. */
 static enum rl_err
 listen_until(struct wait *w, int64_t wake, int *got)
 {
-	struct pollfd pfd[RL_MAX_NODES + 1];
-	size_t map[RL_MAX_NODES], j, np = 0, i;
+	struct pollfd pfd[2 * RL_MAX_NODES + 1];
+	size_t map[RL_MAX_NODES], j, np = 0, i, ns;
 	int64_t now = rl_now_ms();
 	enum rl_err e;
 	int n;
@@ -320,19 +345,22 @@ listen_until(struct wait *w, int64_t wake, int *got)
 		pfd[np].revents = 0;
 		map[np++] = j;
 	}
-	pfd[np].fd = w->c->intr_fd;
-	pfd[np].events = POLLIN;
-	pfd[np].revents = 0;
-	n = poll(pfd, (nfds_t)(np + 1), wake - now > INT_MAX ? INT_MAX :
+	ns = rl_switch_pollfds(w->c, now, pfd + np);
+	pfd[np + ns].fd = w->c->intr_fd;
+	pfd[np + ns].events = POLLIN;
+	pfd[np + ns].revents = 0;
+	n = poll(pfd, (nfds_t)(np + ns + 1), wake - now > INT_MAX ? INT_MAX :
 	    (int)(wake - now));
 	if (n < 0 && errno != EINTR)
 		return rl_seterr(w->c, RL_EPROTO, "poll: %s", strerror(errno));
-	if (w->c->intr_fd >= 0 && (n < 0 || pfd[np].revents != 0))
+	if (w->c->intr_fd >= 0 && (n < 0 || pfd[np + ns].revents != 0))
 		return RL_EINTR;
 	now = rl_now_ms();
 	for (i = 0; i < np; i++)
 		if ((e = sub_io(w, map[i], pfd[i].revents, now, got)) != RL_OK)
 			return e;
+	if (rl_switch_step(w->c, pfd + np, now))
+		follow_switch(w, now, got);
 	return RL_OK;
 }
 
@@ -655,6 +683,13 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		w.deadline = rl_now_ms() + wait_ms;
 	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
 	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
+	/* Refused for want of replicas in the Sentinel default: a master
+	 * being replaced, or one whose replicas the sentinels do not see
+	 * down yet; a waiter waits that out too. */
+	if (wait_ms != 0 && replaced(&w, e)) {
+		w.try_failed = 1;
+		e = RL_OK;
+	}
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
 	w.room = fair == NULL && (c->kind == RL_EXCLUSIVE ||

@@ -63,7 +63,7 @@ start_sentinel() {
 		track "$pid"
 		for j in $(seq 1 250); do
 			if scli "$port" ping 2>/dev/null | grep -q PONG; then
-				export "${var}_PORT=$port"
+				export "${var}_PORT=$port" "${var}_PID=$pid"
 				return 0
 			fi
 			kill -0 "$pid" 2>/dev/null || break
@@ -129,6 +129,30 @@ failover() {
 	scli "$S1_PORT" sentinel failover mymaster | grep -q OK
 	wait_for 30 role_is "$R_PORT" master
 	wait_for 30 sentinels_say "$R_PORT"
+}
+
+# deafen N: once N processes listen to +switch-master on S1 (the first
+# sentinel of the URL, where they subscribe first), S1 is stopped
+# (SIGSTOP): they hear no switch, as when their sentinel hangs.
+deafen() {
+	local n=$1
+	wait_for 20 eval '[ "$(scli "$S1_PORT" client list | grep -c " sub=1 ")" -ge "$n" ]'
+	kill -STOP "$S1_PID"
+}
+# failover_via PORT: failover, asked of the sentinel on PORT; waits for
+# the two others than S1 to name R.
+failover_via() {
+	scli "$1" sentinel failover mymaster | grep -q OK
+	wait_for 30 role_is "$R_PORT" master
+	wait_for 30 others_say "$R_PORT"
+}
+# S2 and S3 name the server on port $1 as mymaster.
+others_say() {
+	local p
+	for p in "$S2_PORT" "$S3_PORT"; do
+		[ "$(scli "$p" sentinel get-master-addr-by-name mymaster |
+		    tail -n 1)" = "$1" ] || return 1
+	done
 }
 
 # demote [--no-kill]: what Sentinel does to the old master once it sees
@@ -253,8 +277,11 @@ watch_lease() {
 	epid=$!
 	wait_for 30 test -e "$D/started"
 	wait_for 10 exists_on "$R_PORT" x
-	failover
-	# REPLICAOF alone: the watchdog's connection stays up and its next
+	# The watchdog hears no switch (which would move it to the new
+	# master first)...
+	deafen 1
+	failover_via "$S2_PORT"
+	# ...and REPLICAOF alone: its connection stays up and its next
 	# renewal is refused with READONLY.
 	demote --no-kill
 	watch_lease "$R_PORT" x 9000 12000
@@ -361,8 +388,10 @@ watch_lease() {
 	! dead "$qpid" || false
 	run -0 "$RL" -u "$U" unlock --owner "$tok" x
 	# A new holder, on the new master only, taken from a shell of its own
-	# so that the holder line tells it from the first.
-	sh -c '"$0" -u "$1" lock -t 60s x >/dev/null; :' "$RL" "$U"
+	# so that the holder line tells it from the first. The sentinels list
+	# the stopped old master as the new one's replica until they see it
+	# down (1 s): by default the lock waits through that.
+	sh -c '"$0" -u "$1" lock -w 20s -t 60s x >/dev/null; :' "$RL" "$U"
 	wait_for 20 grep -q '(sh -c' "$D/watch"
 	run -0 "$RL" -u "$U" status x
 	assert_output --partial 'command  sh -c'
@@ -495,10 +524,17 @@ failover_race() {
 	wpid=$!
 	epid="$apid $wpid"
 	wait_for 20 eval '[ "$(mcli "$M_PORT" pubsub numsub "redisson_lock__channel:{SY}" | sed -n 2p)" -ge 1 ]'
-	failover
+	if [ -n "${DEAF:-}" ]; then
+		deafen 2
+		failover_via "$S2_PORT"
+		UB="redis+sentinel://127.0.0.1:$S2_PORT,127.0.0.1:$S3_PORT/mymaster"
+	else
+		failover
+	fi
 	touch "$D/a.stop"
-	# B is a new process: it asks the sentinels, who name the new master.
-	"$RL" -u "$U" --timeout 500ms exec "$@" -w 60s -t 6s SY -- \
+	# B is a new process: it asks the sentinels, who name the new master
+	# (S2 and S3 when S1 is stopped).
+	"$RL" -u "${UB:-$U}" --timeout 500ms exec "$@" -w 60s -t 6s SY -- \
 	    sh -c "$(section)" "$D" B 2 2>"$D/b.err" 3>&- &
 	bpid=$!
 	epid="$apid $wpid $bpid"
@@ -512,9 +548,9 @@ failover_race() {
 	cat "$D/a.err" "$D/w.err" "$D/b.err" | sed 's/^/err: /' >&3
 }
 
-@test "a failover between a waiter's connect and its acquisition: no two holders, no token given twice (the Sentinel default WAITs for a replica)" {
+@test "a failover between a waiter's connect and its acquisition: no two holders, no token given twice (the Sentinel default WAITs for a replica, even unheard)" {
 	topology
-	failover_race
+	DEAF=1 failover_race
 	run overlaps
 	assert_output ''
 	run -0 grep -c '^b .* B ' "$D/log"
@@ -524,11 +560,19 @@ failover_race() {
 	run -0 grep -c '^e .* W ' "$D/log"
 }
 
-@test "the same race with --replicas 0: the waiter acquires on the old master beside the new one's holder (what the default prevents)" {
+@test "the same race with --replicas 0, the switch unheard: the waiter acquires on the old master beside the new one's holder (what the default prevents)" {
+	topology
+	DEAF=1 failover_race --replicas 0
+	run overlaps
+	assert_output --regexp 'W|B'
+}
+
+@test "the same race with --replicas 0, the switch heard: the waiter and the holder leave the old master; no two holders" {
 	topology
 	failover_race --replicas 0
 	run overlaps
-	assert_output --regexp 'W|B'
+	assert_output ''
+	[ "$st_w" -eq 0 ]
 }
 
 @test "the Sentinel default and a user that may not WAIT: let through, as without it; --replicas 1 still refuses" {
@@ -578,6 +622,11 @@ replica_seen() {
 			END { exit !(p == port && x == v) }' || return 1
 	done
 }
+# Calls of WAIT the server on PORT has served.
+wait_calls() {
+	mcli "$1" info commandstats | tr -d '\r' |
+	    sed -n 's/^cmdstat_wait:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0
+}
 # The sentinels ask their servers for INFO every 100 ms, not 10 s, so
 # that what they list follows at once what a test does.
 fast_info() {
@@ -619,4 +668,64 @@ fast_info() {
 	[[ $stderr == *"replicas acknowledged"* ]]
 	[ "$(mcli "$M_PORT" exists early)" = 0 ]
 	run -0 "$RL" -u "$U" exec --replicas 0 -n -t 5s early -- true
+}
+
+@test "a waiter connected before a failover hears +switch-master: it leaves the old master and is woken on the new one (--replicas 0: the subscription alone)" {
+	topology
+	: >"$D/log"
+	"$RL" -u "$U" exec --replicas 0 -t 6s SY -- sh -c 'echo "b $REDLOCK_FENCE A $(($(date +%s%N) / 1000000))" >>"$0/log"
+	    while [ ! -e "$0/a.stop" ]; do sleep 0.05; done
+	    echo "e $REDLOCK_FENCE A $(($(date +%s%N) / 1000000))" >>"$0/log"' \
+	    "$D" 2>"$D/a.err" 3>&- &
+	apid=$!
+	epid=$apid
+	wait_for 10 exists_on "$R_PORT" SY
+	# W records whether its hold is on R, the new master.
+	"$RL" -u "$U" exec --replicas 0 -w 60s -t 6s SY -- sh -c '
+	    echo "b $REDLOCK_FENCE W $(($(date +%s%N) / 1000000))" >>"$0/log"
+	    redis-cli -p "$1" hexists SY "$REDLOCK_OWNER" >"$0/on-new"
+	    redis-cli -p "$2" hexists SY "$REDLOCK_OWNER" >"$0/on-old"' \
+	    "$D" "$R_PORT" "$M_PORT" 2>"$D/w.err" 3>&- &
+	wpid=$!
+	epid="$apid $wpid"
+	wait_for 20 eval '[ "$(mcli "$M_PORT" pubsub numsub "redisson_lock__channel:{SY}" | sed -n 2p)" -ge 1 ]'
+	failover
+	# The old master is not demoted: only the switch heard moves them.
+	wait_for 20 eval '[ "$(mcli "$R_PORT" pubsub numsub "redisson_lock__channel:{SY}" | sed -n 2p)" -ge 1 ]'
+	t0=$(now_ms)
+	touch "$D/a.stop"
+	reap -t 30 "$apid"
+	reap -t 30 "$wpid"
+	epid=
+	cat "$D/log" "$D/a.err" "$D/w.err" >&3
+	run -0 cat "$D/on-new" "$D/on-old"
+	assert_output "$(printf '1\n0')"
+	# Woken by A's release on the new master, not by its lease (6 s).
+	wb=$(awk '$1 == "b" && $3 == "W" { print $4 }' "$D/log")
+	echo "W began $((wb - t0)) ms after A was told to end" >&3
+	[ $((wb - t0)) -lt 3000 ]
+}
+
+@test "a connection opened while the master had no replica counts them again once one attaches: its renewals WAIT, and fail when it stops" {
+	topology
+	fast_info
+	kill -9 "$R_PID"
+	wait_for 20 eval 'scli "$S1_PORT" sentinel replicas mymaster | grep -q s_down'
+	wait_for 20 eval '[ "$(mcli "$M_PORT" role | sed -n 3p)" = "" ]'
+	"$RL" -u "$U" exec -v -t 3s rc -- sleep 12 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 exists_on "$M_PORT" rc
+	calls0=$(wait_calls "$M_PORT")
+	restart_redis R --repl-diskless-sync-delay 0 --replicaof 127.0.0.1 "$M_PORT"
+	wait_for 30 link_up "$R_PORT"
+	wait_for 10 eval '[ "$(wait_calls "$M_PORT")" -gt "$calls0" ]'
+	# Stopped, the replica acknowledges nothing: the renewals fail.
+	kill -STOP "$R_PID"
+	st=0
+	reap -t 30 "$epid" || st=$?
+	epid=
+	kill -CONT "$R_PID"
+	sed 's/^/err: /' "$D/err" >&3
+	[ "$st" -eq 79 ]
+	grep -q "replicas acknowledged" "$D/err"
 }

@@ -1177,40 +1177,35 @@ test_acks_three_masters(void **state)
 	assert_int_equal(yes, 1);
 }
 
-/* SENTINEL REPLICAS: the replicas the sentinel does not hold down and
- * saw following a master. */
+/* SENTINEL REPLICAS: the replicas the sentinel reaches and does not hold
+ * down, whatever their link, role or master. */
 static void
 test_sentinel_replicas(void **state)
 {
 	(void)state;
 	assert_int_equal(rl_sentinel_replicas(R("*0")), 0);
 	assert_int_equal(rl_sentinel_replicas(R("*2|"
-	    "*6|$name|$127.0.0.1:6380|$flags|$slave|$master-host|$127.0.0.1|"
-	    "*8|$ip|$127.0.0.1|$flags|$slave,disconnected|$port|$6381|"
-	    "$master-host|$10.0.0.1")), 2);
-	/* Down, subjectively or objectively: not counted. */
-	assert_int_equal(rl_sentinel_replicas(R("*3|"
-	    "*4|$flags|$s_down,slave|$master-host|$h|"
-	    "*4|$flags|$slave,o_down|$master-host|$h|"
-	    "*4|$flags|$slave|$master-host|$h")), 1);
+	    "*4|$name|$127.0.0.1:6380|$flags|$slave|"
+	    "*6|$ip|$127.0.0.1|$flags|$slave|$port|$6381")), 2);
+	/* Down, subjectively or objectively, or out of reach: not
+	 * counted. */
+	assert_int_equal(rl_sentinel_replicas(R("*4|"
+	    "*2|$flags|$s_down,slave|*2|$flags|$slave,o_down|"
+	    "*2|$flags|$slave,disconnected|*2|$flags|$slave")), 1);
 	/* No flags, an odd field, not a list: nothing to count. */
-	assert_int_equal(rl_sentinel_replicas(R("*3|*3|$flags|$master-host|$h|"
+	assert_int_equal(rl_sentinel_replicas(R("*3|*1|$flags|"
 	    "*2|$name|$x|$slave")), 0);
 	assert_int_equal(rl_sentinel_replicas(R("*1|*2|:1|$slave")), 0);
-	/* A failover's old master, listed as the new one's replica before
-	 * it is demoted: master-host "?" (or none): not counted. */
+	/* A replica cut off from its master (link err), one a failover
+	 * has promoted before the sentinels name it (role master), and a
+	 * failover's old master not demoted yet (master-host "?"): each
+	 * counted, so that a master one of them may replace is WAITed
+	 * on. */
 	assert_int_equal(rl_sentinel_replicas(R("*3|"
-	    "*6|$flags|$slave|$role-reported|$master|$master-host|$?|"
-	    "*2|$flags|$slave|"
-	    "*6|$role-reported|$slave|$flags|$slave|$master-host|$h")), 1);
-	/* A replica cut off from its master (link err), and one a failover
-	 * has promoted before the sentinels name it (role master, its last
-	 * master-host kept): both counted, so that the master they left is
-	 * WAITed on. */
-	assert_int_equal(rl_sentinel_replicas(R("*2|"
 	    "*6|$flags|$slave|$master-link-status|$err|$master-host|$h|"
 	    "*8|$master-link-status|$ok|$flags|$slave,promoted|"
-	    "$role-reported|$master|$master-host|$h")), 2);
+	    "$role-reported|$master|$master-host|$h|"
+	    "*6|$flags|$slave|$role-reported|$master|$master-host|$?")), 3);
 	assert_int_equal(rl_sentinel_replicas(R("-ERR unknown subcommand")),
 	    -1);
 	assert_int_equal(rl_sentinel_replicas(R("nil")), -1);

@@ -1300,7 +1300,9 @@ test_wait_pipelined_behind_the_script(void **state)
 	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
 	assert_int_equal(rl_round_ack(r, 2, 500), 0);
 	step_until(r, &srvs[0], 2);
-	assert_evalsha(&srvs[0], 0);
+	/* A new connection sends the script whole: a NOSCRIPT would leave
+	 * the WAIT behind it blocking for nothing. */
+	assert_eval(&srvs[0], 0);
 	assert_cmd(&srvs[0], 1, "WAIT", "2", "500", NULL);
 	srv_say(&srvs[0], ":1\r\n");
 	step_some(r);
@@ -1312,8 +1314,18 @@ test_wait_pipelined_behind_the_script(void **state)
 	assert_int_equal(nodes[0].acks, 2);
 	assert_int_equal(nodes[0].conn.due, 0);
 	rl_round_end(r);
+	/* Once it ran there, EVALSHA. */
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	assert_int_equal(rl_round_ack(r, 2, 500), 0);
+	step_until(r, &srvs[0], 4);
+	assert_evalsha(&srvs[0], 2);
+	assert_cmd(&srvs[0], 3, "WAIT", "2", "500", NULL);
+	srv_say(&srvs[0], ":1\r\n:2\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].acks, 2);
+	rl_round_end(r);
 	srv_pump(&srvs[0]);
-	assert_int_equal(srvs[0].ncmds, 2);
+	assert_int_equal(srvs[0].ncmds, 4);
 }
 
 /* NOSCRIPT: EVAL and WAIT again; the count of the WAIT that followed the
@@ -1325,13 +1337,21 @@ test_noscript_drops_the_wait_of_the_refused_evalsha(void **state)
 
 	(void)state;
 	plain_masters(1);
+	/* The script ran on this connection once; then the server lost it
+	 * (SCRIPT FLUSH). */
 	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
 	assert_int_equal(rl_round_ack(r, 1, 300), 0);
-	step_until(r, &srvs[0], 2);
-	srv_say(&srvs[0], "-NOSCRIPT No matching script.\r\n:1\r\n");
+	answer(r, &srvs[0], 2, ":1\r\n:1\r\n");
+	rl_round_run(r);
+	rl_round_end(r);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	assert_int_equal(rl_round_ack(r, 1, 300), 0);
 	step_until(r, &srvs[0], 4);
-	assert_eval(&srvs[0], 2);
-	assert_cmd(&srvs[0], 3, "WAIT", "1", "300", NULL);
+	assert_evalsha(&srvs[0], 2);
+	srv_say(&srvs[0], "-NOSCRIPT No matching script.\r\n:1\r\n");
+	step_until(r, &srvs[0], 6);
+	assert_eval(&srvs[0], 4);
+	assert_cmd(&srvs[0], 5, "WAIT", "1", "300", NULL);
 	assert_false(r->done);
 	srv_say(&srvs[0], ":1\r\n");
 	step_some(r);
