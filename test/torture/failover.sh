@@ -17,15 +17,19 @@
 #   of it, turns into the new one's replica and drops its data.
 # Two groups of 2 workers take turns, each on a name of its own and
 # through a fenced store of its own (as in run.sh): DIR/TOPOLOGY with
-# plain `redlock exec`, DIR/TOPOLOGY-r1 with `exec --replicas 1` (WAIT for
-# one replica after each acquisition and renewal). The two names share a
-# hash tag, so every fault hits both.
+# plain `redlock exec` (through Sentinel its default WAITs for a replica
+# after each acquisition and renewal, and hears +switch-master), and
+# DIR/TOPOLOGY-r0 with `exec --replicas 0` (neither WAIT; the switch
+# still heard) for sentinel, DIR/TOPOLOGY-r1 with `exec --replicas 1`
+# for cluster. The two names share a hash tag, so every fault hits both.
+# A turn's waiter is connected before a failover, its next turn is a new
+# process after it: the scenario of two holders on two masters.
 # usage: test/torture/failover.sh sentinel|cluster DIR REDLOCK SECONDS
 # Faults go on until SECONDS after the start (the set-up included), and
 # past it (SECONDS more at most) until each kind happened SECONDS/30 times
 # (at least once). Each
-# fault appends "TOPOLOGY FAULT" to DIR/TOPOLOGY/faults (and to the -r1
-# one's), and a failover its window, "FAULT START END" in nanoseconds from
+# fault appends "TOPOLOGY FAULT" to DIR/TOPOLOGY/faults (and to the other
+# group's), and a failover its window, "FAULT START END" in nanoseconds from
 # the cut to the end of the demotion, to DIR/TOPOLOGY/windows: the
 # holders of those moments are the ones hit (run.sh). Every process it
 # starts is killed before it exits.
@@ -35,7 +39,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 server=${REDLOCK_TEST_SERVER:-redis-server}
 end=$(($(date +%s) + seconds))
 ttl=600ms
-groups="$topo $topo-r1"
+alt=$topo-r1 altopts=(--replicas 1)
+[ "$topo" != sentinel ] || alt=$topo-r0 altopts=(--replicas 0)
+groups="$topo $alt"
 nodes=()	# the pids of the servers and sentinels
 cleanup() {
 	local g p
@@ -111,7 +117,7 @@ workers() {
 		touch "$dir/$g/store.log" "$dir/$g/hits" "$dir/$g/faults" \
 		    "$dir/$g/windows"
 		opts=()
-		[ "$g" = "$topo" ] || opts=(--replicas 1)
+		[ "$g" = "$topo" ] || opts=("${altopts[@]}")
 		for _ in 1 2; do
 			TORTURE_KIND=lock "$here/worker" "$dir/$g" "$rl" -u "$url" \
 			    exec "${opts[@]}" -w 5s --ttl "$ttl" --kill-after 200ms \
@@ -161,7 +167,7 @@ sentinel_setup() {
 	s1=${sp[0]}
 	wait_for 20 sentinel_sees_replica || { log "the sentinel sees no replica"; return 1; }
 	url="redis+sentinel://127.0.0.1:${sp[0]},127.0.0.1:${sp[1]},127.0.0.1:${sp[2]}/mymaster"
-	names=([sentinel]=torture-sentinel [sentinel-r1]=torture-sentinel-r1)
+	names=([sentinel]=torture-sentinel [sentinel-r0]=torture-sentinel-r0)
 }
 sentinel_fault() {
 	local m r t0

@@ -33,8 +33,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 kinds="lock permits rwlock mixed"
 topologies=${TORTURE_TOPOLOGIES-sentinel cluster}
-# The kinds of failover.sh: each topology's plain and --replicas 1 group.
-fkinds=$(for t in $topologies; do echo "$t $t-r1"; done)
+# The kinds of failover.sh: each topology's plain group and its other
+# one: --replicas 0 through Sentinel (whose default WAITs), --replicas 1
+# on the cluster.
+alt() { if [ "$1" = sentinel ]; then echo "$1-r0"; else echo "$1-r1"; fi; }
+fkinds=$(for t in $topologies; do echo "$t $(alt "$t")"; done)
 ttl=600ms
 limit=2
 server=
@@ -308,6 +311,12 @@ window_hits() {
 		if ($4 >= lo[i] && $4 <= hi[i]) { print $6; break } }' "$2" "$1" |
 	    sort -u
 }
+# twice STORE_LOG: fencing tokens that began more than one section
+# (accepted or refused), each counted once.
+twice() {
+	awk '$1 == "begin" || $1 == "reject-begin" { if (n[$2]++ == 1) c++ }
+	    END { print c + 0 }' "$1"
+}
 # refused STORE_LOG [WINDOWS in|out]: the writes the store refused (a
 # begin or an end of a holder its tokens proved stale); with WINDOWS,
 # only those within a second of a window (in) or not (out).
@@ -323,7 +332,7 @@ refused() {
 	    END { print c + 0 }' "$2" "$1"
 }
 echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit; rwlock: 3 -s and 2 --write workers;"
-echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 1}"
+echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 0 (Sentinel) or 1 (cluster)}"
 fault_logs=("$dir/faults")
 for t in $topologies; do fault_logs+=("$dir/$t/faults"); done
 echo "faults:   $(cat "${fault_logs[@]}" | sort | uniq -c | awk '{printf "%s%s: %s  ", $2, $3 == "" ? "" : " " $3, $1}')"
@@ -379,6 +388,16 @@ for k in $kinds $fkinds; do
 		fi
 	done
 	[ "$accepted" -gt 0 ] || { echo "torture: $k: no section was accepted"; status=1; }
+	# Through Sentinel, by default, no token is given twice and no
+	# overlap happens at all, refused or not (what --replicas 0 shows).
+	if [ "$k" = sentinel ]; then
+		n=$(twice "$d/store.log")
+		r=$(refused "$d/store.log")
+		if [ "$n" -gt 0 ] || [ "$r" -gt 0 ]; then
+			echo "torture: $k: $n tokens given twice, $r writes refused as stale under the Sentinel default"
+			status=1
+		fi
+	fi
 	if grep -q -e 'AddressSanitizer' -e 'runtime error' "$d/stderr"; then
 		grep -m 5 -e 'AddressSanitizer' -e 'runtime error' "$d/stderr"
 		status=1
@@ -400,12 +419,16 @@ for t in $topologies; do
 	cluster) rows="takeover:in:cluster replica takeover
 migrate:out:cluster slot migration (and all outside the takeovers)" ;;
 	esac
+	a=$(alt "$t")
 	while IFS=: read -r f io label; do
-		printf '  %-40s %s/%s  with --replicas 1: %s/%s  (%s faults)\n' "$label:" \
+		printf '  %-40s %s/%s  with --replicas %s: %s/%s  (%s faults)\n' "$label:" \
 		    "$(refused "$dir/$t/store.log" "$dir/$t/windows" "$io")" "${nvs[$t]}" \
-		    "$(refused "$dir/$t-r1/store.log" "$dir/$t-r1/windows" "$io")" "${nvs[$t-r1]}" \
+		    "${a##*-r}" \
+		    "$(refused "$dir/$a/store.log" "$dir/$a/windows" "$io")" "${nvs[$a]}" \
 		    "$(grep -c "^$t $f\$" "$dir/$t/faults")"
 	done <<<"$rows"
+	printf '  %-40s %s  with --replicas %s: %s\n' "tokens given twice:" \
+	    "$(twice "$dir/$t/store.log")" "${a##*-r}" "$(twice "$dir/$a/store.log")"
 done
 echo "$( [ $status = 0 ] && echo "0 violations: passed" || echo "FAILED")"
 exit $status
