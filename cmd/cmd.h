@@ -103,6 +103,10 @@ int one_master(const struct cmd *c, const struct globals *g,
     const char *what, const char *fix);
 int parse_duration(const struct cmd *c, const char *opt, const char *arg,
     int64_t *ms);
+/* ARG as a number from MIN to MAX into *V: 0, or -1 unless it is decimal
+ * digits and nothing else (no blank, sign or fraction, as in durations),
+ * in range. The caller says what was wrong. */
+int parse_number(const char *arg, long min, long max, long *v);
 /* "2026-11-22T04:30:00.123Z" for event lines and status. */
 void format_time(int64_t epoch_ms, char *buf, size_t len);
 /* Write stdout out; on failure say so and return EXIT_SOFTWARE. */

@@ -336,6 +336,25 @@ parse_duration(const struct cmd *c, const char *opt, const char *arg,
 	}
 }
 
+int
+parse_number(const char *arg, long min, long max, long *v)
+{
+	const char *p;
+	long n;
+
+	/* strtol alone would also take leading blanks and a sign. */
+	for (p = arg; *p >= '0' && *p <= '9'; p++)
+		;
+	if (p == arg || *p != '\0')
+		return -1;
+	errno = 0;
+	n = strtol(arg, NULL, 10);
+	if (errno != 0 || n < min || n > max)
+		return -1;
+	*v = n;
+	return 0;
+}
+
 void
 format_time(int64_t epoch_ms, char *buf, size_t len)
 {
