@@ -204,3 +204,16 @@ man_options() {
 		grep -qE "^ +$code( |$)" <<<"$page"
 	done
 }
+
+@test "the manual does not call what runs a usage error or an exit 69" {
+	# The page as one line, so that a phrase may span a line break.
+	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b | tr -s '[:space:]' ' ')
+	# --waiter-timeout without --fair is taken; with -s or --write not.
+	run -69 "$RL" lock --waiter-timeout 1s x
+	run -64 "$RL" lock -s --waiter-timeout 1s x
+	[[ $page != *"--waiter-timeout without --fair"* ]]
+	[[ $page == *"--waiter-timeout with -s or --write"* ]]
+	# A waiter that loses the quorum keeps waiting (redlock.bats).
+	[[ $page != *"exits 69, whether or not it was waiting"* ]]
+	[[ $page == *"A waiter whose first attempt reached a quorum does not: it keeps waiting"* ]]
+}
