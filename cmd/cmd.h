@@ -79,9 +79,14 @@ int bad_option(const struct cmd *c, char **argv, const char *shortopts,
 const char *esc(const char *s);
 /* S as a JSON string, on F. */
 void json_str(FILE *f, const char *s);
+/* "KEY":S on F, then, when S is not UTF-8 throughout (S shows U+FFFD for
+ * each byte that is not), ,"KEY_b64":S's bytes in base64, so that a name
+ * or an owner token can be had back whole from the JSON. */
+void json_bytes(FILE *f, const char *key, const char *s);
 /* ,"KEY":V on F, or ,"KEY":null when not KNOWN. */
 void json_int(FILE *f, const char *key, int64_t v, int known);
-/* "owner":..,"host":..,"pid":..,"user":..,"cmd":.. on F. */
+/* "owner":..,"host":..,"pid":..,"user":..,"cmd":.. on F (the owner as
+ * json_bytes writes it). */
 void json_who(FILE *f, const char *owner, const char *host, long pid,
     const char *user, const char *cmd);
 /* ,"host":..,"pid":..,"user":..,"cmd":.. on F. */
@@ -103,6 +108,10 @@ int one_master(const struct cmd *c, const struct globals *g,
     const char *what, const char *fix);
 int parse_duration(const struct cmd *c, const char *opt, const char *arg,
     int64_t *ms);
+/* ARG as a number from MIN to MAX into *V: 0, or -1 unless it is decimal
+ * digits and nothing else (no blank, sign or fraction, as in durations),
+ * in range. The caller says what was wrong. */
+int parse_number(const char *arg, long min, long max, long *v);
 /* "2026-11-22T04:30:00.123Z" for event lines and status. */
 void format_time(int64_t epoch_ms, char *buf, size_t len);
 /* Write stdout out; on failure say so and return EXIT_SOFTWARE. */

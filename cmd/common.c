@@ -191,6 +191,54 @@ json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Whether S is UTF-8 throughout. */
+static int
+utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
+	for (; *p != '\0'; p += n)
+		if ((n = utf8_len(p)) == 0)
+			return 0;
+	return 1;
+}
+
+/* S's bytes in base64 (RFC 4648, padded) on F. */
+static void
+base64_out(FILE *f, const char *s)
+{
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i;
+	unsigned long v;
+
+	for (i = 0; i < n; i += 3) {
+		v = (unsigned long)p[i] << 16;
+		if (i + 1 < n)
+			v |= (unsigned long)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		fputc(abc[v >> 18 & 63], f);
+		fputc(abc[v >> 12 & 63], f);
+		fputc(i + 1 < n ? abc[v >> 6 & 63] : '=', f);
+		fputc(i + 2 < n ? abc[v & 63] : '=', f);
+	}
+}
+
+void
+json_bytes(FILE *f, const char *key, const char *s)
+{
+	fprintf(f, "\"%s\":", key);
+	json_str(f, s);
+	if (s == NULL || utf8_valid(s))
+		return;
+	fprintf(f, ",\"%s_b64\":\"", key);
+	base64_out(f, s);
+	fputc('"', f);
+}
+
 void
 json_int(FILE *f, const char *key, int64_t v, int known)
 {
@@ -205,8 +253,7 @@ void
 json_who(FILE *f, const char *owner, const char *host, long pid,
     const char *user, const char *cmd)
 {
-	fputs("\"owner\":", f);
-	json_str(f, owner);
+	json_bytes(f, "owner", owner);
 	json_meta(f, host, pid, user, cmd);
 }
 
@@ -334,6 +381,25 @@ parse_duration(const struct cmd *c, const char *opt, const char *arg,
 		    "or seconds", opt, esc(arg));
 		return -1;
 	}
+}
+
+int
+parse_number(const char *arg, long min, long max, long *v)
+{
+	const char *p;
+	long n;
+
+	/* strtol alone would also take leading blanks and a sign. */
+	for (p = arg; *p >= '0' && *p <= '9'; p++)
+		;
+	if (p == arg || *p != '\0')
+		return -1;
+	errno = 0;
+	n = strtol(arg, NULL, 10);
+	if (errno != 0 || n < min || n > max)
+		return -1;
+	*v = n;
+	return 0;
 }
 
 void

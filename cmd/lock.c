@@ -145,12 +145,9 @@ struct job {
 static int
 parse_pid(const char *arg, pid_t *pid)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || v <= 0 || v > INT_MAX)
+	if (parse_number(arg, 1, INT_MAX, &v) < 0)
 		return usage_error(&cmd_lock, "--pid: '%s' is not a process id",
 		    esc(arg));
 	*pid = (pid_t)v;

@@ -43,7 +43,6 @@ kind_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
 	enum rl_lock_kind k = ch == 's' ? RL_SHARED : ch == OPT_WRITE ?
 	    RL_WRITE : RL_PERMIT;
-	char *end;
 	long v = 0;
 
 	if (o->kind != RL_EXCLUSIVE && o->kind != k) {
@@ -52,10 +51,7 @@ kind_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 		return -1;
 	}
 	if (k == RL_PERMIT) {
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno != 0 || end == arg || *end != '\0' || v < 1 ||
-		    v > LIMIT_MAX) {
+		if (parse_number(arg, 1, LIMIT_MAX, &v) < 0) {
 			usage_error(c, "--limit: '%s' is not a number from 1 "
 			    "to %d", esc(arg), LIMIT_MAX);
 			return -1;
@@ -91,7 +87,6 @@ int
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
-	char *end;
 	long v;
 
 	switch (ch) {
@@ -109,10 +104,7 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		}
 		return 1;
 	case 'E':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno != 0 || end == arg || *end != '\0' || v < 0 ||
-		    v > 255) {
+		if (parse_number(arg, 0, 255, &v) < 0) {
 			usage_error(c, "--conflict-exit-code: '%s' is not a "
 			    "number from 0 to 255", esc(arg));
 			return -1;
@@ -139,10 +131,7 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		o->waiter_timeout_given = 1;
 		return 1;
 	case OPT_REPLICAS:
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno != 0 || end == arg || *end != '\0' || v < 0 ||
-		    v > REPLICAS_MAX) {
+		if (parse_number(arg, 0, REPLICAS_MAX, &v) < 0) {
 			usage_error(c, "--replicas: '%s' is not a number from 0 "
 			    "to %d", esc(arg), REPLICAS_MAX);
 			return -1;

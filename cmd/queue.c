@@ -33,8 +33,8 @@ print_json(const char *name, const struct rl_queue *q)
 {
 	size_t i;
 
-	fputs("{\"name\":", stdout);
-	json_str(stdout, name);
+	fputs("{", stdout);
+	json_bytes(stdout, "name", name);
 	printf(",\"held\":%s,\"holder\":", q->held ? "true" : "false");
 	if (q->held) {
 		putchar('{');

@@ -48,8 +48,8 @@ json_nodes(rl_client *rc, const struct rl_status *st)
 			fputs("}", stdout);
 			continue;
 		}
-		printf(",\"held\":%s,\"owner\":", ns.held ? "true" : "false");
-		json_str(stdout, ns.held ? ns.owner : NULL);
+		printf(",\"held\":%s,", ns.held ? "true" : "false");
+		json_bytes(stdout, "owner", ns.held ? ns.owner : NULL);
 		printf(",\"lease_ms\":");
 		if (ns.held && ns.pttl >= 0)
 			printf("%lld", (long long)ns.pttl);
@@ -111,8 +111,8 @@ json_readers(const struct rl_status *st)
 
 	fputs(",\"readers\":[", stdout);
 	for (i = 0; rl_status_reader(st, i, &r) == 0; i++) {
-		fputs(i ? ",{\"owner\":" : "{\"owner\":", stdout);
-		json_str(stdout, r.owner);
+		fputs(i ? ",{" : "{", stdout);
+		json_bytes(stdout, "owner", r.owner);
 		json_int(stdout, "holds", r.holds, 1);
 		json_int(stdout, "lease_ms", r.pttl, r.pttl >= 0);
 		json_meta(stdout, r.host, r.pid, r.user, r.cmd);
@@ -128,8 +128,8 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 {
 	int rw = st->kind == RL_KIND_RWLOCK;
 
-	fputs("{\"name\":", stdout);
-	json_str(stdout, name);
+	fputs("{", stdout);
+	json_bytes(stdout, "name", name);
 	printf(",\"held\":%s,\"kind\":\"%s\"", st->held ? "true" : "false",
 	    rw ? "rwlock" : "lock");
 	if (st->held) {
@@ -322,8 +322,8 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 	size_t i;
 
 	if (json) {
-		fputs("{\"name\":", stdout);
-		json_str(stdout, name);
+		fputs("{", stdout);
+		json_bytes(stdout, "name", name);
 		printf(",\"kind\":\"%s\"", x ? "expirable_semaphore" :
 		    "semaphore");
 		printf(",\"held\":%s", st->taken > 0 || st->free <= 0 ?

@@ -50,6 +50,39 @@ setup() {
 	run -69 "$RL" lock -E 255 x
 }
 
+@test "numbers are digits only, in every option: a blank or a sign is a usage error naming the option" {
+	use="usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	for n in ' 3' '3 ' '  3' '+3' '-0' '3.0' '0x3'; do
+		run -64 --separate-stderr "$RL" lock --limit "$n" x
+		assert_equal "$stderr" "redlock: --limit: '$n' is not a number from 1 to 1000000; $use"
+		run -64 --separate-stderr "$RL" lock -E "$n" x
+		assert_equal "$stderr" "redlock: --conflict-exit-code: '$n' is not a number from 0 to 255; $use"
+		run -64 --separate-stderr "$RL" lock --replicas "$n" x
+		assert_equal "$stderr" "redlock: --replicas: '$n' is not a number from 0 to 1000; $use"
+		run -64 --separate-stderr "$RL" lock --keepalive --pid "$n" x
+		assert_equal "$stderr" "redlock: --pid: '$n' is not a process id; $use"
+	done
+	# Durations were already so: the same blanks and signs are refused.
+	for d in ' 3' '3 ' '+3'; do
+		run -64 --separate-stderr "$RL" lock --waiter-timeout "$d" x
+		[[ $stderr == "redlock: --waiter-timeout: bad duration '$d'"* ]]
+		run -64 --separate-stderr "$RL" exec --kill-after "$d" x -- true
+		[[ $stderr == "redlock: --kill-after: bad duration '$d'"* ]]
+		run -64 --separate-stderr "$RL" --timeout "$d" status x
+		[[ $stderr == "redlock: --timeout: bad duration '$d'"* ]]
+		run -64 --separate-stderr "$RL" --connect-timeout "$d" status x
+		[[ $stderr == "redlock: --connect-timeout: bad duration '$d'"* ]]
+		run -64 --separate-stderr "$RL" queue --watch="$d" x
+		[[ $stderr == "redlock: --watch: bad duration '$d'"* ]]
+	done
+	# Digits alone are taken, leading zeros too (then the server is
+	# unreachable: 69).
+	run -69 "$RL" lock --limit 03 x
+	run -69 "$RL" lock -E 075 x
+	run -69 "$RL" lock --replicas 0 x
+	run -69 "$RL" lock --keepalive --pid "$$" x
+}
+
 @test "unknown options, commands and missing operands are usage errors" {
 	run -64 --separate-stderr "$RL" lock --bogus x
 	assert_equal "$stderr" "redlock: unknown option '--bogus'; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
@@ -170,4 +203,17 @@ man_options() {
 	for code in 0 1 64 65 69 70 75 79 126 127; do
 		grep -qE "^ +$code( |$)" <<<"$page"
 	done
+}
+
+@test "the manual does not call what runs a usage error or an exit 69" {
+	# The page as one line, so that a phrase may span a line break.
+	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b | tr -s '[:space:]' ' ')
+	# --waiter-timeout without --fair is taken; with -s or --write not.
+	run -69 "$RL" lock --waiter-timeout 1s x
+	run -64 "$RL" lock -s --waiter-timeout 1s x
+	[[ $page != *"--waiter-timeout without --fair"* ]]
+	[[ $page == *"--waiter-timeout with -s or --write"* ]]
+	# A waiter that loses the quorum keeps waiting (redlock.bats).
+	[[ $page != *"exits 69, whether or not it was waiting"* ]]
+	[[ $page == *"A waiter whose first attempt reached a quorum does not: it keeps waiting"* ]]
 }

@@ -441,6 +441,38 @@ iso() { echo "$(date -u -d "@$(($1 / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d $
 	[[ $stderr != *$'\033'* ]]
 }
 
+@test "--json: a name or token that is not UTF-8 also comes whole in base64, which finds the same lock" {
+	# Latin-1's e acute, and two bytes that UTF-8 never has.
+	n=$'caf\xe9-\xff\xfe'
+	t=$'deploy-\xe9'
+	rl lock --owner "$t" -t 30s "$n" >/dev/null
+	run -0 --separate-stderr rl status --json
+	echo "$output" | jq -e 'length == 1 and .[0].name == "caf\ufffd-\ufffd\ufffd"
+	    and .[0].owner == "deploy-\ufffd"'
+	name=$(echo "$output" | jq -r '.[0].name_b64' | base64 -d)
+	owner=$(echo "$output" | jq -r '.[0].owner_b64' | base64 -d)
+	[ "$name" = "$n" ]
+	[ "$owner" = "$t" ]
+	# The bytes had back find the lock, for status, queue and unlock.
+	b=$(printf %s "$n" | base64)
+	o=$(printf %s "$t" | base64)
+	run -0 --separate-stderr rl status --json "$name"
+	echo "$output" | jq -e --arg b "$b" --arg o "$o" '.held and .name_b64 == $b
+	    and .owner_b64 == $o'
+	run -0 --separate-stderr rl queue --json "$name"
+	echo "$output" | jq -e --arg b "$b" --arg o "$o" '.held and .name_b64 == $b
+	    and .holder.owner_b64 == $o'
+	run -0 --separate-stderr rl unlock --owner "$owner" "$name"
+	[ "$(rcli exists "$n")" = 0 ]
+	# UTF-8 is given as it is, without _b64: one recipe serves both.
+	rl lock --owner 'ä€' 'café' >/dev/null
+	run -0 --separate-stderr rl status --json
+	echo "$output" | jq -e '.[0] | .name == "café" and .owner == "ä€"
+	    and (has("name_b64") | not) and (has("owner_b64") | not)'
+	name=$(echo "$output" | jq -r '.[0] | .name_b64 // (.name | @base64)' | base64 -d)
+	[ "$name" = café ]
+}
+
 @test "after SCRIPT FLUSH the next lock and unlock still work" {
 	tok=$(rl lock x)
 	rcli script flush >/dev/null

@@ -67,6 +67,48 @@ down() { stop_redis "$(pid_of "$1")"; }
 	[ "$(mcli M2 dbsize)" = 0 ]
 }
 
+@test "a waiter that loses the quorum keeps waiting: 75 when -w runs out, not 69; it takes the lock once masters are back" {
+	tok=$(rlm lock -t 60s x)
+	subscribed() { [ "$(mcli M1 pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" = 1 ]; }
+	t0=$(now_ms)
+	"$RL" -u "$URLS" exec -w 3s x -- touch "$D/ran" 2>"$D/err" 3>&- &
+	w=$!
+	wait_for 5 subscribed
+	down M3
+	down M4
+	down M5
+	st=0
+	reap "$w" || st=$?
+	took=$(($(now_ms) - t0))
+	echo "gave up after $took ms" >&3
+	[ "$st" -eq 75 ]
+	[ "$took" -ge 2900 ]
+	[ ! -e "$D/ran" ]
+	run cat "$D/err"
+	assert_output --partial "gave up on x after waiting"
+	assert_output --partial "out of reach"
+	# Waiting for ever: still waiting while the quorum is gone, and the
+	# lock once it is back, from the three restarted masters: they come
+	# back empty, without the holder's hold (the Redlock caveat).
+	for m in M3 M4 M5; do restart_redis "$m"; done
+	[ "$(rlm lock --owner "$tok" -t 60s x)" = "$tok" ]
+	"$RL" -u "$URLS" exec x -- touch "$D/ran" 3>&- &
+	w=$!
+	wait_for 5 subscribed
+	down M3
+	down M4
+	down M5
+	sleep 1
+	! dead "$w" || false
+	[ ! -e "$D/ran" ]
+	for m in M3 M4 M5; do restart_redis "$m"; done
+	st=0
+	reap -t 30 "$w" || st=$?
+	[ "$st" -eq 0 ]
+	[ -e "$D/ran" ]
+	[ "$(mcli M1 hget x "$tok")" = 2 ]
+}
+
 @test "one master paused: acquisition waits for it only the node timeout, not until it answers" {
 	kill -STOP "$(pid_of M3)"
 	t0=$(now_ms)
