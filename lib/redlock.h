@@ -214,9 +214,11 @@ enum rl_lock_kind {
 /* Take, renew and release KIND from now on (LIMIT: the permits of
  * RL_PERMIT). RL_EUSAGE for any kind but RL_EXCLUSIVE on several
  * masters, or a LIMIT below 1. Permits have no fair queue (rl_acquire
- * with FAIR is RL_EUSAGE); a permit's id is the hex digits of the owner
- * token's UUID. A waiting writer announces itself: no new reader of
- * redlock's comes in meanwhile (Redisson's readers still do). */
+ * with FAIR is RL_EUSAGE); a permit's id is hex digits: a redlock owner
+ * token's UUID and its pid in 7 digits, or any other token's bytes, two
+ * digits each, so that no two tokens share one. A waiting writer
+ * announces itself: no new reader of redlock's comes in meanwhile
+ * (Redisson's readers still do). */
 enum rl_err rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit);
 
 /* Who the holder is, recorded next to the lock for status. */
