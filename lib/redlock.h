@@ -167,9 +167,14 @@ void rl_set_node_timeout(rl_client *c, int64_t ms);
 void rl_set_replicas(rl_client *c, int n);
 /* How long a plain or --limit waiter stays in the room (the waiters a
  * release wakes one of) without refreshing its place; it refreshes it
- * every MS (the listener: every MS/3). RL_WAITER_TIMEOUT_MS unless set. */
+ * every MS (the listener: every MS/3). RL_WAITER_TIMEOUT_MS unless set
+ * (MS <= 0: that default again); RL_EUSAGE above RL_WAITER_TIMEOUT_MAX_MS,
+ * which bounds a fair waiter's timeout too (rl_try_acquire): a killed
+ * waiter keeps its place, the room's listener its role, no longer than
+ * that, and the room's keys expire within three times that. */
 #define RL_WAITER_TIMEOUT_MS 5000
-void rl_set_waiter_timeout(rl_client *c, int64_t ms);
+#define RL_WAITER_TIMEOUT_MAX_MS (3600LL * 1000)
+enum rl_err rl_set_waiter_timeout(rl_client *c, int64_t ms);
 /* ttl/100 clamped to 5..50 ms. */
 int64_t rl_node_timeout_for(int64_t ttl_ms);
 size_t rl_quorum(size_t n);
