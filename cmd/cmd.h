@@ -169,9 +169,9 @@ struct lockopts {
 	"                          of N leased permits); every caller gives one N\n" \
 	"      --waiter-timeout DURATION\n" \
 	"                          with --fair: a waiter silent this long leaves the\n" \
-	"                          queue (default: 5s; it refreshes its place every\n" \
-	"                          third); else how often a waiter refreshes its\n" \
-	"                          place in the waiting room\n" \
+	"                          queue (default: 5s, at most 1h; it refreshes its\n" \
+	"                          place every third); else how often a waiter\n" \
+	"                          refreshes its place in the waiting room\n" \
 	"      --replicas N        after each acquisition and renewal, WAIT until\n" \
 	"                          N replicas have it (within --timeout); too few:\n" \
 	"                          released, exit 69 (a renewal: retried); default:\n" \

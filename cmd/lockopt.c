@@ -83,6 +83,32 @@ owner_parse(const struct cmd *c, struct lockopts *o, const char *arg)
 	return 1;
 }
 
+/* --waiter-timeout: 30ms to RL_WAITER_TIMEOUT_MAX_MS, so that no waiter
+ * killed with it keeps its place, nor the room's keys their expiry, for
+ * longer than a few hours. */
+static int
+waiter_timeout_parse(const struct cmd *c, struct lockopts *o,
+    const char *arg)
+{
+	if (parse_duration(c, "--waiter-timeout", arg,
+	    &o->waiter_timeout_ms) < 0)
+		return -1;
+	if (o->waiter_timeout_ms < 30) {
+		usage_error(c, "--waiter-timeout must be at least 30ms");
+		return -1;
+	}
+	if (o->waiter_timeout_ms > RL_WAITER_TIMEOUT_MAX_MS) {
+		usage_error(c, "--waiter-timeout: '%s' is longer than %lldh, "
+		    "the most a waiter's place is kept without a word from "
+		    "it; give %lldh or less", esc(arg),
+		    RL_WAITER_TIMEOUT_MAX_MS / 3600000,
+		    RL_WAITER_TIMEOUT_MAX_MS / 3600000);
+		return -1;
+	}
+	o->waiter_timeout_given = 1;
+	return 1;
+}
+
 int
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
@@ -121,15 +147,7 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 	case OPT_LIMIT:
 		return kind_parse(c, o, ch, arg);
 	case OPT_WAITER_TIMEOUT:
-		if (parse_duration(c, "--waiter-timeout", arg,
-		    &o->waiter_timeout_ms) < 0)
-			return -1;
-		if (o->waiter_timeout_ms < 30) {
-			usage_error(c, "--waiter-timeout must be at least 30ms");
-			return -1;
-		}
-		o->waiter_timeout_given = 1;
-		return 1;
+		return waiter_timeout_parse(c, o, arg);
 	case OPT_REPLICAS:
 		if (parse_number(arg, 0, REPLICAS_MAX, &v) < 0) {
 			usage_error(c, "--replicas: '%s' is not a number from 0 "
@@ -471,8 +489,8 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	enum rl_err e;
 
 	rl_set_replicas(rc, o->replicas);
-	rl_set_waiter_timeout(rc, o->waiter_timeout_ms);
-	if ((e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
+	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
+	    (e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
 		return fail(rc, e, name);
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	p.log = !o->quiet && o->wait_ms != 0 && !p.line;

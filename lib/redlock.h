@@ -167,9 +167,14 @@ void rl_set_node_timeout(rl_client *c, int64_t ms);
 void rl_set_replicas(rl_client *c, int n);
 /* How long a plain or --limit waiter stays in the room (the waiters a
  * release wakes one of) without refreshing its place; it refreshes it
- * every MS (the listener: every MS/3). RL_WAITER_TIMEOUT_MS unless set. */
+ * every MS (the listener: every MS/3). RL_WAITER_TIMEOUT_MS unless set
+ * (MS <= 0: that default again); RL_EUSAGE above RL_WAITER_TIMEOUT_MAX_MS,
+ * which bounds a fair waiter's timeout too (rl_try_acquire): a killed
+ * waiter keeps its place, the room's listener its role, no longer than
+ * that, and the room's keys expire within three times that. */
 #define RL_WAITER_TIMEOUT_MS 5000
-void rl_set_waiter_timeout(rl_client *c, int64_t ms);
+#define RL_WAITER_TIMEOUT_MAX_MS (3600LL * 1000)
+enum rl_err rl_set_waiter_timeout(rl_client *c, int64_t ms);
 /* ttl/100 clamped to 5..50 ms. */
 int64_t rl_node_timeout_for(int64_t ttl_ms);
 size_t rl_quorum(size_t n);
@@ -214,9 +219,11 @@ enum rl_lock_kind {
 /* Take, renew and release KIND from now on (LIMIT: the permits of
  * RL_PERMIT). RL_EUSAGE for any kind but RL_EXCLUSIVE on several
  * masters, or a LIMIT below 1. Permits have no fair queue (rl_acquire
- * with FAIR is RL_EUSAGE); a permit's id is the hex digits of the owner
- * token's UUID. A waiting writer announces itself: no new reader of
- * redlock's comes in meanwhile (Redisson's readers still do). */
+ * with FAIR is RL_EUSAGE); a permit's id is hex digits: a redlock owner
+ * token's UUID and its pid in 7 digits, or any other token's bytes, two
+ * digits each, so that no two tokens share one. A waiting writer
+ * announces itself: no new reader of redlock's comes in meanwhile
+ * (Redisson's readers still do). */
 enum rl_err rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit);
 
 /* Who the holder is, recorded next to the lock for status. */

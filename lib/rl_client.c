@@ -139,10 +139,15 @@ rl_acks(const rl_client *c, int64_t *acks)
 	return c->replicas < 0 ? 1 : c->replicas;
 }
 
-void
+enum rl_err
 rl_set_waiter_timeout(rl_client *c, int64_t ms)
 {
+	if (ms > RL_WAITER_TIMEOUT_MAX_MS)
+		return rl_seterr(c, RL_EUSAGE, "a waiter timeout of %lldms is "
+		    "longer than the most, %lldms", (long long)ms,
+		    (long long)RL_WAITER_TIMEOUT_MAX_MS);
 	c->waiter_ms = ms > 0 ? ms : RL_WAITER_TIMEOUT_MS;
+	return RL_OK;
 }
 
 void

@@ -1,6 +1,5 @@
 /* rl_kind.c: the script calls of shared locks, write locks and permits,
  * in Redisson's RReadWriteLock and RPermitExpirableSemaphore layouts. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,22 +69,53 @@ suffixed(struct rl_call *call, const char *name, const char *suffix)
 	return own(call, rl_key_suffix(name, suffix));
 }
 
-/* A permit's id: the hex digits of a redlock owner's UUID, 32 like the
- * ids Redisson shows; any other token as it is. */
+/* A redlock owner token: a UUID in lower-case hex, ':', and a pid of 1 to
+ * RL_PID_DIGITS digits without a leading zero. */
+#define RL_UUID_FORM "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx:"
+#define RL_PID_DIGITS 7
+
+/* OWNER's pid when OWNER is a redlock owner token, else -1. */
+static long
+token_pid(const char *owner)
+{
+	size_t i, n = strlen(owner), at = sizeof(RL_UUID_FORM) - 1;
+
+	if (n <= at || n > at + RL_PID_DIGITS)
+		return -1;
+	for (i = 0; i < at; i++)
+		if (RL_UUID_FORM[i] == 'x' ? owner[i] == '\0' ||
+		    strchr("0123456789abcdef", owner[i]) == NULL :
+		    owner[i] != RL_UUID_FORM[i])
+			return -1;
+	if (owner[at] == '0' || strspn(owner + at, "0123456789") != n - at)
+		return -1;
+	return strtol(owner + at, NULL, 10);
+}
+
+/* A permit's id, hex digits only, as Redisson shows its own ids: for a
+ * redlock owner token the UUID's 32 digits and the pid in RL_PID_DIGITS
+ * (39 in all, an odd count); for any other token its bytes, two digits
+ * each (an even count, at least 2). So no two tokens share an id. */
 static const char *
 permit_id(struct rl_call *call, const char *owner)
 {
+	long pid = token_pid(owner);
+	size_t i, n = 0, len = strlen(owner);
 	char *id;
-	size_t i, n = 0;
 
-	if (strlen(owner) < 37 || owner[36] != ':')
-		return own(call, strdup(owner));
-	if ((id = malloc(33)) == NULL)
+	/* Room for any long: the pid has RL_PID_DIGITS at most. */
+	if ((id = malloc(pid >= 0 ? 32 + 24 : 2 * len + 1)) == NULL)
 		return NULL;
-	for (i = 0; i < 36 && n < 32; i++)
-		if (isxdigit((unsigned char)owner[i]))
-			id[n++] = owner[i];
-	id[n] = '\0';
+	if (pid >= 0) {
+		for (i = 0; i < sizeof(RL_UUID_FORM) - 2; i++)
+			if (owner[i] != '-')
+				id[n++] = owner[i];
+		snprintf(id + n, 24, "%0*ld", RL_PID_DIGITS, pid);
+	} else {
+		for (i = 0; i < len; i++)
+			snprintf(id + 2 * i, 3, "%02x", (unsigned char)owner[i]);
+		id[2 * len] = '\0';
+	}
 	return own(call, id);
 }
 
@@ -183,7 +213,8 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 }
 
 /* The keys of release.lua and force.lua: the lock, its channel, the
- * holder records, the fair queue's three and the room's two. */
+ * holder records, the fair queue's three and the room's two (force.lua:
+ * and "{NAME}", which names a read-write lock's read leases). */
 static void
 lock_keys(struct rl_call *call, const char *name)
 {
@@ -294,6 +325,7 @@ rl_call_force(rl_client *c, const char *name, struct rl_call *call)
 	}
 	call->s = &rl_script_force;
 	lock_keys(call, name);
+	call->keys[call->nkeys++] = suffixed(call, name, NULL);
 	call->nargs = 1;
 	call->args[0] = "0";
 	return made(c, call);

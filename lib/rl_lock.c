@@ -288,6 +288,11 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	a->ahead = -1;
 	if (c->kind != RL_EXCLUSIVE)
 		return try_kind(c, name, owner, ttl_ms, meta, fair, join, a);
+	if (fair != NULL && fair->waiter_timeout_ms > RL_WAITER_TIMEOUT_MAX_MS)
+		return rl_seterr(c, RL_EUSAGE, "a waiter timeout of %lldms is "
+		    "longer than the most, %lldms",
+		    (long long)fair->waiter_timeout_ms,
+		    (long long)RL_WAITER_TIMEOUT_MAX_MS);
 	if ((e = rl_policy(c, fair != NULL ? "fair locks" : NULL)) != RL_OK ||
 	    (e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;

@@ -8,6 +8,9 @@
 -- KEYS[7]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
 -- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
 --                                          listens to the lock's channel
+-- KEYS[9]  {NAME}                          only named: a read hold N of a
+--                                          read-write lock's FIELD has the
+--                                          lease key KEYS[9]:FIELD:rwlock_timeout:N
 -- ARGV[1]  message published ("0")
 -- ARGV[2]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {1, nopub}       a lock was deleted; nopub as in release
@@ -17,9 +20,23 @@ rl_pubcmd = ARGV[2] or rl_pubcmd
 local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
-local owner = redis.call('HKEYS', KEYS[1])[1]
+-- Every holder goes: a plain lock's owner, or a read-write lock's readers
+-- (with the lease keys of their first 1000 read holds each: more would
+-- hold the server up, and they end with their leases) and writer. Only
+-- their records leave the holder hash: NAME and {NAME} share it.
+local f = redis.call('HGETALL', KEYS[1])
+local mode = redis.call('HGET', KEYS[1], 'mode')
+for i = 1, #f, 2 do
+  redis.call('HDEL', KEYS[3], f[i])
+  local n = tonumber(f[i + 1])
+  if mode and KEYS[9] and f[i] ~= 'mode' and n and
+      string.sub(f[i], -6) ~= ':write' then
+    for j = 1, math.min(n, 1000) do
+      redis.call('DEL', KEYS[9] .. ':' .. f[i] .. ':rwlock_timeout:' .. j)
+    end
+  end
+end
 redis.call('DEL', KEYS[1])
-if owner then redis.call('HDEL', KEYS[3], owner) end
 local nopub = false
 -- No fair queue and no room (the common case): one call for both.
 if redis.call('EXISTS', KEYS[4], KEYS[7] or KEYS[4]) > 0 and

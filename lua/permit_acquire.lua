@@ -13,7 +13,7 @@
 -- KEYS[7]  redlock_listener:{NAME}        string: the waiter that listens
 --                                          to the semaphore's channel
 -- ARGV[1]  lease in milliseconds
--- ARGV[2]  permit id (the owner's, 32 hex digits, as Redisson shows ids)
+-- ARGV[2]  permit id (the owner's, in hex digits as Redisson shows ids)
 -- ARGV[3]  LIMIT: how many permits NAME has
 -- ARGV[4..7] host, pid, user, command of the caller
 -- ARGV[8]  waiter timeout in ms: how long a waiter stays in the room

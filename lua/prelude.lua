@@ -301,7 +301,8 @@ local function rl_room_join(room, listener, waiter, now_ms, ms)
   local r = redis.pcall('ZADD', room, now_ms + (listen and ms or 3 * ms),
                         waiter)
   if type(r) == 'table' then return 1 end
-  rl_lengthen(room, 3 * ms)
+  -- The room lasts as long as the latest deadline in it, no longer.
+  rl_lengthen(room, listen and ms or 3 * ms)
   if listen then redis.pcall('SET', listener, waiter, 'PX', ms) end
   return listen and 1 or false
 end

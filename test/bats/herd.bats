@@ -283,6 +283,33 @@ all_held() {
 	all_held 4
 }
 
+@test "--waiter-timeout is at most 1h: a killed waiter's place, the listener's role and the room end within 3 hours; a longer one is refused and changes nothing" {
+	tok=$(rl lock -t 60s x)
+	run -64 --separate-stderr rl exec --waiter-timeout 87840h -w 1s x -- true
+	assert_equal "$stderr" "redlock: --waiter-timeout: '87840h' is longer than 1h, the most a waiter's place is kept without a word from it; give 1h or less; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
+	run -64 --separate-stderr rl lock --fair --waiter-timeout 3600001ms -w 1s x
+	[[ $stderr == "redlock: --waiter-timeout: '3600001ms' is longer than 1h, "* ]]
+	run -64 --separate-stderr rl lock --limit 2 --waiter-timeout 61m -w 1s s
+	assert_equal "$(rcli keys '*' | sort)" "redisson_lock_token:{x}
+redlock_holder:{x}
+x"
+	# The longest: the listener keeps its role an hour after its last
+	# refresh, and the room, which holds only it, lasts as long...
+	waiters 1 --waiter-timeout 1h
+	[ "$(rcli pttl "$LISTENER")" -le 3600000 ]
+	[ "$(rcli pttl "$ROOM")" -le 3600000 ]
+	# ...another waiter's place three hours.
+	rlx exec -q -w 60s --waiter-timeout 1h x -- true 3>&- &
+	w+=($!)
+	bg+=($!)
+	wait_for 10 in_room 2
+	kill -9 "${w[@]}"
+	[ "$(rcli pttl "$LISTENER")" -le 3600000 ]
+	room=$(rcli pttl "$ROOM")
+	echo "after the waiters' SIGKILL: the room's PTTL is $room ms" >&3
+	[ "$room" -gt 3600000 ] && [ "$room" -le 10800000 ]
+}
+
 @test "status and queue count the waiters of the room, the listener queued behind a Java holder once" {
 	tok=$(rl lock -t 60s x)
 	waiters 3

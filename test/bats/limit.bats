@@ -88,7 +88,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
 	run -0 rl status s
 	assert_line --index 0 's: a semaphore: 1 permit taken, 2 free'
-	assert_line --index 1 --regexp "^  permit   [0-9a-f]{32}: held by $(hostname) pid [0-9]+ \\(sleep 30\\) for [0-9.]+m?s, fence [0-9]+, lease (2[1-9]|30)\\.[0-9]s left\$"
+	assert_line --index 1 --regexp "^  permit   [0-9a-f]{32}[0-9]{7}: held by $(hostname) pid [0-9]+ \\(sleep 30\\) for [0-9.]+m?s, fence [0-9]+, lease (2[1-9]|30)\\.[0-9]s left\$"
 	run -0 rl status --json s
 	echo "$output" | jq -e '.kind == "expirable_semaphore" and .held
 	    and .permits_free == 2 and .permits_taken == 1
@@ -102,6 +102,33 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	wait_for 5 eval '[ "$(rcli exists "{s}:timeout")" = 0 ]'
 	run -1 rl status s
 	assert_output 's: a semaphore: 0 permits taken, 3 free'
+}
+
+@test "permit ids come from the whole owner token: tokens that share a UUID, or differ only in other characters, are different holders" {
+	u=0123abcd-0000-4000-8000-00000000abcd
+	run -0 rl lock --limit 1 -t 60s --owner "$u:1" s
+	run -75 --separate-stderr rl lock --limit 1 -n --owner "$u:2" s
+	[[ $stderr == "redlock: s is busy: its one permit is taken; "* ]]
+	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
+	# redlock's own tokens: the UUID's 32 digits and the pid in 7.
+	run -0 rl status --json s
+	echo "$output" | jq -e --arg id "${u//-/}0000001" '.permits[0].id == $id'
+	# Neither the other pid nor the id itself as a token gives it back.
+	run -1 rl unlock --owner "$u:2" s
+	run -1 rl unlock --owner "${u//-/}" s
+	run -1 rl unlock --owner "${u//-/}0000001" s
+	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
+	run -0 rl unlock --owner "$u:1" s
+	[ "$(rcli get s)" = 1 ] && [ "$(rcli exists '{s}:timeout')" = 0 ]
+	# Any other token: its bytes in hex, never an empty id.
+	x=$(printf 'x%.0s' {1..36}) y=$(printf 'y%.0s' {1..36})
+	run -0 rl lock --limit 2 -t 60s --owner "$x:1" t
+	run -0 rl lock --limit 2 -t 60s --owner "$y:1" t
+	run -0 rl lock --limit 2 -t 60s --owner "$x:1" t
+	[ "$(rcli get t)" = 0 ]
+	run -0 rcli zrange '{t}:timeout' 0 -1
+	assert_equal "$(sort <<<"$output")" "$(printf '%s:1' "$x" | od -An -v -tx1 | tr -d ' \n')
+$(printf '%s:1' "$y" | od -An -v -tx1 | tr -d ' \n')"
 }
 
 @test "another N than the name has, --fair, several masters: usage errors, nothing changed" {

@@ -238,6 +238,29 @@ try() {
 	assert_equal "$(rcli keys '*')" 'redisson_lock_token:{x}'
 }
 
+@test "unlock --force of a read-write lock removes every holder's record and read lease key, Redisson's too, and no other name's" {
+	a=$(rl lock -t 60s -s x)
+	rl lock -t 60s -s --owner "$a" x >/dev/null
+	rl lock -t 60s -s x >/dev/null
+	rsn rwlock x read --lease 60000 --keep >/dev/null
+	[ "$(rcli hlen 'redlock_holder:{x}')" = 2 ]
+	[ "$(rcli keys '{x}:*:rwlock_timeout:*' | wc -l)" = 4 ]
+	# {x} shares x's holder key: its holder's record stays.
+	o=$(rl lock -t 60s '{x}')
+	run -0 --separate-stderr rl unlock --force x
+	assert_equal "$(rcli keys '*' | sort)" "redisson_lock_token:{x}
+redlock_holder:{x}
+{x}"
+	assert_equal "$(rcli hkeys 'redlock_holder:{x}')" "$o"
+	run -0 rl unlock --owner "$o" '{x}'
+	# A writer with read holds of its own.
+	w=$(rl lock -t 60s --write x)
+	rl lock -t 60s -s --owner "$w" x >/dev/null
+	[ "$(rcli hget x mode)" = write ] && [ "$(rcli hlen x)" = 3 ]
+	run -0 --separate-stderr rl unlock --force x
+	assert_equal "$(rcli keys '*')" 'redisson_lock_token:{x}'
+}
+
 @test "a reader's hold taken away behind its back, or its watchdog stopped past the lease: COMMAND is stopped, exit 79" {
 	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -t 300ms --kill-after 1s x -- sleep 30 3>&- &
 	e=$!

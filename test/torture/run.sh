@@ -161,13 +161,15 @@ holder() {
 		[ "$1" != mixed ] || sed 's/$/ redisson/' "$dir/mixed"/holding.* 2>/dev/null
 	} | shuf -n 1
 }
-# hit KIND OWNER...: note the owners as hit, by their UUID's hex digits.
+# hit KIND OWNER...: note the owners as hit, by their UUID's hex digits
+# (an owner token's, or the first 32 of a permit's id).
 hit() {
 	local k=$1 o
 	shift
 	for o in "$@"; do
 		o=${o%%:*}
-		echo "${o//-/}" >>"$dir/$k/hits"
+		o=${o//-/}
+		echo "${o:0:32}" >>"$dir/$k/hits"
 	done
 }
 # rob KIND: delete the keys that hold KIND's name, in one script that
