@@ -644,15 +644,28 @@ fast_info() {
 	mcli "$R_PORT" client kill type master >/dev/null
 	wait_for 20 replica_seen "$R_PORT" master-link-status err
 	[ "$(mcli "$M_PORT" role | sed -n 3p)" = "" ]
-	run -69 --separate-stderr "$RL" -u "$U" --timeout 1s exec -n -t 5s \
-	    cut -- true
-	[[ $stderr == *"replicas acknowledged"* ]]
-	[ "$(mcli "$M_PORT" exists cut)" = 0 ]
-	run -0 "$RL" -u "$U" exec --replicas 0 -n -t 5s cut -- true
+	# Every kind, as a new process (-n) and as a waiter (-w, which
+	# waits on and runs out).
+	for opt in "" --fair -s --write "--limit 2"; do
+		run -69 --separate-stderr "$RL" -u "$U" --timeout 1s exec \
+		    $opt -n -t 5s cut -- true
+		[[ $stderr == *"replicas acknowledged"* ]]
+		[[ $stderr == *"failover may be under way"* ]]
+		run -75 --separate-stderr "$RL" -u "$U" --timeout 300ms exec \
+		    $opt -w 1500ms -t 5s cut -- true
+		# Nothing held: a semaphore keeps its count of free permits.
+		if [ "$opt" = "--limit 2" ]; then
+			[ "$(mcli "$M_PORT" get cut)" = 2 ]
+		else
+			[ "$(mcli "$M_PORT" exists cut)" = 0 ]
+		fi
+		[ "$(mcli "$M_PORT" exists "redlock_holder:{cut}")" = 0 ]
+	done
+	run -0 "$RL" -u "$U" exec --replicas 0 -n -t 5s cut0 -- true
 	# Linked again: acknowledged.
 	mcli "$R_PORT" config set masteruser "" masterauth "" >/dev/null
 	wait_for 30 link_up "$R_PORT"
-	run -0 "$RL" -u "$U" exec -n -t 5s cut -- true
+	run -0 "$RL" -u "$U" exec -n -t 5s cut0 -- true
 }
 
 @test "a replica promoted before the sentinels name it (a failover's first step): the old master is WAITed on and refuses" {
@@ -728,4 +741,49 @@ fast_info() {
 	sed 's/^/err: /' "$D/err" >&3
 	[ "$st" -eq 79 ]
 	grep -q "replicas acknowledged" "$D/err"
+}
+
+# The COMMAND of a waiter: on which of the masters (ports $1 and $3)
+# the holder metadata of NAME ($2) names its redlock process (the
+# watchdog's parent), a count per line, into DIR ($0)/where-NAME.
+where_sh='p=$(ps -o ppid= -p "$PPID" | tr -d " ")
+	    for port in "$1" "$3"; do
+		redis-cli -p "$port" hvals "redlock_holder:{$2}" |
+		    grep -c "\"pid\":$p,"
+	    done >"$0/where-$2.new"; mv "$0/where-$2.new" "$0/where-$2"'
+
+@test "every kind's waiter hears +switch-master and is woken on the new master (--replicas 0): plain, --fair, -s, --write, --limit" {
+	topology
+	local k opt hold name
+	kinds="plain: fair:--fair shared:-s write:--write limit:--limit_1"
+	for k in $kinds; do
+		name=sw-${k%%:*}
+		opt=${k#*:}
+		opt=${opt/_/ }
+		hold=$opt
+		# A reader waits behind a writer, the others behind their own.
+		[ "${k%%:*}" != shared ] || hold=--write
+		"$RL" -u "$U" exec $hold --replicas 0 -t 8s "$name" -- sh -c '
+		    while [ ! -e "$0/a.stop" ]; do sleep 0.05; done' "$D" \
+		    2>"$D/a-$name.err" 3>&- &
+		epid="${epid-} $!"
+		wait_for 10 eval '[ "$(mcli "$R_PORT" exists "redlock_holder:{$name}")" = 1 ]'
+		"$RL" -u "$U" exec $opt --replicas 0 -w 60s -t 8s "$name" -- \
+		    sh -c "$where_sh" "$D" "$R_PORT" "$name" "$M_PORT" \
+		    2>"$D/w-$name.err" 3>&- &
+		epid="$epid $!"
+	done
+	# Every waiter listens on S1 (and every holder's watchdog).
+	wait_for 20 eval '[ "$(scli "$S1_PORT" client list | grep -c " sub=1 ")" -ge 10 ]'
+	failover
+	touch "$D/a.stop"
+	for k in $kinds; do
+		name=sw-${k%%:*}
+		wait_for 30 test -e "$D/where-$name" || {
+			cat "$D/w-$name.err" "$D/a-$name.err" >&2
+			false
+		}
+		echo "$name: on the new master, the old:" $(cat "$D/where-$name") >&3
+		[ "$(cat "$D/where-$name")" = "$(printf '1\n0')" ]
+	done
 }
