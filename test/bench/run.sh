@@ -112,6 +112,22 @@ for _ in $(seq 1 250); do
 	sleep 0.02
 done
 sentinel="redis+sentinel://127.0.0.1:$sport/bm"
+# And a master with one replica, watched as "bm2": there the Sentinel
+# default of --replicas WAITs for the replica after each acquisition.
+p1=$port
+start_server
+m2=$port
+start_server --replicaof 127.0.0.1 "$m2"
+port=$p1
+redis-cli -p "$sport" sentinel monitor bm2 127.0.0.1 "$m2" 1 >/dev/null
+for _ in $(seq 1 500); do
+	[ "$(redis-cli -p "$sport" sentinel replicas bm2 2>/dev/null |
+	    grep -c '^flags$')" = 1 ] &&
+	    redis-cli -p "$m2" info replication | grep -q 'state=online' &&
+	    break
+	sleep 0.02
+done
+sentinel2="redis+sentinel://127.0.0.1:$sport/bm2"
 lockfile=$dir/flock
 
 ns() { date +%s%N; }
@@ -138,11 +154,12 @@ for _ in 1 2 3; do
 done
 
 : >"$dir/exec" >"$dir/lockunlock" >"$dir/flock" >"$dir/exec5" >"$dir/exectls"
-: >"$dir/execcl" >"$dir/execclx" >"$dir/execsn"
+: >"$dir/execcl" >"$dir/execclx" >"$dir/execsn" >"$dir/execsr" >"$dir/execsr0"
 "$rl" -u "$masters" exec warm -- true
 "$rl" -u "$tls" exec warm -- true
 "$rl" -u "$cluster" exec warm -- true
 "$rl" -u "$sentinel" exec warm -- true
+"$rl" -u "$sentinel2" exec warm -- true
 for _ in $(seq 1 "$rounds"); do
 	time_us flock "$lockfile" true >>"$dir/flock"
 	time_us "$rl" exec bench -- true >>"$dir/exec"
@@ -151,6 +168,8 @@ for _ in $(seq 1 "$rounds"); do
 	time_us "$rl" -u "$cluster" exec bench -- true >>"$dir/execcl"
 	time_us "$rl" -u "$clusterx" exec bench -- true >>"$dir/execclx"
 	time_us "$rl" -u "$sentinel" exec bench -- true >>"$dir/execsn"
+	time_us "$rl" -u "$sentinel2" exec bench -- true >>"$dir/execsr"
+	time_us "$rl" -u "$sentinel2" exec --replicas 0 bench -- true >>"$dir/execsr0"
 	t0=$(ns)
 	tok=$("$rl" lock bench)
 	"$rl" unlock --owner "$tok" bench
@@ -427,6 +446,8 @@ read -r etm etp < <(stats "$dir/exectls")
 read -r eclm eclp < <(stats "$dir/execcl")
 read -r eclxm eclxp < <(stats "$dir/execclx")
 read -r esnm esnp < <(stats "$dir/execsn")
+read -r esrm esrp < <(stats "$dir/execsr")
+read -r esr0m esr0p < <(stats "$dir/execsr0")
 read -r lm lp < <(stats "$dir/lockunlock")
 read -r hm hp < <(stats "$dir/handoff")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -448,6 +469,8 @@ table=$(cat <<TABLE
 | \`redlock -u redis://NODE exec NAME -- true\` (Redis Cluster of 3 masters, through the node that owns NAME's slot) | ${eclm} us | ${eclp} us | $(ratio "$eclm" "$fm") ($(ratio "$eclm" "$em") x standalone) |
 | the same through another node of the cluster (a MOVED first) | ${eclxm} us | ${eclxp} us | $(ratio "$eclxm" "$fm") ($(ratio "$eclxm" "$em") x standalone) |
 | \`redlock -u redis+sentinel://S/bm exec NAME -- true\` (one sentinel, one master) | ${esnm} us | ${esnp} us | $(ratio "$esnm" "$fm") ($(ratio "$esnm" "$em") x direct) |
+| \`redlock -u redis+sentinel://S/bm2 exec NAME -- true\` (a master with one replica: the default WAITs for it) | ${esrm} us | ${esrp} us | $(ratio "$esrm" "$fm") ($(ratio "$esrm" "$esr0m") x --replicas 0) |
+| the same with \`--replicas 0\` | ${esr0m} us | ${esr0p} us | $(ratio "$esr0m" "$fm") |
 | \`redlock lock\` + \`redlock unlock\` (two processes) | ${lm} us | ${lp} us | $(ratio "$lm" "$fm") |
 | handoff: unlock start to next holder's acquisition (ms clock) | ${hm} us | ${hp} us | - |
 TABLE
@@ -605,7 +628,9 @@ echo "$wake"
 	echo "table. Redis Cluster: three masters made by"
 	echo "\`redis-cli --cluster create\`, no replicas; Sentinel: one"
 	echo "\`redis-sentinel\` watching the standalone server (redlock asks it"
-	echo "for the master at every connect). The library's"
+	echo "for the master at every connect), and another master with one"
+	echo "replica (bm2), where the Sentinel default WAITs for the replica"
+	echo "after each acquisition. The library's"
 	echo "server time per pair is the usec of EVALSHA (and EVAL) in INFO"
 	echo "commandstats over 5000 pairs, divided by 5000; the kinds"
 	echo "alternate, medians of 5 rounds. Redisson's side is test/bench/cost.py"
