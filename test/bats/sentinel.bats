@@ -299,11 +299,15 @@ watch_lease() {
 
 @test "a master stopped (SIGSTOP) during exec: with --timeout under ttl/3 the watchdog gives it up and renews on the promoted replica" {
 	topology
-	"$RL" -u "$U" --timeout 500ms exec -v -t 9s x -- sh -c 'touch "$0/started"
+	"$RL" -u "$U" --timeout 500ms --connect-timeout 300ms exec -v -t 9s x -- sh -c 'touch "$0/started"
 	    while [ ! -e "$0/stop" ]; do sleep 0.1; done' "$D" 2>"$D/err" 3>&- &
 	epid=$!
 	wait_for 30 test -e "$D/started"
 	wait_for 10 exists_on "$R_PORT" x
+	# The watchdog hears no switch (which would move it first): its
+	# renewal on the stopped master times out. Asking the stopped S1
+	# again costs it a --connect-timeout, then S2 names the new master.
+	deafen 1
 	kill -STOP "$M_PID"
 	# The sentinels see it down after 1 s and promote the replica.
 	wait_for 40 role_is "$R_PORT" master
