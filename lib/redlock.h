@@ -130,6 +130,7 @@ int rl_key_names(const char *prefix, const char *key, size_t keylen,
 #define RL_PREFIX_WAITER "redlock_waiter"
 #define RL_PREFIX_ROOM "redlock_room"
 #define RL_PREFIX_LISTENER "redlock_listener"
+#define RL_PREFIX_WRITER "redlock_writer"
 /* The ACL channel rule that lets a user wake and wait for every lock. */
 #define RL_ACL_CHANNELS "&" RL_PREFIX_CHANNEL ":*"
 
@@ -223,7 +224,8 @@ enum rl_lock_kind {
  * token's UUID and its pid in 7 digits, or any other token's bytes, two
  * digits each, so that no two tokens share one. A waiting writer
  * announces itself: no new reader of redlock's comes in meanwhile
- * (Redisson's readers still do). */
+ * (Redisson's readers still do); so does a waiting RL_EXCLUSIVE caller
+ * (fair or not) that finds the name held in read mode (rl_acquire). */
 enum rl_err rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit);
 
 /* Who the holder is, recorded next to the lock for status. */
@@ -267,6 +269,9 @@ struct rl_attempt {
 				 * NULL when it is not */
 	int listen;		/* busy, waiting: the caller is the room's
 				 * listener (it hears the name's channel) */
+	int announced;		/* busy, waiting: new readers of redlock's
+				 * wait behind the caller (an exclusive
+				 * waiter of a name held in read mode) */
 };
 
 /* Fair (FIFO) acquisition: waiters queue on the server and refresh their
@@ -300,16 +305,20 @@ typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
  * (a fair waiter: its queue) and subscribes to its own channel, which a
  * release publishes on to wake one waiter; the room's listener (the head
  * of the queue) to the name's channel as well, where every release
- * publishes; a waiter of a read-write lock to the name's channels. It
- * retries on each message, when the lease it was told runs out, and at
- * its heartbeat (rl_set_waiter_timeout, or the fair waiter timeout). Once
- * waiting, a lost connection is not the
- * end: subscriptions and attempts that fail with RL_ECONNECT are retried
- * with backoff (polling the interrupt fd, each connect bounded by the time
- * left), and every subscription regained is followed by an attempt; when
- * WAIT_MS runs out meanwhile, the result is "not acquired" with A->lost
- * saying why. Other errors end the wait at once. A waiter that stops
- * waiting without the lock leaves the queue or the room. */
+ * publishes (a redlock reader's last release too); a waiter of a
+ * read-write lock to the name's channels. An exclusive waiter held up by
+ * readers announces itself to them as a writer does, for its waiter
+ * timeout, renewed every third of it, and takes that back when it stops
+ * waiting.
+ * It retries on each message, when the lease it was told runs out, and
+ * at its heartbeat (rl_set_waiter_timeout, or the fair waiter timeout).
+ * Once waiting, a lost connection is not the end: subscriptions and
+ * attempts that fail with RL_ECONNECT are retried with backoff (polling
+ * the interrupt fd, each connect bounded by the time left), and every
+ * subscription regained is followed by an attempt; when WAIT_MS runs out
+ * meanwhile, the result is "not acquired" with A->lost saying why.
+ * Other errors end the wait at once. A waiter that stops waiting without
+ * the lock leaves the queue or the room. */
 enum rl_err rl_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
     const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,

@@ -81,6 +81,7 @@ holder(const redisReply *r, struct rl_attempt *a)
 	a->rejoined = rl_elem_int(r, RL_BUSY_REJOINED, 0) == 1;
 	a->ahead = rl_elem_int(r, RL_BUSY_AHEAD, -1);
 	a->listen = rl_elem_int(r, RL_BUSY_LISTEN, 0) == 1;
+	a->announced = rl_elem_int(r, RL_BUSY_ANNOUNCED, 0) == 1;
 }
 
 enum rl_verdict

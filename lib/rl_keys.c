@@ -17,6 +17,7 @@ rl_keys_free(struct rl_keys *k)
 	free(k->waiter);
 	free(k->room);
 	free(k->listener);
+	free(k->writer);
 	free(k->tag);
 	free(k->permits);
 	memset(k, 0, sizeof(*k));
@@ -37,11 +38,12 @@ rl_keys_make(rl_client *c, const char *name, struct rl_keys *k)
 	k->waiter = rl_key(RL_PREFIX_WAITER, name);
 	k->room = rl_key(RL_PREFIX_ROOM, name);
 	k->listener = rl_key(RL_PREFIX_LISTENER, name);
+	k->writer = rl_key(RL_PREFIX_WRITER, name);
 	k->tag = rl_key_suffix(name, NULL);
 	k->permits = rl_key_suffix(name, "timeout");
 	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue ||
-	    !k->timeout || !k->waiter || !k->room || !k->listener || !k->tag ||
-	    !k->permits) {
+	    !k->timeout || !k->waiter || !k->room || !k->listener ||
+	    !k->writer || !k->tag || !k->permits) {
 		rl_keys_free(k);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}
@@ -59,6 +61,7 @@ rl_keys_lock(const struct rl_keys *k, const char **keys)
 	keys[5] = k->waiter;
 	keys[6] = k->room;
 	keys[7] = k->listener;
+	keys[8] = k->writer;
 }
 
 void

@@ -6,7 +6,7 @@
 
 struct rl_keys {
 	char *lock, *channel, *holder, *token, *queue, *timeout, *waiter;
-	char *room, *listener;
+	char *room, *listener, *writer;
 	/* Redisson's other kinds at NAME, for status: "{NAME}" (a read
 	 * hold's lease key is "{NAME}:OWNER:rwlock_timeout:N") and
 	 * "{NAME}:timeout" (a permit-expirable semaphore's permits). */
@@ -18,7 +18,7 @@ enum rl_err rl_keys_make(rl_client *c, const char *name, struct rl_keys *k);
 void rl_keys_free(struct rl_keys *k);
 /* KEYS of the acquire, status and queue scripts (release and force:
  * rl_kind.h). */
-#define RL_KEYS_LOCK 8
+#define RL_KEYS_LOCK 9
 #define RL_KEYS_STATUS 9
 #define RL_KEYS_QUEUE 7
 void rl_keys_lock(const struct rl_keys *k, const char **keys);

@@ -11,7 +11,6 @@
 
 #define RL_PREFIX_SEMAPHORE "redisson_sc"
 #define RL_PREFIX_RWLOCK "redisson_rwlock"
-#define RL_PREFIX_WRITER "redlock_writer"
 
 enum rl_err
 rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit)

@@ -209,17 +209,16 @@ ack_after(rl_client *c)
 	rl_replies_restore(c, saved);
 }
 
-/* The acquire round, with WAIT for the replicas behind it. A fair caller
- * passes the queue's keys, a plain one that waits the room's as well, and
- * one that does not wait three keys. */
+/* The acquire round, with WAIT for the replicas behind it. A caller that
+ * waits passes every key (the room's, and the one that announces it to
+ * readers); one that does not, the fair queue's (fair) or three. */
 static enum rl_err
 acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
     const char **keys, const char **args)
 {
 	struct rl_round_opts o = rl_opts(c, rl_quorum(c->n));
 	int heartbeat = join == RL_JOIN_AGAIN;
-	int nkeys = fair != NULL && !fair->plain ? 6 :
-	    fair != NULL || join != RL_JOIN_NO ? RL_KEYS_LOCK : 3;
+	int nkeys = join != RL_JOIN_NO ? RL_KEYS_LOCK : fair != NULL ? 6 : 3;
 	enum rl_err e;
 
 	o.pub = 1;

@@ -141,7 +141,7 @@ granted(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 }
 
 /* Not acquired: the holder as the master with the longest lease sees it;
- * the listener of the room on any master. */
+ * the listener of the room, and an announced waiter, on any master. */
 static void
 refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
     struct rl_attempt *a)
@@ -157,8 +157,13 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	a->ahead = -1;
 	/* The listener on any master listens on all of them. */
 	a->listen = 0;
-	for (j = 0; j < n; j++)
+	a->announced = 0;
+	for (j = 0; j < n; j++) {
 		a->listen |= v[j] == RL_V_NO && per[j].listen;
+		/* Announced on any master: it renews and withdraws it on
+		 * all of them. */
+		a->announced |= v[j] == RL_V_NO && per[j].announced;
+	}
 	if (busy == n)
 		return;
 	a->pttl = per[busy].pttl;

@@ -33,6 +33,9 @@ struct wait {
 	const struct rl_fair *fair;
 	struct rl_fair plainq;	/* a plain waiter's queue (queue_behind_java) */
 	int room;		/* a plain or --limit waiter: in the room */
+	int announced;		/* an exclusive waiter that an attempt
+				 * announced to readers: it withdraws the
+				 * announcement when it gives up */
 	rl_wait_cb cb;
 	void *cbarg;
 	struct rl_attempt *a;
@@ -514,6 +517,17 @@ attempt(struct wait *w)
 	return e;
 }
 
+/* How often an exclusive waiter that announced itself to readers renews
+ * the announcement. */
+static int64_t
+announce_ms(const struct wait *w)
+{
+	int64_t ms = (w->fair != NULL ? w->fair->waiter_timeout_ms :
+	    w->c->waiter_ms) / 3;
+
+	return ms > 0 ? ms : 1;
+}
+
 /* When to try again after a busy attempt. */
 static int64_t
 next_retry(struct wait *w)
@@ -531,9 +545,13 @@ next_retry(struct wait *w)
 	if (w->room && now + (w->head ? w->c->waiter_ms / 3 :
 	    w->c->waiter_ms) < retry)
 		retry = now + (w->head ? w->c->waiter_ms / 3 : w->c->waiter_ms);
-	/* A waiting writer refreshes its announcement. */
+	/* A waiting writer refreshes its announcement; an exclusive waiter
+	 * that announced itself, every third of its waiter timeout (that
+	 * of the room or the fair queue, its announcement's life). */
 	if (w->c->kind == RL_WRITE && now + RL_WRITER_TIMEOUT_MS / 3 < retry)
 		retry = now + RL_WRITER_TIMEOUT_MS / 3;
+	if (a->announced && now + announce_ms(w) < retry)
+		retry = now + announce_ms(w);
 	if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
 		retry = now + a->head_wait_ms + 1;
 	/* Nobody won a split vote: wait 0..200 ms at random (or for a
@@ -550,6 +568,7 @@ wait_loop(struct wait *w)
 	enum rl_err e;
 
 	for (;;) {
+		w->announced |= w->a->announced;
 		if (!pause_wait(w, next_retry(w), &e))
 			return e;
 		if ((e = attempt(w)) != RL_OK || w->a->acquired)
@@ -646,8 +665,9 @@ last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 }
 
 /* Stop waiting without the lock: leave the fair queue, or the room (the
- * listener hands its role on), and a writer withdraws its announcement,
- * so that readers held back by it come in. */
+ * listener hands its role on), and a writer, or an exclusive waiter that
+ * announced itself, withdraws its announcement, so that readers held back
+ * by it come in. */
 static void
 give_up(struct wait *w)
 {
@@ -662,7 +682,7 @@ give_up(struct wait *w)
 	if (w->room)
 		last_call(w->c, rl_call_room_leave(w->c, w->name, w->owner,
 		    &call), &call);
-	if (w->c->kind == RL_WRITE)
+	if (w->c->kind == RL_WRITE || w->announced)
 		last_call(w->c, rl_call_unannounce(w->c, w->name, w->owner,
 		    &call), &call);
 	memcpy(w->c->errstr, keep, sizeof(keep));

@@ -10,8 +10,13 @@
 -- KEYS[7]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
 -- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
 --                                          listens to the lock's channel
+-- KEYS[9]  redlock_writer:{NAME}          string: the exclusive waiter
+--                                          (or --write) that new readers
+--                                          wait behind; PX = its waiter
+--                                          timeout
 --          (KEYS[4..6] with ARGV[7] "fair" or "queue", KEYS[7..8] with a
---          plain waiter's call: one that does not wait passes three keys)
+--          plain waiter's call, KEYS[9] with any waiter's: a fair call
+--          that does not wait passes six keys, a plain one three)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
 -- ARGV[3..6] host, pid, user, command of the caller
@@ -22,6 +27,11 @@
 --          caller had joined the queue before, "w": the caller is in the
 --          room (it leaves it when it acquires), "p": report the caller's
 --          position (LPOS, O(n), for the waiting line on a terminal only)
+--          With "j", a caller that finds NAME held in read mode (a
+--          read-write lock's readers) announces itself in KEYS[9] as a
+--          waiting --write does, unless another waiter's announcement is
+--          there, so that no new reader of redlock's comes in; it renews
+--          its own at each call, and takes it away when it acquires.
 -- ARGV[10] redisson_lock__channel:{NAME}, the channel a release publishes on
 -- ARGV[11] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
@@ -32,15 +42,17 @@
 --                                      nobody), nil when it may or when the
 --                                      server cannot tell
 --         {0, pttl, owner, host, pid, user, cmd, held_ms,
---          position, queued, head_wait_ms, rejoined, ahead, listen}
+--          position, queued, head_wait_ms, rejoined, ahead, listen,
+--          announced}
 --                                      not acquired; pttl nil when the lock
 --                                      is free (a fair queue is ahead);
 --                                      head_wait_ms: when a free lock's head
 --                                      waiter is due to be evicted; ahead:
 --                                      fair waiters ahead of the caller;
 --                                      listen: 1 when the caller is the
---                                      room's listener; unknown fields are
---                                      nil
+--                                      room's listener; announced: 1 when
+--                                      KEYS[9] names the caller; unknown
+--                                      fields are nil
 --         {-1, key, type}              KEY is not of the type a lock needs,
 --                                      or a fencing counter that cannot
 --                                      grow; nothing was changed
@@ -116,6 +128,10 @@ if free and (not head or head == ARGV[2]) then
   if room and string.find(flags, 'w', 1, true) then
     rl_room_leave(KEYS[7], KEYS[8], ARGV[2], ARGV[10], '0')
   end
+  -- Its announcement goes: the readers it held back now find NAME held.
+  if KEYS[9] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
+    redis.call('DEL', KEYS[9])
+  end
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
 end
 
@@ -180,6 +196,17 @@ local listen = false
 if room and string.find(flags, 'j', 1, true) then
   listen = rl_room_join(KEYS[7], KEYS[8], ARGV[2], now_ms, tonumber(ARGV[8]))
 end
+-- An exclusive waiter held up by readers announces itself (a key of
+-- another type, or a write the server refuses: it waits unannounced).
+local announced = false
+if KEYS[9] and not free and string.find(flags, 'j', 1, true) then
+  local w = redis.pcall('GET', KEYS[9])
+  if w == ARGV[2] or (not w and
+      redis.call('HGET', KEYS[1], 'mode') == 'read') then
+    announced = not redis.pcall('SET', KEYS[9], ARGV[2], 'PX', ARGV[8]).err
+        and 1
+  end
+end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,
         d.user or false, d.cmd or false, held, position, queued,
-        head_wait, rejoined, ahead, listen}
+        head_wait, rejoined, ahead, listen, announced}

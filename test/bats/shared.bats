@@ -135,6 +135,143 @@ try() {
 	[ "$took" -lt 5000 ]
 }
 
+# reader_stream N OUT: N readers of x, one every 250 ms, each holding it
+# 1 s and waiting for it as long as it must (-w 30s); each adds a line to
+# OUT once in. Returns once all have ended, 1 if one of them failed.
+reader_stream() {
+	local i p pids=() rc=0
+	for ((i = 0; i < $1; i++)); do
+		"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -w 30s -q x -- \
+		    sh -c 'echo in >>"$0"; sleep 1' "$2" 3>&- &
+		pids+=($!)
+		nap 0.25
+	done
+	for p in "${pids[@]}"; do wait "$p" || rc=1; done
+	return "$rc"
+}
+
+@test "a plain exclusive waiter is not starved by a stream of readers: new readers wait behind it, as behind --write" {
+	# Issue 28 S7: a reader every 250 ms, each holding 1 s, for 10 s; a
+	# plain exclusive waiter that asks 1.5 s in waited until the stream
+	# ended. It waits for the readers in now, about 1 s.
+	reader_stream 40 "$D/in" &
+	s=$!
+	bg+=($s)
+	wait_for 5 eval '[ "$(rcli hget x mode)" = read ]'
+	nap 1.5
+	start=$(now_ms)
+	run -0 --separate-stderr rl exec -w 30s x -- sh -c \
+	    'echo "mode=$(redis-cli -p "$0" hget x mode) in=$(wc -l <"$1")"' \
+	    "$R_PORT" "$D/in"
+	took=$(($(now_ms) - start))
+	n=${output##*=}
+	echo "the exclusive waiter got in after $took ms, $n readers in by then" >&3
+	# Alone: a plain lock's hash, without "mode".
+	[[ $output == "mode= in="* ]]
+	# Well before the stream ended (10 s), with a 5x margin over the 1 s
+	# that the readers in hold it.
+	[ "$took" -lt 5000 ]
+	[ "$n" -lt 40 ]
+	# The readers held back come in after it: none fails.
+	wait "$s"
+	[ "$(wc -l <"$D/in")" = 40 ]
+	key_gone 'redlock_writer:{x}'
+}
+
+@test "an exclusive waiter behind readers announces itself: renewed while it waits, gone when it acquires, withdrawn when it gives up or is signalled; --fair too" {
+	a=$(rl lock -t 60s -s x)
+	# A plain waiter whose announcement lives its waiter timeout, 600 ms.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --waiter-timeout 600ms \
+	    -w 20s x -- sh -c 'date +%s%N >"$0"' "$D/p" 3>&- &
+	p=$!
+	bg+=($p)
+	wait_for 5 eval '[ "$(rcli get "redlock_writer:{x}")" != "" ]'
+	o=$(rcli get 'redlock_writer:{x}')
+	[ "$(rcli pttl 'redlock_writer:{x}')" -le 600 ]
+	# A new reader waits behind it; the reader already in re-enters.
+	run -75 --separate-stderr rl exec -n -s x -- true
+	assert_equal "$stderr" "redlock: x is busy: a writer waits for it (owner $o), and new shared holders wait behind it; wait for it with -w DURATION"
+	run -0 rl exec --owner "$a" -n -s x -- true
+	# Renewed: still there after more than twice its life.
+	nap 1.5
+	assert_equal "$(rcli get 'redlock_writer:{x}')" "$o"
+	run -75 rl exec -n -s -q x -- true
+	# The last reader's release wakes it (pushed), and its announcement
+	# goes when it acquires.
+	t0=$(date +%s%N)
+	rl unlock --owner "$a" x
+	wait_for 5 test -s "$D/p"
+	echo "the exclusive waiter was woken $(( ($(cat "$D/p") - t0) / 1000000 )) ms after the last reader's unlock began" >&3
+	[ $(( ($(cat "$D/p") - t0) / 1000000 )) -lt 3000 ]
+	reap "$p"
+	key_gone 'redlock_writer:{x}'
+
+	# Giving up withdraws it at once (it would live 5 s), and a reader
+	# that waited behind it comes in.
+	a=$(rl lock -t 60s -s x)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 1500ms -q x -- true 3>&- &
+	p=$!
+	bg+=($p)
+	wait_for 5 eval '[ "$(rcli exists "redlock_writer:{x}")" = 1 ]'
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s -w 20s -q x -- true 3>&- &
+	r=$!
+	bg+=($r)
+	rc=0
+	reap "$p" || rc=$?
+	[ "$rc" = 75 ]
+	key_gone 'redlock_writer:{x}'
+	reap -t 3 "$r"
+	# A signal too: the waiter exits 128+15 and withdraws it.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 20s -q x -- true 3>&- &
+	p=$!
+	bg+=($p)
+	wait_for 5 eval '[ "$(rcli exists "redlock_writer:{x}")" = 1 ]'
+	kill -TERM "$p"
+	rc=0
+	reap "$p" || rc=$?
+	[ "$rc" = 143 ]
+	key_gone 'redlock_writer:{x}'
+	run -0 rl exec -n -s x -- true
+
+	# A fair waiter (the head of its queue) announces itself as well.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair -w 20s x -- sh -c \
+	    'date +%s%N >"$0"' "$D/f" 3>&- &
+	p=$!
+	bg+=($p)
+	wait_for 5 eval '[ "$(rcli exists "redlock_writer:{x}")" = 1 ]'
+	run -75 rl exec -n -s -q x -- true
+	t0=$(date +%s%N)
+	rl unlock --owner "$a" x
+	wait_for 5 test -s "$D/f"
+	[ $(( ($(cat "$D/f") - t0) / 1000000 )) -lt 3000 ]
+	reap "$p"
+	key_gone 'redlock_writer:{x}'
+}
+
+@test "an exclusive waiter behind Java's readers holds back redlock's readers, not Java's, and gets in once they are gone" {
+	rsn rwlock x read --lease 60000 --keep --id aaaa:1 >/dev/null
+	# Redisson's read releases publish on redisson_rwlock:{x} only, which
+	# a plain waiter does not hear: it looks again at each renewal of its
+	# announcement, every third of its waiter timeout (500 ms here).
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --waiter-timeout 1500ms \
+	    -w 40s x -- sh -c 'date +%s%N >"$0"' "$D/p" 3>&- &
+	p=$!
+	bg+=($p)
+	wait_for 5 eval '[ "$(rcli exists "redlock_writer:{x}")" = 1 ]'
+	run -75 rl exec -n -s -q x -- true
+	# Redisson's readers do not look at the announcement.
+	rsn rwlock x read --wait 0 --lease 60000 --keep --id bbbb:1 >/dev/null
+	[ "$(rcli hexists x bbbb:1)" = 1 ]
+	rsn rwlock x unlock-read --id aaaa:1 >/dev/null
+	t0=$(date +%s%N)
+	rsn rwlock x unlock-read --id bbbb:1 >/dev/null
+	wait_for 10 test -s "$D/p"
+	echo "the exclusive waiter got in $(( ($(cat "$D/p") - t0) / 1000000 )) ms after Java's last read release began" >&3
+	[ $(( ($(cat "$D/p") - t0) / 1000000 )) -lt 3000 ]
+	reap "$p"
+	key_gone 'redlock_writer:{x}'
+}
+
 @test "the writer's announcement goes when it gives up, and expires when it dies" {
 	hold shared
 	run -75 rl exec --write -w 300ms -q x -- true

@@ -258,6 +258,14 @@ test_decode_acquire_busy(void **state)
 	    ":4242|$root|$pg_dump|:72000|nil|nil|nil|nil|nil|:1"), &a), RL_V_NO);
 	assert_true(a.listen);
 	assert_int_equal(a.pttl, 2500);
+	assert_false(a.announced);
+	/* An exclusive waiter of a name in read mode that announced itself. */
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*15|:0|:2500|$r:7|$web1|"
+	    ":4242|$root|$pg_dump|:72000|nil|nil|nil|nil|nil|nil|:1"), &a),
+	    RL_V_NO);
+	assert_false(a.listen);
+	assert_true(a.announced);
 	/* A Redisson holder: no metadata, nil fields, no queue. */
 	memset(&a, 0, sizeof(a));
 	assert_int_equal(rl_decode_acquire(R("*8|:0|:900|$uuid:57|nil|nil|nil|"
@@ -767,6 +775,25 @@ test_combine_acquire_three_masters(void **state)
 	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
 	    &undo, &who), RL_OUT_OK);
 	assert_false(a.listen);
+
+	/* So is an announcement to readers on any master. */
+	static const char *const one_announced[] = {
+		"*8|:0|:1000|$other:7|$web1|nil|nil|nil|nil",
+		"*15|:0|:2500|$r:7|$web2|nil|nil|nil|nil|nil|nil|nil|nil|nil|"
+		    "nil|:1",
+		"*3|:1|$5|:1",
+	};
+	acquire_replies(3, one_announced, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_false(a.listen);
+	assert_true(a.announced);
+	acquire_replies(3, all_busy, v, per);
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.announced);
 }
 
 /* A quorum granted it, but the time it took left no validity. */
