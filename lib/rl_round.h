@@ -41,8 +41,9 @@ struct rl_script {
 #define RL_MAX_REDIRECTS 5
 #define RL_TRYAGAIN_MS 50
 
-/* Where one master's command went in a round before the address it is
- * at now: its own, then those MOVED and ASK named, each once. */
+/* Where one master's command went in a round (or a waiter's subscription,
+ * rl_wait.c) before the address it is at now: its own, then those MOVED
+ * and ASK named, each once. */
 struct rl_hops {
 	char *host[RL_MAX_REDIRECTS + 1];	/* NULL: a unix socket */
 	int port[RL_MAX_REDIRECTS + 1];
