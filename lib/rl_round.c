@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "rl_round.h"
 
@@ -29,6 +30,8 @@ clear_replies(struct rl_node *nodes, size_t n)
 
 	for (j = 0; j < n; j++) {
 		nodes[j].redirects = 0;
+		rl_hops_clear(&nodes[j].hops);
+		nodes[j].asking = 0;
 		nodes[j].retry_at = nodes[j].retry_end = 0;
 		if (nodes[j].reply != NULL)
 			freeReplyObject(nodes[j].reply);
@@ -406,22 +409,99 @@ rl_redirection(const char *str, char **host, int *port, int *ask)
 	return 0;
 }
 
-/* Redis Cluster sent ND's command elsewhere: connect there and send it
- * again (it did not run here). The connection is replaced, and replies
- * still due on it with it: what was pipelined behind the command (WAIT)
- * ran on the wrong node and counts for nothing. */
 static int
-redirect(struct rl_round *r, struct rl_node *nd, const char *str,
-    int64_t now)
+same_host(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcasecmp(a, b) == 0;
+}
+
+int
+rl_hops_back(const struct rl_hops *h, const struct rl_url *at,
+    const char *host, int port)
+{
+	size_t i;
+
+	if (port == at->port && same_host(host, at->host))
+		return 0;
+	for (i = 0; i < h->n; i++)
+		if (port == h->port[i] && same_host(host, h->host[i]))
+			return 1;
+	return 0;
+}
+
+int
+rl_hops_add(struct rl_hops *h, const struct rl_url *at)
+{
+	size_t i;
+
+	for (i = 0; i < h->n; i++)
+		if (at->port == h->port[i] && same_host(at->host, h->host[i]))
+			return 0;
+	if (h->n == sizeof(h->port) / sizeof(h->port[0]))
+		return 0;
+	h->host[h->n] = NULL;
+	if (at->host != NULL && (h->host[h->n] = strdup(at->host)) == NULL)
+		return -1;
+	h->port[h->n++] = at->port;
+	return 0;
+}
+
+void
+rl_hops_clear(struct rl_hops *h)
+{
+	while (h->n > 0)
+		free(h->host[--h->n]);
+}
+
+void
+rl_hops_why(const struct rl_url *at, char *host, int port,
+    const char *doing, const char *str, int64_t ms, char *buf, size_t len)
+{
+	struct rl_url other = *at;
+	char a[256], b[256];
+
+	other.host = host;
+	other.port = port;
+	other.path = NULL;
+	rl_url_format(at, a, sizeof(a));
+	rl_url_format(&other, b, sizeof(b));
+	snprintf(buf, len, "%s and %s kept sending %s to each other (%.60s) "
+	    "for %lld ms (see --timeout): each says the other serves the "
+	    "slot (a move left half done?); finish the move with redis-cli "
+	    "--cluster fix, or CLUSTER SETSLOT <slot> NODE <owner-id> on both",
+	    a, b, doing, str, (long long)ms);
+}
+
+/* Send ND's command (again), on a new connection if need be: behind
+ * ASKING after an ASK (its reply is not the round's). */
+static void
+resend(struct rl_round *r, struct rl_node *nd)
 {
 	static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
-	char *host;
-	int port, ask;
 
-	if (nd->redirects >= RL_MAX_REDIRECTS ||
-	    rl_redirection(str, &host, &port, &ask) < 0)
-		return -1;
-	nd->redirects++;
+	nd->retry_at = 0;
+	if (nd->conn.state == RL_CONN_CLOSED && rl_conn_open(&nd->conn) < 0) {
+		node_fail(nd, nd->conn.err, nd->conn.why);
+		return;
+	}
+	if (nd->asking && rl_conn_send(&nd->conn, asking,
+	    sizeof(asking) - 1) == 0)
+		nd->stale++;
+	else if (nd->asking) {
+		node_fail(nd, RL_ENOMEM, "out of memory");
+		return;
+	}
+	if (send_pair(r, nd, nd->full) < 0)
+		node_fail(nd, RL_ENOMEM, "out of memory");
+}
+
+/* The address of ND becomes HOST:PORT (its own again at the end of the
+ * round, after an ASK). Its connection is replaced, and replies still due
+ * on it with it: what was pipelined behind the command (WAIT) ran on the
+ * wrong node and counts for nothing. */
+static void
+move_to(struct rl_node *nd, char *host, int port, int ask)
+{
 	nd->stale = 0;
 	rl_conn_close(&nd->conn);
 	if (ask && nd->home == NULL) {
@@ -431,16 +511,66 @@ redirect(struct rl_round *r, struct rl_node *nd, const char *str,
 		free(nd->url.host);
 	nd->url.host = host;
 	nd->url.port = port;
+	nd->asking = ask;
 	if (!ask)
 		rl_conn_close(&nd->sub);
-	nd->deadline = now + r->o.connect_ms + r->o.reply_ms + r->wait_ms;
-	if (rl_conn_open(&nd->conn) < 0) {
-		node_fail(nd, nd->conn.err, nd->conn.why);
+}
+
+/* A ping-pong (rl_hops_back) on ND: sent on after RL_TRYAGAIN_MS while
+ * the round's tries last (TRYAGAIN's too); 0 once they are over, and ND
+ * fails, naming both nodes. The command ran on neither: a refusal that
+ * passes (a wait tries again, a renewal counts as failed), as TRYAGAIN. */
+static int
+bounce(struct rl_round *r, struct rl_node *nd, char *host, int port,
+    const char *str, int64_t now)
+{
+	if (nd->retry_end == 0)
+		nd->retry_end = now + r->o.reply_ms;
+	if (now + RL_TRYAGAIN_MS < nd->retry_end)
+		return 1;
+	rl_hops_why(&nd->url, host, port, r->doing, str,
+	    now - (nd->retry_end - r->o.reply_ms), nd->why, sizeof(nd->why));
+	nd->err = RL_ECONNECT;
+	nd->refused = nd->answered = 1;
+	nd->phase = RL_PH_DONE;
+	rl_conn_close(&nd->conn);
+	return 0;
+}
+
+/* Redis Cluster sent ND's command elsewhere (it did not run here): to a
+ * node new to the round, at once; back to one it went to before, a
+ * little later (bounce). -1 when STR is no redirection, or the round has
+ * followed too many. */
+static int
+redirect(struct rl_round *r, struct rl_node *nd, const char *str,
+    int64_t now)
+{
+	char *host;
+	int port, ask, back;
+
+	if (rl_redirection(str, &host, &port, &ask) < 0)
+		return -1;
+	back = rl_hops_back(&nd->hops, &nd->url, host, port);
+	if (!back && nd->redirects >= RL_MAX_REDIRECTS) {
+		free(host);
+		return -1;
+	}
+	if (back && !bounce(r, nd, host, port, str, now)) {
+		free(host);
 		return 0;
 	}
-	if ((ask && (rl_conn_send(&nd->conn, asking, sizeof(asking) - 1) < 0 ||
-	    (nd->stale++, 0))) || send_pair(r, nd, nd->full) < 0)
+	if (rl_hops_add(&nd->hops, &nd->url) < 0) {
+		free(host);
 		node_fail(nd, RL_ENOMEM, "out of memory");
+		return 0;
+	}
+	nd->redirects += !back;
+	move_to(nd, host, port, ask);
+	nd->retry_at = back ? now + RL_TRYAGAIN_MS : 0;
+	nd->deadline = (back ? nd->retry_at : now) + r->o.connect_ms +
+	    r->o.reply_ms + r->wait_ms;
+	if (!back)
+		resend(r, nd);
 	return 0;
 }
 
@@ -462,12 +592,16 @@ tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		return -1;
 	freeReplyObject(rep);
 	nd->retry_at = now + RL_TRYAGAIN_MS;
+	nd->asking = 0;
 	if (nd->waits || nd->roles)
 		nd->stale++;
+	/* From the node's own address again: the ASK that follows is not
+	 * a ping-pong. */
 	if (nd->home != NULL) {
 		go_home(nd);
 		nd->stale = 0;
 		nd->redirects = 0;
+		rl_hops_clear(&nd->hops);
 	}
 	return 0;
 }
@@ -617,17 +751,6 @@ rl_round_wake(const struct rl_round *r)
 	return r->done ? -1 : wake;
 }
 
-/* After TRYAGAIN: the command again, on a new connection if need be. */
-static void
-resend(struct rl_round *r, struct rl_node *nd)
-{
-	nd->retry_at = 0;
-	if (nd->conn.state == RL_CONN_CLOSED && rl_conn_open(&nd->conn) < 0)
-		node_fail(nd, nd->conn.err, nd->conn.why);
-	else if (send_pair(r, nd, nd->full) < 0)
-		node_fail(nd, RL_ENOMEM, "out of memory");
-}
-
 int
 rl_round_step(struct rl_round *r, int64_t now)
 {
@@ -698,6 +821,7 @@ rl_round_end(struct rl_round *r)
 		if (active(&r->nodes[j]))
 			node_late(&r->nodes[j]);
 		go_home(&r->nodes[j]);
+		rl_hops_clear(&r->nodes[j].hops);
 	}
 	if (r->cmd != NULL)
 		redisFreeCommand(r->cmd);

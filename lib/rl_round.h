@@ -28,6 +28,28 @@ struct rl_script {
 
 #define RL_MAX_NODES 16
 
+/* Redis Cluster: a command answered with MOVED is sent again to the node
+ * named, which stays the node's address from then on; one answered with
+ * ASK (a slot being migrated) is sent there once, behind ASKING. At most
+ * RL_MAX_REDIRECTS of them to nodes new to the round, per master. One
+ * sent back to a node it went to earlier in the round (a ping-pong: while
+ * a slot changes owner, the old owner may hand it on before the new one
+ * has taken it, and each names the other) is sent again RL_TRYAGAIN_MS
+ * later, as one answered with TRYAGAIN (its keys half migrated) is: both
+ * for as long as a reply may take (the round's reply_ms) from the first
+ * of them. */
+#define RL_MAX_REDIRECTS 5
+#define RL_TRYAGAIN_MS 50
+
+/* Where one master's command went in a round (or a waiter's subscription,
+ * rl_wait.c) before the address it is at now: its own, then those MOVED
+ * and ASK named, each once. */
+struct rl_hops {
+	char *host[RL_MAX_REDIRECTS + 1];	/* NULL: a unix socket */
+	int port[RL_MAX_REDIRECTS + 1];
+	size_t n;
+};
+
 enum rl_phase {
 	RL_PH_OFF,		/* not in this round */
 	RL_PH_CONNECT,		/* connecting, AUTH and SELECT included */
@@ -66,8 +88,12 @@ struct rl_node {
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */
-	int redirects;		/* MOVED and ASK followed this round */
-	int64_t retry_at;	/* TRYAGAIN: send again then; 0 */
+	int redirects;		/* MOVED and ASK to a new node this round */
+	struct rl_hops hops;	/* where the command went before, this
+				 * round */
+	int asking;		/* it goes behind ASKING (an ASK) */
+	int64_t retry_at;	/* TRYAGAIN, a ping-pong: send again then;
+				 * 0 */
 	int64_t retry_end;	/* and no more tries from then; 0 */
 	int sharded;		/* its channels are sharded (a Redis 7
 				 * cluster): SPUBLISH, SSUBSCRIBE; learnt
@@ -115,18 +141,23 @@ struct rl_round {
 	int done;
 };
 
-/* Redis Cluster: a command answered with MOVED is sent again to the node
- * named, which stays the node's address from then on; one answered with
- * ASK (a slot being migrated) is sent there once, behind ASKING. At most
- * RL_MAX_REDIRECTS of them per master and round. One answered with
- * TRYAGAIN (its keys half migrated) is sent again every RL_TRYAGAIN_MS
- * for as long as a reply may take (the round's reply_ms). */
-#define RL_MAX_REDIRECTS 5
-#define RL_TRYAGAIN_MS 50
-
 /* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the address (*HOST is the
  * caller's to free) and whether it is an ASK; -1 when STR is neither. */
 int rl_redirection(const char *str, char **host, int *port, int *ask);
+/* Whether HOST:PORT, where a MOVED or ASK from AT sends a command, is
+ * one of H (then the command is going back and forth), AT itself not
+ * counted: a node that names itself is not a ping-pong. */
+int rl_hops_back(const struct rl_hops *h, const struct rl_url *at,
+    const char *host, int port);
+/* Remember AT in H (when not there yet, and while there is room); -1
+ * when out of memory. */
+int rl_hops_add(struct rl_hops *h, const struct rl_url *at);
+void rl_hops_clear(struct rl_hops *h);
+/* "A and B kept sending DOING to each other (MOVED ...) for MS ms: ..."
+ * into BUF (LEN bytes): a ping-pong that outlasted its time, AT the node
+ * that answered STR, HOST:PORT the node it named. */
+void rl_hops_why(const struct rl_url *at, char *host, int port,
+    const char *doing, const char *str, int64_t ms, char *buf, size_t len);
 /* One line of CLUSTER NODES (LEN bytes, no newline), in rl_scan.c: the
  * address of a master that serves slots, into HOST (HOSTLEN bytes, cut
  * short to fit) and *PORT; 0, or -1 for any other node or line (a port

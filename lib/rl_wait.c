@@ -51,7 +51,12 @@ struct wait {
 	int headsub[RL_MAX_NODES];	/* master i was sent headcmd */
 	char doing[2][256];	/* "SUBSCRIBE to channel", for messages */
 	int kind[RL_MAX_NODES];	/* which one master i was sent */
-	int moved[RL_MAX_NODES];	/* MOVED followed by subscriptions */
+	int moved[RL_MAX_NODES];	/* MOVED to a new node followed by
+					 * subscription i, since it last
+					 * came or failed */
+	struct rl_hops hops[RL_MAX_NODES];	/* where i was before */
+	int64_t bounce_end[RL_MAX_NODES];	/* ping-pongs of i followed
+						 * until then; 0 */
 	int listening[RL_MAX_NODES];	/* subscribed on master i */
 	int64_t sub_end[RL_MAX_NODES];	/* subscribing on i until then */
 	int regained;		/* a subscription came (back) */
@@ -113,12 +118,34 @@ subscribing(const struct wait *w)
 	return n;
 }
 
+/* Subscriptions between a MOVED and their next try (sub_moved): on their
+ * way still, not lost. */
+static size_t
+redirected(const struct wait *w)
+{
+	size_t j, n = 0;
+
+	for (j = 0; j < w->c->n; j++)
+		n += !w->listening[j] && w->hops[j].n > 0 &&
+		    w->c->nodes[j].sub.state == RL_CONN_CLOSED;
+	return n;
+}
+
 /* Out of reach: the attempt failed, or no subscription is left. */
 static void
 note_lost(struct wait *w)
 {
 	w->a->lost = w->try_failed || (listening(w) == 0 &&
-	    subscribing(w) == 0) ? w->c->errstr : NULL;
+	    subscribing(w) == 0 && redirected(w) == 0) ? w->c->errstr : NULL;
+}
+
+/* Subscription J came, or failed: the MOVEDs it followed are forgotten. */
+static void
+forget_moves(struct wait *w, size_t j)
+{
+	w->moved[j] = 0;
+	w->bounce_end[j] = 0;
+	rl_hops_clear(&w->hops[j]);
 }
 
 /* Subscription J failed or was lost: say why, and subscribe again after
@@ -128,6 +155,7 @@ sub_failed(struct wait *w, size_t j, int64_t now)
 {
 	struct rl_node *nd = &w->c->nodes[j];
 
+	forget_moves(w, j);
 	rl_seterr(w->c, nd->sub.err != RL_OK ? nd->sub.err : RL_ECONNECT,
 	    "%s", nd->sub.why);
 	rl_conn_close(&nd->sub);
@@ -180,31 +208,66 @@ subscribe_missing(struct wait *w, int64_t now)
 	}
 }
 
+/* Subscription J's MOVED (STR) from the node at its address to HOST:PORT
+ * goes back to a node it came from (rl_hops_back): followed while a
+ * reply may take from the first such, as a command's (rl_round.h); 1
+ * when that is over, and it failed, naming both nodes. */
+static int
+sub_bounce_over(struct wait *w, size_t j, char *host, int port,
+    const char *str, int64_t now)
+{
+	struct rl_node *nd = &w->c->nodes[j];
+	int64_t ms = rl_opts(w->c, 1).reply_ms;
+
+	if (w->bounce_end[j] == 0)
+		w->bounce_end[j] = now + ms;
+	if (now + RL_TRYAGAIN_MS < w->bounce_end[j])
+		return 0;
+	rl_hops_why(&nd->url, host, port, w->doing[w->kind[j]], str,
+	    now - (w->bounce_end[j] - ms), nd->sub.why, sizeof(nd->sub.why));
+	nd->sub.err = RL_ECONNECT;
+	sub_failed(w, j, now);
+	return 1;
+}
+
 /* SSUBSCRIBE answered MOVED (the channel's slot is served elsewhere): the
  * master's address becomes the node named, for its commands too, and the
- * subscription is made there at once. 0 when followed. */
+ * subscription is made there: at once, or after RL_TRYAGAIN_MS when it
+ * goes back to a node it came from (a ping-pong while the slot changes
+ * owner). 0 when followed, or failed already. */
 static int
 sub_moved(struct wait *w, size_t j, const char *str, int64_t now)
 {
 	struct rl_node *nd = &w->c->nodes[j];
 	char *host;
-	int port, ask;
+	int port, ask, back;
 
-	if (w->moved[j] >= RL_MAX_REDIRECTS ||
-	    rl_redirection(str, &host, &port, &ask) < 0)
+	if (rl_redirection(str, &host, &port, &ask) < 0)
 		return -1;
-	w->moved[j]++;
-	if (ask) {
+	back = rl_hops_back(&w->hops[j], &nd->url, host, port);
+	if (ask || (!back && w->moved[j] >= RL_MAX_REDIRECTS)) {
 		free(host);
 		return -1;
 	}
+	if (back && sub_bounce_over(w, j, host, port, str, now)) {
+		free(host);
+		return 0;
+	}
+	if (rl_hops_add(&w->hops[j], &nd->url) < 0) {
+		free(host);
+		snprintf(nd->sub.why, sizeof(nd->sub.why), "out of memory");
+		nd->sub.err = RL_ENOMEM;
+		sub_failed(w, j, now);
+		return 0;
+	}
+	w->moved[j] += !back;
 	rl_conn_close(&nd->conn);
 	rl_conn_close(&nd->sub);
 	free(nd->url.host);
 	nd->url.host = host;
 	nd->url.port = port;
 	w->listening[j] = 0;
-	w->sub_at = now;
+	w->sub_at = now + (back ? RL_TRYAGAIN_MS : 0);
 	return 0;
 }
 
@@ -265,6 +328,7 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 		else {
 			w->listening[j] = 1;
 			w->regained = 1;
+			forget_moves(w, j);
 		}
 		freeReplyObject(r);
 	}
@@ -728,8 +792,10 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		redisFreeCommand(w.subcmd[j]);
 		redisFreeCommand(w.headcmd[j]);
 	}
-	for (j = 0; j < c->n; j++)
+	for (j = 0; j < c->n; j++) {
 		rl_conn_close(&c->nodes[j].sub);
+		rl_hops_clear(&w.hops[j]);
+	}
 	if (!a->acquired)
 		give_up(&w);
 	return e;

@@ -378,6 +378,118 @@ finish_move() {
 	done
 }
 
+# hand_on NAME DST [unaware]: move NAME's slot, keys and all, to the
+# master on port DST as move_slot does, but end it in the wrong order: the
+# old owner hands the slot on first, and until assign_slot the two send
+# every client to each other (MOVED from both). Valkey's new owner takes
+# a slot it imports when its old owner hands it on (at the next gossip);
+# unaware, the new owner stops importing it first, so that it does not:
+# then until take_over, on both servers. Prints the old owner's port.
+hand_on() {
+	local name=$1 dst=$2 src slot src_id dst_id keys
+	src=$(owner "$name")
+	slot=$(redis-cli -p "$src" cluster keyslot "$name")
+	src_id=$(redis-cli -p "$src" cluster myid)
+	dst_id=$(redis-cli -p "$dst" cluster myid)
+	redis-cli -p "$dst" cluster setslot "$slot" importing "$src_id" >/dev/null
+	redis-cli -p "$src" cluster setslot "$slot" migrating "$dst_id" >/dev/null
+	keys=$(redis-cli -p "$src" cluster getkeysinslot "$slot" 100)
+	# shellcheck disable=SC2086
+	[ -z "$keys" ] || redis-cli -p "$src" migrate 127.0.0.1 "$dst" "" 0 \
+	    5000 keys $keys >/dev/null
+	[ "${3-}" != unaware ] ||
+	    redis-cli -p "$dst" cluster setslot "$slot" stable >/dev/null
+	redis-cli -p "$src" cluster setslot "$slot" node "$dst_id" >/dev/null
+	echo "$src"
+}
+# take_over NAME SRC DST: after hand_on ... unaware, the master on port
+# DST takes the slot SRC handed it, and every master learns it.
+take_over() {
+	local slot src_id
+	slot=$(redis-cli -p "$3" cluster keyslot "$1")
+	src_id=$(redis-cli -p "$2" cluster myid)
+	redis-cli -p "$3" cluster setslot "$slot" importing "$src_id" >/dev/null
+	assign_slot "$1" "$2" "$3"
+}
+
+@test "a slot its old owner hands on before the new one takes it: MOVED back and forth is tried again within --timeout, lock and unlock go through" {
+	name=$(elsewhere pingpong)
+	dst=$(masters | grep -vx "$(owner "$name")" | head -n 1)
+	src=$(hand_on "$name" "$dst" unaware)
+	# For as long as it lasts, and no longer than --timeout: one line
+	# that names both nodes and what to do.
+	t0=$(now_ms)
+	run -69 --separate-stderr "$RL" -u "$U" --timeout 500ms lock -n "$name"
+	t1=$(now_ms)
+	echo "back and forth: $((t1 - t0)) ms: $stderr" >&3
+	a=redis://127.0.0.1:$src b=redis://127.0.0.1:$dst
+	[[ $stderr == "redlock: $a and $b kept sending the acquire script to each other (MOVED "* ||
+	    $stderr == "redlock: $b and $a kept sending the acquire script to each other (MOVED "* ]]
+	[[ $stderr == *"finish the move with redis-cli --cluster fix, or CLUSTER SETSLOT <slot> NODE <owner-id> on both" ]]
+	[ $((t1 - t0)) -ge 400 ]
+	# Nothing was written anywhere.
+	for p in $(masters); do [ "$(redis-cli -p "$p" dbsize)" = 0 ]; done
+	# The new owner takes the slot a second into a lock that does not
+	# wait (-n; --timeout 5 s): acquired there.
+	( sleep 1; take_over "$name" "$src" "$dst" ) 3>&- &
+	mpid=$!
+	t0=$(now_ms)
+	run -0 --separate-stderr "$RL" -u "$U" lock -n -t 60s "$name"
+	t1=$(now_ms)
+	reap "$mpid"
+	echo "lock -n acquired after $((t1 - t0)) ms" >&3
+	[ "$(redis-cli -p "$dst" hexists "$name" "$output")" = 1 ]
+	[ $((t1 - t0)) -ge 800 ]
+	# The slot goes back the same way, the lock with it: unlock in the
+	# meantime releases it.
+	tok=$output
+	hand_on "$name" "$src" unaware >/dev/null
+	( sleep 1; take_over "$name" "$dst" "$src" ) 3>&- &
+	mpid=$!
+	t0=$(now_ms)
+	run -0 --separate-stderr "$RL" -u "$U" unlock --owner "$tok" "$name"
+	t1=$(now_ms)
+	reap "$mpid"
+	echo "unlock released after $((t1 - t0)) ms" >&3
+	[ -z "$stderr" ]
+	[ "$(redis-cli -p "$src" exists "$name")" = 0 ]
+	[ $((t1 - t0)) -ge 800 ]
+}
+
+@test "a waiter whose slot goes back and forth while it moves subscribes where it went, and again at the next move: woken by push" {
+	name=$(elsewhere bouncing)
+	src=$(owner "$name")
+	dst=$(masters | grep -vx "$src" | head -n 1)
+	third=$(masters | grep -vx -e "$src" -e "$dst" | head -n 1)
+	tok=$("$RL" -u "$U" lock -t 60s "$name")
+	# The waiter refreshes its place every 20 minutes only: no attempt of
+	# its own finds the new master for it, only the subscription.
+	"$RL" -u "$U" exec -v -w 40s --waiter-timeout 1h "$name" -- \
+	    sh -c 'date +%s%N >"$0/ran"' "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(shardsubs "$src" "$name")" = 1 ]'
+	# A second of MOVED back and forth (less on Valkey).
+	hand_on "$name" "$dst" >/dev/null
+	sleep 1
+	assign_slot "$name" "$src" "$dst"
+	wait_for 10 eval '[ "$(shardsubs "$dst" "$name")" = 1 ]'
+	move_slot "$name" "$third"
+	wait_for 10 eval '[ "$(shardsubs "$third" "$name")" = 1 ]' ||
+	    { cat "$D/err" >&3; false; }
+	t0=$(date +%s%N)
+	run -0 "$RL" -u "$U" unlock --owner "$tok" "$name"
+	reap "$epid" || { cat "$D/err" >&3; false; }
+	ms=$((($(cat "$D/ran") - t0) / 1000000))
+	echo "woken $ms ms after unlock began on the third master" >&3
+	[ "$ms" -lt 5000 ]
+	# Lost once per move, when the server dropped the subscription (and
+	# once more on Valkey, whose new owner had taken the slot already
+	# when it was given it, and dropped it then): not at each MOVED back
+	# and forth in between.
+	[ "$(grep -c 'lost the server while waiting' "$D/err")" -le 3 ] ||
+	    { cat "$D/err" >&3; false; }
+}
+
 @test "a Redisson client on sharded pub/sub (SSUBSCRIBE, SPUBLISH) and redlock wake each other" {
 	local rsn="$BATS_TEST_DIRNAME/redisson.py"
 	name=$(elsewhere java)
@@ -551,4 +663,40 @@ accepted_beyond() { [ "$(accepted)" -ge "$1" ]; }
 	[ -z "$(grep -vx -e 0 -e 79 "$D/outcomes")" ]
 	# And every release went through: none left the lock to its lease.
 	[ -z "$(grep -v '^redlock: lost the lock on ' "$D/stderr")" ]
+}
+
+@test "workers taking turns through slot moves in the wrong order: no turn fails, and every release goes through" {
+	local i to from
+	workers=()
+	torture=$BATS_TEST_DIRNAME/../torture
+	name=$(elsewhere wrongway)
+	a=$(owner "$name")
+	b=$(masters | grep -vx -e "$C1_PORT" -e "$a" | head -n 1)
+	[ -n "$b" ]
+	touch "$D/store.log"
+	for i in 1 2 3 4; do
+		"$torture/worker" "$D" "$RL" -u "$U" exec -q -w 60s -t 3s \
+		    "$name" 3>&- &
+		workers+=($!)
+	done
+	wait_for 10 accepted_beyond 5
+	# Each move leaves the two masters sending every command to each
+	# other for a second (less on Valkey).
+	for to in "$b" "$a" "$b"; do
+		from=$(hand_on "$name" "$to")
+		sleep 1
+		assign_slot "$name" "$from" "$to"
+		n=$(accepted)
+		wait_for 10 accepted_beyond $((n + 5))
+	done
+	touch "$D/stop"
+	wait_for 30 all_dead "${workers[@]}"
+	reap "${workers[@]}"
+	echo "$(accepted) sections accepted; outcomes: $(sort -n "$D/outcomes" |
+	    uniq -c | awk '{ printf "exit %s: %s  ", $2, $1 }')" >&3
+	if [ -s "$D/stderr" ]; then sed -n 1,10p "$D/stderr" >&3; fi
+	violations=$("$torture/check.sh" violations "$D/store.log")
+	[ -z "$violations" ] || { echo "$violations" >&3; false; }
+	[ -z "$(grep -vx 0 "$D/outcomes")" ]
+	[ ! -s "$D/stderr" ]
 }

@@ -1219,6 +1219,126 @@ test_redirects_are_bounded(void **state)
 	rl_round_end(r);
 }
 
+/* A slot changing owner, the old owner told first: it sends the command
+ * to the new one, which sends it back until it learns that it owns the
+ * slot. Each time back, the command is sent again RL_TRYAGAIN_MS later,
+ * more often than RL_MAX_REDIRECTS, and the reply that finally comes is
+ * the round's; the master's address is where it came from. */
+static void
+test_moved_back_and_forth_is_sent_again_later(void **state)
+{
+	struct rl_round *r = &rd;
+	int64_t t0;
+	size_t i;
+
+	(void)state;
+	plain_masters(1);
+	t0 = rl_now_ms();
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	for (i = 1; i <= 4; i++) {
+		answer(r, &srvs[0], i, "-MOVED 1 127.0.0.1:6392\r\n");
+		answer(r, &srvs[1], i, "-MOVED 1 127.0.0.1:6391\r\n");
+	}
+	answer(r, &srvs[0], 5, ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	/* The first MOVED is followed at once, the 7 back after a pause. */
+	assert_true(rl_now_ms() - t0 >= 7 * RL_TRYAGAIN_MS - 5);
+	assert_evalsha(&srvs[0], 4);
+	assert_evalsha(&srvs[1], 3);
+	assert_int_equal(srvs[0].opens, 5);
+	assert_int_equal(srvs[1].opens, 4);
+	assert_int_equal(nodes[0].url.port, 6391);
+	rl_round_end(r);
+}
+
+/* The same, where the slot's migration began in the wrong order too: the
+ * old owner ASKs the new one, which sends the command back with MOVED;
+ * each ASK back to it goes behind ASKING again. */
+static void
+test_ask_back_and_forth_goes_behind_asking_again(void **state)
+{
+	struct rl_round *r = &rd;
+	size_t i;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	for (i = 1; i <= 3; i++) {
+		answer(r, &srvs[0], i, "-ASK 1 127.0.0.1:6393\r\n");
+		step_until(r, &srvs[2], 2 * i);
+		assert_cmd(&srvs[2], 2 * i - 2, "ASKING", NULL);
+		assert_evalsha(&srvs[2], 2 * i - 1);
+		srv_say(&srvs[2], "+OK\r\n-MOVED 1 127.0.0.1:6391\r\n");
+	}
+	answer(r, &srvs[0], 4, "-ASK 1 127.0.0.1:6393\r\n");
+	step_until(r, &srvs[2], 8);
+	assert_cmd(&srvs[2], 6, "ASKING", NULL);
+	srv_say(&srvs[2], "+OK\r\n:7\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 7);
+	rl_round_end(r);
+	assert_int_equal(nodes[0].url.port, 6391);
+}
+
+/* Until R is done, each of the first two servers answers each command
+ * with MOVED to the other; bounded. */
+static void
+ping_pong(struct rl_round *r)
+{
+	static const char *const moved[2] = { "-MOVED 1 127.0.0.1:6392\r\n",
+	    "-MOVED 1 127.0.0.1:6391\r\n" };
+	struct pollfd pfd[RL_MAX_NODES];
+	int64_t end = rl_now_ms() + 5000;
+	size_t said[2] = { 0, 0 }, i;
+
+	while (!r->done) {
+		assert_true(rl_now_ms() < end);
+		rl_round_step(r, rl_now_ms());
+		pump_all();
+		for (i = 0; i < 2; i++)
+			if (srvs[i].ncmds > said[i]) {
+				srv_say(&srvs[i], moved[i]);
+				said[i]++;
+			}
+		poll(pfd, rl_round_pollfds(r, pfd), 1);
+	}
+}
+
+/* Two nodes that never agree: the round gives up once a reply's time
+ * (--timeout) has gone by, not before, with a line that names both and
+ * what to do; a refusal that passes (the command ran on neither). */
+static void
+test_moved_back_and_forth_ends_by_the_reply_time(void **state)
+{
+	struct rl_round *r = &rd;
+	int64_t t0, took;
+
+	(void)state;
+	plain_masters(1);
+	t0 = rl_now_ms();
+	assert_int_equal(renew_round(r, 1, 1, 400), 0);
+	ping_pong(r);
+	took = rl_now_ms() - t0;
+	assert_true(took >= 400 - RL_TRYAGAIN_MS);
+	assert_true(took < 2000);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ECONNECT);
+	assert_int_equal(nodes[0].refused, 1);
+	assert_non_null(strstr(nodes[0].why, "redis://127.0.0.1:6391"));
+	assert_non_null(strstr(nodes[0].why, "redis://127.0.0.1:6392"));
+	assert_non_null(strstr(nodes[0].why, "kept sending the renew script "
+	    "to each other (MOVED 1 127.0.0.1:639"));
+	assert_non_null(strstr(nodes[0].why, "redis-cli --cluster fix"));
+	/* One try every RL_TRYAGAIN_MS at most. */
+	assert_true(srvs[0].opens + srvs[1].opens <= 400 / RL_TRYAGAIN_MS + 2);
+	rl_round_end(r);
+}
+
 /* A transport that takes all the socket has and hands it out in pieces,
  * as TLS does with the records it decrypts. */
 static char held[1 << 17];
@@ -1606,6 +1726,9 @@ main(void)
 		T(test_moved_is_followed),
 		T(test_ask_is_followed_once_behind_asking),
 		T(test_redirects_are_bounded),
+		T(test_moved_back_and_forth_is_sent_again_later),
+		T(test_ask_back_and_forth_goes_behind_asking_again),
+		T(test_moved_back_and_forth_ends_by_the_reply_time),
 		T(test_wait_pipelined_behind_the_script),
 		T(test_noscript_drops_the_wait_of_the_refused_evalsha),
 		T(test_refused_script_still_reads_its_wait),
