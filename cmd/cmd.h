@@ -130,7 +130,10 @@ struct lockopts {
 	int waiter_timeout_given;
 	int replicas;		/* --replicas: WAIT for this many; 0: not;
 				 * RL_REPLICAS_DEFAULT: the Sentinel default */
-	enum rl_lock_kind kind;	/* --shared, --write, --limit */
+	enum rl_lock_kind kind;	/* --shared, --write, --limit; a nested
+				 * call: the kind it re-enters as */
+	enum rl_lock_kind held_kind;	/* how the exec chain holds NAME
+					 * once this call does (REDLOCK_HELD) */
 	long limit;
 	char owner_buf[RL_OWNER_MAX];
 };
@@ -197,8 +200,10 @@ int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 int lockopts_check(const struct cmd *c, const struct lockopts *o,
     const struct globals *g, const char *renewer);
 /* Settle the owner token of NAME: --owner, else the one REDLOCK_HELD
- * gives for NAME, else a new one; -1 (reported) when REDLOCK_HELD is
- * malformed or no token can be made. */
+ * gives for NAME, else a new one. A call that re-enters a hold listed
+ * there nests as the manual's table says: the kind it takes may change
+ * to the hold's; -1 (reported) when it would wait for that hold, when
+ * REDLOCK_HELD is malformed, or when no token can be made. */
 int lockopts_finish(const char *name, struct lockopts *o);
 /* Make RC take, renew and release the kind of lock O asks for: 0, or
  * the exit status (reported). */
@@ -208,13 +213,17 @@ int lockopts_kind(rl_client *rc, const struct lockopts *o);
 int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a);
 /* REDLOCK_HELD, the locks held by the exec chain above (held.c). The
- * owner it gives for NAME into BUF: 1, or 0 when it has none, or -1
- * (reported) when the variable is malformed. */
-int held_owner(const char *name, char *buf, size_t len);
-/* Its value for COMMAND of an exec that holds NAME as OWNER: the
- * inherited entries, NAME's set to OWNER or added last; malloc'd, NULL
- * when out of memory. */
-char *held_with(const char *name, const char *owner);
+ * owner it gives for NAME into BUF and, unless KIND is NULL, the kind
+ * into *KIND (an enum rl_lock_kind, or HELD_UNKNOWN for an entry that
+ * names none): 1, or 0 when it has none, or -1 (reported) when the
+ * variable is malformed. */
+#define HELD_UNKNOWN (-1)
+int held_owner(const char *name, char *buf, size_t len, int *kind);
+/* Its value for COMMAND of an exec that holds NAME as OWNER, the chain
+ * holding it as KIND: the inherited entries, NAME's set to OWNER and
+ * KIND or added last; malloc'd, NULL when out of memory. */
+char *held_with(const char *name, const char *owner,
+    enum rl_lock_kind kind);
 /* With -v: a timestamped line on stderr. */
 void event(const struct lockopts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -117,7 +117,7 @@ become(char **cmd, const struct globals *g, const char *name,
 	put_env("REDLOCK_NAME", name);
 	put_env("REDLOCK_OWNER", o->owner);
 	/* Without it, a nested exec of NAME would wait for this one. */
-	if ((held = held_with(name, o->owner)) == NULL) {
+	if ((held = held_with(name, o->owner, o->held_kind)) == NULL) {
 		msg("cannot set REDLOCK_HELD for COMMAND: %s", strerror(errno));
 		_exit(EXIT_SOFTWARE);
 	}

@@ -7,16 +7,30 @@
 #include "cmd.h"
 
 /*
- * The variable is "NAME=OWNER NAME=OWNER ...": one entry per lock that an
- * exec above the caller holds, outermost first. NAME and OWNER are
- * %-encoded: '%', '=', ' ', the bytes below 0x21 and 0x7f become %XX
- * (uppercase hex), so any name survives and spaces only separate entries.
+ * The variable is "NAME=OWNER=KIND NAME=OWNER=KIND ...": one entry per
+ * lock that an exec above the caller holds, outermost first, with the
+ * kind the chain holds it as (exclusive, shared, write, limit). NAME and
+ * OWNER are %-encoded: '%', '=', ' ', the bytes below 0x21 and 0x7f
+ * become %XX (uppercase hex), so any name survives, spaces only separate
+ * entries and '=' only fields. An entry without KIND ("NAME=OWNER", as
+ * older redlocks wrote them, or one made by hand) is of no known kind:
+ * a nested call takes the kind it asks for with its token.
  */
 #define HELD_VAR "REDLOCK_HELD"
+
+/* The KIND words, by enum rl_lock_kind. */
+static const char *const kind_word[] = {
+	[RL_EXCLUSIVE] = "exclusive",
+	[RL_SHARED] = "shared",
+	[RL_WRITE] = "write",
+	[RL_PERMIT] = "limit"
+};
+#define NKIND (sizeof(kind_word) / sizeof(kind_word[0]))
 
 struct held_entry {
 	char *name;
 	char *owner;
+	int kind;		/* enum rl_lock_kind, or HELD_UNKNOWN */
 };
 
 struct held {
@@ -38,12 +52,23 @@ entry_parse(char *p, struct held_entry *e)
 {
 	const unsigned char *u;
 	char *eq;
+	size_t k;
 
 	if ((eq = strchr(p, '=')) == NULL)
 		return "is not NAME=OWNER";
 	*eq = '\0';
 	e->name = p;
 	e->owner = eq + 1;
+	e->kind = HELD_UNKNOWN;
+	if ((eq = strchr(e->owner, '=')) != NULL) {
+		*eq++ = '\0';
+		for (k = 0; k < NKIND; k++)
+			if (strcmp(eq, kind_word[k]) == 0)
+				e->kind = (int)k;
+		if (e->kind == HELD_UNKNOWN)
+			return "has a KIND that is not exclusive, shared, "
+			    "write or limit";
+	}
 	if (rl_unescape(e->name) < 0 || rl_unescape(e->owner) < 0)
 		return "has a bad %-escape";
 	if (e->name[0] == '\0' || e->owner[0] == '\0')
@@ -98,7 +123,7 @@ held_parse(struct held *h)
 }
 
 int
-held_owner(const char *name, char *buf, size_t len)
+held_owner(const char *name, char *buf, size_t len, int *kind)
 {
 	struct held h;
 	size_t i;
@@ -109,6 +134,8 @@ held_owner(const char *name, char *buf, size_t len)
 	for (i = h.n; i > 0; i--)
 		if (strcmp(h.e[i - 1].name, name) == 0) {
 			snprintf(buf, len, "%s", h.e[i - 1].owner);
+			if (kind != NULL)
+				*kind = h.e[i - 1].kind;
 			break;
 		}
 	held_free(&h);
@@ -127,8 +154,19 @@ put(FILE *f, const char *s)
 			fputc(*p, f);
 }
 
+/* One entry on F; KIND HELD_UNKNOWN writes none, as it was read. */
+static void
+put_entry(FILE *f, const char *name, const char *owner, int kind)
+{
+	put(f, name);
+	fputc('=', f);
+	put(f, owner);
+	if (kind >= 0 && (size_t)kind < NKIND)
+		fprintf(f, "=%s", kind_word[kind]);
+}
+
 char *
-held_with(const char *name, const char *owner)
+held_with(const char *name, const char *owner, enum rl_lock_kind kind)
 {
 	struct held h;
 	char *out = NULL;
@@ -146,20 +184,20 @@ held_with(const char *name, const char *owner)
 		int mine = strcmp(h.e[i].name, name) == 0;
 
 		/* This exec holds NAME now: its owner is the one to re-enter
-		 * (the same as the entry's unless --owner said otherwise). */
+		 * (the same as the entry's unless --owner said otherwise),
+		 * as KIND (the entry's, when this exec re-entered it). */
 		seen |= mine;
 		if (i > 0)
 			fputc(' ', f);
-		put(f, h.e[i].name);
-		fputc('=', f);
-		put(f, mine ? owner : h.e[i].owner);
+		if (mine)
+			put_entry(f, name, owner, (int)kind);
+		else
+			put_entry(f, h.e[i].name, h.e[i].owner, h.e[i].kind);
 	}
 	if (!seen) {
 		if (h.n > 0)
 			fputc(' ', f);
-		put(f, name);
-		fputc('=', f);
-		put(f, owner);
+		put_entry(f, name, owner, (int)kind);
 	}
 	held_free(&h);
 	if (ferror(f)) {

@@ -210,26 +210,93 @@ lockopts_kind(rl_client *rc, const struct lockopts *o)
 	return e == RL_OK ? 0 : fail(rc, e, "");
 }
 
+/* What a call asks for, as the refusals below name it. */
+static const char *
+asked(const struct lockopts *o)
+{
+	return o->kind == RL_EXCLUSIVE ? (o->fair ? "--fair lock" :
+	    "exclusive lock") : o->kind == RL_SHARED ? "shared lock (-s)" :
+	    o->kind == RL_WRITE ? "--write lock" : "--limit permit";
+}
+
+/* How an exec above holds a name, as the refusals below name it. */
+static const char *
+held_as(enum rl_lock_kind k)
+{
+	return k == RL_EXCLUSIVE ? "exclusively" : k == RL_SHARED ?
+	    "shared (-s)" : k == RL_WRITE ? "for writing (--write)" :
+	    "as a --limit permit";
+}
+
+/*
+ * NAME is held as HELD by an exec above this call, with the token this
+ * call acquires with: nest as the manual's table (NESTED CALLS) says. An
+ * exclusive hold (plain, --fair, --write) already keeps everyone else
+ * out, so a nested lock of NAME re-enters it in its own layout (the only
+ * one NAME has then), except that -s under --write takes a read hold
+ * under the write, as Redisson's RReadWriteLock allows. A nested call
+ * that would need more than its ancestor holds (an exclusive or write
+ * hold inside a shared one) would wait for that ancestor for ever, and a
+ * semaphore's permit and a lock never share a name: those are refused
+ * before anything is sent. 0, or -1 (reported).
+ */
+static int
+nest(const char *name, struct lockopts *o, enum rl_lock_kind held)
+{
+	enum rl_lock_kind want = o->kind;
+
+	o->held_kind = held;
+	if (want == held || (held == RL_WRITE && want == RL_SHARED))
+		return 0;
+	if ((held == RL_EXCLUSIVE || held == RL_WRITE) &&
+	    want != RL_PERMIT) {
+		event(o, "%s is held %s by an exec above: this %s re-enters "
+		    "that hold", esc(name), held_as(held), asked(o));
+		o->kind = held;
+		o->fair = 0;
+		return 0;
+	}
+	if (held == RL_SHARED && want != RL_PERMIT)
+		msg("%s is held shared (-s) by an exec above this one, and a "
+		    "nested %s would wait for it for ever: take %s with "
+		    "--write (or exclusively) in the outer call, or run this "
+		    "one outside it", esc(name), asked(o), esc(name));
+	else if (held == RL_PERMIT)
+		msg("%s is a semaphore that an exec above this one holds a "
+		    "permit of: a nested %s cannot take it (a name is a lock "
+		    "or a semaphore, not both); give --limit as the outer "
+		    "call does, or use another name", esc(name), asked(o));
+	else
+		msg("%s is held %s by an exec above this one: a nested "
+		    "--limit permit cannot take it (a name is a lock or a "
+		    "semaphore, not both); drop --limit, or use another name",
+		    esc(name), held_as(held));
+	return -1;
+}
+
 int
 lockopts_finish(const char *name, struct lockopts *o)
 {
 	/* One settled owner per process: lock and exec acquire once. */
 	static char held[OWNER_MAX_LEN + 1];
-	int r;
+	int r, kind = HELD_UNKNOWN;
 
+	o->held_kind = o->kind;
 	/* Read even with --owner: a malformed REDLOCK_HELD is refused
 	 * before anything is acquired, and exec passes it on. */
-	if ((r = held_owner(name, held, sizeof(held))) < 0)
+	if ((r = held_owner(name, held, sizeof(held), &kind)) < 0)
 		return -1;
-	if (o->owner != NULL)
-		return 0;
 	/* Re-enter what an exec above this one holds. REDLOCK_OWNER is not
 	 * read: inherited by every child, it would make siblings share
 	 * every name. */
-	if (r > 0) {
+	if (o->owner == NULL && r > 0)
 		o->owner = held;
+	/* That hold itself (--owner may name it too), of a known kind. */
+	if (o->owner != NULL && r > 0 && kind != HELD_UNKNOWN &&
+	    strcmp(o->owner, held) == 0)
+		return nest(name, o, (enum rl_lock_kind)kind);
+	if (o->owner != NULL)
 		return 0;
-	}
 	if (rl_owner_new(o->owner_buf, sizeof(o->owner_buf)) < 0) {
 		msg("cannot make an owner token: getrandom: %s",
 		    strerror(errno));

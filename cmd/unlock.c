@@ -37,7 +37,8 @@ settle_owner(struct job *j)
 	/* Inside an exec chain, NAME's own owner first: REDLOCK_OWNER is
 	 * that of the nearest exec, which may hold another name. */
 	if (!j->force && j->owner == NULL) {
-		if ((r = held_owner(j->name, j->held, sizeof(j->held))) < 0)
+		if ((r = held_owner(j->name, j->held, sizeof(j->held),
+		    NULL)) < 0)
 			return EXIT_USAGE;
 		j->owner = r > 0 ? j->held : getenv("REDLOCK_OWNER");
 	}

@@ -94,9 +94,11 @@ if queue then
   _, dropped = rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms)
 end
 
-local mine = redis.pcall('HEXISTS', KEYS[1], ARGV[2])
-if type(mine) == 'table' then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
-if mine == 1 then
+-- A read-write lock's reader (a "mode" field beside OWNER) holds no
+-- lock of this kind: its hold is not re-entered, nor counted twice.
+local mine = redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode')
+if mine.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
+if mine[1] and not mine[2] then
   local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
   rl_lengthen(KEYS[1], ARGV[1])
   rl_lengthen(KEYS[3], ARGV[1])

@@ -71,7 +71,7 @@ siblings() {
 	assert_output "child2 exit 75"
 	local outer b
 	b=$(var child1 OWNER)
-	outer=$(var child1 HELD | tr ' ' '\n' | sed -n 's/^outerA=//p')
+	outer=$(var child1 HELD | tr ' ' '\n' | sed -n 's/^outerA=\(.*\)=exclusive$/\1/p')
 	[ -n "$b" ]
 	[ -n "$outer" ]
 	[ "$b" != "$outer" ]
@@ -122,7 +122,7 @@ aba() {
 		[ "$b" != "$a" ]
 		[ "$($c hget B "$b")" = 1 ]
 	done
-	[ "$(var in HELD)" = "A=$a B=$b" ]
+	[ "$(var in HELD)" = "A=$a=exclusive B=$b=exclusive" ]
 	touch "$D/in.go"
 	reap "$pid"
 	[ ! -s "$D/out" ]
@@ -223,23 +223,35 @@ plain unlock of C: 1
 	key_gone y
 }
 
-@test "exec passes REDLOCK_HELD: inherited entries, then its own NAME=OWNER, once" {
+@test "exec passes REDLOCK_HELD: inherited entries, then its own NAME=OWNER=KIND, once" {
 	run -0 rl exec A -- sh -c 'echo "$REDLOCK_HELD"; echo "$REDLOCK_OWNER"'
-	assert_line --index 0 "A=${lines[1]}"
+	assert_line --index 0 "A=${lines[1]}=exclusive"
 	REDLOCK_HELD="Z=zz" run -0 rl exec A -- sh -c 'echo "$REDLOCK_HELD $REDLOCK_OWNER"'
-	assert_output --regexp '^Z=zz A=([0-9a-f-]{36}:[0-9]+) \1$'
+	assert_output --regexp '^Z=zz A=([0-9a-f-]{36}:[0-9]+)=exclusive \1$'
 	# An entry for NAME names the hold this exec took: with --owner,
-	# its token.
-	REDLOCK_HELD="A=stale Z=zz" run -0 rl exec --owner T A -- sh -c 'echo "$REDLOCK_HELD"'
-	assert_output "A=T Z=zz"
-	# Without --owner, the entry's owner is the one acquired with.
+	# its token, and its kind.
+	REDLOCK_HELD="A=stale=write Z=zz=shared" run -0 rl exec --owner T A -- sh -c 'echo "$REDLOCK_HELD"'
+	assert_output "A=T=exclusive Z=zz=shared"
+	# Without --owner, the entry's owner is the one acquired with; an
+	# entry without a kind (redlock 0.1.0 wrote none) gets this hold's.
 	REDLOCK_HELD="Z=zz A=T" run -0 rl exec A -- sh -c '
 	    echo "$REDLOCK_HELD"; redis-cli -p "$0" hget A T' "$R_PORT"
-	assert_output "Z=zz A=T
+	assert_output "Z=zz A=T=exclusive
 1"
-	REDLOCK_HELD= run -0 rl exec A -- sh -c 'echo "$REDLOCK_HELD"'
-	assert_output --regexp '^A=[0-9a-f-]{36}:[0-9]+$'
+	REDLOCK_HELD="Z=zz A=T" run -0 rl exec -s A -- sh -c 'echo "$REDLOCK_HELD"'
+	assert_output "Z=zz A=T=shared"
+	# A nested exec that re-enters keeps the kind the chain holds NAME
+	# as: -s under --write takes a read hold, the chain still writes.
+	REDLOCK_HELD="A=T=write" run -0 rl exec -s A -- sh -c 'echo "$REDLOCK_HELD"'
+	assert_output "A=T=write"
 	key_gone A
+	REDLOCK_HELD= run -0 rl exec --fair B -- sh -c 'echo "$REDLOCK_HELD"'
+	assert_output --regexp '^B=[0-9a-f-]{36}:[0-9]+=exclusive$'
+	REDLOCK_HELD= run -0 rl exec --write B -- sh -c 'echo "$REDLOCK_HELD"'
+	assert_output --regexp '^B=[0-9a-f-]{36}:[0-9]+=write$'
+	key_gone B
+	REDLOCK_HELD= run -0 rl exec --limit 1 C -- sh -c 'echo "$REDLOCK_HELD"'
+	assert_output --regexp '^C=[0-9a-f-]{36}:[0-9]+=limit$'
 }
 
 @test "REDLOCK_HELD %-encodes names and owners: spaces, '=', '%' and a newline round-trip to a re-entry" {
@@ -251,7 +263,7 @@ plain unlock of C: 1
 	    redis-cli -p "$2" hget "$1" "$3"
 	    "$0" unlock "$1" || exit 2
 	    redis-cli -p "$2" hget "$1" "$3"' "$RL" "$name" "$R_PORT" "$own"
-	assert_line --index 0 --regexp '^a%20b%3Dc%25d%0Ae=tok%20with%20space%3D100%25 x%20y=[0-9a-f-]{36}:[0-9]+$'
+	assert_line --index 0 --regexp '^a%20b%3Dc%25d%0Ae=tok%20with%20space%3D100%25=exclusive x%20y=[0-9a-f-]{36}:[0-9]+=exclusive$'
 	assert_line --index 1 "$own"
 	assert_line --index 2 2
 	assert_line --index 3 1
@@ -284,6 +296,9 @@ plain unlock of C: 1
 	x=$tok y=a%0Ab|has a control character in OWNER
 	x=$tok y=a%7fb|has a control character in OWNER
 	x=$tok y=LONG|has an OWNER longer than the --owner limit
+	x=$tok y=o=|has a KIND that is not exclusive, shared, write or limit
+	x=$tok y=o=read|has a KIND that is not exclusive, shared, write or limit
+	x=$tok=exclusive y=o=exclusive=write|has a KIND that is not exclusive, shared, write or limit
 	EOF
 	[ ! -e "$D/ran" ]
 	[ "$(rcli hlen x)" = 1 ]

@@ -77,6 +77,24 @@ try() {
 	[ "$bad" = 0 ]
 }
 
+@test "a plain call with a reader's token (--owner, or REDLOCK_HELD set by hand) neither re-enters the read hold nor counts it twice" {
+	tok=$(rl lock -s -t 60s n)
+	run -75 --separate-stderr rl lock -n --owner "$tok" n
+	[[ $stderr == "redlock: n is busy: held by "* ]]
+	REDLOCK_HELD="n=$tok" run -75 --separate-stderr rl lock -n n
+	REDLOCK_HELD="n=$tok" run -75 --separate-stderr rl exec -n --fair n -- true
+	assert_equal "$(rcli hgetall n | paste -d= - - | LC_ALL=C sort | tr '\n' ' ')" "$tok=1 mode=read "
+	# One unlock gives the one read hold back.
+	run -0 rl unlock --owner "$tok" n
+	key_gone n
+	# The writer's own read hold (a read under its write) is no plain
+	# hold either.
+	tok=$(rl lock --write -t 60s n)
+	rl lock -s --owner "$tok" n >/dev/null
+	run -75 --separate-stderr rl lock -n --owner "$tok" n
+	assert_equal "$(rcli hgetall n | paste -d= - - | LC_ALL=C sort | tr '\n' ' ')" "$tok:write=1 $tok=1 mode=write "
+}
+
 @test "10 readers hold at once; a writer waits for every one of them, and then readers wait for it" {
 	for i in $(seq 1 10); do
 		"$RL" -u "redis://127.0.0.1:$R_PORT" exec -s x -- sh -c \

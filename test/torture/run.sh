@@ -3,7 +3,9 @@
 # per kind of lock: an exclusive lock, a semaphore (--limit), a
 # read-write lock (-s and --write), and a lock that redlock workers share
 # with clients speaking Redisson's RLock and RFairLock (mixed: plain and
-# --fair redlock workers, and redisson-exec workers), while an injector
+# --fair redlock workers, and redisson-exec workers), and on the first
+# three names nested sections too (an exec inside an exec's COMMAND, of
+# every pair of kinds that re-enters: see nested), while an injector
 # kill -9's holders, pauses them past their lease, deletes their keys
 # behind their backs and kill -9's the server (appendonly, fsync always)
 # and starts it again. Beside them, failover.sh runs workers through
@@ -126,6 +128,23 @@ workers rwlock read 3 -s
 workers rwlock write 2 --write
 workers mixed lock 2
 workers mixed lock 1 --fair
+# Nested sections: a worker on each of three names goes through the pairs
+# of kinds that re-enter (the manual's NESTED CALLS), the inner exec run
+# as the outer one's COMMAND; the store is told how the chain holds the
+# name and checks the inner exec's fencing token.
+# nested KIND PAIR...: start that worker (see nested for PAIR).
+nested() {
+	local k=$1
+	shift
+	"$here/nested" "$dir/$k" "$rl" "${name[$k]}" \
+	    "-w 5s --ttl $ttl --kill-after 200ms" "$@" \
+	    2>>"$dir/$k/workers.err" &
+}
+nested lock "||lock" "|--fair|lock" "|-s|lock" "|--write|lock" \
+    "--fair||lock" "--fair|--fair|lock" "--fair|-s|lock" "--fair|--write|lock"
+nested rwlock "-s|-s|read" "--write|-s|write" "--write||write" \
+    "--write|--fair|write" "--write|--write|write"
+nested permits "--limit $limit|--limit $limit|permits:$limit"
 # The Redisson clients: RLock and RFairLock, leases of 600 ms renewed by
 # their watchdog every 200 ms, as the redlock workers' --ttl.
 for fair in "" --fair; do
@@ -334,6 +353,7 @@ refused() {
 	    END { print c + 0 }' "$2" "$1"
 }
 echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit; rwlock: 3 -s and 2 --write workers;"
+echo "  nested: 1 worker each on lock (plain, --fair), permits and rwlock (-s, --write), every pair that re-enters;"
 echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 0 (Sentinel) or 1 (cluster)}"
 fault_logs=("$dir/faults")
 for t in $topologies; do fault_logs+=("$dir/$t/faults"); done
@@ -390,6 +410,13 @@ for k in $kinds $fkinds; do
 		fi
 	done
 	[ "$accepted" -gt 0 ] || { echo "torture: $k: no section was accepted"; status=1; }
+	# Every nested turn's inner exec re-entered: none was refused (64)
+	# or gave up waiting for its own ancestor (86, see nested).
+	n=$(grep -cx -e 64 -e 86 "$d/outcomes" 2>/dev/null)
+	if [ "${n:-0}" -gt 0 ]; then
+		echo "torture: $k: $n turns refused (exit 64) or whose nested exec waited for its own ancestor (exit 86)"
+		status=1
+	fi
 	# Through Sentinel, by default, no token is given twice and no
 	# overlap happens at all, refused or not (what --replicas 0 shows).
 	if [ "$k" = sentinel ]; then
