@@ -87,7 +87,9 @@ held_by() {
 	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
 	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
-	start_proxy "$D/proxy" 4 --hold 20 2 "$D/forwarded" "$p:$M1_PORT"
+	# A fair attempt is EVALSHA, its sha, the key count, 9 keys, 10
+	# arguments and the publish command: 23 arguments.
+	start_proxy "$D/proxy" 4 --hold 23 2 "$D/forwarded" "$p:$M1_PORT"
 	run -75 --separate-stderr timeout 20 "$RL" --timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"
