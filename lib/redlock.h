@@ -463,6 +463,10 @@ enum rl_err rl_scan(rl_client *c, int (*fn)(void *arg, const char *name),
  * a renewal sent at T is trusted locally until T + ttl - drift, with
  * drift = ttl/100 + 2 ms for clock rate differences and delivery. */
 int64_t rl_renew_period_ms(int64_t ttl_ms);
+/* A read hold or a permit is renewed at least this often, whatever its
+ * lease: a Java reader's watchdog sets NAME's expiry to as little as
+ * 10 s (rl_keeper.c). */
+#define RL_SHARED_RENEW_MAX_MS 9000
 int64_t rl_drift_ms(int64_t ttl_ms);
 int64_t rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms);
 

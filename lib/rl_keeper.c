@@ -40,6 +40,13 @@ rl_keeper_new(rl_client *c, const char *name, const char *owner,
 	}
 	k->ttl_ms = ttl_ms;
 	k->period = rl_renew_period_ms(ttl_ms);
+	/* A Java reader's watchdog (Redisson's ReadLockTask) sets NAME's
+	 * expiry to its own timeout, whatever it was: 30 s by default, 10 s
+	 * at the least. A read hold, and a permit, is renewed often enough
+	 * that NAME never runs out under it when that reader dies. */
+	if ((c->kind == RL_SHARED || c->kind == RL_PERMIT) &&
+	    k->period > RL_SHARED_RENEW_MAX_MS)
+		k->period = RL_SHARED_RENEW_MAX_MS;
 	k->confirmed = sent_ms;
 	k->next = sent_ms + k->period;
 	return k;

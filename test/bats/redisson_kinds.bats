@@ -225,6 +225,34 @@ took() {
 	[ "$(rcli exists x '{x}:r:1:rwlock_timeout:1')" = 0 ]
 }
 
+@test "a Java reader's watchdog cannot cut a redlock reader's lease: a read hold is renewed at least every 9 s whatever its --ttl" {
+	rl exec -s -v -t 60s jr -- sleep 20 2>"$D/rl.err" 3>&- &
+	rpid=$!
+	bg+=("$rpid")
+	wait_for 10 eval '[ "$(rcli exists jr)" = 1 ]'
+	# A Java reader with a 10 s watchdog, the least Redisson allows: its
+	# renewal sets NAME's expiry to 10 s; then it dies (SIGKILL).
+	python3 "$RSN" --port "$R_PORT" --label j rwlock jr read \
+	    --watchdog 10000 --hold 60 >>"$D/events" 2>>"$D/err" 3>&- &
+	jpid=$!
+	bg+=("$jpid")
+	wait_for 20 grep -q '^renewed j ' "$D/events"
+	kill -9 "$jpid"
+	# NAME stays until redlock's COMMAND ends, 20 s after it began.
+	while ! dead "$rpid"; do
+		[ "$(rcli exists jr)" = 1 ] || {
+			cat "$D/rl.err" >&2
+			false
+		}
+		sleep 0.5
+	done
+	st=0
+	reap "$rpid" || st=$?
+	cat "$D/rl.err" >&3
+	[ "$st" -eq 0 ]
+	[ "$(grep -c 'renewed jr' "$D/rl.err")" -ge 2 ]
+}
+
 @test "redlock status shows the read-write locks and permit-expirable semaphores these clients write" {
 	rsn rwlock x read --lease 30000 --keep --id aaaa:1 >/dev/null
 	rsn rwlock x read --lease 20000 --keep --id bbbb:1 >/dev/null
