@@ -110,9 +110,9 @@ rl_keeper_renewals(const rl_keeper *k)
 /* How long a renewal WAITs for the replicas (0: it does not): --timeout,
  * but at most half a period, so that the renewal's reply fits in one; in
  * the Sentinel default a quarter, so that two fit, with the time to ask
- * the sentinels again: the first renewal of a connection is refused with
- * NOSCRIPT, and the WAIT behind it blocks for its whole timeout when no
- * replica follows the master any more (after a failover). */
+ * the sentinels again: a WAIT blocks for its whole timeout when no
+ * replica follows the master any more (after a failover), and the renewal
+ * that finds that out is followed by one on a new connection. */
 static int64_t
 ack_ms(const rl_keeper *k)
 {
