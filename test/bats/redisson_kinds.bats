@@ -238,11 +238,17 @@ took() {
 	bg+=("$jpid")
 	wait_for 20 grep -q '^renewed j ' "$D/events"
 	kill -9 "$jpid"
-	# NAME stays until redlock's COMMAND ends, 20 s after it began.
+	# NAME stays until redlock's COMMAND ends, 20 s after it began. It
+	# goes with redlock's release, a moment before the process is gone:
+	# gone is fine only if redlock ends within 2 s, having released it.
 	while ! dead "$rpid"; do
 		[ "$(rcli exists jr)" = 1 ] || {
-			cat "$D/rl.err" >&2
-			false
+			wait_for 2 dead "$rpid" &&
+			    grep -q 'released jr' "$D/rl.err" || {
+				cat "$D/rl.err" >&2
+				false
+			}
+			break
 		}
 		sleep 0.5
 	done
