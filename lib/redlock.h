@@ -272,6 +272,10 @@ struct rl_attempt {
 	int announced;		/* busy, waiting: new readers of redlock's
 				 * wait behind the caller (an exclusive
 				 * waiter of a name held in read mode) */
+	int foreign;		/* several masters, busy: a master's holder
+				 * keeps no holder record of redlock's (a
+				 * Java client's lock there), whatever the
+				 * others granted */
 };
 
 /* Fair (FIFO) acquisition: waiters queue on the server and refresh their

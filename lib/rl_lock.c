@@ -89,9 +89,14 @@ fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
 	*f = '\0';
 }
 
-/* Not acquired: release what may have been granted, on every master. */
+/* Not acquired: release what may have been granted, on every master.
+ * QUIET (busy beside a Java client's hold on one master): the release
+ * wakes nobody, or this waiter, subscribed on every master, would be
+ * woken by its own undo and try again at once, for as long as that hold
+ * lasts; nobody can take NAME before that holder's release, which wakes
+ * the waiters itself. */
 static void
-undo(rl_client *c, const char *name, const char *owner)
+undo(rl_client *c, const char *name, const char *owner, int quiet)
 {
 	struct rl_round_opts o = rl_opts_pub(c);
 	redisReply *saved[RL_MAX_NODES];
@@ -99,6 +104,8 @@ undo(rl_client *c, const char *name, const char *owner)
 
 	if (rl_call_release(c, name, owner, &call) != RL_OK)
 		return;
+	if (quiet && c->kind == RL_EXCLUSIVE)
+		call.args[1] = "";
 	rl_replies_save(c, saved);
 	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
 	rl_replies_restore(c, saved);
@@ -146,7 +153,7 @@ acquire_outcome(rl_client *c, const char *name, const char *owner,
 		e = outcome(c, o, who, "acquire", "acquire", a->badkey,
 		    a->badtype);
 	if (must_undo)
-		undo(c, name, owner);
+		undo(c, name, owner, a->foreign);
 	return e;
 }
 

@@ -179,6 +179,25 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	a->ahead = per[busy].ahead;
 }
 
+/* A master where NAME is held by a client that keeps no holder record of
+ * redlock's: a Java service's RLock (or read-write lock) on that master
+ * alone, which the other masters know nothing of. A majority without it
+ * would be a second holder beside it: with several masters such a hold
+ * makes NAME busy, as on one. */
+static int
+foreign(const enum rl_verdict *v, const struct rl_attempt *per, size_t n)
+{
+	size_t j;
+
+	if (n < 2)
+		return 0;
+	for (j = 0; j < n; j++)
+		if (v[j] == RL_V_NO && per[j].owner != NULL &&
+		    per[j].host == NULL)
+			return 1;
+	return 0;
+}
+
 enum rl_outcome
 rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
     size_t n, int64_t ttl_ms, int64_t elapsed_ms, struct rl_attempt *a,
@@ -192,14 +211,17 @@ rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
 	a->nodes_ok = t.yes;
 	a->validity_ms = rl_validity_ms(ttl_ms, elapsed_ms);
 	*undo = 0;
-	if (o == RL_OUT_OK && t.yes >= rl_quorum(n) && a->validity_ms > 0) {
+	a->foreign = foreign(v, per, n);
+	if (o == RL_OUT_OK && t.yes >= rl_quorum(n) && a->validity_ms > 0 &&
+	    !a->foreign) {
 		granted(v, per, n, a);
 		return RL_OUT_OK;
 	}
 	/* Undo on every master, also those that did not answer: the
 	 * script may still run there. A refusal is an answer: it did not. */
 	*undo = t.yes > 0 || t.answered + t.refused < n;
-	a->too_slow = o == RL_OUT_OK && t.yes >= rl_quorum(n);
+	a->too_slow = o == RL_OUT_OK && t.yes >= rl_quorum(n) &&
+	    !a->foreign;
 	/* Granted on a quorum in time, but for the replicas: say that. */
 	if (o == RL_OUT_OK && t.yes < rl_quorum(n) && t.unacked > 0 &&
 	    t.yes + t.unacked >= rl_quorum(n))

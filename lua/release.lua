@@ -12,7 +12,10 @@
 -- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
 --                                          listens to the lock's channel
 -- ARGV[1]  owner token
--- ARGV[2]  message published on release ("0")
+-- ARGV[2]  message published on release ("0"); empty: the release wakes
+--          nobody (an attempt undone on the masters that granted it
+--          because another master's holder is a Java client's: only
+--          that holder's release frees NAME, and it wakes the waiters)
 -- ARGV[3]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
@@ -37,6 +40,7 @@ if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
   return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
 end
 redis.call('DEL', KEYS[1])
+if ARGV[2] == '' then return {2, false} end
 local nopub = false
 -- No fair queue and no room (the common case): one call for both.
 if redis.call('EXISTS', KEYS[4], KEYS[7] or KEYS[4]) > 0 and

@@ -282,6 +282,41 @@ down() { stop_redis "$(pid_of "$1")"; }
 	[ "$(mcli M1 hget x "$(cat "$D/w")")$(mcli M2 hget x "$(cat "$D/w")")$(mcli M3 hget x "$(cat "$D/w")")$(mcli M4 hget x "$(cat "$D/w")")$(mcli M5 hget x "$(cat "$D/w")")" != "" ]
 }
 
+@test "a Java client's RLock on one master makes the name busy: no majority is taken beside it, and its release wakes a waiter" {
+	tok="$(cat /proc/sys/kernel/random/uuid):7"
+	python3 "$BATS_TEST_DIRNAME/redisson.py" --port "$M3_PORT" --id "$tok" \
+	    lock x --lease 60000 --keep
+	# Four masters would grant it: busy all the same, nothing left on
+	# them, and the holder named.
+	run -75 --separate-stderr rlm lock -n x
+	[[ $stderr == "redlock: x is busy: held by owner $tok, "* ]]
+	[ "$(holding x)" = 1 ]
+	"$RL" -u "$URLS" lock -w 30s x >"$D/w" 2>"$D/w.err" 3>&- &
+	w=$!
+	wait_for 5 eval '[ "$(mcli M3 pubsub numsub "redisson_lock__channel:{x}" | sed -n 2p)" -ge 1 ]'
+	# Waiting, holding nothing (its attempts undo what they took).
+	wait_for 3 eval '[ "$(holding x)" = 1 ]'
+	[ ! -s "$D/w" ]
+	# ...and quietly: its undone attempts wake nobody, itself included
+	# (it listens on every master). It refreshes its place in the room
+	# every 1.7 s (an attempt and its undo); woken by its own undo, it
+	# made thousands of calls a second.
+	mcli M1 config resetstat >/dev/null
+	sleep 2
+	calls=$(mcli M1 info commandstats | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')
+	echo "M1 saw ${calls:-0} EVALSHA in 2 s of waiting" >&3
+	[ "${calls:-0}" -le 10 ]
+	t0=$(now_ms)
+	python3 "$BATS_TEST_DIRNAME/redisson.py" --port "$M3_PORT" --id "$tok" \
+	    unlock x
+	reap "$w"
+	took=$(($(now_ms) - t0))
+	echo "woken $took ms after the Java release began" >&3
+	# The Java lease had about 60 s left.
+	[ "$took" -lt 5000 ]
+	[ "$(holding x)" -ge 3 ]
+}
+
 @test "waiting across masters is pushed: no retries while the holder keeps the lock" {
 	rlm lock -t 5s x >/dev/null
 	# The waiter refreshes its place in the room every third of

@@ -711,7 +711,14 @@ test_combine_acquire_three_masters(void **state)
 {
 	static const char *const two_yes[] = {
 		"*3|:1|$9007199254740993|:1",
-		"*8|:0|:2500|$other:7|nil|nil|nil|nil|nil",
+		"*8|:0|:2500|$other:7|$web1|nil|nil|nil|nil",
+		"*3|:1|$9007199254740995|:1",
+	};
+	/* The busy master's holder has no holder record of redlock's: a
+	 * Java service's lock on that master alone. */
+	static const char *const two_yes_foreign[] = {
+		"*3|:1|$9007199254740993|:1",
+		"*8|:0|:2500|$java:7|nil|nil|nil|nil|nil",
 		"*3|:1|$9007199254740995|:1",
 	};
 	static const char *const one_yes[] = { NULL, "*3|:1|$5|:1", NULL };
@@ -735,6 +742,20 @@ test_combine_acquire_three_masters(void **state)
 	assert_true(a.fence == 9007199254740995LL);
 	assert_int_equal(a.nodes_ok, 2);
 	assert_int_equal(undo, 0);
+
+	/* Two grants beside a Java client's hold on the third: busy, as on
+	 * one master; the grants are undone, and the holder reported. */
+	acquire_replies(3, two_yes_foreign, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_false(a.too_slow);
+	assert_int_equal(a.nodes_ok, 2);
+	assert_int_equal(a.pttl, 2500);
+	assert_string_equal(a.owner, "java:7");
+	assert_null(a.host);
+	assert_int_equal(undo, 1);
 
 	/* One grant, two silent: no quorum, and the grant is undone. */
 	acquire_replies(3, one_yes, v, per);
