@@ -107,6 +107,30 @@ took() {
 	assert_output 1
 }
 
+@test "semaphore: a Java host's clock ahead by less than a renewal's lease left takes no live permit; ahead by more, the watchdog stops COMMAND at its next renewal" {
+	# A 3 s lease renewed every second: at least 2 s of it are left.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -t 3s s -- \
+	    sleep 30 2>"$D/rl.err" 3>&- &
+	rpid=$!
+	bg+=("$rpid")
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	sleep 1.2	# past a renewal
+	# 1 s ahead: every permit is still live by its clock.
+	run rsn --skew 1000 semaphore s acquire --wait 0 --keep
+	[ "$status" = 1 ]
+	# 5 s ahead: the permit has expired by its clock; it takes it back
+	# and takes it, and redlock's watchdog finds it gone.
+	run rsn --skew 5000 semaphore s acquire --wait 0 --keep
+	[ "$status" = 0 ]
+	t0=$(now_ms)
+	st=0
+	wait_for 5 dead "$rpid"
+	reap "$rpid" || st=$?
+	echo "exec ended $(($(now_ms) - t0)) ms after the Java client took the permit (exit $st)" >&3
+	[ "$st" = 79 ]
+	grep -q 'lost' "$D/rl.err"
+}
+
 @test "semaphore: a release wakes a waiter at once (also sharded)" {
 	local sharded
 	for sharded in '' --sharded; do
