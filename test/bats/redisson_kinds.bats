@@ -283,6 +283,25 @@ took() {
 	[ "$(grep -c 'renewed jr' "$D/rl.err")" -ge 2 ]
 }
 
+@test "beside a Java reader, a plain or --fair exec nested in exec -s of the same name is refused (64): no exclusive section beside the readers" {
+	jtok="$(cat /proc/sys/kernel/random/uuid):5"
+	rsn rwlock n read --lease 30000 --keep --id "$jtok" >/dev/null
+	for opt in "" --fair; do
+		# shellcheck disable=SC2016
+		run -0 --separate-stderr rl exec -s n -- sh -c '
+		    "$0" -u "redis://127.0.0.1:$1" exec $2 n -- echo exclusive
+		    echo "inner=$?"
+		    redis-cli -p "$1" hgetall n | paste -d= - - | LC_ALL=C sort | tr "\n" " "' \
+		    "$RL" "$R_PORT" "$opt"
+		echo "$output" >&3
+		[ "${lines[0]}" = "inner=64" ]
+		# The Java reader and the exec's one read hold, nothing more.
+		[[ ${lines[1]} == "$jtok=1 "*"=1 mode=read " ]]
+		[ "$(echo "${lines[1]}" | wc -w)" = 3 ]
+		assert_equal "$(rcli hgetall n | paste -d= - - | LC_ALL=C sort | tr '\n' ' ')" "$jtok=1 mode=read "
+	done
+}
+
 @test "redlock status shows the read-write locks and permit-expirable semaphores these clients write" {
 	rsn rwlock x read --lease 30000 --keep --id aaaa:1 >/dev/null
 	rsn rwlock x read --lease 20000 --keep --id bbbb:1 >/dev/null
