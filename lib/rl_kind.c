@@ -269,6 +269,14 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->keys[3] = key(call, RL_PREFIX_HOLDER, name);
 		call->keys[4] = read_leases(call, name, owner);
 		call->keys[5] = suffixed(call, name, NULL);
+		/* The fair queue's and the room's: whoever waits there is
+		 * woken on its own channel when NAME goes. */
+		call->keys[6] = key(call, RL_PREFIX_QUEUE, name);
+		call->keys[7] = key(call, RL_PREFIX_TIMEOUT, name);
+		call->keys[8] = key(call, RL_PREFIX_WAITER, name);
+		call->keys[9] = key(call, RL_PREFIX_ROOM, name);
+		call->keys[10] = key(call, RL_PREFIX_LISTENER, name);
+		call->nkeys = 11;
 		call->nargs = 2;
 		call->args[0] = owner;
 		call->args[1] = mode(c);

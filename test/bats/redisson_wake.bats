@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# Wake-ups between redlock's read-write locks and semaphores and the Java
+# services (test/bats/redisson.py) beside them: a redlock release or
+# unlock --force of a read-write hold wakes Redisson's fair waiters and
+# readers and writers, and redlock's own fair and room waiters, by a
+# message; Redisson's read and write releases wake redlock's exclusive
+# waiters by a message; and a -s waiter notices a Redisson writer's
+# downgrade to read, which publishes nothing, within its heartbeat.
+# Each wait is timed from the release to the acquisition (said on fd 3)
+# and asserted well under what the unpushed path would take: the lease
+# the waiter was told, or its heartbeat, made long here on purpose.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+	: >"$D/events"
+	bg=()
+}
+teardown() { stop_bg; stop_strays; }
+
+RSN=$BATS_TEST_DIRNAME/redisson.py
+CH='redisson_lock__channel:{x}'
+RW='redisson_rwlock:{x}'
+
+# A fresh owner: UUID:N, the shape of redlock's tokens.
+token() { echo "$(cat /proc/sys/kernel/random/uuid):$((RANDOM + 2))"; }
+
+# rsn_bg ARGS...: redisson.py ARGS in the background, its events (labelled
+# with --label in ARGS) appended to $D/events.
+rsn_bg() {
+	python3 "$RSN" --port "$R_PORT" "$@" >>"$D/events" 2>>"$D/err" 3>&- &
+	bg+=($!)
+}
+
+# rl_bg LABEL TOKEN ARGS...: redlock exec ARGS x as TOKEN in the
+# background; holding x, it writes "acquired LABEL TIME" to $D/events.
+# Its pid in $last.
+rl_bg() {
+	local label=$1 tok=$2
+	shift 2
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -v --owner "$tok" "$@" x -- \
+	    sh -c 'echo "acquired $0 $(date +%s.%N)"' "$label" \
+	    >>"$D/events" 2>"$D/$label.err" 3>&- &
+	last=$!
+	bg+=("$last")
+}
+
+# When LABEL had EVENT (default acquired), in ms since the epoch; empty if
+# it did not. Labelled lines end "LABEL TIME".
+when_ms() {
+	awk -v l="$1" -v e="${2:-acquired}" \
+	    '$1 == e && $(NF - 1) == l { printf "%.0f\n", $NF * 1000; exit }' \
+	    "$D/events"
+}
+had() { [ -n "$(when_ms "$@")" ]; }
+# subscribed LABEL: that Redisson client said it waits on its channel.
+subscribed() { grep -qx "subscribed $1" "$D/events"; }
+numsub() { rcli pubsub numsub "$1" | sed -n 2p; }
+listens() { [ "$(numsub "$1")" -ge "${2:-1}" ]; }
+deaf() { [ "$(numsub "$1")" = 0 ]; }
+
+# took LABEL FROM_MS LIMIT_MS WHAT: LABEL acquired (or had the event
+# $5) within LIMIT_MS of FROM_MS; the time is said on fd 3.
+took() {
+	local t
+	wait_for $(($3 / 1000 + 1)) had "$1" "${5:-acquired}" || :
+	t=$(when_ms "$1" "${5:-acquired}")
+	if [ -z "$t" ]; then
+		echo "$4: $1 not ${5:-acquired} within $(($3 / 1000 + 1)) s" >&3
+		return 1
+	fi
+	echo "$4: $1 ${5:-acquired} $((t - $2)) ms later" >&3
+	[ $((t - $2)) -lt "$3" ]
+}
+
+# A redlock release of a read-write hold: the fair queue and the room.
+
+# rfair_behind KIND: a Redisson RFairLock waiter behind a redlock hold of
+# KIND (-s or --write) with a 10 s lease is woken by its release.
+rfair_behind() {
+	tok=$(rl lock "$1" -t 10s x)
+	rsn_bg --fair --label f lock x --wait 20
+	wait_for 10 subscribed f
+	[ "$(rcli llen 'redisson_lock_queue:{x}')" = 1 ]
+	t0=$(now_ms)
+	rl unlock --owner "$tok" x
+	took f "$t0" 2000 "release of a redlock $1 hold (10 s lease)"
+}
+
+@test "a redlock -s release wakes a Redisson RFairLock waiter at once" {
+	rfair_behind -s
+}
+
+@test "a redlock --write release wakes a Redisson RFairLock waiter at once" {
+	rfair_behind --write
+}
+
+@test "a redlock -s release passes over a dead redlock fair head and wakes the next at once" {
+	tok=$(rl lock -s -t 60s x)
+	t1=$(token) t2=$(token)
+	rl_bg f1 "$t1" --fair --waiter-timeout 30s -w 60s
+	f1=$last
+	wait_for 10 listens "$CH:$t1"
+	rl_bg f2 "$t2" --fair --waiter-timeout 30s -w 60s
+	wait_for 10 listens "$CH:$t2"
+	kill -9 "$f1"
+	wait "$f1" 2>/dev/null || :
+	wait_for 5 deaf "$CH:$t1"
+	sleep 0.3	# past the 250 ms that tell a dead waiter from a new one
+	t0=$(now_ms)
+	rl unlock --owner "$tok" x
+	# Unwoken, f2 would wait for f1's deadline, 30 s after it queued.
+	took f2 "$t0" 2000 "release of a -s hold, the fair head dead"
+}
+
+@test "a redlock --write release wakes a waiter of the room when its listener is dead" {
+	tok=$(rl lock --write -t 60s x)
+	tl=$(token) to=$(token)
+	rl_bg l "$tl" --waiter-timeout 30s -w 60s
+	l=$last
+	wait_for 10 eval '[ "$(rcli get "redlock_listener:{x}")" = "$tl" ]'
+	rl_bg o "$to" --waiter-timeout 30s -w 60s
+	wait_for 10 listens "$CH:$to"
+	[ -n "$(rcli zscore 'redlock_room:{x}' "$to")" ]
+	kill -9 "$l"
+	wait "$l" 2>/dev/null || :
+	wait_for 5 deaf "$CH:$tl"
+	t0=$(now_ms)
+	rl unlock --owner "$tok" x
+	# Unwoken, o would try again at its next refresh, 30 s after it came.
+	took o "$t0" 2000 "release of a --write hold, the room's listener dead"
+}
