@@ -213,7 +213,8 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 
 /* The keys of release.lua and force.lua: the lock, its channel, the
  * holder records, the fair queue's three and the room's two (force.lua:
- * and "{NAME}", which names a read-write lock's read leases). */
+ * and "{NAME}", which names a read-write lock's read leases, and the
+ * read-write lock's channel). */
 static void
 lock_keys(struct rl_call *call, const char *name)
 {
@@ -333,6 +334,7 @@ rl_call_force(rl_client *c, const char *name, struct rl_call *call)
 	call->s = &rl_script_force;
 	lock_keys(call, name);
 	call->keys[call->nkeys++] = suffixed(call, name, NULL);
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
 	call->nargs = 1;
 	call->args[0] = "0";
 	return made(c, call);

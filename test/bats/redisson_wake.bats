@@ -134,3 +134,43 @@ rfair_behind() {
 	# Unwoken, o would try again at its next refresh, 30 s after it came.
 	took o "$t0" 2000 "release of a --write hold, the room's listener dead"
 }
+
+# unlock --force of a read-write lock and of a semaphore.
+
+@test "unlock --force of a redlock --write hold wakes Redisson's readers at once" {
+	rl lock --write -t 15s x >/dev/null
+	rsn_bg --label r1 rwlock x read --wait 30
+	rsn_bg --label r2 rwlock x read --wait 30
+	wait_for 10 subscribed r1
+	wait_for 10 subscribed r2
+	t0=$(now_ms)
+	run rl unlock --force x
+	assert_success
+	took r1 "$t0" 2000 "unlock --force of a --write hold (15 s lease)"
+	took r2 "$t0" 2000 "unlock --force of a --write hold (15 s lease)"
+}
+
+@test "unlock --force of redlock -s holds wakes a Redisson writer at once" {
+	rl lock -s -t 15s x >/dev/null
+	rl lock -s -t 15s x >/dev/null
+	rsn_bg --label w rwlock x write --wait 30
+	wait_for 10 subscribed w
+	t0=$(now_ms)
+	run rl unlock --force x
+	assert_success
+	took w "$t0" 2000 "unlock --force of two -s holds (15 s lease)"
+}
+
+@test "unlock --force of a redlock semaphore wakes Redisson's waiters on its channel" {
+	rl lock --limit 1 -t 15s s >/dev/null
+	rsn_bg --label j semaphore s acquire --wait 6
+	wait_for 10 subscribed j
+	t0=$(now_ms)
+	run rl unlock --force s
+	assert_success
+	# Woken by the message; it finds no count (the semaphore is gone)
+	# and waits for one.
+	took j "$t0" 1000 "unlock --force of a --limit hold (15 s lease)" woken
+	[ "$(rcli exists s)" = 0 ]
+}
+
