@@ -389,6 +389,12 @@ rl_kind_waiter_channel(const rl_client *c, const char *name,
 }
 
 char *
+rl_kind_rw_channel(const char *name)
+{
+	return rl_key(RL_PREFIX_RWLOCK, name);
+}
+
+char *
 rl_kind_channel(const rl_client *c, const char *name)
 {
 	switch (c->kind) {

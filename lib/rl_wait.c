@@ -640,50 +640,79 @@ wait_loop(struct wait *w)
 	}
 }
 
-/* The commands that subscribe to CH, SUBSCRIBE and SSUBSCRIBE, into CMD
- * and LEN. -1 when out of memory. */
+/* The commands that subscribe to the N channels CH, SUBSCRIBE and
+ * SSUBSCRIBE, into CMD and LEN: one command per channel, sent together
+ * (SSUBSCRIBE refuses channels of two slots in one command). -1 when out
+ * of memory. */
 static int
-format_sub(const char *ch, char *cmd[2], size_t len[2])
+format_sub(const char *const *ch, size_t n, char *cmd[2], size_t len[2])
 {
 	static const char *verb[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
-	const char *argv[2] = { NULL, ch };
-	size_t i;
-	int n = 0;
+	const char *argv[2];
+	char *one, *all;
+	size_t i, k;
+	int m;
 
-	for (i = 0; i < 2 && n >= 0; i++) {
+	for (i = 0; i < 2; i++) {
 		argv[0] = verb[i];
-		n = redisFormatCommandArgv(&cmd[i], 2, argv, NULL);
-		len[i] = n < 0 ? 0 : (size_t)n;
+		for (k = 0; k < n; k++) {
+			argv[1] = ch[k];
+			if ((m = redisFormatCommandArgv(&one, 2, argv, NULL)) < 0)
+				return -1;
+			if (k == 0) {
+				cmd[i] = one;
+				len[i] = (size_t)m;
+				continue;
+			}
+			/* redisFreeCommand frees what malloc gave. */
+			if ((all = malloc(len[i] + (size_t)m)) == NULL) {
+				redisFreeCommand(one);
+				return -1;
+			}
+			memcpy(all, cmd[i], len[i]);
+			memcpy(all + len[i], one, (size_t)m);
+			redisFreeCommand(cmd[i]);
+			redisFreeCommand(one);
+			cmd[i] = all;
+			len[i] += (size_t)m;
+		}
 	}
-	return n < 0 ? -1 : 0;
+	return 0;
 }
 
 /* What a waiter subscribes to: a waiter of a read-write lock to the
  * read-write lock's channel, and the lock's as well (headcmd: there
  * Redisson's RLock and redlock's exclusive releases publish); a fair
  * waiter, or one of the room, to its own, and at the head of the queue or
- * as the room's listener to the name's channel as well. */
+ * as the room's listener to the name's channel as well, and an exclusive
+ * one to the read-write lock's too, where Redisson's readers and writers
+ * publish their releases and nowhere else. */
 static int
 subscribe_cmd(struct wait *w)
 {
 	int rw = w->c->kind == RL_SHARED || w->c->kind == RL_WRITE;
-	char *ch, *head;
+	char *ch, *head[2] = { NULL, NULL };
+	size_t nhead = 1;
 	int r = -1;
 
 	ch = rw ? rl_kind_channel(w->c, w->name) :
 	    rl_kind_waiter_channel(w->c, w->name, w->owner);
-	head = rw ? rl_key(RL_PREFIX_CHANNEL, w->name) :
+	head[0] = rw ? rl_key(RL_PREFIX_CHANNEL, w->name) :
 	    rl_kind_channel(w->c, w->name);
-	if (ch != NULL && head != NULL) {
+	if (w->c->kind == RL_EXCLUSIVE)
+		head[nhead++] = rl_kind_rw_channel(w->name);
+	if (ch != NULL && head[0] != NULL && head[nhead - 1] != NULL) {
 		snprintf(w->doing[0], sizeof(w->doing[0]), "SUBSCRIBE to %s",
 		    ch);
 		snprintf(w->doing[1], sizeof(w->doing[1]), "SSUBSCRIBE to %s",
 		    ch);
-		r = format_sub(ch, w->subcmd, w->subcmdlen) < 0 ||
-		    format_sub(head, w->headcmd, w->headcmdlen) < 0 ? -1 : 0;
+		r = format_sub((const char *const *)&ch, 1, w->subcmd,
+		    w->subcmdlen) < 0 || format_sub((const char *const *)head,
+		    nhead, w->headcmd, w->headcmdlen) < 0 ? -1 : 0;
 	}
 	free(ch);
-	free(head);
+	free(head[0]);
+	free(head[1]);
 	w->head = w->head || rw;
 	return r;
 }

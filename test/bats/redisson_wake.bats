@@ -174,3 +174,45 @@ rfair_behind() {
 	[ "$(rcli exists s)" = 0 ]
 }
 
+# Redisson's read and write releases wake redlock's exclusive waiters.
+
+# java_holder KIND: a Redisson holder of x (read or write, 60 s lease),
+# thread j:1.
+java_holder() {
+	python3 "$RSN" --port "$R_PORT" rwlock x "$1" --lease 60000 --keep \
+	    --id j:1 >/dev/null
+}
+
+# behind_java KIND [--fair]: a redlock exclusive waiter (a minute's
+# --waiter-timeout: its heartbeat comes every 20 s) behind a Redisson
+# KIND holder is woken by its release.
+behind_java() {
+	local kind=$1 wtok
+	shift
+	java_holder "$kind"
+	wtok=$(token)
+	rl_bg w "$wtok" "$@" --waiter-timeout 60s -w 60s
+	wait_for 10 listens "$CH"
+	wait_for 3 listens "$RW" || :
+	python3 "$RSN" --port "$R_PORT" --label j rwlock x "unlock-$kind" \
+	    --id j:1 >>"$D/events"
+	t0=$(when_ms j released)
+	took w "$t0" 2000 "Redisson $kind release, redlock ${1:-plain} waiter"
+}
+
+@test "a Redisson write release wakes a plain redlock waiter at once" {
+	behind_java write
+}
+
+@test "a Redisson read release wakes a plain redlock waiter at once" {
+	behind_java read
+}
+
+@test "a Redisson write release wakes a redlock --fair waiter at once" {
+	behind_java write --fair
+}
+
+@test "a Redisson read release wakes a redlock --fair waiter at once" {
+	behind_java read --fair
+}
+
