@@ -15,6 +15,11 @@
 /* A wait on a lock without expiry (never set by redlock) still retries
  * this often, so a lost release message cannot hang a waiter. */
 #define RL_NO_TTL_RETRY_MS 1000
+/* A waiter of a read-write lock (-s, --write) tries again at least this
+ * often: a writer renews its announcement, and a Redisson writer that
+ * gives back its write while its own reads stay turns the lock to read
+ * mode and publishes nothing. */
+#define RL_RW_HEARTBEAT_MS (RL_WRITER_TIMEOUT_MS / 3)
 /* How often a waiting caller's callback is called between attempts. */
 #define RL_TICK_MS 1000
 /* Reconnecting: the delays double from RL_BACKOFF_MIN_MS up to
@@ -609,11 +614,14 @@ next_retry(struct wait *w)
 	if (w->room && now + (w->head ? w->c->waiter_ms / 3 :
 	    w->c->waiter_ms) < retry)
 		retry = now + (w->head ? w->c->waiter_ms / 3 : w->c->waiter_ms);
-	/* A waiting writer refreshes its announcement; an exclusive waiter
-	 * that announced itself, every third of its waiter timeout (that
-	 * of the room or the fair queue, its announcement's life). */
-	if (w->c->kind == RL_WRITE && now + RL_WRITER_TIMEOUT_MS / 3 < retry)
-		retry = now + RL_WRITER_TIMEOUT_MS / 3;
+	/* A waiter of a read-write lock has a heartbeat of its own (a
+	 * writer refreshes its announcement then); an exclusive waiter
+	 * that announced itself refreshes it every third of its waiter
+	 * timeout (that of the room or the fair queue, its announcement's
+	 * life). */
+	if ((w->c->kind == RL_SHARED || w->c->kind == RL_WRITE) &&
+	    now + RL_RW_HEARTBEAT_MS < retry)
+		retry = now + RL_RW_HEARTBEAT_MS;
 	if (a->announced && now + announce_ms(w) < retry)
 		retry = now + announce_ms(w);
 	if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)

@@ -216,3 +216,19 @@ behind_java() {
 	behind_java read --fair
 }
 
+# A downgrade publishes nothing: the -s waiter's heartbeat finds it.
+
+@test "a -s waiter takes the lock within its heartbeat after a Redisson writer turns it to read mode" {
+	java_holder write
+	python3 "$RSN" --port "$R_PORT" rwlock x read --lease 60000 --keep \
+	    --id j:1 >/dev/null
+	[ "$(rcli hget x mode)" = write ]
+	rl_bg s "$(token)" -s -w 60s
+	wait_for 10 listens "$RW"
+	python3 "$RSN" --port "$R_PORT" --label j rwlock x unlock-write \
+	    --id j:1 >>"$D/events"
+	t0=$(when_ms j released)
+	[ "$(rcli hget x mode)" = read ]
+	# The heartbeat is 1.7 s; the lease it was told, 60 s.
+	took s "$t0" 4000 "downgrade of a Redisson writer (nothing published)"
+}
