@@ -50,10 +50,19 @@ struct wait {
 	char *headcmd[2];	/* the same for the name's channel, which
 				 * the head of a fair queue and the room's
 				 * listener listen to as well (a plain
-				 * holder's release, Redisson's) */
+				 * holder's release, Redisson's), and for an
+				 * exclusive waiter the read-write lock's */
 	size_t headcmdlen[2];
+	int nhead;		/* channels in headcmd */
 	int head;		/* the caller is the head, or the listener */
 	int headsub[RL_MAX_NODES];	/* master i was sent headcmd */
+	/* Subscription i's commands sent and answered (confirmed or
+	 * refused; messages aside), and which answer may be a refusal
+	 * that does not matter (0: none): the read-write lock's channel
+	 * for an exclusive waiter, which a user granted the lock's
+	 * channels only may not have. */
+	int asked[RL_MAX_NODES], answered[RL_MAX_NODES];
+	int optional[RL_MAX_NODES];
 	char doing[2][256];	/* "SUBSCRIBE to channel", for messages */
 	int kind[RL_MAX_NODES];	/* which one master i was sent */
 	int moved[RL_MAX_NODES];	/* MOVED to a new node followed by
@@ -186,6 +195,9 @@ listen_as_head(struct wait *w, size_t j)
 	    sub->state == RL_CONN_CLOSED)
 		return 0;
 	w->headsub[j] = 1;
+	w->asked[j] += w->nhead;
+	if (w->nhead > 1)
+		w->optional[j] = w->asked[j];
 	return rl_conn_send(sub, w->headcmd[w->kind[j]],
 	    w->headcmdlen[w->kind[j]]);
 }
@@ -206,6 +218,8 @@ subscribe_missing(struct wait *w, int64_t now)
 			w->sub_end[j] = w->deadline;
 		w->kind[j] = nd->sharded > 0;
 		w->headsub[j] = 0;
+		w->asked[j] = 1;
+		w->answered[j] = w->optional[j] = 0;
 		if (rl_conn_open(&nd->sub) < 0 || rl_conn_send(&nd->sub,
 		    w->subcmd[w->kind[j]], w->subcmdlen[w->kind[j]]) < 0 ||
 		    listen_as_head(w, j) < 0)
@@ -307,8 +321,20 @@ unsubscribed(const redisReply *r)
 	    strcmp(r->element[0]->str, "sunsubscribe") == 0;
 }
 
+/* A confirmation of (S)SUBSCRIBE, not a message. */
+static int
+confirmed(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+	    r->element[0]->type == REDIS_REPLY_STRING &&
+	    (strcmp(r->element[0]->str, "subscribe") == 0 ||
+	    strcmp(r->element[0]->str, "ssubscribe") == 0);
+}
+
 /* What came on subscription J: the confirmation, messages (*GOT), or a
- * refusal. Only a refusal that waiting cannot cure is returned. */
+ * refusal. Only a refusal that waiting cannot cure is returned; that of
+ * the optional channel is let be (its releases are heard at the next
+ * try instead). */
 static enum rl_err
 sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 {
@@ -318,6 +344,13 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 
 	while ((io = rl_conn_io(&nd->sub, revents, &r)) == RL_IO_REPLY) {
 		revents = 0;
+		if (r->type == REDIS_REPLY_ERROR || confirmed(r))
+			w->answered[j]++;
+		if (r->type == REDIS_REPLY_ERROR &&
+		    w->answered[j] == w->optional[j]) {
+			freeReplyObject(r);
+			continue;
+		}
 		if (r->type == REDIS_REPLY_ERROR)
 			return sub_refused(w, j, r, now);
 		if (w->listening[j] && unsubscribed(r)) {
@@ -709,6 +742,7 @@ subscribe_cmd(struct wait *w)
 	    rl_kind_channel(w->c, w->name);
 	if (w->c->kind == RL_EXCLUSIVE)
 		head[nhead++] = rl_kind_rw_channel(w->name);
+	w->nhead = (int)nhead;
 	if (ch != NULL && head[0] != NULL && head[nhead - 1] != NULL) {
 		snprintf(w->doing[0], sizeof(w->doing[0]), "SUBSCRIBE to %s",
 		    ch);

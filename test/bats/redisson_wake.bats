@@ -216,6 +216,30 @@ behind_java() {
 	behind_java read --fair
 }
 
+@test "a waiter whose user may not subscribe to the read-write lock's channel waits all the same, woken by a redlock release" {
+	local fair
+	rcli acl setuser alice reset on '>pw' '~*' '+@all' resetchannels \
+	    '&redisson_lock__channel:*' >/dev/null
+	for fair in '' --fair; do
+		: >"$D/events"
+		tok=$(rl lock -t 30s x)
+		"$RL" -u "redis://alice:pw@127.0.0.1:$R_PORT" exec $fair -w 20s x -- \
+		    sh -c 'echo "acquired w $(date +%s.%N)"' \
+		    >>"$D/events" 2>"$D/w.err" 3>&- &
+		p=$!
+		bg+=("$p")
+		wait_for 10 listens "$CH"
+		t0=$(now_ms)
+		rl unlock --owner "$tok" x
+		took w "$t0" 2000 "release of a redlock hold, ${fair:-plain} waiter without &redisson_rwlock:*"
+		st=0
+		reap -t 10 "$p" || st=$?
+		cat "$D/w.err"
+		[ "$st" = 0 ]
+		! grep -q refused "$D/w.err"
+	done
+}
+
 # A downgrade publishes nothing: the -s waiter's heartbeat finds it.
 
 @test "a -s waiter takes the lock within its heartbeat after a Redisson writer turns it to read mode" {
