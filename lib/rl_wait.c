@@ -348,6 +348,7 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 			w->answered[j]++;
 		if (r->type == REDIS_REPLY_ERROR &&
 		    w->answered[j] == w->optional[j]) {
+			*got |= w->answered[j] == w->asked[j];
 			freeReplyObject(r);
 			continue;
 		}
@@ -361,8 +362,11 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 			sub_failed(w, j, now);
 			return RL_OK;
 		}
+		/* A message, or the last confirmation asked for (the head's
+		 * channels: one attempt more, for a release between the
+		 * attempt that made it the head and then). */
 		if (w->listening[j])
-			*got = 1;
+			*got |= !confirmed(r) || w->answered[j] == w->asked[j];
 		else {
 			w->listening[j] = 1;
 			w->regained = 1;
