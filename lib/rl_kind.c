@@ -213,7 +213,8 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 
 /* The keys of release.lua and force.lua: the lock, its channel, the
  * holder records, the fair queue's three and the room's two (force.lua:
- * and "{NAME}", which names a read-write lock's read leases). */
+ * and "{NAME}", which names a read-write lock's read leases, and the
+ * read-write lock's channel). */
 static void
 lock_keys(struct rl_call *call, const char *name)
 {
@@ -269,6 +270,14 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->keys[3] = key(call, RL_PREFIX_HOLDER, name);
 		call->keys[4] = read_leases(call, name, owner);
 		call->keys[5] = suffixed(call, name, NULL);
+		/* The fair queue's and the room's: whoever waits there is
+		 * woken on its own channel when NAME goes. */
+		call->keys[6] = key(call, RL_PREFIX_QUEUE, name);
+		call->keys[7] = key(call, RL_PREFIX_TIMEOUT, name);
+		call->keys[8] = key(call, RL_PREFIX_WAITER, name);
+		call->keys[9] = key(call, RL_PREFIX_ROOM, name);
+		call->keys[10] = key(call, RL_PREFIX_LISTENER, name);
+		call->nkeys = 11;
 		call->nargs = 2;
 		call->args[0] = owner;
 		call->args[1] = mode(c);
@@ -325,6 +334,7 @@ rl_call_force(rl_client *c, const char *name, struct rl_call *call)
 	call->s = &rl_script_force;
 	lock_keys(call, name);
 	call->keys[call->nkeys++] = suffixed(call, name, NULL);
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
 	call->nargs = 1;
 	call->args[0] = "0";
 	return made(c, call);
@@ -376,6 +386,12 @@ rl_kind_waiter_channel(const rl_client *c, const char *name,
 	free(ch);
 	rl_call_free(&ids);
 	return s;
+}
+
+char *
+rl_kind_rw_channel(const char *name)
+{
+	return rl_key(RL_PREFIX_RWLOCK, name);
 }
 
 char *

@@ -49,6 +49,9 @@ enum rl_err rl_call_room_leave(rl_client *c, const char *name,
  * as a fair waiter or a waiter of the room, CHANNEL:OWNER (a permit's id
  * for OWNER); malloc'd. */
 char *rl_kind_channel(const rl_client *c, const char *name);
+/* The channel of read-write lock NAME, where Redisson's read and write
+ * releases publish; malloc'd. */
+char *rl_kind_rw_channel(const char *name);
 char *rl_kind_waiter_channel(const rl_client *c, const char *name,
     const char *owner);
 

@@ -15,6 +15,11 @@
 /* A wait on a lock without expiry (never set by redlock) still retries
  * this often, so a lost release message cannot hang a waiter. */
 #define RL_NO_TTL_RETRY_MS 1000
+/* A waiter of a read-write lock (-s, --write) tries again at least this
+ * often: a writer renews its announcement, and a Redisson writer that
+ * gives back its write while its own reads stay turns the lock to read
+ * mode and publishes nothing. */
+#define RL_RW_HEARTBEAT_MS (RL_WRITER_TIMEOUT_MS / 3)
 /* How often a waiting caller's callback is called between attempts. */
 #define RL_TICK_MS 1000
 /* Reconnecting: the delays double from RL_BACKOFF_MIN_MS up to
@@ -45,10 +50,19 @@ struct wait {
 	char *headcmd[2];	/* the same for the name's channel, which
 				 * the head of a fair queue and the room's
 				 * listener listen to as well (a plain
-				 * holder's release, Redisson's) */
+				 * holder's release, Redisson's), and for an
+				 * exclusive waiter the read-write lock's */
 	size_t headcmdlen[2];
+	int nhead;		/* channels in headcmd */
 	int head;		/* the caller is the head, or the listener */
 	int headsub[RL_MAX_NODES];	/* master i was sent headcmd */
+	/* Subscription i's commands sent and answered (confirmed or
+	 * refused; messages aside), and which answer may be a refusal
+	 * that does not matter (0: none): the read-write lock's channel
+	 * for an exclusive waiter, which a user granted the lock's
+	 * channels only may not have. */
+	int asked[RL_MAX_NODES], answered[RL_MAX_NODES];
+	int optional[RL_MAX_NODES];
 	char doing[2][256];	/* "SUBSCRIBE to channel", for messages */
 	int kind[RL_MAX_NODES];	/* which one master i was sent */
 	int moved[RL_MAX_NODES];	/* MOVED to a new node followed by
@@ -181,6 +195,9 @@ listen_as_head(struct wait *w, size_t j)
 	    sub->state == RL_CONN_CLOSED)
 		return 0;
 	w->headsub[j] = 1;
+	w->asked[j] += w->nhead;
+	if (w->nhead > 1)
+		w->optional[j] = w->asked[j];
 	return rl_conn_send(sub, w->headcmd[w->kind[j]],
 	    w->headcmdlen[w->kind[j]]);
 }
@@ -201,6 +218,8 @@ subscribe_missing(struct wait *w, int64_t now)
 			w->sub_end[j] = w->deadline;
 		w->kind[j] = nd->sharded > 0;
 		w->headsub[j] = 0;
+		w->asked[j] = 1;
+		w->answered[j] = w->optional[j] = 0;
 		if (rl_conn_open(&nd->sub) < 0 || rl_conn_send(&nd->sub,
 		    w->subcmd[w->kind[j]], w->subcmdlen[w->kind[j]]) < 0 ||
 		    listen_as_head(w, j) < 0)
@@ -302,8 +321,20 @@ unsubscribed(const redisReply *r)
 	    strcmp(r->element[0]->str, "sunsubscribe") == 0;
 }
 
+/* A confirmation of (S)SUBSCRIBE, not a message. */
+static int
+confirmed(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
+	    r->element[0]->type == REDIS_REPLY_STRING &&
+	    (strcmp(r->element[0]->str, "subscribe") == 0 ||
+	    strcmp(r->element[0]->str, "ssubscribe") == 0);
+}
+
 /* What came on subscription J: the confirmation, messages (*GOT), or a
- * refusal. Only a refusal that waiting cannot cure is returned. */
+ * refusal. Only a refusal that waiting cannot cure is returned; that of
+ * the optional channel is let be (its releases are heard at the next
+ * try instead). */
 static enum rl_err
 sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 {
@@ -313,6 +344,14 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 
 	while ((io = rl_conn_io(&nd->sub, revents, &r)) == RL_IO_REPLY) {
 		revents = 0;
+		if (r->type == REDIS_REPLY_ERROR || confirmed(r))
+			w->answered[j]++;
+		if (r->type == REDIS_REPLY_ERROR &&
+		    w->answered[j] == w->optional[j]) {
+			*got |= w->answered[j] == w->asked[j];
+			freeReplyObject(r);
+			continue;
+		}
 		if (r->type == REDIS_REPLY_ERROR)
 			return sub_refused(w, j, r, now);
 		if (w->listening[j] && unsubscribed(r)) {
@@ -323,8 +362,11 @@ sub_io(struct wait *w, size_t j, short revents, int64_t now, int *got)
 			sub_failed(w, j, now);
 			return RL_OK;
 		}
+		/* A message, or the last confirmation asked for (the head's
+		 * channels: one attempt more, for a release between the
+		 * attempt that made it the head and then). */
 		if (w->listening[j])
-			*got = 1;
+			*got |= !confirmed(r) || w->answered[j] == w->asked[j];
 		else {
 			w->listening[j] = 1;
 			w->regained = 1;
@@ -609,11 +651,14 @@ next_retry(struct wait *w)
 	if (w->room && now + (w->head ? w->c->waiter_ms / 3 :
 	    w->c->waiter_ms) < retry)
 		retry = now + (w->head ? w->c->waiter_ms / 3 : w->c->waiter_ms);
-	/* A waiting writer refreshes its announcement; an exclusive waiter
-	 * that announced itself, every third of its waiter timeout (that
-	 * of the room or the fair queue, its announcement's life). */
-	if (w->c->kind == RL_WRITE && now + RL_WRITER_TIMEOUT_MS / 3 < retry)
-		retry = now + RL_WRITER_TIMEOUT_MS / 3;
+	/* A waiter of a read-write lock has a heartbeat of its own (a
+	 * writer refreshes its announcement then); an exclusive waiter
+	 * that announced itself refreshes it every third of its waiter
+	 * timeout (that of the room or the fair queue, its announcement's
+	 * life). */
+	if ((w->c->kind == RL_SHARED || w->c->kind == RL_WRITE) &&
+	    now + RL_RW_HEARTBEAT_MS < retry)
+		retry = now + RL_RW_HEARTBEAT_MS;
 	if (a->announced && now + announce_ms(w) < retry)
 		retry = now + announce_ms(w);
 	if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)
@@ -640,50 +685,80 @@ wait_loop(struct wait *w)
 	}
 }
 
-/* The commands that subscribe to CH, SUBSCRIBE and SSUBSCRIBE, into CMD
- * and LEN. -1 when out of memory. */
+/* The commands that subscribe to the N channels CH, SUBSCRIBE and
+ * SSUBSCRIBE, into CMD and LEN: one command per channel, sent together
+ * (SSUBSCRIBE refuses channels of two slots in one command). -1 when out
+ * of memory. */
 static int
-format_sub(const char *ch, char *cmd[2], size_t len[2])
+format_sub(const char *const *ch, size_t n, char *cmd[2], size_t len[2])
 {
 	static const char *verb[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
-	const char *argv[2] = { NULL, ch };
-	size_t i;
-	int n = 0;
+	const char *argv[2];
+	char *one, *all;
+	size_t i, k;
+	int m;
 
-	for (i = 0; i < 2 && n >= 0; i++) {
+	for (i = 0; i < 2; i++) {
 		argv[0] = verb[i];
-		n = redisFormatCommandArgv(&cmd[i], 2, argv, NULL);
-		len[i] = n < 0 ? 0 : (size_t)n;
+		for (k = 0; k < n; k++) {
+			argv[1] = ch[k];
+			if ((m = redisFormatCommandArgv(&one, 2, argv, NULL)) < 0)
+				return -1;
+			if (k == 0) {
+				cmd[i] = one;
+				len[i] = (size_t)m;
+				continue;
+			}
+			/* redisFreeCommand frees what malloc gave. */
+			if ((all = malloc(len[i] + (size_t)m)) == NULL) {
+				redisFreeCommand(one);
+				return -1;
+			}
+			memcpy(all, cmd[i], len[i]);
+			memcpy(all + len[i], one, (size_t)m);
+			redisFreeCommand(cmd[i]);
+			redisFreeCommand(one);
+			cmd[i] = all;
+			len[i] += (size_t)m;
+		}
 	}
-	return n < 0 ? -1 : 0;
+	return 0;
 }
 
 /* What a waiter subscribes to: a waiter of a read-write lock to the
  * read-write lock's channel, and the lock's as well (headcmd: there
  * Redisson's RLock and redlock's exclusive releases publish); a fair
  * waiter, or one of the room, to its own, and at the head of the queue or
- * as the room's listener to the name's channel as well. */
+ * as the room's listener to the name's channel as well, and an exclusive
+ * one to the read-write lock's too, where Redisson's readers and writers
+ * publish their releases and nowhere else. */
 static int
 subscribe_cmd(struct wait *w)
 {
 	int rw = w->c->kind == RL_SHARED || w->c->kind == RL_WRITE;
-	char *ch, *head;
+	char *ch, *head[2] = { NULL, NULL };
+	size_t nhead = 1;
 	int r = -1;
 
 	ch = rw ? rl_kind_channel(w->c, w->name) :
 	    rl_kind_waiter_channel(w->c, w->name, w->owner);
-	head = rw ? rl_key(RL_PREFIX_CHANNEL, w->name) :
+	head[0] = rw ? rl_key(RL_PREFIX_CHANNEL, w->name) :
 	    rl_kind_channel(w->c, w->name);
-	if (ch != NULL && head != NULL) {
+	if (w->c->kind == RL_EXCLUSIVE)
+		head[nhead++] = rl_kind_rw_channel(w->name);
+	w->nhead = (int)nhead;
+	if (ch != NULL && head[0] != NULL && head[nhead - 1] != NULL) {
 		snprintf(w->doing[0], sizeof(w->doing[0]), "SUBSCRIBE to %s",
 		    ch);
 		snprintf(w->doing[1], sizeof(w->doing[1]), "SSUBSCRIBE to %s",
 		    ch);
-		r = format_sub(ch, w->subcmd, w->subcmdlen) < 0 ||
-		    format_sub(head, w->headcmd, w->headcmdlen) < 0 ? -1 : 0;
+		r = format_sub((const char *const *)&ch, 1, w->subcmd,
+		    w->subcmdlen) < 0 || format_sub((const char *const *)head,
+		    nhead, w->headcmd, w->headcmdlen) < 0 ? -1 : 0;
 	}
 	free(ch);
-	free(head);
+	free(head[0]);
+	free(head[1]);
 	w->head = w->head || rw;
 	return r;
 }

@@ -1,4 +1,7 @@
--- force: delete lock NAME whoever holds it, and wake its waiters.
+-- force: delete lock NAME whoever holds it, and wake its waiters: "0" on
+-- the lock's channel, the head of the fair queue and one waiter of the
+-- room on their own, and for a read-write lock "1" (wake all) on its
+-- channel, where Redisson's readers and writers listen.
 -- KEYS[1]  NAME                           hash: owner -> hold count
 -- KEYS[2]  redisson_lock__channel:{NAME}  channel; CHANNEL:OWNER wakes a fair waiter
 -- KEYS[3]  redlock_holder:{NAME}          hash: owner -> JSON metadata
@@ -11,6 +14,7 @@
 -- KEYS[9]  {NAME}                          only named: a read hold N of a
 --                                          read-write lock's FIELD has the
 --                                          lease key KEYS[9]:FIELD:rwlock_timeout:N
+-- KEYS[10] redisson_rwlock:{NAME}         channel of a read-write lock
 -- ARGV[1]  message published ("0")
 -- ARGV[2]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {1, nopub}       a lock was deleted; nopub as in release
@@ -45,4 +49,7 @@ if redis.call('EXISTS', KEYS[4], KEYS[7] or KEYS[4]) > 0 and
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[1]) then nopub = KEYS[2] end
+if mode and KEYS[10] and not rl_publish(KEYS[10], '1') then
+  nopub = KEYS[10]
+end
 return {1, nopub}

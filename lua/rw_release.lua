@@ -1,8 +1,10 @@
 -- rw_release: give back one read or write hold of read-write lock NAME by
 -- OWNER (Redisson's RedissonReadLock and RedissonWriteLock unlock). When
 -- NAME goes, every waiter is woken: Redisson's read and write locks on
--- the read-write lock's channel, RLock and plain redlock waiters on the
--- lock channel.
+-- the read-write lock's channel, RLock waiters and the room's listener on
+-- the lock channel, and, as release does, the head of the fair queue
+-- (RFairLock's waiters hear nothing else) and one waiter of the room on
+-- their own channels.
 -- KEYS[1]  NAME                            hash: mode, OWNER -> read holds,
 --                                          OWNER:write -> write holds
 -- KEYS[2]  redisson_rwlock:{NAME}          channel: "0" after the last
@@ -13,6 +15,14 @@
 -- KEYS[6]  {NAME}                          only named: a read hold N of
 --                                          FIELD has the lease key
 --                                          KEYS[6]:FIELD:rwlock_timeout:N
+-- KEYS[7]  redisson_lock_queue:{NAME}      list: fair waiters, head first
+-- KEYS[8]  redisson_lock_timeout:{NAME}    zset: fair waiter -> deadline (ms)
+-- KEYS[9]  redlock_waiter:{NAME}           hash: fair waiter -> JSON metadata
+-- KEYS[10] redlock_room:{NAME}             zset: plain waiter -> deadline (ms)
+-- KEYS[11] redlock_listener:{NAME}         string: the plain waiter that
+--                                          listens to the lock's channel
+--          (KEYS[7..11]: a caller that passes six wakes no fair waiter and
+--          no waiter of the room on its own channel)
 -- ARGV[1]  owner token
 -- ARGV[2]  "read" or "write"
 -- ARGV[3]  PUBLISH or SPUBLISH: the command that wakes waiters
@@ -45,6 +55,12 @@ local function freed(msg)
   redis.call('DEL', KEYS[4])
   local nopub = false
   if not rl_publish(KEYS[2], msg) then nopub = KEYS[2] end
+  -- No fair queue and no room (the common case): one call for both.
+  if KEYS[11] and redis.call('EXISTS', KEYS[7], KEYS[10]) > 0 and
+      not (rl_wake_head(KEYS[7], KEYS[8], KEYS[9], KEYS[3], nil, '0') and
+           rl_room_wake(KEYS[10], KEYS[11], KEYS[3], '0')) then
+    nopub = KEYS[3]
+  end
   if not rl_publish(KEYS[3], '0') then nopub = KEYS[3] end
   return {2, nopub}
 end
