@@ -175,13 +175,6 @@ lockopts_check(const struct cmd *c, const struct lockopts *o,
 		    "every ttl/3", renewer, RENEW_TTL_MIN_MS);
 		return -1;
 	}
-	if (o->waiter_timeout_given && (o->kind == RL_SHARED ||
-	    o->kind == RL_WRITE)) {
-		usage_error(c, "--waiter-timeout and %s do not go together: "
-		    "shared and write waiters have no room; drop "
-		    "--waiter-timeout", kind_option(o->kind));
-		return -1;
-	}
 	if (o->fair && o->kind != RL_EXCLUSIVE) {
 		usage_error(c, "--fair and %s do not go together: only "
 		    "exclusive locks have a queue; drop --fair",

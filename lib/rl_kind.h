@@ -5,10 +5,6 @@
 #include "redlock.h"
 
 #define RL_CALL_MAX 12
-/* A waiting writer's announcement lives this long unless refreshed; the
- * writer refreshes it every third. */
-#define RL_WRITER_TIMEOUT_MS 5000
-
 /* One script call: the script, its keys and arguments. The strings are
  * the call's own until rl_call_free. */
 struct rl_call {

@@ -266,7 +266,7 @@ try_kind(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	if (name[0] == '\0')
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
 	if ((e = rl_call_acquire(c, name, owner, ttl_ms, meta, join,
-	    RL_WRITER_TIMEOUT_MS, &call)) != RL_OK)
+	    c->waiter_ms, &call)) != RL_OK)
 		return e;
 	o.pub = 1;
 	a->sent_ms = rl_now_ms();

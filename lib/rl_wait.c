@@ -19,7 +19,6 @@
  * often: a writer renews its announcement, and a Redisson writer that
  * gives back its write while its own reads stay turns the lock to read
  * mode and publishes nothing. */
-#define RL_RW_HEARTBEAT_MS (RL_WRITER_TIMEOUT_MS / 3)
 /* How often a waiting caller's callback is called between attempts. */
 #define RL_TICK_MS 1000
 /* Reconnecting: the delays double from RL_BACKOFF_MIN_MS up to
@@ -651,14 +650,14 @@ next_retry(struct wait *w)
 	if (w->room && now + (w->head ? w->c->waiter_ms / 3 :
 	    w->c->waiter_ms) < retry)
 		retry = now + (w->head ? w->c->waiter_ms / 3 : w->c->waiter_ms);
-	/* A waiter of a read-write lock has a heartbeat of its own (a
-	 * writer refreshes its announcement then); an exclusive waiter
-	 * that announced itself refreshes it every third of its waiter
-	 * timeout (that of the room or the fair queue, its announcement's
-	 * life). */
+	/* A waiter of a read-write lock looks again every third of its
+	 * waiter timeout (a writer refreshes its announcement then, which
+	 * lives that long); an exclusive waiter that announced itself
+	 * refreshes it every third of its waiter timeout (that of the room
+	 * or the fair queue, its announcement's life). */
 	if ((w->c->kind == RL_SHARED || w->c->kind == RL_WRITE) &&
-	    now + RL_RW_HEARTBEAT_MS < retry)
-		retry = now + RL_RW_HEARTBEAT_MS;
+	    now + w->c->waiter_ms / 3 < retry)
+		retry = now + w->c->waiter_ms / 3;
 	if (a->announced && now + announce_ms(w) < retry)
 		retry = now + announce_ms(w);
 	if (a->head_wait_ms >= 0 && now + a->head_wait_ms + 1 < retry)

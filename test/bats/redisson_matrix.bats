@@ -5,9 +5,9 @@
 # with; or, a key of the other type, is refused by) the first, and a
 # waiter of the second is woken by the first's release. A cell is
 # "pushed" when the waiter holds the name within 2 s of the release:
-# every lease here is 30 s and every redlock waiter's heartbeat 20 s
-# (--waiter-timeout 60s), so a poll would take 10 s at least. The cells
-# that are not pushed are the ones the manual's REDISSON section lists,
+# every lease here is 30 s and every redlock waiter looks again every
+# 20 s (--waiter-timeout 60s), so a poll would take 10 s at least. The
+# cells that are not pushed are the ones the manual's REDISSON section lists,
 # with their bound; each is named in POLLED below, with the reason.
 # Each cell's time goes to fd 3 and to the summary the last test prints.
 
@@ -32,7 +32,13 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 token() { echo "$(cat /proc/sys/kernel/random/uuid):$((RANDOM + 2))"; }
 
 # The cells not pushed, "HOLDER>WAITER", and why.
-declare -A POLLED=()
+# RedissonFairLock's release publishes on the channel of the head of its
+# queue only, and on nothing when the queue is empty; -s and --write
+# waiters do not queue: they find the name free at their next look.
+declare -gA POLLED=(
+	[RFairLock>shared]="a Java fair release wakes only its queue's head: -s looks again within a third of --waiter-timeout"
+	[RFairLock>write]="a Java fair release wakes only its queue's head: --write looks again within a third of --waiter-timeout"
+)
 
 # Kinds. redlock's: plain, fair (--fair), shared (-s), write (--write),
 # limit (--limit 1). Redisson's: RLock, RFairLock, RReadLock, RWriteLock,
@@ -123,14 +129,6 @@ try() {
 	esac
 }
 
-# heartbeat KIND: the option that makes KIND's waiter refresh its place
-# (and look again) every 20 s; shared and write waiters keep no place.
-heartbeat() {
-	case $1 in
-	plain | fair | limit) echo --waiter-timeout 60s ;;
-	esac
-}
-
 # subscribed: some client listens on a channel (the waiter: holders and
 # tries have ended).
 subscribed() {
@@ -143,7 +141,7 @@ await() {
 	case $1 in
 	plain | fair | shared | write | limit)
 		"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 25s -t 30s \
-		    $(rl_opts "$1") $(heartbeat "$1") x -- \
+		    --waiter-timeout 60s $(rl_opts "$1") x -- \
 		    sh -c 'echo "acquired waiter $(date +%s.%N)"' \
 		    >>"$D/events" 2>"$D/waiter.err" 3>&- &
 		bg+=($!)

@@ -436,3 +436,27 @@ redlock_holder:{x}
 	[ "$rc" = 79 ]
 	key_gone x
 }
+
+@test "--waiter-timeout sets how often -s and --write waiters look again, and how long a --write announcement lives" {
+	rsn rwlock x write --lease 30000 --keep >/dev/null
+	calls() { rcli info commandstats | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0; }
+	for kind in -s --write; do
+		"$RL" -u "redis://127.0.0.1:$R_PORT" lock $kind -w 4s \
+		    --waiter-timeout 30s x 2>/dev/null 3>&- &
+		bg+=($!)
+		wait_for 5 eval '[ "$(rcli client list | grep -cE " sub=[1-9]")" -ge 1 ]'
+		nap 0.3
+		c0=$(calls)
+		# A third of 30 s: no look in 3 s (by default, one every 1.7 s).
+		nap 3
+		echo "$kind: $(($(calls) - c0)) script calls in 3 s of waiting" >&3
+		[ "$(($(calls) - c0))" = 0 ]
+		if [ "$kind" = --write ]; then
+			ms=$(rcli pttl 'redlock_writer:{x}')
+			echo "--write: its announcement has $ms ms left" >&3
+			[ "$ms" -gt 20000 ] && [ "$ms" -le 30000 ]
+		fi
+		stop_bg
+		bg=()
+	done
+}
