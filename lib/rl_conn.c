@@ -401,18 +401,27 @@ hello_sharded(const redisReply *r)
 /* HELLO's reply in the handshake, sharded by request: the server must
  * have sharded pub/sub (Redis 7 or newer, a cluster or not), or the
  * connection fails before anything held back was sent, saying what to
- * do. A user that may not say HELLO is taken at its word. */
+ * do. A user that may not say HELLO is taken at its word; another
+ * refusal (NOAUTH) is said as for any handshake command. */
 static int
 hello_handshake(struct rl_conn *c, const redisReply *r)
 {
 	const char *server = hello_field(r, "server");
 	const char *version = hello_field(r, "version");
+	int unknown = r->type == REDIS_REPLY_ERROR &&
+	    strstr(r->str, "unknown command") != NULL;
 	char url[512], what[64];
 
 	if (hello_seven(r) || (r->type == REDIS_REPLY_ERROR &&
 	    strncmp(r->str, "NOPERM", 6) == 0)) {
 		c->sharded = 1;
 		return 0;
+	}
+	if (r->type == REDIS_REPLY_ERROR && !unknown) {
+		c->err = rl_error_reply(c->url, r->str, "HELLO", c->why,
+		    sizeof(c->why));
+		rl_conn_close(c);
+		return -1;
 	}
 	if (version != NULL)
 		snprintf(what, sizeof(what), "runs %.16s %.16s",

@@ -305,3 +305,14 @@ conns() { rcli info stats | sed -n 's/^total_connections_received:\([0-9]*\).*/\
 	run -0 "$RL" -u "$O" unlock --pubsub classic --owner "$tok" x
 	[ "$(ocli exists x)" = 0 ]
 }
+
+@test "--pubsub sharded where HELLO is refused for want of a password: the authentication message, as without it" {
+	rcli config set requirepass sekrit >/dev/null
+	st=0
+	"$RL" -u "$S" lock --pubsub sharded x 2>"$D/err" || st=$?
+	redis-cli -p "$R_PORT" -a sekrit --no-auth-warning \
+	    config set requirepass '' >/dev/null
+	[ "$st" = 69 ]
+	assert_equal "$(cat "$D/err")" "redlock: $S requires authentication: give the password in the URL or in REDLOCK_PASSWORD"
+	[ "$(rcli exists x)" = 0 ]
+}
