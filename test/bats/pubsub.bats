@@ -316,3 +316,19 @@ conns() { rcli info stats | sed -n 's/^total_connections_received:\([0-9]*\).*/\
 	assert_equal "$(cat "$D/err")" "redlock: $S requires authentication: give the password in the URL or in REDLOCK_PASSWORD"
 	[ "$(rcli exists x)" = 0 ]
 }
+
+@test "--pubsub classic sends no HELLO, so unlock waits for none; sharded sends it first; one EVALSHA does the work either way" {
+	tok=$("$RL" -u "$S" lock warm) && "$RL" -u "$S" unlock --owner "$tok" warm
+	run -0 toplevel "$RL" -u "$S" lock --pubsub classic -t 30s y
+	assert_output EVALSHA
+	tok=$(rcli hkeys y | head -n 1)
+	run -0 toplevel "$RL" -u "$S" unlock --pubsub classic --owner "$tok" y
+	assert_output EVALSHA
+	[ "$(rcli exists y)" = 0 ]
+	run -0 toplevel "$RL" -u "$S" lock --pubsub sharded -t 30s z
+	assert_output $'HELLO\nEVALSHA'
+	tok=$(rcli hkeys z | head -n 1)
+	run -0 toplevel "$RL" -u "$S" unlock --pubsub sharded --owner "$tok" z
+	assert_output $'HELLO\nEVALSHA'
+	[ "$(rcli exists z)" = 0 ]
+}
