@@ -8,7 +8,7 @@
 static int run(struct globals *, int, char **);
 
 const struct cmd cmd_unlock = {
-	"unlock", "unlock [--owner TOKEN | --force] NAME",
+	"unlock", "unlock [--owner TOKEN | --force] [--pubsub MODE] NAME",
 	"Release one hold of NAME taken with TOKEN; the last one frees it\n"
 	"and wakes a waiter.\n\n"
 	"      --owner TOKEN       the token lock printed (default: NAME's owner in\n"

@@ -166,7 +166,7 @@ setup() {
 	# Set and empty, it counts as unset.
 	REDLOCK_PUBSUB= run -69 "$RL" lock x
 	run -64 --separate-stderr "$RL" unlock --pubsub Classic --owner t x
-	assert_equal "$stderr" "redlock: --pubsub: 'Classic' is not auto, sharded or classic; usage: redlock unlock [--owner TOKEN | --force] NAME (see redlock unlock --help)"
+	assert_equal "$stderr" "redlock: --pubsub: 'Classic' is not auto, sharded or classic; usage: redlock unlock [--owner TOKEN | --force] [--pubsub MODE] NAME (see redlock unlock --help)"
 	REDLOCK_PUBSUB=on run -64 --separate-stderr "$RL" exec x -- true
 	assert_equal "$stderr" "redlock: REDLOCK_PUBSUB: 'on' is not auto, sharded or classic; fix it, or give --pubsub; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
 	# The option wins: the variable is not read then.
