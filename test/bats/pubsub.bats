@@ -332,3 +332,45 @@ conns() { rcli info stats | sed -n 's/^total_connections_received:\([0-9]*\).*/\
 	assert_output $'HELLO\nEVALSHA'
 	[ "$(rcli exists z)" = 0 ]
 }
+
+# java_waits PORT NAME LABEL: a Redisson client on classic pub/sub waits
+# for NAME in tryLock (30 s) in the background ($jpid), subscribed when
+# this returns.
+java_waits() {
+	python3 "$RSN" --port "$1" --label "$3" lock "$2" --wait 30 \
+	    >>"$D/events" 2>"$D/$3.err" 3>&- &
+	jpid=$!
+	wait_for 10 grep -qx "subscribed $3" "$D/events"
+}
+
+@test "cluster: the releases of exec's watchdog and of lock --keepalive's use --pubsub classic too: a Redisson waiter on classic pub/sub is woken at once" {
+	name=job
+	own=$(owner "$name")
+	"$RL" -u "$U" exec --pubsub classic -t 10s "$name" -- sh -c \
+	    'touch "$0/held"; while [ ! -e "$0/done" ]; do sleep 0.05; done' \
+	    "$D" 3>&- &
+	epid=$!
+	wait_for 10 test -e "$D/held"
+	java_waits "$own" "$name" j1
+	t0=$(now_ms)
+	touch "$D/done"
+	reap -t 30 "$jpid" "$epid"
+	ms=$(($(when_ms j1) - t0))
+	echo "exec: the Redisson waiter acquired $ms ms after COMMAND was told to end (lease 10 s)" >&3
+	grep -q '^woken j1 ' "$D/events"
+	[ "$ms" -lt 2000 ]
+	# lock --keepalive: its watchdog releases when the process it
+	# watches ends.
+	sleep 60 3>&- &
+	spid=$!
+	run -0 --separate-stderr "$RL" -u "$U" lock --pubsub classic \
+	    --keepalive --pid "$spid" -t 10s "$name"
+	java_waits "$own" "$name" j2
+	t0=$(now_ms)
+	kill "$spid"
+	reap -t 30 "$jpid"
+	ms=$(($(when_ms j2) - t0))
+	echo "lock --keepalive: the Redisson waiter acquired $ms ms after the watched process was killed (lease 10 s)" >&3
+	grep -q '^woken j2 ' "$D/events"
+	[ "$ms" -lt 2000 ]
+}
