@@ -102,6 +102,18 @@ int fail(rl_client *c, enum rl_err e, const char *name);
  * With several masters, TTL_MS sets the node timeout unless --timeout
  * was given. */
 rl_client *client_open(const struct globals *g, int64_t ttl_ms, int *status);
+/* The same for pub/sub as MODE (rl_set_pubsub): --pubsub, else
+ * REDLOCK_PUBSUB, for the commands that publish or subscribe. */
+rl_client *client_open_pubsub(const struct globals *g, int64_t ttl_ms,
+    enum rl_pubsub mode, int *status);
+#define PUBSUB_VAR "REDLOCK_PUBSUB"
+/* --pubsub ARG into *MODE: 0, or -1 after a usage error. */
+int parse_pubsub(const struct cmd *c, const char *arg, enum rl_pubsub *mode);
+/* No --pubsub: REDLOCK_PUBSUB into *MODE (unset or empty: auto); 0, or
+ * -1 after a usage error naming the variable. */
+int pubsub_default(const struct cmd *c, enum rl_pubsub *mode);
+/* "auto", "sharded" or "classic". */
+const char *pubsub_name(enum rl_pubsub mode);
 /* Fair queues live on one server: with several masters, a usage error
  * (EXIT_USAGE) saying "WHAT not available ...", then FIX; else 0. */
 int one_master(const struct cmd *c, const struct globals *g,
@@ -135,6 +147,8 @@ struct lockopts {
 	enum rl_lock_kind held_kind;	/* how the exec chain holds NAME
 					 * once this call does (REDLOCK_HELD) */
 	long limit;
+	enum rl_pubsub pubsub;	/* --pubsub, else REDLOCK_PUBSUB */
+	int pubsub_given;
 	char owner_buf[RL_OWNER_MAX];
 };
 
@@ -144,6 +158,7 @@ struct lockopts {
 #define OPT_REPLICAS 0x102
 #define OPT_WRITE 0x103
 #define OPT_LIMIT 0x104
+#define OPT_PUBSUB 0x105
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -157,7 +172,8 @@ struct lockopts {
 	{ "write", no_argument, NULL, OPT_WRITE }, \
 	{ "limit", required_argument, NULL, OPT_LIMIT }, \
 	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }, \
-	{ "replicas", required_argument, NULL, OPT_REPLICAS }
+	{ "replicas", required_argument, NULL, OPT_REPLICAS }, \
+	{ "pubsub", required_argument, NULL, OPT_PUBSUB }
 #define LOCKOPTS_HELP \
 	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
 	"  -n, --no-wait           give up at once if NAME is held\n" \
@@ -180,6 +196,10 @@ struct lockopts {
 	"                          released, exit 69 (a renewal: retried); default:\n" \
 	"                          1 through Sentinel when the master has replicas,\n" \
 	"                          else 0\n" \
+	"      --pubsub MODE       how releases wake waiters: auto (sharded on a\n" \
+	"                          Redis 7 cluster, else classic), sharded or\n" \
+	"                          classic, as the Java services' Redisson does\n" \
+	"                          (default: $REDLOCK_PUBSUB, else auto)\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
 	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
@@ -196,8 +216,9 @@ int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 /* Once every option is parsed, the preconditions lock and exec share: a
  * --ttl long enough to renew when RENEWER (what renews the lease, as the
  * message names it) is not NULL, an option that needs another, --fair on
- * one master only; -1 (reported). */
-int lockopts_check(const struct cmd *c, const struct lockopts *o,
+ * one master only, and REDLOCK_PUBSUB when --pubsub was not given; -1
+ * (reported). */
+int lockopts_check(const struct cmd *c, struct lockopts *o,
     const struct globals *g, const char *renewer);
 /* Settle the owner token of NAME: --owner, else the one REDLOCK_HELD
  * gives for NAME, else a new one. A call that re-enters a hold listed

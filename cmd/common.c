@@ -334,6 +334,13 @@ warn_nopub(rl_client *c, const char *name, const char *channel, int done)
 rl_client *
 client_open(const struct globals *g, int64_t ttl_ms, int *status)
 {
+	return client_open_pubsub(g, ttl_ms, RL_PUBSUB_AUTO, status);
+}
+
+rl_client *
+client_open_pubsub(const struct globals *g, int64_t ttl_ms,
+    enum rl_pubsub pubsub, int *status)
+{
 	rl_client *c = rl_client_new_multi(g->url, g->nurl,
 	    g->connect_timeout_ms, g->timeout_ms);
 	enum rl_err e;
@@ -345,12 +352,63 @@ client_open(const struct globals *g, int64_t ttl_ms, int *status)
 	}
 	rl_set_node_timeout(c, g->timeout_given ? g->timeout_ms :
 	    rl_node_timeout_for(ttl_ms));
+	rl_set_pubsub(c, pubsub);
 	if ((e = rl_connect(c)) != RL_OK) {
 		*status = fail(c, e, "");
 		rl_client_free(c);
 		return NULL;
 	}
 	return c;
+}
+
+static const char *const pubsub_names[] = {
+	[RL_PUBSUB_AUTO] = "auto",
+	[RL_PUBSUB_SHARDED] = "sharded",
+	[RL_PUBSUB_CLASSIC] = "classic"
+};
+
+/* S as a pub/sub mode: 0, or -1 when it names none. */
+static int
+pubsub_lookup(const char *s, enum rl_pubsub *mode)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(pubsub_names) / sizeof(pubsub_names[0]); i++)
+		if (strcmp(s, pubsub_names[i]) == 0) {
+			*mode = (enum rl_pubsub)i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+parse_pubsub(const struct cmd *c, const char *arg, enum rl_pubsub *mode)
+{
+	if (pubsub_lookup(arg, mode) == 0)
+		return 0;
+	usage_error(c, "--pubsub: '%s' is not auto, sharded or classic",
+	    esc(arg));
+	return -1;
+}
+
+int
+pubsub_default(const struct cmd *c, enum rl_pubsub *mode)
+{
+	const char *env = getenv(PUBSUB_VAR);
+
+	*mode = RL_PUBSUB_AUTO;
+	/* Set and empty, it counts as unset, as REDLOCK_URL does. */
+	if (env == NULL || env[0] == '\0' || pubsub_lookup(env, mode) == 0)
+		return 0;
+	usage_error(c, "%s: '%s' is not auto, sharded or classic; fix it, "
+	    "or give --pubsub", PUBSUB_VAR, esc(env));
+	return -1;
+}
+
+const char *
+pubsub_name(enum rl_pubsub mode)
+{
+	return pubsub_names[mode];
 }
 
 int

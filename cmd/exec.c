@@ -129,6 +129,9 @@ become(char **cmd, const struct globals *g, const char *name,
 	put_env("REDLOCK_TTL_MS", num);
 	put_env("REDLOCK_URL", g->url_text);
 	put_tls_env(g);
+	/* A nested call wakes and is woken as this one. */
+	if (o->pubsub_given)
+		put_env(PUBSUB_VAR, pubsub_name(o->pubsub));
 	execvp(cmd[0], cmd);
 	msg("cannot run %s: %s", esc(cmd[0]), strerror(errno));
 	_exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);
@@ -331,7 +334,8 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	meta.pid = (long)getpid();
 	meta.user = self_user();
 	meta.cmd = cmdline;
-	if ((*rc = client_open(g, j->o.ttl_ms, &status)) == NULL)
+	if ((*rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
+	    &status)) == NULL)
 		return status;
 	rl_set_interrupt_fd(*rc, sig_fd);
 	status = lock_acquire(*rc, j->name, &j->o, &meta, a);
@@ -454,7 +458,8 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		 * give the lock back. */
 		if (child > 0)
 			signal_group(child, SIGKILL);
-		if ((rc = client_open(g, j->o.ttl_ms, &s)) != NULL) {
+		if ((rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
+		    &s)) != NULL) {
 			if (lockopts_kind(rc, &j->o) == 0)
 				give_back(rc, j);
 			rl_client_free(rc);

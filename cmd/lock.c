@@ -244,7 +244,8 @@ take(struct globals *g, struct job *j, int pid_fd)
 			close(pid_fd);
 		return EXIT_SOFTWARE;
 	}
-	if ((rc = client_open(g, j->o.ttl_ms, &status)) == NULL) {
+	if ((rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
+	    &status)) == NULL) {
 		if (pid_fd >= 0)
 			close(pid_fd);
 		return status;

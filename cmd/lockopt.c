@@ -156,6 +156,9 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		}
 		o->replicas = (int)v;
 		return 1;
+	case OPT_PUBSUB:
+		o->pubsub_given = 1;
+		return parse_pubsub(c, arg, &o->pubsub) < 0 ? -1 : 1;
 	case 'q':
 		o->quiet = 1;
 		return 1;
@@ -167,9 +170,11 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 }
 
 int
-lockopts_check(const struct cmd *c, const struct lockopts *o,
+lockopts_check(const struct cmd *c, struct lockopts *o,
     const struct globals *g, const char *renewer)
 {
+	if (!o->pubsub_given && pubsub_default(c, &o->pubsub) < 0)
+		return -1;
 	if (renewer != NULL && o->ttl_ms < RENEW_TTL_MIN_MS) {
 		usage_error(c, "%s needs --ttl of at least %dms to renew it "
 		    "every ttl/3", renewer, RENEW_TTL_MIN_MS);

@@ -8,13 +8,16 @@
 static int run(struct globals *, int, char **);
 
 const struct cmd cmd_unlock = {
-	"unlock", "unlock [--owner TOKEN | --force] NAME",
+	"unlock", "unlock [--owner TOKEN | --force] [--pubsub MODE] NAME",
 	"Release one hold of NAME taken with TOKEN; the last one frees it\n"
 	"and wakes a waiter.\n\n"
 	"      --owner TOKEN       the token lock printed (default: NAME's owner in\n"
 	"                          $REDLOCK_HELD, else $REDLOCK_OWNER)\n"
 	"      --force             delete NAME whoever holds it, and wake waiters\n"
 	"                          (a semaphore: with every permit and its count)\n"
+	"      --pubsub MODE       how the release wakes waiters: auto, sharded or\n"
+	"                          classic, as they wait (see lock --help; default:\n"
+	"                          $REDLOCK_PUBSUB, else auto)\n"
 	"  -h, --help              show this help\n",
 	run
 };
@@ -24,6 +27,7 @@ struct job {
 	const char *name;
 	const char *owner;	/* NULL with --force */
 	int force;
+	enum rl_pubsub pubsub;	/* --pubsub, else REDLOCK_PUBSUB */
 	char held[OWNER_MAX_LEN + 1];
 };
 
@@ -55,10 +59,11 @@ parse(int argc, char **argv, struct job *j)
 	static const struct option longopts[] = {
 		{ "owner", required_argument, NULL, 'O' },
 		{ "force", no_argument, NULL, 'F' },
+		{ "pubsub", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int ch, status;
+	int ch, status, pubsub = 0;
 
 	j->owner = NULL;
 	j->force = 0;
@@ -69,6 +74,11 @@ parse(int argc, char **argv, struct job *j)
 			break;
 		case 'F':
 			j->force = 1;
+			break;
+		case 'P':
+			if (parse_pubsub(&cmd_unlock, optarg, &j->pubsub) < 0)
+				return EXIT_USAGE;
+			pubsub = 1;
 			break;
 		case 'h':
 			return print_help(&cmd_unlock);
@@ -81,6 +91,8 @@ parse(int argc, char **argv, struct job *j)
 	if (j->force && j->owner != NULL)
 		return usage_error(&cmd_unlock,
 		    "--owner and --force exclude each other");
+	if (!pubsub && pubsub_default(&cmd_unlock, &j->pubsub) < 0)
+		return EXIT_USAGE;
 	return settle_owner(j);
 }
 
@@ -158,7 +170,8 @@ run(struct globals *g, int argc, char **argv)
 
 	if ((status = parse(argc, argv, &j)) >= 0)
 		return status;
-	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
+	if ((rc = client_open_pubsub(g, DEFAULT_TTL_FOR_TIMEOUT, j.pubsub,
+	    &status)) == NULL)
 		return status;
 	if (j.force)
 		status = force_delete(rc, j.name, &a);

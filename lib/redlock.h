@@ -176,6 +176,22 @@ void rl_set_replicas(rl_client *c, int n);
 #define RL_WAITER_TIMEOUT_MS 5000
 #define RL_WAITER_TIMEOUT_MAX_MS (3600LL * 1000)
 enum rl_err rl_set_waiter_timeout(rl_client *c, int64_t ms);
+/* Which pub/sub releases wake waiters with, and waiters listen to: both
+ * sides of a name must use the same, or neither hears the other. */
+enum rl_pubsub {
+	RL_PUBSUB_AUTO = 0,	/* sharded (SPUBLISH, SSUBSCRIBE) on a Redis 7
+				 * or newer cluster node, as HELLO tells;
+				 * classic (PUBLISH, SUBSCRIBE) elsewhere */
+	RL_PUBSUB_SHARDED,	/* sharded wherever: a server without it
+				 * (older than Redis 7) fails each
+				 * connection with RL_ESERVER before any
+				 * command of the caller's runs there */
+	RL_PUBSUB_CLASSIC	/* classic wherever, clusters too */
+};
+/* Before the client's first connection (the default is auto). With
+ * sharded, a new connection waits for HELLO's answer before it sends
+ * anything else; with classic, it sends no HELLO. */
+void rl_set_pubsub(rl_client *c, enum rl_pubsub mode);
 /* ttl/100 clamped to 5..50 ms. */
 int64_t rl_node_timeout_for(int64_t ttl_ms);
 size_t rl_quorum(size_t n);

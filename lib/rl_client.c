@@ -151,6 +151,15 @@ rl_set_waiter_timeout(rl_client *c, int64_t ms)
 }
 
 void
+rl_set_pubsub(rl_client *c, enum rl_pubsub mode)
+{
+	size_t j;
+
+	for (j = 0; j < c->n; j++)
+		c->nodes[j].conn.pubsub = c->nodes[j].sub.pubsub = mode;
+}
+
+void
 rl_set_interrupt_fd(rl_client *c, int fd)
 {
 	c->intr_fd = fd;

@@ -96,7 +96,13 @@ queue_handshake(struct rl_conn *c)
 		if (handshake(c, "ROLE", 1, argv) < 0)
 			return -1;
 	}
-	return probe(c);
+	/* Sharded by request: nothing runs before HELLO has said that the
+	 * server has sharded channels. Classic: nothing to learn. */
+	if (c->pubsub == RL_PUBSUB_SHARDED) {
+		argv[0] = "HELLO";
+		return handshake(c, "HELLO", 1, argv);
+	}
+	return c->pubsub == RL_PUBSUB_CLASSIC ? 0 : probe(c);
 }
 
 int
@@ -106,7 +112,7 @@ rl_conn_open(struct rl_conn *c)
 	c->want = 0;
 	c->stage = NULL;
 	c->rx = 0;
-	c->sharded = -1;
+	c->sharded = c->pubsub == RL_PUBSUB_CLASSIC ? 0 : -1;
 	c->replicas = -1;
 	c->err = RL_OK;
 	c->why[0] = '\0';
@@ -312,15 +318,22 @@ is_master(struct rl_conn *c, const redisReply *r)
 	return 0;
 }
 
+static int hello_handshake(struct rl_conn *, const redisReply *);
+
 /* A handshake reply: an error closes the connection (nothing held back
  * was sent) with the reason and what to do. */
 static enum rl_io
 handshake_reply(struct rl_conn *c, redisReply *r)
 {
 	const char *name = c->hs[0];
+	int hello = strcmp(name, "HELLO") == 0;
 
 	memmove(c->hs, c->hs + 1, sizeof(c->hs) - sizeof(c->hs[0]));
 	c->nhs--;
+	if (hello && hello_handshake(c, r) < 0) {
+		freeReplyObject(r);
+		return RL_IO_FAIL;
+	}
 	if (strcmp(name, "ROLE") == 0 && r->type != REDIS_REPLY_ERROR &&
 	    !is_master(c, r)) {
 		freeReplyObject(r);
@@ -329,9 +342,10 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 		return RL_IO_FAIL;
 	}
 	/* A user that may not ask ROLE is let through: a replica still
-	 * refuses its writes (READONLY), which counts as a lost connection. */
-	if (r->type == REDIS_REPLY_ERROR && !(strcmp(name, "ROLE") == 0 &&
-	    strncmp(r->str, "NOPERM", 6) == 0)) {
+	 * refuses its writes (READONLY), which counts as a lost connection.
+	 * HELLO's refusals were judged above. */
+	if (r->type == REDIS_REPLY_ERROR && !hello &&
+	    !(strcmp(name, "ROLE") == 0 && strncmp(r->str, "NOPERM", 6) == 0)) {
 		c->err = rl_error_reply(c->url, r->str, name, c->why,
 		    sizeof(c->why));
 		freeReplyObject(r);
@@ -344,29 +358,84 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 	return RL_IO_WAIT;
 }
 
-/* HELLO's reply (RESP2: names and values in turn): 1 when the server is
- * a cluster node of version 7 or newer, whose channels are sharded. An
- * error (a server older than 6, a user without HELLO) says no. */
-static int
-hello_sharded(const redisReply *r)
+/* Field KEY of HELLO's reply (RESP2: names and values in turn), or
+ * NULL. */
+static const char *
+hello_field(const redisReply *r, const char *key)
 {
-	int cluster = 0, seven = 0;
 	size_t i;
 
 	if (r->type != REDIS_REPLY_ARRAY)
-		return 0;
+		return NULL;
 	for (i = 0; i + 1 < r->elements; i += 2) {
 		const redisReply *k = r->element[i], *v = r->element[i + 1];
 
-		if (k->type != REDIS_REPLY_STRING ||
-		    v->type != REDIS_REPLY_STRING)
-			continue;
-		if (strcmp(k->str, "mode") == 0)
-			cluster = strcmp(v->str, "cluster") == 0;
-		else if (strcmp(k->str, "version") == 0)
-			seven = atoi(v->str) >= 7;
+		if (k->type == REDIS_REPLY_STRING &&
+		    v->type == REDIS_REPLY_STRING && strcmp(k->str, key) == 0)
+			return v->str;
 	}
-	return cluster && seven;
+	return NULL;
+}
+
+/* Whether HELLO's reply R comes from a server of version 7 or newer,
+ * the first with sharded pub/sub. */
+static int
+hello_seven(const redisReply *r)
+{
+	const char *v = hello_field(r, "version");
+
+	return v != NULL && atoi(v) >= 7;
+}
+
+/* HELLO's reply, auto: 1 when the server is a cluster node of version 7
+ * or newer, whose channels are sharded. An error (a server older than 6,
+ * a user without HELLO) says no. */
+static int
+hello_sharded(const redisReply *r)
+{
+	const char *mode = hello_field(r, "mode");
+
+	return mode != NULL && strcmp(mode, "cluster") == 0 && hello_seven(r);
+}
+
+/* HELLO's reply in the handshake, sharded by request: the server must
+ * have sharded pub/sub (Redis 7 or newer, a cluster or not), or the
+ * connection fails before anything held back was sent, saying what to
+ * do. A user that may not say HELLO is taken at its word; another
+ * refusal (NOAUTH) is said as for any handshake command. */
+static int
+hello_handshake(struct rl_conn *c, const redisReply *r)
+{
+	const char *server = hello_field(r, "server");
+	const char *version = hello_field(r, "version");
+	int unknown = r->type == REDIS_REPLY_ERROR &&
+	    strstr(r->str, "unknown command") != NULL;
+	char url[512], what[64];
+
+	if (hello_seven(r) || (r->type == REDIS_REPLY_ERROR &&
+	    strncmp(r->str, "NOPERM", 6) == 0)) {
+		c->sharded = 1;
+		return 0;
+	}
+	if (r->type == REDIS_REPLY_ERROR && !unknown) {
+		c->err = rl_error_reply(c->url, r->str, "HELLO", c->why,
+		    sizeof(c->why));
+		rl_conn_close(c);
+		return -1;
+	}
+	if (version != NULL)
+		snprintf(what, sizeof(what), "runs %.16s %.16s",
+		    server != NULL ? server : "version", version);
+	else
+		snprintf(what, sizeof(what), "does not know HELLO (older than "
+		    "Redis 6?)");
+	rl_url_format(c->url, url, sizeof(url));
+	snprintf(c->why, sizeof(c->why), "%.160s %s: it has no sharded "
+	    "pub/sub (SPUBLISH, SSUBSCRIBE: Redis 7 and later), which "
+	    "--pubsub sharded needs; use --pubsub classic, or auto", url, what);
+	rl_conn_close(c);
+	c->err = RL_ESERVER;
+	return -1;
 }
 
 /* The next reply that is someone's: handshake replies and those given up

@@ -81,9 +81,14 @@ struct rl_conn {
 	int nhs;
 	int probe;		/* HELLO's reply is due (it holds nothing
 				 * back) */
-	int sharded;		/* from HELLO: 1 on a Redis 7 or newer
-				 * cluster node (channels are sharded:
-				 * SPUBLISH, SSUBSCRIBE), 0 not, -1 not
+	enum rl_pubsub pubsub;	/* rl_set_pubsub: auto (0) learns sharded
+				 * from HELLO; classic sends no HELLO;
+				 * sharded makes HELLO part of the
+				 * handshake, which fails (RL_ESERVER) on a
+				 * server without sharded pub/sub */
+	int sharded;		/* 1: channels are sharded (SPUBLISH,
+				 * SSUBSCRIBE): auto, on a Redis 7 or newer
+				 * cluster node, from HELLO; 0 not; -1 not
 				 * known yet */
 	int replicas;		/* through Sentinel: how many replicas the
 				 * master has, as the sentinels count them
@@ -104,7 +109,8 @@ struct rl_conn {
 void rl_conn_init(struct rl_conn *c, const struct rl_url *u,
     const struct rl_transport *t);
 /* Start connecting, with AUTH and SELECT (and, through Sentinel, ROLE)
- * queued behind, then HELLO, whose reply sets sharded; -1 with err/why. */
+ * queued behind, then HELLO, whose reply sets sharded (as pubsub says);
+ * -1 with err/why. */
 int rl_conn_open(struct rl_conn *c);
 /* Queue CMD (LEN bytes, one formatted command). Before the handshake has
  * ended it is held back, so that no command runs as the wrong user or in

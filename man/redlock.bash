@@ -37,7 +37,7 @@ _redlock()
 	    --sentinel-password --cacert --cacertdir --cert --key --sni
 	    --insecure -h --help --version'
 	local lockopts='-w --wait -n --no-wait -t --ttl --fair -s --shared
-	    --write --limit --waiter-timeout --replicas -E
+	    --write --limit --waiter-timeout --replicas --pubsub -E
 	    --conflict-exit-code --owner -q --quiet -v --verbose -h --help'
 
 	# The subcommand, the global options before it (for the server the
@@ -93,6 +93,10 @@ _redlock()
 		COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
 		return
 		;;
+	--pubsub)
+		COMPREPLY=($(compgen -W 'auto sharded classic' -- "$cur"))
+		return
+		;;
 	--cacert | --cert | --key)
 		if declare -F _filedir >/dev/null; then _filedir; else
 			COMPREPLY=($(compgen -f -- "$cur")); fi
@@ -139,7 +143,7 @@ _redlock()
 	case $sub in
 	exec) opts="$lockopts --on-lost --kill-after" ;;
 	lock) opts="$lockopts --keepalive --pid" ;;
-	unlock) opts='--owner --force -h --help' ;;
+	unlock) opts='--owner --force --pubsub -h --help' ;;
 	status) opts='--json -h --help' ;;
 	queue) opts='--json --watch --watch= -h --help' ;;
 	*) return ;;
@@ -168,10 +172,10 @@ _redlock_takes_arg()
 		case $2 in
 		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
 		    --replicas | -E | --conflict-exit-code | --owner | \
-		    --on-lost | --kill-after | --pid) return 0 ;;
+		    --on-lost | --kill-after | --pid | --pubsub) return 0 ;;
 		esac
 		;;
-	unlock:--owner) return 0 ;;
+	unlock:--owner | unlock:--pubsub) return 0 ;;
 	esac
 	return 1
 }

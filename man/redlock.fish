@@ -50,7 +50,7 @@ function __redlock_wants_name
     set -l j (math $i + 1)
     while test $j -le (count $words)
         switch $words[$j]
-            case --owner -w --wait -t --ttl --limit --waiter-timeout --replicas -E --conflict-exit-code --on-lost --kill-after --pid
+            case --owner -w --wait -t --ttl --limit --waiter-timeout --replicas -E --conflict-exit-code --on-lost --kill-after --pid --pubsub
                 set j (math $j + 1)
             case '-*'
             case '*'
@@ -137,6 +137,7 @@ complete -c redlock -n $g -a queue -d 'The holder and the fair waiters of NAME'
 
 # exec and lock.
 set -l l '__redlock_sub exec lock; and not __redlock_after_dashdash'
+set -l pubsub 'auto\t"Sharded on a Redis 7 cluster, else classic" sharded\t"SPUBLISH and SSUBSCRIBE" classic\t"PUBLISH and SUBSCRIBE"'
 complete -c redlock -n $l -s w -l wait -x -a '(__redlock_durations)' -d 'Wait at most DURATION for NAME'
 complete -c redlock -n $l -s n -l no-wait -d 'Give up at once if NAME is held'
 complete -c redlock -n $l -s t -l ttl -x -a '(__redlock_durations)' -d 'Lease'
@@ -146,6 +147,7 @@ complete -c redlock -n $l -l write -d 'The exclusive (write) lock of a read-writ
 complete -c redlock -n $l -l limit -x -d 'At most N holders of NAME at once'
 complete -c redlock -n $l -l waiter-timeout -x -a '(__redlock_durations)' -d 'How long a silent waiter keeps its place (--fair), or how often it refreshes it'
 complete -c redlock -n $l -l replicas -x -d 'WAIT until N replicas have each acquisition'
+complete -c redlock -n $l -l pubsub -x -a "$pubsub" -d 'How releases wake waiters'
 complete -c redlock -n $l -s E -l conflict-exit-code -x -d 'Exit N, not 75, when NAME was not acquired'
 complete -c redlock -n $l -l owner -x -d 'Acquire as TOKEN'
 complete -c redlock -n $l -s q -l quiet -d 'No message when NAME is busy'
@@ -162,6 +164,7 @@ complete -c redlock -n '__redlock_sub lock' -l pid -x -a '(__fish_complete_pids)
 # unlock, status, queue.
 complete -c redlock -n '__redlock_sub unlock' -l owner -x -d 'The token lock printed'
 complete -c redlock -n '__redlock_sub unlock' -l force -d 'Delete NAME whoever holds it'
+complete -c redlock -n '__redlock_sub unlock' -l pubsub -x -a "$pubsub" -d 'How the release wakes waiters'
 complete -c redlock -n '__redlock_sub status queue' -l json -d 'JSON output'
 # --watch takes its INTERVAL only as --watch=INTERVAL.
 complete -c redlock -n '__redlock_sub queue' -l watch -d 'Redraw every INTERVAL (--watch=INTERVAL)'

@@ -28,10 +28,10 @@ export REDLOCK_RELEASE_BIN=${3-}
 jobs=${SUITE_JOBS:-4}
 agnostic="build cli completion demo package harness"
 # The longest files first (seconds on a quiet 2-core machine: sentinel 90,
-# herd 78, redisson 49, then 20-35 each), so that no long file starts
-# last; files not named here come after them, in name order.
-longest="sentinel herd redisson lock redlock exec cluster completion fair \
-replicas watchdog redisson_kinds shared tls harness"
+# herd 78, pubsub 56, redisson 49, then 20-35 each), so that no long file
+# starts last; files not named here come after them, in name order.
+longest="sentinel herd pubsub redisson lock redlock exec cluster completion \
+fair replicas watchdog redisson_kinds shared tls harness"
 
 # order: every bats file's name, the longest first.
 order() {

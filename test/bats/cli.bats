@@ -154,6 +154,26 @@ setup() {
 	run -69 "$RL" lock --waiter-timeout 1s --limit 2 x
 }
 
+@test "--pubsub and REDLOCK_PUBSUB take auto, sharded or classic; anything else is a usage error" {
+	for m in auto sharded classic; do
+		run -69 "$RL" lock --pubsub "$m" x
+		run -69 "$RL" exec --pubsub "$m" x -- true
+		run -69 "$RL" unlock --pubsub "$m" --owner t x
+		REDLOCK_PUBSUB=$m run -69 "$RL" lock x
+	done
+	# Set and empty, it counts as unset.
+	REDLOCK_PUBSUB= run -69 "$RL" lock x
+	run -64 --separate-stderr "$RL" unlock --pubsub Classic --owner t x
+	assert_equal "$stderr" "redlock: --pubsub: 'Classic' is not auto, sharded or classic; usage: redlock unlock [--owner TOKEN | --force] [--pubsub MODE] NAME (see redlock unlock --help)"
+	REDLOCK_PUBSUB=on run -64 --separate-stderr "$RL" exec x -- true
+	assert_equal "$stderr" "redlock: REDLOCK_PUBSUB: 'on' is not auto, sharded or classic; fix it, or give --pubsub; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
+	# The option wins: the variable is not read then.
+	REDLOCK_PUBSUB=on run -69 "$RL" lock --pubsub classic x
+	# status and queue neither publish nor subscribe: not theirs.
+	run -64 "$RL" status --pubsub classic x
+	REDLOCK_PUBSUB=on run -69 "$RL" status x
+}
+
 @test "--help and --version print to stdout and exit 0" {
 	run -0 --separate-stderr "$RL" --help
 	assert_line --index 0 'usage: redlock [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARG...]'

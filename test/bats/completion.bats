@@ -99,8 +99,8 @@ global_options() {
 exec_options() {
 	local o
 	for o in --wait --no-wait --ttl --fair --shared --write --limit \
-	    --waiter-timeout --replicas --conflict-exit-code --owner --quiet \
-	    --verbose --on-lost --kill-after --help; do
+	    --waiter-timeout --replicas --pubsub --conflict-exit-code --owner \
+	    --quiet --verbose --on-lost --kill-after --help; do
 		grep -qx -- "$o" <<<"$output" || return 1
 	done
 	! grep -qx -- --keepalive <<<"$output" && ! grep -qx -- --url <<<"$output"
@@ -115,7 +115,7 @@ lock_options() {
 	each_shell lock_options 'redlock -u redis://127.0.0.1:1 lock --'
 	status_options() { grep -qx -- --json <<<"$output" && ! grep -qx -- --force <<<"$output"; }
 	each_shell status_options 'redlock status --'
-	unlock_options() { grep -qx -- --force <<<"$output" && grep -qx -- --owner <<<"$output"; }
+	unlock_options() { grep -qx -- --force <<<"$output" && grep -qx -- --owner <<<"$output" && grep -qx -- --pubsub <<<"$output"; }
 	each_shell unlock_options 'redlock unlock --'
 }
 
@@ -124,6 +124,17 @@ lock_options() {
 	each_shell on_lost 'redlock exec --on-lost '
 	only_kill() { [ "$output" = kill ]; }
 	each_shell only_kill 'redlock exec -t 5s --on-lost k'
+}
+
+@test "--pubsub offers auto, sharded and classic to exec, lock and unlock" {
+	modes() { [ "$(sort <<<"$output" | tr '\n' ' ')" = 'auto classic sharded ' ]; }
+	each_shell modes 'redlock exec --pubsub '
+	each_shell modes 'redlock lock -t 5s --pubsub '
+	each_shell modes 'redlock unlock --pubsub '
+	only_classic() { [ "$output" = classic ]; }
+	each_shell only_classic 'redlock exec --pubsub c'
+	# Its value is not NAME: unlock still completes the held names.
+	each_shell held_names_quoted 'redlock unlock --pubsub classic '
 }
 
 @test "durations: examples for every duration option, units after a number" {

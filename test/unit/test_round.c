@@ -40,6 +40,7 @@ struct srv {
 	int eof;		/* the client closed its end */
 	int cluster;		/* HELLO says a Redis 7 cluster node */
 	int mute;		/* HELLO is not answered (for now) */
+	const char *version;	/* HELLO's version; NULL: 7.0.0 */
 	size_t conncmds;	/* commands on this connection (HELLO not
 				 * counted) */
 	size_t said;		/* replies sent on it (HELLO's not counted) */
@@ -185,13 +186,14 @@ partial:
 static void
 srv_hello(struct srv *s)
 {
+	const char *v = s->version != NULL ? s->version : "7.0.0";
 	char buf[256];
 	int len;
 
 	len = snprintf(buf, sizeof(buf), "*6\r\n$6\r\nserver\r\n$5\r\nredis"
-	    "\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n$4\r\nmode\r\n$%zu\r\n"
-	    "%s\r\n", strlen(s->cluster ? "cluster" : "standalone"),
-	    s->cluster ? "cluster" : "standalone");
+	    "\r\n$7\r\nversion\r\n$%zu\r\n%s\r\n$4\r\nmode\r\n$%zu\r\n"
+	    "%s\r\n", strlen(v), v, strlen(s->cluster ? "cluster" :
+	    "standalone"), s->cluster ? "cluster" : "standalone");
 	assert_int_equal(send(s->fd, buf, (size_t)len, MSG_NOSIGNAL),
 	    (ssize_t)len);
 }
@@ -1673,6 +1675,73 @@ test_learn_waits_for_hello(void **state)
 	rl_round_end(r);
 }
 
+/* --pubsub sharded: HELLO is part of the handshake, and nothing is sent
+ * before it has said Redis 7 or newer, a cluster or not; then SPUBLISH.
+ * --pubsub classic: no HELLO, and PUBLISH on a cluster too. */
+static void
+test_pubsub_sharded_and_classic_by_request(void **state)
+{
+	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
+	    "q", "t", "w" };
+	static const char *args[] = { "o:1", "0" };
+	struct rl_round *r = &rd;
+	struct rl_round_opts o;
+
+	(void)state;
+	plain_masters(2);
+	srvs[0].mute = 1;
+	srvs[1].cluster = 1;
+	nodes[0].conn.pubsub = RL_PUBSUB_SHARDED;
+	nodes[1].conn.pubsub = RL_PUBSUB_CLASSIC;
+	memset(&o, 0, sizeof(o));
+	o.need = 1;
+	o.connect_ms = o.reply_ms = 2000;
+	o.pub = o.learn = 1;
+	assert_int_equal(rl_round_script(r, nodes, 2, &o,
+	    &rl_script_release, 6, keys, 2, args), 0);
+	/* The round waits for every master: none is sent anything yet. */
+	step_some(r);
+	assert_int_equal(srvs[0].nhello, 1);
+	assert_int_equal(srvs[0].ncmds, 0);
+	assert_int_equal(srvs[1].ncmds, 0);
+	srvs[0].mute = 0;
+	srv_hellos(&srvs[0]);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	answer(r, &srvs[1], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_string_equal(srvs[0].cmds[0].argv[11], "SPUBLISH");
+	assert_string_equal(srvs[1].cmds[0].argv[11], "PUBLISH");
+	assert_int_equal(srvs[1].nhello, 0);
+	assert_int_equal(nodes[0].sharded, 1);
+	assert_int_equal(nodes[1].sharded, 0);
+	rl_round_end(r);
+}
+
+/* --pubsub sharded on a server older than Redis 7: the connection fails
+ * at HELLO, saying what to do, and the command is never sent. */
+static void
+test_pubsub_sharded_refuses_an_older_server(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	srvs[0].version = "6.2.14";
+	nodes[0].conn.pubsub = RL_PUBSUB_SHARDED;
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_some(r);
+	rl_round_run(r);
+	assert_int_equal(srvs[0].nhello, 1);
+	assert_int_equal(srvs[0].ncmds, 0);
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ESERVER);
+	assert_string_equal(nodes[0].why, "redis://127.0.0.1:6391 runs redis "
+	    "6.2.14: it has no sharded pub/sub (SPUBLISH, SSUBSCRIBE: Redis 7 "
+	    "and later), which --pubsub sharded needs; use --pubsub classic, "
+	    "or auto");
+	rl_round_end(r);
+}
+
 /* TRYAGAIN (the slot's keys half migrated): the command is sent again a
  * little later on the same connection, and its reply is the round's. */
 static void
@@ -1738,6 +1807,8 @@ main(void)
 		T(test_publish_command_follows_each_master),
 		T(test_hello_costs_no_round_trip),
 		T(test_learn_waits_for_hello),
+		T(test_pubsub_sharded_and_classic_by_request),
+		T(test_pubsub_sharded_refuses_an_older_server),
 		T(test_tryagain_sends_again_later),
 	};
 
