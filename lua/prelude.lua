@@ -62,12 +62,18 @@ local function rl_counter_bad(key)
   return nil, counter
 end
 
+-- Every token redlock hands out is at least the server's TIME in
+-- microseconds: a counter behind it (missing, or started again from 1 by
+-- Redisson's RFencedLock after its delete() or a loss of data) is moved
+-- up to it first, so that no token goes below one handed out before.
+
 -- The next fencing token from counter KEY (checked with rl_counter_bad,
--- whose value is COUNTER: false when missing), as a decimal string; a
--- missing counter starts at the server's NOW_US.
+-- whose value is COUNTER: false when missing, nil when not read yet), as
+-- a decimal string; at least the server's NOW_US + 1.
 local function rl_next_fence(key, now_us, counter)
-  if counter == nil then counter = redis.call('EXISTS', key) == 1 end
-  if not counter then
+  if counter == nil then counter = redis.call('GET', key) end
+  -- A counter of 17 digits or more is past any TIME in microseconds.
+  if not counter or (#counter < 17 and tonumber(counter) < now_us) then
     redis.call('SET', key, string.format('%.0f', now_us))
   end
   local fence = redis.call('INCR', key)
@@ -80,8 +86,8 @@ end
 -- The next fencing token from counter KEY, as a decimal string; or nil and
 -- {-1, key, why} when KEY cannot give one (of another type, not a decimal
 -- integer INCR takes, or at 2^63-1), and then nothing was written. One
--- INCR where the counter is sound; a missing one starts at the server's
--- NOW_US.
+-- INCR where the counter is ahead of the server's NOW_US, else the token
+-- is NOW_US + 1.
 local function rl_take_fence(key, now_us)
   local fence = redis.pcall('INCR', key)
   if type(fence) == 'table' then
@@ -95,8 +101,8 @@ local function rl_take_fence(key, now_us)
     end
     error(fence)	-- the server's own refusal (out of memory...)
   end
-  if fence <= 1 then	-- it was missing (or at most 0: a counter that
-                        -- a restore or a hand wound back starts again)
+  if fence <= now_us then	-- behind the clock: missing, wound back, or
+                                -- restarted small by another client
     fence = now_us + 1
     redis.call('SET', key, string.format('%.0f', fence))
   end
