@@ -271,6 +271,64 @@ dead_waiter() {
 	dead_waiter RWRW W2 R3
 }
 
+# dead_java FOLLOWER BOUND: a redlock fair holder, redlock fair waiters W1
+# and W2, then J, a Redisson RFairLock thread whose wait time
+# (threadWaitTime) is 2 s and that waits for ever, killed (kill -9); then a
+# waiter of kind FOLLOWER (W: redlock, R: Redisson) joins behind J, and
+# the holder releases. J's score, the score of W2 plus its wait time,
+# carries the ten minutes by which redlock's scores keep its live waiters
+# from looking dead to a Redisson client's clock. When W2 takes x, J is
+# scored as a Redisson handoff would have left it: its 2 s from then, on
+# the server's clock, by which redlock drops it; Redisson's clients see
+# 10 s more. FOLLOWER must hold x within 5 x BOUND ms of W2 (J's score
+# used to keep it there for ten minutes), and J be gone from the queue.
+dead_java() {
+	local jtok jpid ftok t2 tf left
+	# Short leases: a Redisson waiter that nobody wakes tries again when
+	# the lease it was told runs out.
+	w_args=(-w 60s --waiter-timeout 1500ms -t 1s)
+	tok=$(rl lock --fair -t 5s x)
+	arrive WW
+	jtok=$(token)
+	python3 "$RSN" --port "$R_PORT" --fair --fair-wait 2000 --id "$jtok" \
+	    lock x --hold 0.2 --label J >>"$D/events" 2>"$D/J.err" 3>&- &
+	jpid=$!
+	wait_for 5 at_tail "$jtok"
+	kill -9 "$jpid"
+	wait "$jpid" 2>/dev/null || :
+	ftok=$(token)
+	"$1" F "$ftok"
+	wait_for 5 at_tail "$ftok"
+	rl unlock --owner "$tok" x || :	# on a slow machine, the lease ended
+	wait_for 10 eval '[ -n "$(when_ms W2)" ]'
+	t2=$(when_ms W2)
+	left=$(rcli zscore "$Z" "$jtok")
+	[ -z "$left" ] || left="$(( ${left%.*} - $(server_ms) )) ms ahead"
+	echo "J's score once W2 held x: ${left:-gone}" >&3
+	wait_for $((5 * $2 / 1000 + 1)) eval '[ -n "$(when_ms F)" ]' || :
+	tf=$(when_ms F)
+	if [ -n "$tf" ]; then
+		echo "F ($1) held x $((tf - t2)) ms after W2 did (bound $2 ms)" >&3
+	else
+		echo "F ($1) did not hold x within $((5 * $2)) ms of W2" >&3
+	fi
+	[ -n "$tf" ]
+	[ $((tf - t2)) -lt $((5 * $2)) ]
+	[ "$(rcli lpos "$Q" "$jtok")" = "" ]
+	[ "$(rcli zscore "$Z" "$jtok")" = "" ]
+	served 5
+	run order
+	assert_output "W1 W2 F"
+}
+
+@test "a dead Redisson fair waiter behind redlock waiters leaves within its wait time after the one ahead took the lock: redlock waiter behind it" {
+	dead_java W 2000
+}
+
+@test "a dead Redisson fair waiter behind redlock waiters leaves within its wait time after the one ahead took the lock: Redisson waiter behind it" {
+	dead_java R 12000
+}
+
 # The wake-up matrix. Each cell: the holder takes x with a 30 s lease, the
 # waiter starts and is confirmed waiting (subscribed, and queued if fair),
 # the holder releases; the waiter must hold x within 2 s, woken by a
