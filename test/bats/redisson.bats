@@ -329,6 +329,46 @@ dead_java() {
 	dead_java R 12000
 }
 
+@test "Redisson waiters behind a redlock one get their wait time from its handoff, however long they waited, and stay in order" {
+	w_args=(-w 60s --waiter-timeout 900ms)
+	tok=$(rl lock --fair -t 30s x)
+	# W1 holds x 2 s, time enough to read the scores behind it.
+	w1=$(token)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair --owner "$w1" \
+	    "${w_args[@]}" x -- \
+	    sh -c 'echo "acquired W1 $(date +%s.%N)"; sleep 2' \
+	    >>"$D/events" 2>"$D/W1.err" 3>&- &
+	bg+=($!)
+	wait_for 5 at_tail "$w1"
+	j1=$(token) j2=$(token)
+	# Wait times 60 s and 30 s (tryLock's wait).
+	R J1 "$j1"
+	wait_for 5 at_tail "$j1"
+	r_args=()
+	python3 "$RSN" --port "$R_PORT" --fair --id "$j2" lock x --wait 30 \
+	    --hold 0.2 --label J2 >>"$D/events" 2>"$D/J2.err" 3>&- &
+	bg+=($!)
+	wait_for 5 at_tail "$j2"
+	s1=$(rcli zscore "$Z" "$j1") s2=$(rcli zscore "$Z" "$j2")
+	echo "queued: J1 $(( ${s1%.*} - $(server_ms) )) ms ahead, J2 $(( ${s2%.*} - ${s1%.*} )) ms behind J1" >&3
+	# W1 moves its own score up at each heartbeat (every 300 ms) meanwhile.
+	sleep 2.5
+	rl unlock --owner "$tok" x
+	wait_for 5 eval '[ -n "$(when_ms W1)" ]'
+	t1=$(when_ms W1)
+	s1=$(rcli zscore "$Z" "$j1") s2=$(rcli zscore "$Z" "$j2")
+	echo "W1 held x at $t1: J1's score $(( ${s1%.*} - t1 )) ms after that (wait time 60000 + 10000), J2 $(( ${s2%.*} - ${s1%.*} )) ms behind J1" >&3
+	# Its 60 s from the handoff (no sooner than the script that ran it,
+	# before W1's command started), 10 s for the clocks, the mark .25.
+	[ "${s1#*.}" = 25 ] && [ "${s2#*.}" = 25 ]
+	[ $(( ${s1%.*} - 70000 )) -le "$t1" ]
+	[ $(( ${s1%.*} - 70000 )) -gt $((t1 - 1000)) ]
+	[ $(( ${s2%.*} - ${s1%.*} )) = 30000 ]
+	served 10
+	run order
+	assert_output "W1 J1 J2"
+}
+
 # The wake-up matrix. Each cell: the holder takes x with a 30 s lease, the
 # waiter starts and is confirmed waiting (subscribed, and queued if fair),
 # the holder releases; the waiter must hold x within 2 s, woken by a
