@@ -369,6 +369,32 @@ dead_java() {
 	assert_output "W1 J1 J2"
 }
 
+@test "a redlock waiter that gives up at the head leaves the Redisson waiter behind it its wait time from then" {
+	tok=$(rl lock --fair -t 30s x)
+	w1=$(token)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair --owner "$w1" -w 2s \
+	    --waiter-timeout 900ms x -- true 2>"$D/W1.err" 3>&- &
+	p1=$!
+	wait_for 5 at_tail "$w1"
+	j=$(token)
+	R J "$j"
+	wait_for 5 at_tail "$j"
+	st=0
+	reap "$p1" || st=$?
+	[ "$st" = 75 ]
+	t=$(server_ms)
+	s=$(rcli zscore "$Z" "$j")
+	echo "W1 gave up; J's score $(( ${s%.*} - t )) ms ahead (wait time 60000 + 10000)" >&3
+	[ "$(rcli lrange "$Q" 0 -1)" = "$j" ]
+	[ "${s#*.}" = 25 ]
+	[ $(( ${s%.*} - 70000 )) -le "$t" ]
+	[ $(( ${s%.*} - 70000 )) -gt $((t - 1000)) ]
+	rl unlock --owner "$tok" x
+	served 5
+	run order
+	assert_output J
+}
+
 # The wake-up matrix. Each cell: the holder takes x with a 30 s lease, the
 # waiter starts and is confirmed waiting (subscribed, and queued if fair),
 # the holder releases; the waiter must hold x within 2 s, woken by a
