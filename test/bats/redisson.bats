@@ -3,8 +3,10 @@
 # RFairLock with --fair) on one name: mixed fair queues are served in
 # arrival order, nobody live dropped from them, whatever the Redisson
 # clients' clocks say; a dead redlock waiter leaves a mixed queue within
-# its waiter timeout; and every kind of holder wakes every kind of waiter
-# by a push, not by a poll, where Redisson's own release would.
+# its waiter timeout, and a dead Redisson waiter behind redlock waiters
+# within its wait time after the one ahead of it took the lock; and every
+# kind of holder wakes every kind of waiter by a push, not by a poll,
+# where Redisson's own release would.
 
 load helpers
 
