@@ -120,7 +120,11 @@ if free and (not head or head == ARGV[2]) then
   -- The lock was free: no hold of its holders is left to outlive.
   redis.call('PEXPIRE', KEYS[3], ARGV[1])
   if fair then
-    if head then redis.call('LPOP', KEYS[4]) end
+    if head then
+      -- Redisson's waiters behind it: scored as after a Redisson handoff.
+      rl_reanchor(KEYS[4], KEYS[5], KEYS[6], ARGV[2], now_ms)
+      redis.call('LPOP', KEYS[4])
+    end
     redis.call('ZREM', KEYS[5], ARGV[2])
     redis.call('HDEL', KEYS[6], ARGV[2])
   elseif queue and redis.call('ZREM', KEYS[5], ARGV[2]) == 1 then
@@ -156,12 +160,22 @@ if queue then
       string.find(flags, 'r', 1, true) and
       (rl_waiter_deadline(KEYS[6], ARGV[2]) or 0) > now_ms
   -- A plain waiter need not keep its place: no margin, so that Redisson
-  -- drops it on time if it dies.
-  local score = deadline + (fair and rl_fair_margin_ms or 0)
+  -- drops it on time if it dies. A fair one's score bears the mark of
+  -- the margin (.5), which Redisson's waiters behind it inherit.
+  local score = deadline + (fair and rl_fair_margin_ms + 0.5 or 0)
   if queued_before or restore then
     if restore then redis.call('LPUSH', KEYS[4], ARGV[2]) end
+    -- How far its score moves up while someone is queued right behind
+    -- it (the tail joined after it): see rl_reanchor.
+    local lag = false
+    if fair then
+      lag = 0
+      if queued_before and redis.call('LINDEX', KEYS[4], -1) ~= ARGV[2] then
+        lag = rl_waiter_lag(w) + score - tonumber(queued_before)
+      end
+    end
     redis.call('ZADD', KEYS[5], score, ARGV[2])
-    redis.call('HSET', KEYS[6], ARGV[2], rl_with_deadline(w, deadline))
+    redis.call('HSET', KEYS[6], ARGV[2], rl_with_deadline(w, deadline, lag))
   elseif string.find(flags, 'j', 1, true) then
     if string.find(flags, 'r', 1, true) then rejoined = 1 end
     redis.call('RPUSH', KEYS[4], ARGV[2])
@@ -187,7 +201,7 @@ if queue then
   if head == ARGV[2] then ahead = 0 end
   if free and head and head ~= ARGV[2] then
     local dl = rl_waiter_deadline(KEYS[6], head) or
-               tonumber(redis.call('ZSCORE', KEYS[5], head))
+               rl_score_deadline(tonumber(redis.call('ZSCORE', KEYS[5], head)))
     if dl then head_wait = dl - now_ms end
     -- Dead heads dropped before a free lock: the new head may be one
     -- that only a message wakes (Redisson's sleeps on its last answer).

@@ -19,6 +19,12 @@ local was_head = redis.call('LINDEX', KEYS[3], 0) == ARGV[1]
 -- LPOS needs Redis 6.0.6; without it the place is unknown.
 local p = redis.pcall('LPOS', KEYS[3], ARGV[1])
 local position = type(p) == 'number' and p + 1 or 0
+-- Redisson's waiters behind a head that leaves: scored as after a handoff.
+if was_head and redis.call('TYPE', KEYS[4]).ok == 'zset' and
+    redis.call('TYPE', KEYS[5]).ok == 'hash' then
+  local _, now_ms = rl_time()
+  rl_reanchor(KEYS[3], KEYS[4], KEYS[5], ARGV[1], now_ms)
+end
 local n = redis.call('LREM', KEYS[3], 0, ARGV[1])
 if redis.call('TYPE', KEYS[4]).ok == 'zset' then
   redis.call('ZREM', KEYS[4], ARGV[1])

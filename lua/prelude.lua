@@ -62,12 +62,18 @@ local function rl_counter_bad(key)
   return nil, counter
 end
 
+-- Every token redlock hands out is at least the server's TIME in
+-- microseconds: a counter behind it (missing, or started again from 1 by
+-- Redisson's RFencedLock after its delete() or a loss of data) is moved
+-- up to it first, so that no token goes below one handed out before.
+
 -- The next fencing token from counter KEY (checked with rl_counter_bad,
--- whose value is COUNTER: false when missing), as a decimal string; a
--- missing counter starts at the server's NOW_US.
+-- whose value is COUNTER: false when missing, nil when not read yet), as
+-- a decimal string; at least the server's NOW_US + 1.
 local function rl_next_fence(key, now_us, counter)
-  if counter == nil then counter = redis.call('EXISTS', key) == 1 end
-  if not counter then
+  if counter == nil then counter = redis.call('GET', key) end
+  -- A counter of 17 digits or more is past any TIME in microseconds.
+  if not counter or (#counter < 17 and tonumber(counter) < now_us) then
     redis.call('SET', key, string.format('%.0f', now_us))
   end
   local fence = redis.call('INCR', key)
@@ -80,8 +86,8 @@ end
 -- The next fencing token from counter KEY, as a decimal string; or nil and
 -- {-1, key, why} when KEY cannot give one (of another type, not a decimal
 -- integer INCR takes, or at 2^63-1), and then nothing was written. One
--- INCR where the counter is sound; a missing one starts at the server's
--- NOW_US.
+-- INCR where the counter is ahead of the server's NOW_US, else the token
+-- is NOW_US + 1.
 local function rl_take_fence(key, now_us)
   local fence = redis.pcall('INCR', key)
   if type(fence) == 'table' then
@@ -95,8 +101,8 @@ local function rl_take_fence(key, now_us)
     end
     error(fence)	-- the server's own refusal (out of memory...)
   end
-  if fence <= 1 then	-- it was missing (or at most 0: a counter that
-                        -- a restore or a hand wound back starts again)
+  if fence <= now_us then	-- behind the clock: missing, wound back, or
+                                -- restarted small by another client
     fence = now_us + 1
     redis.call('SET', key, string.format('%.0f', fence))
   end
@@ -154,6 +160,72 @@ end
 -- server's clock.
 local rl_fair_margin_ms = 600000
 
+-- Such a score also ends in half a millisecond (deadline + margin + 0.5),
+-- a mark that Redisson's arithmetic carries on: it scores a waiter that
+-- joins behind another as that one's score plus its own wait time, and
+-- takes whole milliseconds off at a handoff. A Redisson waiter whose score
+-- ends in .5 queued behind a redlock waiter and carries its margin, which
+-- would keep it, dead, at the head for ten minutes more than its wait
+-- time. When that redlock waiter leaves the head (rl_reanchor), the
+-- Redisson waiters behind it are scored as Redisson would have scored
+-- them had it taken the lock: now + their wait time, plus this allowance
+-- for the clocks of Redisson's hosts, plus 0.25, the mark of that
+-- allowance. redlock judges them on the server's clock without it.
+local rl_java_slack_ms = 10000
+
+-- The deadline (server clock, ms) of a fair waiter that is not redlock's,
+-- from its SCORE: less the allowance when the score carries its mark.
+local function rl_score_deadline(score)
+  if score and score % 1 == 0.25 then
+    return score - rl_java_slack_ms - 0.25
+  end
+  return score
+end
+
+-- How far (ms) redlock fair waiter entry W has moved its score up since a
+-- waiter last joined the queue right behind it (0 while it is the tail).
+local function rl_waiter_lag(w)
+  return w and tonumber(string.match(w, '"lag_ms":(%-?%d+)')) or 0
+end
+
+-- When redlock fair waiter OWNER, at the head of QUEUE (a list; TIMEOUT a
+-- zset, WAITERS a hash), leaves it (it takes the lock, or is dropped or
+-- passed over), the Redisson waiters right behind it, up to the next
+-- redlock waiter, whose scores carry its margin (the .5 mark), are scored
+-- as Redisson would have had OWNER been one of its own: the first one
+-- gets NOW_MS + its wait time (its score less OWNER's at the time it
+-- joined) + the allowance + 0.25, and those behind it move by as much,
+-- keeping their wait times apart. Its cost is the number of those waiters.
+local function rl_reanchor(queue, timeout, waiters, owner, now_ms)
+  local own = tonumber(redis.call('ZSCORE', timeout, owner))
+  if not own or own % 1 ~= 0.5 then return end
+  local entry = redis.call('HGET', waiters, owner)
+  if not entry then return end
+  local lag = rl_waiter_lag(entry)
+  local shift = false
+  local i = 1
+  while true do
+    local batch = redis.call('LRANGE', queue, i, i + 15)
+    for _, w in ipairs(batch) do
+      if w == owner or redis.call('HEXISTS', waiters, w) == 1 then return end
+      local s = tonumber(redis.call('ZSCORE', timeout, w))
+      if s and s % 1 == 0.5 then
+        if not shift then
+          -- Redisson's waiters and OWNER lose the same at its handoffs;
+          -- OWNER moved its own score up by LAG since this one joined.
+          local wait = math.max(0, s - own + lag)
+          shift = now_ms + wait + rl_java_slack_ms + 0.25 - s
+        end
+        redis.call('ZINCRBY', timeout, shift, w)
+      elseif not shift then
+        return
+      end
+    end
+    if #batch < 16 then return end
+    i = i + 16
+  end
+end
+
 -- Who holds lock hash KEY: its first owner; a Redisson read-write lock's
 -- first reader or writer, not its "mode" field.
 local function rl_holder(key)
@@ -172,22 +244,32 @@ local function rl_waiter_deadline(waiters, owner)
   return tonumber(string.match(w, '"deadline_ms":(%d+)'))
 end
 
--- A waiters hash entry with its deadline set to DEADLINE.
-local function rl_with_deadline(w, deadline)
-  local dl = string.format('"deadline_ms":%.0f', deadline)
+-- JSON object W (a waiters hash entry) with number field NAME set to V.
+local function rl_with_number(w, name, v)
+  local kv = string.format('"%s":%.0f', name, v)
   if not w or string.sub(w, 1, 1) ~= '{' or string.sub(w, -1) ~= '}' or
       #w < 3 then
-    return '{' .. dl .. '}'
+    return '{' .. kv .. '}'
   end
-  local out, n = string.gsub(w, '"deadline_ms":%d+', dl, 1)
+  local out, n = string.gsub(w, '"' .. name .. '":%-?%d+', kv, 1)
   if n == 1 then return out end
-  return string.sub(w, 1, -2) .. ',' .. dl .. '}'
+  return string.sub(w, 1, -2) .. ',' .. kv .. '}'
+end
+
+-- A waiters hash entry with its deadline set to DEADLINE, and its lag
+-- (see rl_waiter_lag) to LAG when given.
+local function rl_with_deadline(w, deadline, lag)
+  w = rl_with_number(w, 'deadline_ms', deadline)
+  if lag then w = rl_with_number(w, 'lag_ms', lag) end
+  return w
 end
 
 -- Drop fair waiters past their deadline (or without one) from the head of
 -- QUEUE; returns the first live waiter, or nil, and how many were dropped.
--- A redlock waiter's deadline is in WAITERS, anyone else's is its score.
--- Its cost is the number of dead heads, not the length of the queue.
+-- A redlock waiter's deadline is in WAITERS, anyone else's is its score
+-- (see rl_score_deadline). Its cost is the number of dead heads, not the
+-- length of the queue, and of the Redisson waiters right behind a
+-- redlock one it drops (rl_reanchor).
 -- NOW_MS: the server's clock, read here when not given.
 local function rl_drop_expired(queue, timeout, waiters, now_ms)
   if redis.call('TYPE', queue).ok ~= 'list' then return nil, 0 end
@@ -202,10 +284,14 @@ local function rl_drop_expired(queue, timeout, waiters, now_ms)
     local head = redis.call('LINDEX', queue, 0)
     if not head then return nil, dropped end
     local dl = hash and rl_waiter_deadline(waiters, head)
-    if not dl then
-      dl = zset and tonumber(redis.call('ZSCORE', timeout, head))
+    if dl then
+      if dl > now_ms then return head, dropped end
+      if zset then rl_reanchor(queue, timeout, waiters, head, now_ms) end
+    else
+      dl = zset and
+          rl_score_deadline(tonumber(redis.call('ZSCORE', timeout, head)))
+      if dl and dl > now_ms then return head, dropped end
     end
-    if dl and dl > now_ms then return head, dropped end
     redis.call('LPOP', queue)
     if zset then redis.call('ZREM', timeout, head) end
     if hash then redis.call('HDEL', waiters, head) end
@@ -243,6 +329,9 @@ local function rl_wake_head(queue, timeout, waiters, channel, now_ms, msg)
     if type(r) == 'table' and r.err then return false end
     if r ~= 0 or not hash or not rl_silent(waiters, head, now_ms) then
       return true
+    end
+    if redis.call('TYPE', timeout).ok == 'zset' then
+      rl_reanchor(queue, timeout, waiters, head, now_ms)
     end
     redis.call('LPOP', queue)
     redis.call('ZREM', timeout, head)

@@ -3,8 +3,10 @@
 # RFairLock with --fair) on one name: mixed fair queues are served in
 # arrival order, nobody live dropped from them, whatever the Redisson
 # clients' clocks say; a dead redlock waiter leaves a mixed queue within
-# its waiter timeout; and every kind of holder wakes every kind of waiter
-# by a push, not by a poll, where Redisson's own release would.
+# its waiter timeout, and a dead Redisson waiter behind redlock waiters
+# within its wait time after the one ahead of it took the lock; and every
+# kind of holder wakes every kind of waiter by a push, not by a poll,
+# where Redisson's own release would.
 
 load helpers
 
@@ -269,6 +271,130 @@ dead_waiter() {
 # dead to a Redisson client's clock).
 @test "a dead redlock fair waiter (kill -9) still leaves the queue within its waiter timeout: between Redisson waiters" {
 	dead_waiter RWRW W2 R3
+}
+
+# dead_java FOLLOWER BOUND: a redlock fair holder, redlock fair waiters W1
+# and W2, then J, a Redisson RFairLock thread whose wait time
+# (threadWaitTime) is 2 s and that waits for ever, killed (kill -9); then a
+# waiter of kind FOLLOWER (W: redlock, R: Redisson) joins behind J, and
+# the holder releases. J's score, the score of W2 plus its wait time,
+# carries the ten minutes by which redlock's scores keep its live waiters
+# from looking dead to a Redisson client's clock. When W2 takes x, J is
+# scored as a Redisson handoff would have left it: its 2 s from then, on
+# the server's clock, by which redlock drops it; Redisson's clients see
+# 10 s more. FOLLOWER must hold x within 5 x BOUND ms of W2 (J's score
+# used to keep it there for ten minutes), and J be gone from the queue.
+dead_java() {
+	local jtok jpid ftok t2 tf left
+	# Short leases: a Redisson waiter that nobody wakes tries again when
+	# the lease it was told runs out.
+	w_args=(-w 60s --waiter-timeout 1500ms -t 1s)
+	tok=$(rl lock --fair -t 5s x)
+	arrive WW
+	jtok=$(token)
+	python3 "$RSN" --port "$R_PORT" --fair --fair-wait 2000 --id "$jtok" \
+	    lock x --hold 0.2 --label J >>"$D/events" 2>"$D/J.err" 3>&- &
+	jpid=$!
+	wait_for 5 at_tail "$jtok"
+	kill -9 "$jpid"
+	wait "$jpid" 2>/dev/null || :
+	ftok=$(token)
+	"$1" F "$ftok"
+	wait_for 5 at_tail "$ftok"
+	rl unlock --owner "$tok" x || :	# on a slow machine, the lease ended
+	wait_for 10 eval '[ -n "$(when_ms W2)" ]'
+	t2=$(when_ms W2)
+	left=$(rcli zscore "$Z" "$jtok")
+	[ -z "$left" ] || left="$(( ${left%.*} - $(server_ms) )) ms ahead"
+	echo "J's score once W2 held x: ${left:-gone}" >&3
+	wait_for $((5 * $2 / 1000 + 1)) eval '[ -n "$(when_ms F)" ]' || :
+	tf=$(when_ms F)
+	if [ -n "$tf" ]; then
+		echo "F ($1) held x $((tf - t2)) ms after W2 did (bound $2 ms)" >&3
+	else
+		echo "F ($1) did not hold x within $((5 * $2)) ms of W2" >&3
+	fi
+	[ -n "$tf" ]
+	[ $((tf - t2)) -lt $((5 * $2)) ]
+	[ "$(rcli lpos "$Q" "$jtok")" = "" ]
+	[ "$(rcli zscore "$Z" "$jtok")" = "" ]
+	served 5
+	run order
+	assert_output "W1 W2 F"
+}
+
+@test "a dead Redisson fair waiter behind redlock waiters leaves within its wait time after the one ahead took the lock: redlock waiter behind it" {
+	dead_java W 2000
+}
+
+@test "a dead Redisson fair waiter behind redlock waiters leaves within its wait time after the one ahead took the lock: Redisson waiter behind it" {
+	dead_java R 12000
+}
+
+@test "Redisson waiters behind a redlock one get their wait time from its handoff, however long they waited, and stay in order" {
+	w_args=(-w 60s --waiter-timeout 900ms)
+	tok=$(rl lock --fair -t 30s x)
+	# W1 holds x 2 s, time enough to read the scores behind it.
+	w1=$(token)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair --owner "$w1" \
+	    "${w_args[@]}" x -- \
+	    sh -c 'echo "acquired W1 $(date +%s.%N)"; sleep 2' \
+	    >>"$D/events" 2>"$D/W1.err" 3>&- &
+	bg+=($!)
+	wait_for 5 at_tail "$w1"
+	j1=$(token) j2=$(token)
+	# Wait times 60 s and 30 s (tryLock's wait).
+	R J1 "$j1"
+	wait_for 5 at_tail "$j1"
+	r_args=()
+	python3 "$RSN" --port "$R_PORT" --fair --id "$j2" lock x --wait 30 \
+	    --hold 0.2 --label J2 >>"$D/events" 2>"$D/J2.err" 3>&- &
+	bg+=($!)
+	wait_for 5 at_tail "$j2"
+	s1=$(rcli zscore "$Z" "$j1") s2=$(rcli zscore "$Z" "$j2")
+	echo "queued: J1 $(( ${s1%.*} - $(server_ms) )) ms ahead, J2 $(( ${s2%.*} - ${s1%.*} )) ms behind J1" >&3
+	# W1 moves its own score up at each heartbeat (every 300 ms) meanwhile.
+	sleep 2.5
+	rl unlock --owner "$tok" x
+	wait_for 5 eval '[ -n "$(when_ms W1)" ]'
+	t1=$(when_ms W1)
+	s1=$(rcli zscore "$Z" "$j1") s2=$(rcli zscore "$Z" "$j2")
+	echo "W1 held x at $t1: J1's score $(( ${s1%.*} - t1 )) ms after that (wait time 60000 + 10000), J2 $(( ${s2%.*} - ${s1%.*} )) ms behind J1" >&3
+	# Its 60 s from the handoff (no sooner than the script that ran it,
+	# before W1's command started), 10 s for the clocks, the mark .25.
+	[ "${s1#*.}" = 25 ] && [ "${s2#*.}" = 25 ]
+	[ $(( ${s1%.*} - 70000 )) -le "$t1" ]
+	[ $(( ${s1%.*} - 70000 )) -gt $((t1 - 1000)) ]
+	[ $(( ${s2%.*} - ${s1%.*} )) = 30000 ]
+	served 10
+	run order
+	assert_output "W1 J1 J2"
+}
+
+@test "a redlock waiter that gives up at the head leaves the Redisson waiter behind it its wait time from then" {
+	tok=$(rl lock --fair -t 30s x)
+	w1=$(token)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair --owner "$w1" -w 2s \
+	    --waiter-timeout 900ms x -- true 2>"$D/W1.err" 3>&- &
+	p1=$!
+	wait_for 5 at_tail "$w1"
+	j=$(token)
+	R J "$j"
+	wait_for 5 at_tail "$j"
+	st=0
+	reap "$p1" || st=$?
+	[ "$st" = 75 ]
+	t=$(server_ms)
+	s=$(rcli zscore "$Z" "$j")
+	echo "W1 gave up; J's score $(( ${s%.*} - t )) ms ahead (wait time 60000 + 10000)" >&3
+	[ "$(rcli lrange "$Q" 0 -1)" = "$j" ]
+	[ "${s#*.}" = 25 ]
+	[ $(( ${s%.*} - 70000 )) -le "$t" ]
+	[ $(( ${s%.*} - 70000 )) -gt $((t - 1000)) ]
+	rl unlock --owner "$tok" x
+	served 5
+	run order
+	assert_output J
 }
 
 # The wake-up matrix. Each cell: the holder takes x with a 30 s lease, the
