@@ -184,8 +184,8 @@ reader_stream() {
 	took=$(($(now_ms) - start))
 	n=${output##*=}
 	echo "the exclusive waiter got in after $took ms, $n readers in by then" >&3
-	# Alone: a plain lock's hash, without "mode".
-	[[ $output == "mode= in="* ]]
+	# Alone: a plain lock's hash, "mode" only redlock's marker.
+	[[ $output == "mode=write in="* ]]
 	# Well before the stream ended (10 s), with a 5x margin over the 1 s
 	# that the readers in hold it.
 	[ "$took" -lt 5000 ]
