@@ -212,9 +212,9 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 }
 
 /* The keys of release.lua and force.lua: the lock, its channel, the
- * holder records, the fair queue's three and the room's two (force.lua:
- * and "{NAME}", which names a read-write lock's read leases, and the
- * read-write lock's channel). */
+ * holder records, the fair queue's three and the room's two (release.lua:
+ * and the read-write lock's channel; force.lua: and "{NAME}", which names
+ * a read-write lock's read leases, and the read-write lock's channel). */
 static void
 lock_keys(struct rl_call *call, const char *name)
 {
@@ -251,6 +251,9 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 	case RL_EXCLUSIVE:
 		call->s = &rl_script_release;
 		lock_keys(call, name);
+		/* Where Redisson's read and write locks wait behind the
+		 * marker of a plain hold. */
+		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
 		call->nargs = 2;
 		call->args[0] = owner;
 		call->args[1] = "0";

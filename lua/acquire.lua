@@ -1,7 +1,9 @@
 -- acquire: take lock NAME for OWNER, or re-enter it; with ARGV[7] = "fair",
 -- only the head of the FIFO queue may take a free lock (Redisson's RLock and
 -- RFairLock layouts). A fair call is also a queued waiter's heartbeat.
--- KEYS[1]  NAME                           hash: owner -> hold count, PEXPIRE = lease
+-- KEYS[1]  NAME                           hash: owner -> hold count, and
+--                                          "mode" -> "write", redlock's
+--                                          marker; PEXPIRE = lease
 -- KEYS[2]  redisson_lock_token:{NAME}     string: fencing counter
 -- KEYS[3]  redlock_holder:{NAME}          hash: owner -> JSON metadata, same lease
 -- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
@@ -94,11 +96,15 @@ if queue then
   _, dropped = rl_drop_expired(KEYS[4], KEYS[5], KEYS[6], now_ms)
 end
 
--- A read-write lock's reader (a "mode" field beside OWNER) holds no
--- lock of this kind: its hold is not re-entered, nor counted twice.
-local mine = redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode')
+-- A read-write lock's reader (a "mode" field beside OWNER, other than
+-- redlock's marker, or the marker beside OWNER:write: the writer's own
+-- read) holds no lock of this kind: its hold is not re-entered, nor
+-- counted twice. A hold without the marker (an older redlock's) is
+-- re-entered as it is, so that the older redlock still gives it back.
+local mine = redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode',
+                         ARGV[2] .. ':write')
 if mine.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
-if mine[1] and not mine[2] then
+if mine[1] and rl_plain_hold(mine[2], mine[3]) then
   local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
   rl_lengthen(KEYS[1], ARGV[1])
   rl_lengthen(KEYS[3], ARGV[1])
@@ -113,7 +119,8 @@ if free and (not head or head == ARGV[2]) then
   local fence
   fence, bad = rl_take_fence(KEYS[2], now_us)
   if bad then return bad end
-  redis.call('HSET', KEYS[1], ARGV[2], 1)
+  -- The marker keeps Redisson's read and write locks out (see rl_mark).
+  redis.call('HSET', KEYS[1], ARGV[2], 1, 'mode', rl_mark)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[2],
              rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence))

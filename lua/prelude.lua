@@ -226,8 +226,35 @@ local function rl_reanchor(queue, timeout, waiters, owner, now_ms)
   end
 end
 
+-- redlock's marker on each plain (and --fair) hold it takes: the "mode"
+-- field of NAME set to this beside the owner's count. Redisson's read and
+-- write locks look at "mode" only, and take a hash without one for free;
+-- with it they find NAME held for writing by another and wait, as behind
+-- a writer. A real writer always has its field OWNER:write in write mode;
+-- a marked plain hold has none.
+local rl_mark = 'write'
+
+-- Whether OWNER's field in a lock hash whose "mode" field is MODE is a
+-- plain hold, given WRITE, the hash's field OWNER:write: no mode (an older
+-- redlock's hold, or Redisson's RLock), or redlock's marker and no write
+-- hold of OWNER's.
+local function rl_plain_hold(mode, write)
+  return not mode or (mode == rl_mark and not write)
+end
+
+-- Whether lock hash KEY, held, is a plain lock and not a read-write lock:
+-- no "mode", or redlock's marker and no writer's field OWNER:write.
+local function rl_plain(key)
+  local mode = redis.call('HGET', key, 'mode')
+  if mode ~= rl_mark then return not mode end
+  for _, f in ipairs(redis.call('HKEYS', key)) do
+    if string.sub(f, -6) == ':write' then return false end
+  end
+  return true
+end
+
 -- Who holds lock hash KEY: its first owner; a Redisson read-write lock's
--- first reader or writer, not its "mode" field.
+-- first reader or writer, not its "mode" field (nor redlock's marker).
 local function rl_holder(key)
   for _, f in ipairs(redis.call('HKEYS', key)) do
     if f ~= 'mode' then return f end

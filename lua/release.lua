@@ -2,7 +2,8 @@
 -- and wakes the waiters: "0" on the lock's channel (Redisson's RLock
 -- waiters, and the room's listener), the head of the fair queue on its own
 -- channel (RFairLock), and one plain waiter of the room on its own.
--- KEYS[1]  NAME                           hash: owner -> hold count
+-- KEYS[1]  NAME                           hash: owner -> hold count, and
+--                                          redlock's marker "mode" -> "write"
 -- KEYS[2]  redisson_lock__channel:{NAME}  channel; CHANNEL:OWNER wakes a fair waiter
 -- KEYS[3]  redlock_holder:{NAME}          hash: owner -> JSON metadata
 -- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
@@ -11,6 +12,9 @@
 -- KEYS[7]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
 -- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
 --                                          listens to the lock's channel
+-- KEYS[9]  redisson_rwlock:{NAME}         channel: "1" when a hold with
+--                                          redlock's marker goes (Redisson's
+--                                          read and write locks wait there)
 -- ARGV[1]  owner token
 -- ARGV[2]  message published on release ("0"); empty: the release wakes
 --          nobody (an attempt undone on the masters that granted it
@@ -28,12 +32,13 @@
 rl_pubcmd = ARGV[3] or rl_pubcmd
 -- Each key is checked where a command would fail on it, before anything
 -- is written: NAME by this read, the holder records by the first write.
-local r = redis.pcall('HMGET', KEYS[1], ARGV[1], 'mode')
+local r = redis.pcall('HMGET', KEYS[1], ARGV[1], 'mode', ARGV[1] .. ':write')
 if r.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
 local holds = tonumber(r[1])
--- A Redisson read-write lock ("mode", and a lease key per read hold) is
--- never redlock's to give back: taking a count off would strand its keys.
-if r[2] then holds = nil end
+-- A Redisson read-write lock ("mode" other than redlock's marker, or
+-- OWNER's write hold beside it, and a lease key per read hold) is never
+-- redlock's to give back: taking a count off would strand its keys.
+if not rl_plain_hold(r[2], r[3]) then holds = nil end
 if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
 if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
 if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
@@ -49,4 +54,9 @@ if redis.call('EXISTS', KEYS[4], KEYS[7] or KEYS[4]) > 0 and
   nopub = KEYS[2]
 end
 if not rl_publish(KEYS[2], ARGV[2]) then nopub = KEYS[2] end
+-- Redisson's read and write locks that the marker held back wait on the
+-- read-write lock's channel; "1" wakes them all, as after a write. Not
+-- reported when refused (ACL): NAME's own waiters were woken, and those
+-- look again when the lease they were told runs out.
+if r[2] and KEYS[9] then rl_publish(KEYS[9], '1') end
 return {2, nopub}

@@ -42,9 +42,10 @@
 --         {-1, key, type}              KEY is not of the type needed, or a
 --                                      fencing counter that cannot grow;
 --                                      nothing was changed
--- A hash without "mode" is a plain lock (redlock's or Redisson's RLock):
--- busy for both. A writer ignores another writer's intent: whoever comes
--- first to a free lock takes it.
+-- A hash without "mode" is a plain lock (Redisson's RLock, or an older
+-- redlock's): busy for both; so is redlock's plain hold, its marker "mode"
+-- -> "write" without a writer's field OWNER:write. A writer ignores
+-- another writer's intent: whoever comes first to a free lock takes it.
 rl_pubcmd = ARGV[11] or rl_pubcmd
 local lease, owner, kind = ARGV[1], ARGV[2], ARGV[7]
 local wfield = owner .. ':write'

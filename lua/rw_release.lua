@@ -47,6 +47,12 @@ if bad then return bad end
 local mode = redis.call('HGET', KEYS[1], 'mode')
 local field = kind == 'write' and owner .. ':write' or owner
 local holds = mode and tonumber(redis.call('HGET', KEYS[1], field))
+-- In write mode only the writer reads: OWNER beside redlock's marker and
+-- no OWNER:write is a plain hold, never given back here.
+if kind == 'read' and mode == 'write' and
+    redis.call('HEXISTS', KEYS[1], owner .. ':write') == 0 then
+  holds = nil
+end
 if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
 
 -- NAME is gone: wake everyone; MSG on the read-write lock's channel.

@@ -1,7 +1,10 @@
 -- status: who holds lock NAME and how many wait for it, read atomically;
 -- or, where Redisson keeps another kind at NAME, what is there.
 -- KEYS[1]  NAME                           hash: owner -> hold count; a
---                                         read-write lock has 'mode' too
+--                                         read-write lock has 'mode' too,
+--                                         and redlock's plain hold its
+--                                         marker 'mode' -> 'write'
+--                                         without a field OWNER:write
 -- KEYS[2]  redlock_holder:{NAME}          hash: owner -> JSON metadata
 -- KEYS[3]  redisson_lock_queue:{NAME}     list: fair waiters
 -- KEYS[4]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
@@ -150,8 +153,11 @@ if KEYS[9] then
   waiting = waiting + rl_room_count(KEYS[8], KEYS[9], KEYS[4], now_ms)
 end
 local mode = redis.call('HGET', KEYS[1], 'mode')
-if mode == 'read' or mode == 'write' then return rwlock(waiting, mode) end
-local owner = redis.call('HKEYS', KEYS[1])[1]
+if mode == 'read' or (mode == 'write' and not rl_plain(KEYS[1])) then
+  return rwlock(waiting, mode)
+end
+-- A plain lock; redlock's marker ("mode") names no holder.
+local owner = rl_holder(KEYS[1])
 if not owner then return {0, waiting} end
 local holds = tonumber(redis.call('HGET', KEYS[1], owner)) or 0
 return held(waiting, owner, holds, false, {})

@@ -241,7 +241,7 @@ bg_exec() {
 	[ "$status" -eq 130 ]
 	[ ! -e "$D/ran" ]
 	[ "$(subscribers x)" = 0 ]
-	[ "$(rcli hlen x)" = 1 ]
+	[ "$(rcli hlen x)" = 2 ]	# the owner and redlock's marker
 	[ "$(rcli hget x "$tok")" = 1 ]
 	[ "$(rcli hlen 'redlock_holder:{x}')" = 1 ]
 }

@@ -83,7 +83,7 @@ held() {
 # alone KIND: the state of n while one exec of KIND holds it.
 alone() {
 	case $1 in
-	plain | fair) echo T=1 ;;
+	plain | fair) echo "T=1 mode=write" ;;	# mode: redlock's marker
 	shared) echo "T=1 mode=read" ;;
 	write) echo "T:write=1 mode=write" ;;
 	limit) echo "free=1 taken=1 holds=" ;;
@@ -140,18 +140,18 @@ UPGRADE="would wait for it for ever: take n with --write (or exclusively) in the
 INTO_LIMIT="a nested --limit permit cannot take it (a name is a lock or a semaphore, not both); drop --limit, or use another name"
 FROM_LIMIT="cannot take it (a name is a lock or a semaphore, not both); give --limit as the outer call does, or use another name"
 
-@test "plain in plain: re-enters the hold" { reenters plain plain T=2; }
-@test "--fair in plain: re-enters the hold" { reenters plain fair T=2; }
-@test "-s in plain: re-enters the exclusive hold, no reader beside it" { reenters plain shared T=2; }
-@test "--write in plain: re-enters the exclusive hold" { reenters plain write T=2; }
+@test "plain in plain: re-enters the hold" { reenters plain plain "T=2 mode=write"; }
+@test "--fair in plain: re-enters the hold" { reenters plain fair "T=2 mode=write"; }
+@test "-s in plain: re-enters the exclusive hold, no reader beside it" { reenters plain shared "T=2 mode=write"; }
+@test "--write in plain: re-enters the exclusive hold" { reenters plain write "T=2 mode=write"; }
 @test "--limit in plain: refused at once (64)" {
 	refused plain limit "n is held exclusively by an exec above this one: $INTO_LIMIT"
 }
 
-@test "plain in --fair: re-enters the hold" { reenters fair plain T=2; }
-@test "--fair in --fair: re-enters the hold" { reenters fair fair T=2; }
-@test "-s in --fair: re-enters the exclusive hold, no reader beside it" { reenters fair shared T=2; }
-@test "--write in --fair: re-enters the exclusive hold" { reenters fair write T=2; }
+@test "plain in --fair: re-enters the hold" { reenters fair plain "T=2 mode=write"; }
+@test "--fair in --fair: re-enters the hold" { reenters fair fair "T=2 mode=write"; }
+@test "-s in --fair: re-enters the exclusive hold, no reader beside it" { reenters fair shared "T=2 mode=write"; }
+@test "--write in --fair: re-enters the exclusive hold" { reenters fair write "T=2 mode=write"; }
 @test "--limit in --fair: refused at once (64)" {
 	refused fair limit "n is held exclusively by an exec above this one: $INTO_LIMIT"
 }

@@ -29,8 +29,8 @@ held_by() {
 	echo "$n"
 }
 
-# Script calls as the proxy sees them: a release has 14 arguments
-# (EVALSHA sha 8 keys, owner, 0, PUBLISH), a waiter's acquisition 22 (8
+# Script calls as the proxy sees them: a release has 15 arguments
+# (EVALSHA sha 9 keys, owner, 0, PUBLISH), a waiter's acquisition 22 (8
 # keys, 11 arguments).
 
 @test "a late undo on a slow master runs before the newer acquisition, never after it" {
@@ -38,7 +38,7 @@ held_by() {
 	# M5 behind a proxy that holds the first release 4 s: twenty times
 	# the node timeout (200 ms), and well past the retry below.
 	p5=$(free_port)
-	start_proxy "$D/proxy" 4 --hold 14 1 "$D/forwarded" "$p5:$M5_PORT"
+	start_proxy "$D/proxy" 4 --hold 15 1 "$D/forwarded" "$p5:$M5_PORT"
 	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$p5"
 	# Another owner holds x on M1, M2, M3 and M5 until 1.5 s from now:
 	# the first attempts win only M4 and are undone everywhere (the undo

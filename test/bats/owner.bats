@@ -76,8 +76,9 @@ siblings() {
 	[ -n "$outer" ]
 	[ "$b" != "$outer" ]
 	for c in "$@"; do
-		# One holder of innerB, with one hold, and not outerA's owner.
-		[ "$($c hlen innerB)" = 1 ]
+		# One holder of innerB (and redlock's marker), with one
+		# hold, and not outerA's owner.
+		[ "$($c hlen innerB)" = 2 ]
 		[ "$($c hget innerB "$b")" = 1 ]
 		[ "$($c hget outerA "$outer")" = 1 ]
 		[ "$($c hlen 'redlock_holder:{innerB}')" = 1 ]
@@ -113,12 +114,13 @@ aba() {
 	local a b
 	a=$(var in OWNER)
 	for c in "$@"; do
-		# The inner exec of A re-entered the outer one's hold ...
-		[ "$($c hlen A)" = 1 ]
+		# The inner exec of A re-entered the outer one's hold
+		# (beside it, redlock's marker "mode") ...
+		[ "$($c hlen A)" = 2 ]
 		[ "$($c hget A "$a")" = 2 ]
 		# ... while B was taken by a fresh owner of its own.
-		[ "$($c hlen B)" = 1 ]
-		b=$($c hkeys B)
+		[ "$($c hlen B)" = 2 ]
+		b=$($c hkeys B | grep -vx mode)
 		[ "$b" != "$a" ]
 		[ "$($c hget B "$b")" = 1 ]
 	done
@@ -212,7 +214,7 @@ plain unlock of C: 1
 	[[ $stderr == "redlock: x is busy: "* ]]
 	REDLOCK_OWNER=$tok run -75 --separate-stderr rl exec -n x -- touch "$D/ran"
 	[ ! -e "$D/ran" ]
-	[ "$(rcli hlen x)" = 1 ]
+	[ "$(rcli hlen x)" = 2 ]	# the owner and redlock's marker
 	[ "$(rcli hget x "$tok")" = 1 ]
 	REDLOCK_OWNER=$tok run -0 --separate-stderr rl lock y
 	[ "$output" != "$tok" ]
@@ -301,7 +303,7 @@ plain unlock of C: 1
 	x=$tok=exclusive y=o=exclusive=write|has a KIND that is not exclusive, shared, write or limit
 	EOF
 	[ ! -e "$D/ran" ]
-	[ "$(rcli hlen x)" = 1 ]
+	[ "$(rcli hlen x)" = 2 ]	# the owner and redlock's marker
 	[ "$(rcli hget x "$tok")" = 1 ]
 	[ "$(rcli get 'redisson_lock_token:{x}')" = "$fence" ]
 	run -0 rcli keys '*'

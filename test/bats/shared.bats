@@ -24,6 +24,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 hold() {
 	case $1 in
 	plain) rl lock -t 60s x ;;
+	fair) rl lock -t 60s --fair x ;;
 	shared) rl lock -t 60s -s x ;;
 	write) rl lock -t 60s --write x ;;
 	RLock) rsn lock x --lease 60000 --keep ;;
@@ -51,12 +52,14 @@ try() {
 }
 
 @test "every pair of lock kinds, each way round, as the manual's table says" {
-	# holder -> what each kind that tries next gets. plain then
-	# RReadLock/RWriteLock is the one pair that does not exclude:
-	# Redisson's read-write lock takes a hash without "mode" as free
-	# (Redisson's own RLock and RReadWriteLock do the same).
+	# holder -> what each kind that tries next gets. Every pair
+	# excludes: a plain or --fair hold of redlock's carries the marker
+	# "mode" = "write", so that Redisson's read-write lock, which looks
+	# at "mode" only, finds it held (Redisson's own RLock does not, and
+	# RReadWriteLock takes it as free: a gap of Redisson's own).
 	local -A want=(
-	    [plain]="plain=busy shared=busy write=busy RLock=busy RReadLock=got RWriteLock=got"
+	    [plain]="plain=busy shared=busy write=busy RLock=busy RReadLock=busy RWriteLock=busy"
+	    [fair]="plain=busy shared=busy write=busy RLock=busy RReadLock=busy RWriteLock=busy"
 	    [shared]="plain=busy shared=got write=busy RLock=busy RReadLock=got RWriteLock=busy"
 	    [write]="plain=busy shared=busy write=busy RLock=busy RReadLock=busy RWriteLock=busy"
 	    [RLock]="plain=busy shared=busy write=busy"
@@ -64,7 +67,7 @@ try() {
 	    [RWriteLock]="plain=busy shared=busy write=busy"
 	)
 	local h pair k got bad=0
-	for h in plain shared write RLock RReadLock RWriteLock; do
+	for h in plain fair shared write RLock RReadLock RWriteLock; do
 		for pair in ${want[$h]}; do
 			k=${pair%=*}
 			rcli flushall >/dev/null
@@ -75,6 +78,125 @@ try() {
 		done
 	done
 	[ "$bad" = 0 ]
+}
+
+# fields KEY: the fields of hash KEY, sorted, on one line.
+fields() { rcli hgetall "$1" | paste -d= - - | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//'; }
+
+# after_ms FILE T0: ms from T0 (now_ms) to the "acquired" line that
+# redisson.py --label wrote to FILE (its wall clock, in seconds).
+after_ms() {
+	awk -v t0="$2" '$1 == "acquired" { printf "%.0f\n", $3 * 1000 - t0; exit }' "$1"
+}
+
+@test "a plain or --fair hold keeps Java's RReadLock and RWriteLock out, trying once or waiting, and its release wakes a Java waiter by push" {
+	local h k opt tok ms j
+	for h in plain fair; do
+		opt=
+		[ "$h" = fair ] && opt=--fair
+		for k in read write; do
+			rcli flushall >/dev/null
+			tok=$(rl lock -t 30s $opt x)
+			# Busy for one attempt, which writes nothing: the
+			# marker beside the owner is all it sees.
+			run -1 rsn rwlock x "$k" --wait 0 --lease 60000 --keep
+			assert_equal "$(fields x)" "$tok=1 mode=write"
+			# A waiter, told the 30 s lease: without a message it
+			# would look again when its --wait (20 s) runs out.
+			python3 "$RSN" --port "$R_PORT" --label j rwlock x "$k" \
+			    --wait 20 --lease 60000 --keep >"$D/j" 3>&- &
+			j=$!
+			bg+=($j)
+			wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_rwlock:{x}" | sed -n 2p)" = 1 ]'
+			[ "$(rcli hget x mode)" = write ]
+			t0=$(now_ms)
+			rl unlock --owner "$tok" x
+			wait_for 25 grep -q '^acquired' "$D/j"
+			ms=$(after_ms "$D/j" "$t0")
+			echo "$h holder, Java $k lock waiting: acquired $ms ms after the unlock began" >&3
+			[ "$ms" -lt 2000 ]
+			[ "$(rcli hget x mode)" = "$k" ]
+			reap -t 5 "$j"
+		done
+	done
+}
+
+@test "behind Java's RReadLock or RWriteLock a plain or --fair waiter waits, and gets in soon after the Java release" {
+	local h k opt p ms
+	for h in plain fair; do
+		opt=
+		[ "$h" = fair ] && opt=--fair
+		for k in read write; do
+			rcli flushall >/dev/null
+			rsn rwlock x "$k" --lease 60000 --keep --id aaaa:1 >/dev/null
+			run -75 rl lock -n -q $opt x
+			"$RL" -u "redis://127.0.0.1:$R_PORT" exec $opt -w 20s x -- \
+			    sh -c 'date +%s%N >"$0"' "$D/p" 3>&- &
+			p=$!
+			bg+=($p)
+			wait_for 5 eval '[ -n "$(rcli pubsub channels "*{x}*")" ]'
+			t0=$(date +%s%N)
+			rsn rwlock x "unlock-$k" --id aaaa:1 >/dev/null
+			wait_for 10 test -s "$D/p"
+			ms=$(( ($(cat "$D/p") - t0) / 1000000 ))
+			echo "$h waiter behind a Java $k lock: in $ms ms after the Java release began" >&3
+			[ "$ms" -lt 3000 ]
+			reap -t 5 "$p"
+			rm -f "$D/p"
+		done
+	done
+}
+
+@test "a plain hold without the marker, as the previous version wrote it, is still shown, re-entered, renewed and released" {
+	tok=01234567-89ab-cdef-0123-456789abcdef:4242
+	since=$(server_ms)
+	rcli hset x "$tok" 1 >/dev/null
+	rcli pexpire x 1500 >/dev/null
+	rcli hset 'redlock_holder:{x}' "$tok" "{\"host\":\"old\",\"pid\":4242,\"user\":\"u\",\"cmd\":\"job\",\"since_ms\":$since,\"fence\":7}" >/dev/null
+	rcli pexpire 'redlock_holder:{x}' 1500 >/dev/null
+	run -0 --separate-stderr rl status x
+	assert_line "  owner    $tok"
+	assert_line "  holds    1"
+	assert_line "  mode     exclusive"
+	run -0 --separate-stderr rl status --json x
+	echo "$output" | jq -e --arg t "$tok" '.owner == $t and .mode == "exclusive" and .holds == 1 and .fence == 7'
+	run -75 rl lock -n -q x
+	# The exec chain re-enters it as it is (an older redlock above still
+	# gives its hold back), and its watchdog keeps it past the 1.5 s
+	# it had.
+	REDLOCK_HELD="x=$tok=exclusive" run -0 --separate-stderr \
+	    rl exec -t 1s x -- sh -c 'sleep 2.5; redis-cli -p "$0" hgetall x | tr "\n" " "' "$R_PORT"
+	assert_output "$tok 2 "
+	assert_equal "$(fields x)" "$tok=1"
+	run -0 --separate-stderr rl unlock --owner "$tok" x
+	key_gone x
+	key_gone 'redlock_holder:{x}'
+}
+
+@test "status and unlock tell a marked plain hold from a write lock: owner, holds and mode exclusive; a write lock's writer is unchanged" {
+	tok=01234567-89ab-cdef-0123-456789abcdef:4242
+	rcli hset x "$tok" 2 mode write >/dev/null
+	rcli pexpire x 30000 >/dev/null
+	run -0 --separate-stderr rl status x
+	assert_line "  owner    $tok"
+	assert_line "  holds    2"
+	assert_line "  mode     exclusive"
+	run -0 --separate-stderr rl status --json x
+	echo "$output" | jq -e --arg t "$tok" '.owner == $t and .mode == "exclusive" and .holds == 2 and .kind != "rwlock"'
+	run -0 --separate-stderr rl queue x
+	[[ $output == *"$tok"* ]]
+	[[ $output != *"mode"* ]]
+	# A writer's own read under its write is no plain hold: not given
+	# back as one.
+	rcli hset w "$tok:write" 1 "$tok" 1 mode write >/dev/null
+	run -0 --separate-stderr rl status --json w
+	echo "$output" | jq -e --arg t "$tok" '.owner == $t and .mode == "write"'
+	# One unlock gives back one hold of the plain lock; the last frees
+	# it.
+	run -0 rl unlock --owner "$tok" x
+	assert_equal "$(fields x)" "$tok=1 mode=write"
+	run -0 rl unlock --owner "$tok" x
+	key_gone x
 }
 
 @test "a plain call with a reader's token (--owner, or REDLOCK_HELD set by hand) neither re-enters the read hold nor counts it twice" {
@@ -184,8 +306,8 @@ reader_stream() {
 	took=$(($(now_ms) - start))
 	n=${output##*=}
 	echo "the exclusive waiter got in after $took ms, $n readers in by then" >&3
-	# Alone: a plain lock's hash, without "mode".
-	[[ $output == "mode= in="* ]]
+	# Alone: a plain lock's hash, "mode" only redlock's marker.
+	[[ $output == "mode=write in="* ]]
 	# Well before the stream ended (10 s), with a 5x margin over the 1 s
 	# that the readers in hold it.
 	[ "$took" -lt 5000 ]
