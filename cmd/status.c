@@ -358,8 +358,11 @@ list_one(void *arg, const char *name)
 
 	if ((e = rl_status(l->rc, name, &st)) != RL_OK) {
 		if (e == RL_EWRONGTYPE && st.kind == RL_KIND_EXPIRABLE &&
-		    st.taken > 0) {
-			/* A semaphore of --limit: a line, not each permit. */
+		    st.ours > 0) {
+			/* A semaphore of --limit with a permit of redlock's
+			 * taken (the holder records of permits that others
+			 * gave back do not count): a line, not each
+			 * permit. */
 			if (l->json) {
 				fputs(l->count ? ",\n " : "\n ", stdout);
 				print_semaphore(name, &st, 1);

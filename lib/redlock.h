@@ -220,9 +220,10 @@ enum rl_lock_kind {
 /* Take, renew and release KIND from now on (LIMIT: the permits of
  * RL_PERMIT). RL_EUSAGE for any kind but RL_EXCLUSIVE on several
  * masters, or a LIMIT below 1. Permits have no fair queue (rl_acquire
- * with FAIR is RL_EUSAGE); a permit's id is hex digits: a redlock owner
- * token's UUID and its pid in 7 digits, or any other token's bytes, two
- * digits each, so that no two tokens share one. A waiting writer
+ * with FAIR is RL_EUSAGE); a permit's id is 16 bytes, as Redisson's: a
+ * redlock owner token's UUID (so tokens that differ only in their pid
+ * share a permit), or 16 bytes of any other token's SHA-1; status shows
+ * it in hex, as Redisson does. A waiting writer
  * announces itself: no new reader of redlock's comes in meanwhile
  * (Redisson's readers still do); so does a waiting RL_EXCLUSIVE caller
  * (fair or not) that finds the name held in read mode (rl_acquire). */
@@ -383,6 +384,8 @@ struct rl_status {
 	int64_t free;		/* semaphores (RL_EWRONGTYPE): permits free */
 	int64_t taken;		/* expirable semaphore: permits taken... */
 	size_t permits;		/* ...of which rl_status_permit() lists these */
+	int64_t ours;		/* ...of which these have a holder record
+				 * (redlock's holders) */
 	const struct redisReply *list;	/* the readers or the permits */
 	const char *badkey;
 	const char *badtype;

@@ -170,6 +170,7 @@ semaphore(const redisReply *r, struct rl_status *st)
 	st->taken = rl_elem_int(r, RL_R_TAKEN, 0);
 	st->list = list(r, RL_R_PERMITS, &st->permits);
 	st->waiting = rl_elem_int(r, RL_R_WAITING, 0);
+	st->ours = rl_elem_int(r, RL_R_OURS, 0);
 }
 
 /* Held: a Redisson read-write lock when the reply names a mode. */

@@ -25,10 +25,10 @@ enum rl_verdict {
 
 enum { RL_R_VERDICT, RL_R_BADKEY, RL_R_BADTYPE };
 /* status, NAME a Redisson semaphore: {-1, NAME, "string", kind, free,
- * taken, permits}, each permit {id, expires_ms, left_ms, host, pid,
- * user, cmd, since_ms, fence} */
+ * taken, permits, waiting, ours}, each permit {id, expires_ms, left_ms,
+ * host, pid, user, cmd, since_ms, fence} */
 enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS,
-	RL_R_WAITING };
+	RL_R_WAITING, RL_R_OURS };
 enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
 	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE };
 /* acquire: {1, fence, holds, nopub} */

@@ -32,7 +32,8 @@
 --                                       the rest its metadata under field
 --                                       OWNER (nil when not recorded)
 --         {-1, key, type}               KEY is not of the type a lock needs
---         {-1, NAME, 'string', kind, free, taken, permits, waiting}
+--         {-1, NAME, 'string', kind, free, taken, permits, waiting,
+--          ours}
 --                                       NAME is a Redisson semaphore: kind
 --                                       'semaphore' or 'expirable'; taken
 --                                       and permits {{id, expires_ms,
@@ -42,17 +43,22 @@
 --                                       holder's metadata where redlock
 --                                       took it) are the expirable one's,
 --                                       0 and {} else; waiting: the
---                                       waiters of the room (--limit)
+--                                       waiters of the room (--limit);
+--                                       ours: the permits taken that have
+--                                       a holder record (redlock's)
 
 -- Redisson's expiry for a permit without a lease.
 local NO_EXPIRY = 922337203685477
 
--- A permit id as Redisson shows it: the hex digits of its bytes.
-local function permit_id(m)
-  if string.match(m, '^[0-9a-f]+$') then return m end
-  return (string.gsub(m, '.', function(c)
-    return string.format('%02x', string.byte(c))
-  end))
+-- How many of the permits taken (zset KEYS[6]) have a holder record;
+-- records of permits given back by others are not counted.
+local function ours()
+  if redis.call('TYPE', KEYS[2]).ok ~= 'hash' then return 0 end
+  local n = 0
+  for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+    if redis.call('ZSCORE', KEYS[6], f) then n = n + 1 end
+  end
+  return n
 end
 
 -- NAME is a string: a Redisson semaphore when it holds a whole number.
@@ -63,7 +69,8 @@ local function semaphore()
   local waiting = KEYS[9] and
       rl_room_count(KEYS[8], KEYS[9], KEYS[4], now_ms) or 0
   if redis.call('TYPE', KEYS[6]).ok ~= 'zset' then
-    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}, waiting}
+    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}, waiting,
+            0}
   end
   local z = redis.call('ZRANGE', KEYS[6], 0, 99, 'WITHSCORES')
   local permits = {}
@@ -74,14 +81,14 @@ local function semaphore()
     local json = holders and redis.call('HGET', KEYS[2], z[i])
     local d = rl_decode(json)
     local since = tonumber(d.since_ms)
-    permits[#permits + 1] = {permit_id(z[i]), (not forever) and at,
+    permits[#permits + 1] = {rl_permit_hex(z[i]), (not forever) and at,
                              (not forever) and (at - now_ms),
                              d.host or false, tonumber(d.pid) or false,
                              d.user or false, d.cmd or false,
                              since or false, rl_fence(json)}
   end
   return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
-          redis.call('ZCARD', KEYS[6]), permits, waiting}
+          redis.call('ZCARD', KEYS[6]), permits, waiting, ours()}
 end
 
 -- The reply for a held lock: OWNER's metadata (none for false or a
