@@ -46,17 +46,19 @@ enum { RL_FORCE_NOPUB = 1 };
 /* leave: {n, position, nopub} */
 enum { RL_LEAVE_POSITION = 1 };
 /* status: {1, waiting, pttl, owner, holds, host, pid, user, cmd,
- * since_ms, fence, held_ms, mode, readers} | {0, waiting}, each reader
- * {owner, holds, pttl, host, pid, user, cmd, since_ms, fence} */
+ * since_ms, fence, held_ms, mode, readers, writer} | {0, waiting}, each
+ * reader {owner, holds, pttl, host, pid, user, cmd, since_ms, fence} */
 enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 	RL_ST_PID, RL_ST_USER, RL_ST_CMD, RL_ST_SINCE, RL_ST_FENCE,
-	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS };
+	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS, RL_ST_WRITER };
 enum { RL_RD_OWNER, RL_RD_HOLDS, RL_RD_PTTL, RL_RD_HOST, RL_RD_PID,
 	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE };
-/* queue: {now_ms, holder, unordered, waiter...} (or {-1, key, type}), each
- * entry
+/* queue: {now_ms, holder, unordered, rw, waiter...} (or {-1, key, type}),
+ * rw {} or {mode, readers, waiting, writer, writer_ms}, each entry
  * {owner, ms, host, pid, user, cmd, since_ms} */
-enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_WAITERS };
+enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_RW, RL_Q_WAITERS };
+enum { RL_QRW_MODE, RL_QRW_READERS, RL_QRW_WAITING, RL_QRW_WRITER,
+	RL_QRW_WRITER_MS };
 enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,
 	RL_QE_CMD, RL_QE_SINCE };
 

@@ -10,7 +10,6 @@
 #include "rl_scripts.h"
 
 #define RL_PREFIX_SEMAPHORE "redisson_sc"
-#define RL_PREFIX_RWLOCK "redisson_rwlock"
 
 enum rl_err
 rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit)

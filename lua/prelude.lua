@@ -70,6 +70,19 @@ local function rl_permits_tidy(holders, timeout)
   end
 end
 
+-- How many clients listen on CHANNEL (sharded channels counted too): for
+-- a read-write lock's channel, its waiters, redlock's and Redisson's
+-- (one per Java client, however many of its threads wait). 0 where the
+-- server will not tell (an ACL without PUBSUB).
+local function rl_listeners(channel)
+  local n = 0
+  for _, sub in ipairs({'NUMSUB', 'SHARDNUMSUB'}) do
+    local r = redis.pcall('PUBSUB', sub, channel)
+    if type(r) == 'table' and not r.err then n = n + (tonumber(r[2]) or 0) end
+  end
+  return n
+end
+
 -- The server's clock: microseconds and milliseconds since the epoch.
 local function rl_time()
   local t = redis.call('TIME')

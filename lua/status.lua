@@ -12,10 +12,14 @@
 --                                         is {NAME}:OWNER:rwlock_timeout:N
 -- KEYS[8]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
 -- KEYS[9]  redlock_listener:{NAME}        string: the room's listener
--- waiting: the fair waiters and the waiters of the room.
+-- KEYS[10] redlock_writer:{NAME}          string: a waiting writer's owner
+-- ARGV[1]  redisson_rwlock:{NAME}         the read-write lock's channel
+-- waiting: the fair waiters and the waiters of the room; and, for a
+-- read-write lock, the clients that listen on its channel (its readers
+-- and writers that wait: redlock's leave no other trace of waiting).
 -- Returns {0, waiting}                  free
 --         {1, waiting, pttl, owner, holds, host, pid, user, cmd, since_ms,
---          fence, held_ms, mode, readers}
+--          fence, held_ms, mode, readers, writer}
 --                                       held; unknown fields are nil;
 --                                       fence is a decimal string. mode is
 --                                       nil for an exclusive lock (readers
@@ -30,7 +34,10 @@
 --                                       the longest lease of its last 100
 --                                       read holds, nil when none is left,
 --                                       the rest its metadata under field
---                                       OWNER (nil when not recorded)
+--                                       OWNER (nil when not recorded);
+--                                       writer: the owner of the writer
+--                                       that waits first (announced in
+--                                       KEYS[10]), else nil
 --         {-1, key, type}               KEY is not of the type a lock needs
 --         {-1, NAME, 'string', kind, free, taken, permits, waiting,
 --          ours}
@@ -116,8 +123,12 @@ local function read_lease(owner, n)
   return best
 end
 
--- A Redisson read-write lock in MODE: the writer, and the readers.
+-- A Redisson read-write lock in MODE: the writer, and the readers; the
+-- waiters that listen on its channel, and the writer that waits first.
 local function rwlock(waiting, mode)
+  if ARGV[1] then waiting = waiting + rl_listeners(ARGV[1]) end
+  local first = KEYS[10] and redis.pcall('GET', KEYS[10])
+  if type(first) ~= 'string' then first = false end
   local f = redis.call('HGETALL', KEYS[1])
   local writer, wholds, rholds, readers = false, 0, 0, {}
   for i = 1, #f, 2 do
@@ -136,8 +147,10 @@ local function rwlock(waiting, mode)
     end
   end
   table.sort(readers, function(a, b) return a[1] < b[1] end)
-  return held(waiting, writer, writer and wholds or rholds, mode, readers,
-              writer and writer .. ':write')
+  local out = held(waiting, writer, writer and wholds or rholds, mode,
+                   readers, writer and writer .. ':write')
+  out[15] = first
+  return out
 end
 
 if redis.call('TYPE', KEYS[1]).ok == 'string' then
