@@ -280,6 +280,9 @@ fail(rl_client *c, enum rl_err e, const char *name)
 		msg("%s is not a lock: %s; nothing was changed, choose another "
 		    "name", esc(name), esc(rl_errstr(c)));
 		return EXIT_WRONGTYPE;
+	case RL_EKIND:
+		msg("%s; nothing was changed", esc(rl_errstr(c)));
+		return EXIT_WRONGTYPE;
 	case RL_ECONNECT:
 		if (rl_err_refused(c))
 			msg("%s", esc(rl_errstr(c)));

@@ -56,7 +56,36 @@ print_json(const char *name, const struct rl_queue *q)
 		json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
 		putchar('}');
 	}
-	printf("],\"unordered\":%lld}\n", (long long)q->unordered);
+	printf("],\"unordered\":%lld", (long long)q->unordered);
+	if (q->mode != NULL) {
+		printf(",\"rwlock\":{\"mode\":\"%s\",\"readers\":%lld",
+		    q->mode, (long long)q->readers);
+		json_int(stdout, "waiting", q->rw_waiting, 1);
+		fputc(',', stdout);
+		json_bytes(stdout, "writer_waiting", q->writer);
+		json_int(stdout, "writer_ms", q->writer_ms,
+		    q->writer != NULL && q->writer_ms >= 0);
+		putchar('}');
+	}
+	puts("}");
+}
+
+/* A read-write lock's waiters: how many (readers and writers, redlock's
+ * and Java's, in no order: redlock's readers leave no other trace), and
+ * the writer that waits first. */
+static void
+print_rw(const struct rl_queue *q)
+{
+	char left[32];
+
+	if (q->rw_waiting > 0)
+		printf("%lld waiting to read or write, in no order\n",
+		    (long long)q->rw_waiting);
+	if (q->writer != NULL) {
+		rl_duration_format(q->writer_ms, left, sizeof(left));
+		printf("first: writer %s; new readers wait behind it (it "
+		    "announced itself, %s left)\n", esc(q->writer), left);
+	}
 }
 
 static void
@@ -68,7 +97,11 @@ print_text(const char *name, const struct rl_queue *q)
 	if (q->held) {
 		rl_duration_format(q->holder.since_ms, held, sizeof(held));
 		rl_duration_format(q->holder.ms, lease, sizeof(lease));
-		if (q->holder.host != NULL)
+		if (q->mode != NULL && strcmp(q->mode, "read") == 0)
+			printf("%s: held by %lld reader%s, lease %s left\n",
+			    esc(name), (long long)q->readers,
+			    q->readers == 1 ? "" : "s", lease);
+		else if (q->holder.host != NULL)
 			printf("%s: held by %s pid %ld (%s) for %s, lease %s "
 			    "left\n", esc(name), esc(q->holder.host),
 			    q->holder.pid, esc(q->holder.cmd), held, lease);
@@ -80,8 +113,10 @@ print_text(const char *name, const struct rl_queue *q)
 	if (q->unordered > 0)
 		printf("%lld waiting without --fair, in no order\n",
 		    (long long)q->unordered);
+	print_rw(q);
 	if (q->n == 0) {
-		if (q->unordered == 0)
+		if (q->unordered == 0 && q->rw_waiting == 0 &&
+		    q->writer == NULL)
 			printf("no one waiting\n");
 		return;
 	}

@@ -141,8 +141,11 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 		json_int(stdout, "holds", st->holds, 1);
 		json_int(stdout, "lease_ms", st->pttl, st->pttl >= 0);
 		json_int(stdout, "fence", st->fence, st->fence >= 0);
-		if (rw)
+		if (rw) {
 			json_readers(st);
+			fputc(',', stdout);
+			json_bytes(stdout, "writer_waiting", st->writer);
+		}
 	}
 	json_int(stdout, "waiting", st->waiting, 1);
 	if (rl_nodes(rc) > 1)
@@ -174,6 +177,17 @@ print_readers(const struct rl_status *st)
 	}
 }
 
+/* How many wait for NAME; for a read-write lock, also the writer that
+ * waits first, which redlock's new readers wait behind. */
+static void
+print_waiting(const struct rl_status *st)
+{
+	printf("  waiting  %lld\n", (long long)st->waiting);
+	if (st->writer != NULL)
+		printf("  first    writer %s (new readers wait behind it)\n",
+		    esc(st->writer));
+}
+
 /* A read-write lock without a writer (read mode): the readers, then the
  * lock's lease. */
 static void
@@ -190,7 +204,7 @@ print_read(const char *name, const struct rl_status *st)
 		printf("  lease    %s left\n", d);
 	} else
 		printf("  lease    no expiry\n");
-	printf("  waiting  %lld\n", (long long)st->waiting);
+	print_waiting(st);
 }
 
 static void
@@ -238,9 +252,11 @@ print_long(const char *name, const struct rl_status *st)
 		print_readers(st);
 	} else
 		printf("  mode     exclusive\n");
-	printf("  waiting  %lld\n", (long long)st->waiting);
+	print_waiting(st);
 }
 
+/* One line for NAME: who holds it (a read-write lock in read mode: how
+ * many readers), the lease, the fence, how many wait. */
 static void
 print_line(const char *name, const struct rl_status *st)
 {
@@ -248,10 +264,20 @@ print_line(const char *name, const struct rl_status *st)
 
 	rl_duration_format(st->held_ms, d, sizeof(d));
 	rl_duration_format(st->pttl, l, sizeof(l));
-	printf("%s: held by %s pid %ld (%s) for %s, lease %s left, fence "
-	    "%lld, %lld waiting\n", esc(name), esc(st->host), st->pid,
-	    esc(st->cmd), d, l, (long long)st->fence,
-	    (long long)st->waiting);
+	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
+		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
+		    "lock), lease %s left, %lld waiting\n", esc(name),
+		    st->readers, st->readers == 1 ? "" : "s",
+		    (long long)st->holds, st->holds == 1 ? "" : "s", l,
+		    (long long)st->waiting);
+	else if (st->host == NULL)
+		printf("%s: held by owner %s, lease %s left, %lld waiting\n",
+		    esc(name), esc(st->owner), l, (long long)st->waiting);
+	else
+		printf("%s: held by %s pid %ld (%s) for %s, lease %s left, "
+		    "fence %lld, %lld waiting\n", esc(name), esc(st->host),
+		    st->pid, esc(st->cmd), d, l, (long long)st->fence,
+		    (long long)st->waiting);
 }
 
 /* How long permit P has been held (the server's clock), -1 unknown. */
@@ -358,8 +384,11 @@ list_one(void *arg, const char *name)
 
 	if ((e = rl_status(l->rc, name, &st)) != RL_OK) {
 		if (e == RL_EWRONGTYPE && st.kind == RL_KIND_EXPIRABLE &&
-		    st.taken > 0) {
-			/* A semaphore of --limit: a line, not each permit. */
+		    st.ours > 0) {
+			/* A semaphore of --limit with a permit of redlock's
+			 * taken (the holder records of permits that others
+			 * gave back do not count): a line, not each
+			 * permit. */
 			if (l->json) {
 				fputs(l->count ? ",\n " : "\n ", stdout);
 				print_semaphore(name, &st, 1);

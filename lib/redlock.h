@@ -27,7 +27,9 @@ enum rl_err {
 	RL_EREPLICAS,	/* acquired (renewed), but too few replicas
 			 * acknowledged it (rl_set_replicas); an
 			 * acquisition was released again */
-	RL_ENOMEM
+	RL_ENOMEM,
+	RL_EKIND	/* NAME is another kind (a semaphore, a lock): the
+			 * message says which, and what to do instead */
 };
 
 /* Durations: "250ms", "30s", "5m", "2h" or bare (fractional) seconds,
@@ -131,6 +133,7 @@ int rl_key_names(const char *prefix, const char *key, size_t keylen,
 #define RL_PREFIX_ROOM "redlock_room"
 #define RL_PREFIX_LISTENER "redlock_listener"
 #define RL_PREFIX_WRITER "redlock_writer"
+#define RL_PREFIX_RWLOCK "redisson_rwlock"
 /* The ACL channel rule that lets a user wake and wait for every lock. */
 #define RL_ACL_CHANNELS "&" RL_PREFIX_CHANNEL ":*"
 
@@ -236,9 +239,10 @@ enum rl_lock_kind {
 /* Take, renew and release KIND from now on (LIMIT: the permits of
  * RL_PERMIT). RL_EUSAGE for any kind but RL_EXCLUSIVE on several
  * masters, or a LIMIT below 1. Permits have no fair queue (rl_acquire
- * with FAIR is RL_EUSAGE); a permit's id is hex digits: a redlock owner
- * token's UUID and its pid in 7 digits, or any other token's bytes, two
- * digits each, so that no two tokens share one. A waiting writer
+ * with FAIR is RL_EUSAGE); a permit's id is 16 bytes, as Redisson's: a
+ * redlock owner token's UUID (so tokens that differ only in their pid
+ * share a permit), or 16 bytes of any other token's SHA-1; status shows
+ * it in hex, as Redisson does. A waiting writer
  * announces itself: no new reader of redlock's comes in meanwhile
  * (Redisson's readers still do); so does a waiting RL_EXCLUSIVE caller
  * (fair or not) that finds the name held in read mode (rl_acquire). */
@@ -385,7 +389,9 @@ struct rl_status {
 	int held;
 	size_t held_on;		/* several masters: nodes where OWNER holds it */
 	size_t answered;	/* several masters: nodes that answered */
-	int64_t waiting;	/* fair waiters queued, and plain ones in the room */
+	int64_t waiting;	/* fair waiters queued, and plain ones in the
+				 * room; a read-write lock's waiters too (the
+				 * clients that listen on its channel) */
 	int64_t pttl;		/* lease left, ms; -1 when no expiry */
 	const char *owner;	/* read-write lock: the writer; NULL in read
 				 * mode */
@@ -400,9 +406,14 @@ struct rl_status {
 	enum rl_kind kind;
 	const char *mode;	/* read-write lock: "read" or "write"; NULL */
 	size_t readers;		/* read-write lock: rl_status_reader() */
+	const char *writer;	/* read-write lock: the owner of the writer
+				 * that waits first (it announced itself),
+				 * or NULL */
 	int64_t free;		/* semaphores (RL_EWRONGTYPE): permits free */
 	int64_t taken;		/* expirable semaphore: permits taken... */
 	size_t permits;		/* ...of which rl_status_permit() lists these */
+	int64_t ours;		/* ...of which these have a holder record
+				 * (redlock's holders) */
 	const struct redisReply *list;	/* the readers or the permits */
 	const char *badkey;
 	const char *badtype;
@@ -464,6 +475,13 @@ struct rl_queue {
 	size_t n;
 	struct rl_qentry *waiters;	/* head first; free with rl_queue_clear */
 	int64_t unordered;	/* plain and --limit waiters, in no order */
+	const char *mode;	/* a read-write lock's: "read" or "write";
+				 * NULL for any other lock */
+	int64_t readers;	/* read-write lock: how many readers hold it */
+	int64_t rw_waiting;	/* ...how many wait (the clients that listen
+				 * on its channel: readers and writers) */
+	const char *writer;	/* ...the writer that waits first, or NULL */
+	int64_t writer_ms;	/* ...its announcement's life left, ms */
 	const char *badkey;
 	const char *badtype;
 };

@@ -170,6 +170,7 @@ semaphore(const redisReply *r, struct rl_status *st)
 	st->taken = rl_elem_int(r, RL_R_TAKEN, 0);
 	st->list = list(r, RL_R_PERMITS, &st->permits);
 	st->waiting = rl_elem_int(r, RL_R_WAITING, 0);
+	st->ours = rl_elem_int(r, RL_R_OURS, 0);
 }
 
 /* Held: a Redisson read-write lock when the reply names a mode. */
@@ -184,6 +185,7 @@ rwlock(const redisReply *r, struct rl_status *st)
 	st->kind = RL_KIND_RWLOCK;
 	st->mode = mode;
 	st->list = list(r, RL_ST_READERS, &st->readers);
+	st->writer = rl_elem_str(r, RL_ST_WRITER);
 }
 
 enum rl_verdict
@@ -293,7 +295,7 @@ qentry(const redisReply *e, struct rl_qentry *q)
 int
 rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
 {
-	const redisReply *h = elem(r, RL_Q_HOLDER);
+	const redisReply *h = elem(r, RL_Q_HOLDER), *rw;
 	size_t i;
 
 	memset(q, 0, sizeof(*q));
@@ -313,6 +315,14 @@ rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
 		qentry(h, &q->holder);
 	}
 	q->unordered = rl_elem_int(r, RL_Q_UNORDERED, 0);
+	rw = elem(r, RL_Q_RW);
+	if (rw != NULL && rw->type == REDIS_REPLY_ARRAY && rw->elements > 0) {
+		q->mode = rl_elem_str(rw, RL_QRW_MODE);
+		q->readers = rl_elem_int(rw, RL_QRW_READERS, 0);
+		q->rw_waiting = rl_elem_int(rw, RL_QRW_WAITING, 0);
+		q->writer = rl_elem_str(rw, RL_QRW_WRITER);
+		q->writer_ms = rl_elem_int(rw, RL_QRW_WRITER_MS, -1);
+	}
 	q->n = r->elements > RL_Q_WAITERS ? r->elements - RL_Q_WAITERS : 0;
 	if (q->n > 0 &&
 	    (q->waiters = calloc(q->n, sizeof(*q->waiters))) == NULL) {

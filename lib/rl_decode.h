@@ -25,10 +25,10 @@ enum rl_verdict {
 
 enum { RL_R_VERDICT, RL_R_BADKEY, RL_R_BADTYPE };
 /* status, NAME a Redisson semaphore: {-1, NAME, "string", kind, free,
- * taken, permits}, each permit {id, expires_ms, left_ms, host, pid,
- * user, cmd, since_ms, fence} */
+ * taken, permits, waiting, ours}, each permit {id, expires_ms, left_ms,
+ * host, pid, user, cmd, since_ms, fence} */
 enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS,
-	RL_R_WAITING };
+	RL_R_WAITING, RL_R_OURS };
 enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
 	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE };
 /* acquire: {1, fence, holds, nopub} */
@@ -46,17 +46,19 @@ enum { RL_FORCE_NOPUB = 1 };
 /* leave: {n, position, nopub} */
 enum { RL_LEAVE_POSITION = 1 };
 /* status: {1, waiting, pttl, owner, holds, host, pid, user, cmd,
- * since_ms, fence, held_ms, mode, readers} | {0, waiting}, each reader
- * {owner, holds, pttl, host, pid, user, cmd, since_ms, fence} */
+ * since_ms, fence, held_ms, mode, readers, writer} | {0, waiting}, each
+ * reader {owner, holds, pttl, host, pid, user, cmd, since_ms, fence} */
 enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 	RL_ST_PID, RL_ST_USER, RL_ST_CMD, RL_ST_SINCE, RL_ST_FENCE,
-	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS };
+	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS, RL_ST_WRITER };
 enum { RL_RD_OWNER, RL_RD_HOLDS, RL_RD_PTTL, RL_RD_HOST, RL_RD_PID,
 	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE };
-/* queue: {now_ms, holder, unordered, waiter...} (or {-1, key, type}), each
- * entry
+/* queue: {now_ms, holder, unordered, rw, waiter...} (or {-1, key, type}),
+ * rw {} or {mode, readers, waiting, writer, writer_ms}, each entry
  * {owner, ms, host, pid, user, cmd, since_ms} */
-enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_WAITERS };
+enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_RW, RL_Q_WAITERS };
+enum { RL_QRW_MODE, RL_QRW_READERS, RL_QRW_WAITING, RL_QRW_WRITER,
+	RL_QRW_WRITER_MS };
 enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,
 	RL_QE_CMD, RL_QE_SINCE };
 

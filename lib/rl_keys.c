@@ -20,6 +20,7 @@ rl_keys_free(struct rl_keys *k)
 	free(k->writer);
 	free(k->tag);
 	free(k->permits);
+	free(k->rwchannel);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -41,9 +42,10 @@ rl_keys_make(rl_client *c, const char *name, struct rl_keys *k)
 	k->writer = rl_key(RL_PREFIX_WRITER, name);
 	k->tag = rl_key_suffix(name, NULL);
 	k->permits = rl_key_suffix(name, "timeout");
+	k->rwchannel = rl_key(RL_PREFIX_RWLOCK, name);
 	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue ||
 	    !k->timeout || !k->waiter || !k->room || !k->listener ||
-	    !k->writer || !k->tag || !k->permits) {
+	    !k->writer || !k->tag || !k->permits || !k->rwchannel) {
 		rl_keys_free(k);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}
@@ -74,6 +76,7 @@ rl_keys_queue(const struct rl_keys *k, const char **keys)
 	keys[4] = k->waiter;
 	keys[5] = k->room;
 	keys[6] = k->listener;
+	keys[7] = k->writer;
 }
 
 void
@@ -88,6 +91,7 @@ rl_keys_status(const struct rl_keys *k, const char **keys)
 	keys[6] = k->tag;
 	keys[7] = k->room;
 	keys[8] = k->listener;
+	keys[9] = k->writer;
 }
 
 int

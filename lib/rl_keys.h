@@ -11,6 +11,7 @@ struct rl_keys {
 	 * hold's lease key is "{NAME}:OWNER:rwlock_timeout:N") and
 	 * "{NAME}:timeout" (a permit-expirable semaphore's permits). */
 	char *tag, *permits;
+	char *rwchannel;	/* a read-write lock's channel */
 };
 
 /* All keys of NAME in Redisson's layout; RL_EUSAGE for an empty name. */
@@ -19,8 +20,8 @@ void rl_keys_free(struct rl_keys *k);
 /* KEYS of the acquire, status and queue scripts (release and force:
  * rl_kind.h). */
 #define RL_KEYS_LOCK 9
-#define RL_KEYS_STATUS 9
-#define RL_KEYS_QUEUE 7
+#define RL_KEYS_STATUS 10
+#define RL_KEYS_QUEUE 8
 void rl_keys_lock(const struct rl_keys *k, const char **keys);
 void rl_keys_status(const struct rl_keys *k, const char **keys);
 void rl_keys_queue(const struct rl_keys *k, const char **keys);

@@ -10,7 +10,6 @@
 #include "rl_scripts.h"
 
 #define RL_PREFIX_SEMAPHORE "redisson_sc"
-#define RL_PREFIX_RWLOCK "redisson_rwlock"
 
 enum rl_err
 rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit)
@@ -91,12 +90,14 @@ token_pid(const char *owner)
 	return strtol(owner + at, NULL, 10);
 }
 
-/* A permit's id, hex digits only, as Redisson shows its own ids: for a
- * redlock owner token the UUID's 32 digits and the pid in RL_PID_DIGITS
- * (39 in all, an odd count); for any other token its bytes, two digits
- * each (an even count, at least 2). So no two tokens share an id. */
+/* The key of OWNER's permit, hex digits only: for a redlock owner token
+ * the UUID's 32 digits and the pid in RL_PID_DIGITS (39 in all, an odd
+ * count); for any other token its bytes, two digits each (an even count,
+ * at least 2). It names the waiter in the room and on its channel; the
+ * scripts make the permit's id of it (rl_permit in lua/prelude.lua), 16
+ * bytes as Redisson's: the UUID's, or 16 of the SHA-1 of another token. */
 static const char *
-permit_id(struct rl_call *call, const char *owner)
+permit_key(struct rl_call *call, const char *owner)
 {
 	long pid = token_pid(owner);
 	size_t i, n = 0, len = strlen(owner);
@@ -186,7 +187,7 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->keys[6] = key(call, RL_PREFIX_LISTENER, name);
 		call->nkeys = 7;
 		call->nargs = 9;
-		call->args[1] = permit_id(call, owner);
+		call->args[1] = permit_key(call, owner);
 		call->args[2] = num(call, 1, c->limit);
 		meta_args(meta, call, 3);
 		call->args[7] = num(call, 2, c->waiter_ms);
@@ -262,7 +263,7 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->s = &rl_script_permit_release;
 		semaphore_keys(call, name);
 		call->nargs = 1;
-		call->args[0] = permit_id(call, owner);
+		call->args[0] = permit_key(call, owner);
 		break;
 	default:
 		call->s = &rl_script_rw_release;
@@ -306,10 +307,11 @@ rl_call_renew(rl_client *c, const char *name, const char *owner,
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_renew;
-		call->nkeys = 1;
+		call->nkeys = 2;
 		call->keys[0] = suffixed(call, name, "timeout");
+		call->keys[1] = key(call, RL_PREFIX_HOLDER, name);
 		call->nargs = 2;
-		call->args[1] = permit_id(call, owner);
+		call->args[1] = permit_key(call, owner);
 		break;
 	default:
 		call->s = &rl_script_rw_renew;
@@ -367,7 +369,7 @@ rl_call_room_leave(rl_client *c, const char *name, const char *owner,
 	call->keys[0] = key(call, RL_PREFIX_ROOM, name);
 	call->keys[1] = key(call, RL_PREFIX_LISTENER, name);
 	call->nargs = 2;
-	call->args[0] = c->kind == RL_PERMIT ? permit_id(call, owner) : owner;
+	call->args[0] = c->kind == RL_PERMIT ? permit_key(call, owner) : owner;
 	call->args[1] = own(call, rl_kind_channel(c, name));
 	return made(c, call);
 }
@@ -378,7 +380,7 @@ rl_kind_waiter_channel(const rl_client *c, const char *name,
 {
 	struct rl_call ids = { 0 };
 	char *ch = rl_kind_channel(c, name), *s = NULL;
-	const char *id = c->kind == RL_PERMIT ? permit_id(&ids, owner) : owner;
+	const char *id = c->kind == RL_PERMIT ? permit_key(&ids, owner) : owner;
 	size_t n;
 
 	if (ch != NULL && id != NULL) {

@@ -236,6 +236,77 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	return e;
 }
 
+/* What NAME is, from status ST (E: what rl_status returned), when it is
+ * of another kind than the call takes (QUEUE: a queue is read; else
+ * C's kind is taken), into BUF with what to do: 1, or 0 when ST says no
+ * more than the key's type. */
+static int
+kind_said(const rl_client *c, const char *name, enum rl_err e,
+    const struct rl_status *st, int queue, char *buf, size_t len)
+{
+	int64_t all = st->free + st->taken;
+	char what[512];
+
+	if (e == RL_EWRONGTYPE && st->kind == RL_KIND_EXPIRABLE)
+		snprintf(what, sizeof(what), "%s is a semaphore of %lld "
+		    "permit%s (%lld taken), not a lock", name, (long long)all,
+		    all == 1 ? "" : "s", (long long)st->taken);
+	else if (e == RL_EWRONGTYPE && st->kind == RL_KIND_SEMAPHORE)
+		snprintf(what, sizeof(what), "%s is a semaphore with %lld "
+		    "permit%s free, not a lock", name, (long long)st->free,
+		    st->free == 1 ? "" : "s");
+	else if (e == RL_OK && !queue && c->kind == RL_PERMIT &&
+	    st->kind == RL_KIND_RWLOCK)
+		snprintf(what, sizeof(what), "%s is a read-write lock, not a "
+		    "semaphore", name);
+	else if (e == RL_OK && !queue && c->kind == RL_PERMIT && st->held)
+		snprintf(what, sizeof(what), "%s is a lock, not a semaphore",
+		    name);
+	else
+		return 0;
+	if (queue)
+		snprintf(buf, len, "%s: it has no queue; redlock status %s "
+		    "shows its permits and how many wait for one", what, name);
+	else if (st->kind == RL_KIND_EXPIRABLE ||
+	    st->kind == RL_KIND_SEMAPHORE)
+		snprintf(buf, len, "%s: take a permit with --limit %lld, or "
+		    "choose another name", what, (long long)all);
+	else if (st->kind == RL_KIND_RWLOCK)
+		snprintf(buf, len, "%s: take it with -s or --write instead of "
+		    "--limit, or choose another name", what);
+	else
+		snprintf(buf, len, "%s: take it without --limit, or choose "
+		    "another name", what);
+	return 1;
+}
+
+/* A call refused because the key NAME itself (BADKEY) is of another
+ * kind, a semaphore for a lock or the other way round: RL_EKIND, saying
+ * what NAME is, read with the status script (which writes nothing);
+ * else RL_EWRONGTYPE with the message as it was. The replies of the
+ * call are kept. */
+static enum rl_err
+other_kind(rl_client *c, const char *name, const char *badkey, int queue)
+{
+	redisReply *saved[RL_MAX_NODES];
+	char keep[sizeof(c->errstr)], what[sizeof(c->errstr)];
+	struct rl_status st;
+	int said;
+
+	if (badkey == NULL || strcmp(badkey, name) != 0)
+		return RL_EWRONGTYPE;
+	memcpy(keep, c->errstr, sizeof(keep));
+	rl_replies_save(c, saved);
+	said = kind_said(c, name, rl_status(c, name, &st), &st, queue, what,
+	    sizeof(what));
+	rl_replies_restore(c, saved);
+	if (!said) {
+		memcpy(c->errstr, keep, sizeof(keep));
+		return RL_EWRONGTYPE;
+	}
+	return rl_seterr(c, RL_EKIND, "%s", what);
+}
+
 /* A semaphore answered {-2, permits}: it has another number of them. */
 static enum rl_err
 other_limit(rl_client *c, const char *name)
@@ -277,6 +348,8 @@ try_kind(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	if (e == RL_OK && (e = other_limit(c, name)) == RL_OK)
 		e = acquire_outcome(c, name, owner, ttl_ms, a);
 	rl_call_free(&call);
+	if (e == RL_EWRONGTYPE)
+		e = other_kind(c, name, a->badkey, 0);
 	return e;
 }
 
@@ -313,6 +386,8 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
 		e = acquire_outcome(c, name, owner, ttl_ms, a);
 	rl_keys_free(&k);
+	if (e == RL_EWRONGTYPE)
+		e = other_kind(c, name, a->badkey, 0);
 	return e;
 }
 
@@ -467,7 +542,7 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 	struct rl_status per[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
 	struct rl_keys k;
-	const char *keys[RL_KEYS_STATUS];
+	const char *keys[RL_KEYS_STATUS], *args[1];
 	enum rl_outcome o;
 	enum rl_err e;
 	size_t j, who = 0;
@@ -476,7 +551,8 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
 	rl_keys_status(&k, keys);
-	e = rl_run(c, NULL, &rl_script_status, RL_KEYS_STATUS, keys, 0, NULL);
+	args[0] = k.rwchannel;
+	e = rl_run(c, NULL, &rl_script_status, RL_KEYS_STATUS, keys, 1, args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -505,7 +581,7 @@ enum rl_err
 rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 {
 	struct rl_keys k;
-	const char *keys[RL_KEYS_QUEUE];
+	const char *keys[RL_KEYS_QUEUE], *args[1];
 	enum rl_verdict v;
 	enum rl_err e;
 
@@ -514,7 +590,8 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	    (e = rl_keys_make(c, name, &k)) != RL_OK)
 		return e;
 	rl_keys_queue(&k, keys);
-	e = rl_run(c, NULL, &rl_script_queue, RL_KEYS_QUEUE, keys, 0, NULL);
+	args[0] = k.rwchannel;
+	e = rl_run(c, NULL, &rl_script_queue, RL_KEYS_QUEUE, keys, 1, args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -524,7 +601,8 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	case RL_V_YES:
 		return RL_OK;
 	case RL_V_WRONGTYPE:
-		return wrongtype(c, q->badkey, q->badtype);
+		wrongtype(c, q->badkey, q->badtype);
+		return other_kind(c, name, q->badkey, 1);
 	case RL_V_NONE:
 		return rl_no_quorum(c, "read the queue");
 	default:

@@ -4,7 +4,8 @@
 -- KEYS[2]  {NAME}:timeout                 zset: permit id -> expiry (ms)
 -- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata;
 --                                          ID:n -> holds, for a permit
---                                          re-entered by a nested redlock
+--                                          re-entered by a nested redlock;
+--                                          expires with the longest lease
 -- KEYS[4]  redisson_lock_token:{NAME}     string: fencing counter
 -- KEYS[5]  redisson_sc:{NAME}             channel: permits free, after a
 --                                          change that frees some
@@ -13,7 +14,8 @@
 -- KEYS[7]  redlock_listener:{NAME}        string: the waiter that listens
 --                                          to the semaphore's channel
 -- ARGV[1]  lease in milliseconds
--- ARGV[2]  permit id (the owner's, in hex digits as Redisson shows ids)
+-- ARGV[2]  the owner's key, hex digits (rl_permit): the caller's name in
+--          the room; its permit's id is 16 bytes, as Redisson's
 -- ARGV[3]  LIMIT: how many permits NAME has
 -- ARGV[4..7] host, pid, user, command of the caller
 -- ARGV[8]  waiter timeout in ms: how long a waiter stays in the room
@@ -23,7 +25,8 @@
 -- The first caller sets the number of permits (as trySetPermits does);
 -- one that names another number is refused, and nothing is changed.
 -- Expiries are on the server's clock; expired permits are given back
--- first (as Redisson's calls do, by their clients' clocks). The replies
+-- first (as Redisson's calls do, by their clients' clocks), and the
+-- holder records of permits no longer taken go. The replies
 -- have the shapes of acquire's. A waiter that takes a permit leaves the
 -- room, and wakes another waiter there when permits are still free
 -- (so that a release or unlock --force that frees several wakes them in
@@ -36,7 +39,8 @@
 --          nil, nil, nil, listen}
 --                                      none free; the first permit to
 --                                      expire does so in wait_ms (nil: none
---                                      expires), id and the rest are its;
+--                                      expires), id (in hex) and the rest
+--                                      are its;
 --                                      listen: 1 when the caller is the
 --                                      room's listener
 --         {-2, permits}                NAME has that many permits, not LIMIT
@@ -64,20 +68,22 @@ if free + taken ~= limit then return {-2, free + taken} end
 local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now_ms)
 for _, id in ipairs(gone) do
   redis.call('ZREM', KEYS[2], id)
-  redis.call('HDEL', KEYS[3], id, id .. ':n')
 end
 if #gone > 0 then
   free = redis.call('INCRBY', KEYS[1], #gone)
   rl_publish(KEYS[5], tostring(free))
 end
+rl_permits_tidy(KEYS[3], KEYS[2])
 local nopub = (not rl_may_publish(KEYS[5])) and KEYS[5]
 local expiry = now_ms + tonumber(ARGV[1])
-local mine = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[2]))
+local id = rl_permit(KEYS[2], ARGV[2])
+local mine = tonumber(redis.call('ZSCORE', KEYS[2], id))
 if mine then
-  if mine < expiry then redis.call('ZADD', KEYS[2], expiry, ARGV[2]) end
-  local holds = redis.call('HINCRBY', KEYS[3], ARGV[2] .. ':n', 1)
-  if holds == 1 then holds = redis.call('HINCRBY', KEYS[3], ARGV[2] .. ':n', 1) end
-  return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', holds,
+  if mine < expiry then redis.call('ZADD', KEYS[2], expiry, id) end
+  local holds = redis.call('HINCRBY', KEYS[3], id .. ':n', 1)
+  if holds == 1 then holds = redis.call('HINCRBY', KEYS[3], id .. ':n', 1) end
+  rl_lengthen(KEYS[3], math.max(mine, expiry) - now_ms)
+  return {1, rl_fence(redis.call('HGET', KEYS[3], id)) or '0', holds,
           nopub}
 end
 if free < 1 then
@@ -92,16 +98,18 @@ if free < 1 then
   end
   local d = rl_decode(redis.call('HGET', KEYS[3], first[1]))
   local since = tonumber(d.since_ms)
-  return {0, tonumber(first[2]) - now_ms, first[1], d.host or false,
+  return {0, tonumber(first[2]) - now_ms, rl_permit_hex(first[1]),
+          d.host or false,
           tonumber(d.pid) or false, d.user or false, d.cmd or false,
           since and (now_ms - since) or false, false, taken - #gone,
           false, false, false, listen}
 end
 local fence = rl_next_fence(KEYS[4], now_us)
 free = redis.call('DECR', KEYS[1])
-redis.call('ZADD', KEYS[2], expiry, ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[2],
+redis.call('ZADD', KEYS[2], expiry, id)
+redis.call('HSET', KEYS[3], id,
            rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence))
+rl_lengthen(KEYS[3], ARGV[1])
 if member and not rl_room_leave(KEYS[6], KEYS[7], ARGV[2], KEYS[5],
                                 tostring(free)) and free > 0 then
   rl_room_wake(KEYS[6], KEYS[7], KEYS[5], tostring(free))

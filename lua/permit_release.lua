@@ -4,13 +4,15 @@
 -- listener hears too), and one waiter of the room on its own channel.
 -- KEYS[1]  NAME                           string: permits free
 -- KEYS[2]  {NAME}:timeout                 zset: permit id -> expiry (ms)
--- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata
+-- KEYS[3]  redlock_holder:{NAME}          hash: permit id -> JSON metadata;
+--                                          the records of permits no
+--                                          longer taken go
 -- KEYS[4]  redisson_sc:{NAME}             channel: permits free
 -- KEYS[5]  redlock_room:{NAME}            zset: waiter (permit id) ->
 --                                          deadline (ms)
 -- KEYS[6]  redlock_listener:{NAME}        string: the waiter that listens
 --                                          to the semaphore's channel
--- ARGV[1]  permit id
+-- ARGV[1]  the owner's key, hex digits (rl_permit: its permit's id)
 -- ARGV[2]  PUBLISH or SPUBLISH
 -- The replies have the shapes of release's:
 -- Returns {2, nopub}    released; nopub: the channel the server refused
@@ -23,19 +25,21 @@
 rl_pubcmd = ARGV[2] or rl_pubcmd
 local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
 if bad then return bad end
-if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+local id = rl_permit(KEYS[2], ARGV[1])
+rl_permits_tidy(KEYS[3], KEYS[2])
+if not redis.call('ZSCORE', KEYS[2], id) then
   return {0, math.min(redis.call('ZCARD', KEYS[2]), 1)}
 end
-local holds = tonumber(redis.call('HGET', KEYS[3], ARGV[1] .. ':n'))
+local holds = tonumber(redis.call('HGET', KEYS[3], id .. ':n'))
 if holds and holds > 2 then
-  return {1, redis.call('HINCRBY', KEYS[3], ARGV[1] .. ':n', -1)}
+  return {1, redis.call('HINCRBY', KEYS[3], id .. ':n', -1)}
 end
 if holds then
-  redis.call('HDEL', KEYS[3], ARGV[1] .. ':n')
+  redis.call('HDEL', KEYS[3], id .. ':n')
   return {1, 1}
 end
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[2], id)
+redis.call('HDEL', KEYS[3], id)
 free = redis.call('INCR', KEYS[1])
 local ok = rl_room_wake(KEYS[5], KEYS[6], KEYS[4], tostring(free))
 if not rl_publish(KEYS[4], tostring(free)) or not ok then

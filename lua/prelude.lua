@@ -22,6 +22,67 @@ local function rl_semaphore_bad(name, timeout, holders)
   return nil, free
 end
 
+-- The bytes that hex digits H spell.
+local function rl_unhex(h)
+  return (string.gsub(h, '%x%x', function(d)
+    return string.char(tonumber(d, 16))
+  end))
+end
+
+-- A permit id as Redisson shows its own: the hex digits of its 16 bytes.
+-- An id stored as hex digits (older Redisson versions, and redlock
+-- before its ids were Redisson's) is shown as it is.
+local function rl_permit_hex(m)
+  if #m ~= 16 and string.match(m, '^[0-9a-f]+$') then return m end
+  return (string.gsub(m, '.', function(c)
+    return string.format('%02x', string.byte(c))
+  end))
+end
+
+-- The permit in zset TIMEOUT of the caller whose KEY (hex digits of its
+-- owner token, made by rl_kind.c: for a redlock token its UUID's 32
+-- and its pid's 7, else two for each byte) is given: 16 bytes, as
+-- Redisson's ids are, a redlock token's UUID, any other token's SHA-1 cut
+-- to 16 bytes. A permit that an older redlock took under KEY itself, and
+-- that is still taken, is the caller's: then KEY is its id.
+local function rl_permit(timeout, key)
+  local id = rl_unhex(#key == 39 and string.sub(key, 1, 32) or
+                      string.sub(redis.sha1hex(rl_unhex(key)), 1, 32))
+  if redis.call('TYPE', timeout).ok == 'zset' and
+      not redis.call('ZSCORE', timeout, id) and
+      redis.call('ZSCORE', timeout, key) then
+    return key
+  end
+  return id
+end
+
+-- The holder records in HOLDERS (permit id -> metadata, ID:n -> holds)
+-- of permits no longer in zset TIMEOUT go: given back by another client,
+-- or expired and given back by Redisson's calls, which do not know them.
+local function rl_permits_tidy(holders, timeout)
+  for _, f in ipairs(redis.call('HKEYS', holders)) do
+    if not redis.call('ZSCORE', timeout, f) then
+      local id = string.sub(f, -2) == ':n' and string.sub(f, 1, -3)
+      if not (id and redis.call('ZSCORE', timeout, id)) then
+        redis.call('HDEL', holders, f)
+      end
+    end
+  end
+end
+
+-- How many clients listen on CHANNEL (sharded channels counted too): for
+-- a read-write lock's channel, its waiters, redlock's and Redisson's
+-- (one per Java client, however many of its threads wait). 0 where the
+-- server will not tell (an ACL without PUBSUB).
+local function rl_listeners(channel)
+  local n = 0
+  for _, sub in ipairs({'NUMSUB', 'SHARDNUMSUB'}) do
+    local r = redis.pcall('PUBSUB', sub, channel)
+    if type(r) == 'table' and not r.err then n = n + (tonumber(r[2]) or 0) end
+  end
+  return n
+end
+
 -- The server's clock: microseconds and milliseconds since the epoch.
 local function rl_time()
   local t = redis.call('TIME')

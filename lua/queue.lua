@@ -7,10 +7,17 @@
 -- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
 -- KEYS[6]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
 -- KEYS[7]  redlock_listener:{NAME}        string: the room's listener
+-- KEYS[8]  redlock_writer:{NAME}          string: a waiting writer's owner
+-- ARGV[1]  redisson_rwlock:{NAME}         the read-write lock's channel
 -- Returns {-1, key, type} when KEY is not of the type a lock needs, else
---   {now_ms, holder, unordered, waiters...} where unordered is the number
---   of plain and --limit waiters, in the room, holder is {} when free, else
---   {owner, pttl, host, pid, user, cmd, held_ms}, and each waiter is
+--   {now_ms, holder, unordered, rw, waiters...} where unordered is the
+--   number of plain and --limit waiters, in the room, holder is {} when
+--   free, else {owner, pttl, host, pid, user, cmd, held_ms}, rw is {} but
+--   for a read-write lock: {mode, readers, waiting, writer, writer_ms}
+--   (readers: how many hold it; waiting: the clients that listen on its
+--   channel, its waiting readers and writers, redlock's and Redisson's;
+--   writer: the owner of the writer that waits first, announced in
+--   KEYS[8] for writer_ms more, else nil), and each waiter is
 --   {owner, deadline_ms_left, host, pid, user, cmd, waiting_ms};
 --   unknown fields are nil.
 local want = {'hash', 'hash', 'list', 'zset', 'hash'}
@@ -35,6 +42,20 @@ else
   out[2] = {}
 end
 out[3] = KEYS[7] and rl_room_count(KEYS[6], KEYS[7], KEYS[4], now_ms) or 0
+out[4] = {}
+local mode = redis.call('HGET', KEYS[1], 'mode')
+if owner and (mode == 'read' or mode == 'write') then
+  local readers = 0
+  for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if f ~= 'mode' and string.sub(f, -6) ~= ':write' then
+      readers = readers + 1
+    end
+  end
+  local first = KEYS[8] and redis.pcall('GET', KEYS[8])
+  if type(first) ~= 'string' then first = false end
+  out[4] = {mode, readers, ARGV[1] and rl_listeners(ARGV[1]) or 0, first,
+            first and redis.call('PTTL', KEYS[8]) or false}
+end
 for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
   local dl = rl_waiter_deadline(KEYS[5], w) or
              tonumber(redis.call('ZSCORE', KEYS[4], w))

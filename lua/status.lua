@@ -15,10 +15,14 @@
 --                                         is {NAME}:OWNER:rwlock_timeout:N
 -- KEYS[8]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
 -- KEYS[9]  redlock_listener:{NAME}        string: the room's listener
--- waiting: the fair waiters and the waiters of the room.
+-- KEYS[10] redlock_writer:{NAME}          string: a waiting writer's owner
+-- ARGV[1]  redisson_rwlock:{NAME}         the read-write lock's channel
+-- waiting: the fair waiters and the waiters of the room; and, for a
+-- read-write lock, the clients that listen on its channel (its readers
+-- and writers that wait: redlock's leave no other trace of waiting).
 -- Returns {0, waiting}                  free
 --         {1, waiting, pttl, owner, holds, host, pid, user, cmd, since_ms,
---          fence, held_ms, mode, readers}
+--          fence, held_ms, mode, readers, writer}
 --                                       held; unknown fields are nil;
 --                                       fence is a decimal string. mode is
 --                                       nil for an exclusive lock (readers
@@ -33,9 +37,13 @@
 --                                       the longest lease of its last 100
 --                                       read holds, nil when none is left,
 --                                       the rest its metadata under field
---                                       OWNER (nil when not recorded)
+--                                       OWNER (nil when not recorded);
+--                                       writer: the owner of the writer
+--                                       that waits first (announced in
+--                                       KEYS[10]), else nil
 --         {-1, key, type}               KEY is not of the type a lock needs
---         {-1, NAME, 'string', kind, free, taken, permits, waiting}
+--         {-1, NAME, 'string', kind, free, taken, permits, waiting,
+--          ours}
 --                                       NAME is a Redisson semaphore: kind
 --                                       'semaphore' or 'expirable'; taken
 --                                       and permits {{id, expires_ms,
@@ -45,17 +53,22 @@
 --                                       holder's metadata where redlock
 --                                       took it) are the expirable one's,
 --                                       0 and {} else; waiting: the
---                                       waiters of the room (--limit)
+--                                       waiters of the room (--limit);
+--                                       ours: the permits taken that have
+--                                       a holder record (redlock's)
 
 -- Redisson's expiry for a permit without a lease.
 local NO_EXPIRY = 922337203685477
 
--- A permit id as Redisson shows it: the hex digits of its bytes.
-local function permit_id(m)
-  if string.match(m, '^[0-9a-f]+$') then return m end
-  return (string.gsub(m, '.', function(c)
-    return string.format('%02x', string.byte(c))
-  end))
+-- How many of the permits taken (zset KEYS[6]) have a holder record;
+-- records of permits given back by others are not counted.
+local function ours()
+  if redis.call('TYPE', KEYS[2]).ok ~= 'hash' then return 0 end
+  local n = 0
+  for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
+    if redis.call('ZSCORE', KEYS[6], f) then n = n + 1 end
+  end
+  return n
 end
 
 -- NAME is a string: a Redisson semaphore when it holds a whole number.
@@ -66,7 +79,8 @@ local function semaphore()
   local waiting = KEYS[9] and
       rl_room_count(KEYS[8], KEYS[9], KEYS[4], now_ms) or 0
   if redis.call('TYPE', KEYS[6]).ok ~= 'zset' then
-    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}, waiting}
+    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}, waiting,
+            0}
   end
   local z = redis.call('ZRANGE', KEYS[6], 0, 99, 'WITHSCORES')
   local permits = {}
@@ -77,14 +91,14 @@ local function semaphore()
     local json = holders and redis.call('HGET', KEYS[2], z[i])
     local d = rl_decode(json)
     local since = tonumber(d.since_ms)
-    permits[#permits + 1] = {permit_id(z[i]), (not forever) and at,
+    permits[#permits + 1] = {rl_permit_hex(z[i]), (not forever) and at,
                              (not forever) and (at - now_ms),
                              d.host or false, tonumber(d.pid) or false,
                              d.user or false, d.cmd or false,
                              since or false, rl_fence(json)}
   end
   return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
-          redis.call('ZCARD', KEYS[6]), permits, waiting}
+          redis.call('ZCARD', KEYS[6]), permits, waiting, ours()}
 end
 
 -- The reply for a held lock: OWNER's metadata (none for false or a
@@ -112,8 +126,12 @@ local function read_lease(owner, n)
   return best
 end
 
--- A Redisson read-write lock in MODE: the writer, and the readers.
+-- A Redisson read-write lock in MODE: the writer, and the readers; the
+-- waiters that listen on its channel, and the writer that waits first.
 local function rwlock(waiting, mode)
+  if ARGV[1] then waiting = waiting + rl_listeners(ARGV[1]) end
+  local first = KEYS[10] and redis.pcall('GET', KEYS[10])
+  if type(first) ~= 'string' then first = false end
   local f = redis.call('HGETALL', KEYS[1])
   local writer, wholds, rholds, readers = false, 0, 0, {}
   for i = 1, #f, 2 do
@@ -132,8 +150,10 @@ local function rwlock(waiting, mode)
     end
   end
   table.sort(readers, function(a, b) return a[1] < b[1] end)
-  return held(waiting, writer, writer and wholds or rholds, mode, readers,
-              writer and writer .. ':write')
+  local out = held(waiting, writer, writer and wholds or rholds, mode,
+                   readers, writer and writer .. ':write')
+  out[15] = first
+  return out
 end
 
 if redis.call('TYPE', KEYS[1]).ok == 'string' then

@@ -88,7 +88,7 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
 	run -0 rl status s
 	assert_line --index 0 's: a semaphore: 1 permit taken, 2 free'
-	assert_line --index 1 --regexp "^  permit   [0-9a-f]{32}[0-9]{7}: held by $(hostname) pid [0-9]+ \\(sleep 30\\) for [0-9.]+m?s, fence [0-9]+, lease (2[1-9]|30)\\.[0-9]s left\$"
+	assert_line --index 1 --regexp "^  permit   [0-9a-f]{32}: held by $(hostname) pid [0-9]+ \\(sleep 30\\) for [0-9.]+m?s, fence [0-9]+, lease (2[1-9]|30)\\.[0-9]s left\$"
 	run -0 rl status --json s
 	echo "$output" | jq -e '.kind == "expirable_semaphore" and .held
 	    and .permits_free == 2 and .permits_taken == 1
@@ -104,31 +104,102 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	assert_output 's: a semaphore: 0 permits taken, 3 free'
 }
 
-@test "permit ids come from the whole owner token: tokens that share a UUID, or differ only in other characters, are different holders" {
+@test "a permit's id is 16 bytes, as Redisson's: a redlock token's UUID (tokens that differ only in their pid share it), another token's SHA-1 cut to 16" {
 	u=0123abcd-0000-4000-8000-00000000abcd
 	run -0 rl lock --limit 1 -t 60s --owner "$u:1" s
-	run -75 --separate-stderr rl lock --limit 1 -n --owner "$u:2" s
-	[[ $stderr == "redlock: s is busy: its one permit is taken; "* ]]
+	# The same UUID is the same permit: re-entered, not a second one.
+	run -0 rl lock --limit 1 -n -t 60s --owner "$u:2" s
 	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
-	# redlock's own tokens: the UUID's 32 digits and the pid in 7.
+	[ "$(rcli eval "return #redis.call('ZRANGE', KEYS[1], 0, 0)[1]" 1 '{s}:timeout')" = 16 ]
 	run -0 rl status --json s
-	echo "$output" | jq -e --arg id "${u//-/}0000001" '.permits[0].id == $id'
-	# Neither the other pid nor the id itself as a token gives it back.
-	run -1 rl unlock --owner "$u:2" s
+	echo "$output" | jq -e --arg id "${u//-/}" '.permits[0].id == $id'
+	# Neither the id itself as a token, nor anything else, gives it back.
 	run -1 rl unlock --owner "${u//-/}" s
 	run -1 rl unlock --owner "${u//-/}0000001" s
 	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
+	run -0 rl unlock --owner "$u:2" s
+	[ "$(rcli get s)" = 0 ]
 	run -0 rl unlock --owner "$u:1" s
 	[ "$(rcli get s)" = 1 ] && [ "$(rcli exists '{s}:timeout')" = 0 ]
-	# Any other token: its bytes in hex, never an empty id.
+	# Any other token: 16 bytes of its SHA-1; two tokens, two permits.
 	x=$(printf 'x%.0s' {1..36}) y=$(printf 'y%.0s' {1..36})
 	run -0 rl lock --limit 2 -t 60s --owner "$x:1" t
 	run -0 rl lock --limit 2 -t 60s --owner "$y:1" t
 	run -0 rl lock --limit 2 -t 60s --owner "$x:1" t
 	[ "$(rcli get t)" = 0 ]
-	run -0 rcli zrange '{t}:timeout' 0 -1
-	assert_equal "$(sort <<<"$output")" "$(printf '%s:1' "$x" | od -An -v -tx1 | tr -d ' \n')
-$(printf '%s:1' "$y" | od -An -v -tx1 | tr -d ' \n')"
+	run -0 rl status --json t
+	assert_equal "$(echo "$output" | jq -r '.permits[].id' | sort)" "$(for o in "$x:1" "$y:1"; do printf '%s' "$o" | sha1sum | cut -c1-32; done | sort)"
+}
+
+@test "the permit id that status shows is Java's: Redisson's updateLeaseTime and release by it reach a redlock holder's permit" {
+	tok=$(rl lock --limit 2 -t 60s s)
+	id=$(rl status --json s | jq -r '.permits[0].id')
+	[[ $id =~ ^[0-9a-f]{32}$ ]]
+	run -0 rsn semaphore s update-lease "$id" 120000
+	[[ $output == updated* ]]
+	rl status --json s | jq -e '.permits[0].lease_ms > 100000'
+	run -0 rsn semaphore s release "$id"
+	[[ $output == released* ]]
+	[ "$(rcli get s)" = 2 ] && [ "$(rcli exists '{s}:timeout')" = 0 ]
+	# Its holder finds it gone; its record went with the release.
+	run -1 rl unlock --owner "$tok" s
+	[ "$(rcli exists 'redlock_holder:{s}')" = 0 ]
+}
+
+@test "a permit that Java gave back when it expired (its holder stopped): status without NAME no longer lists the name, and the holder record expires" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -t 1s --kill-after 1s s -- sleep 30 3>&- &
+	e=$!
+	bg+=($e)
+	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
+	t=$(rcli pttl 'redlock_holder:{s}')
+	[ "$t" -gt 0 ] && [ "$t" -le 1000 ]
+	run -0 rl status
+	assert_output 's: a semaphore: 1 permit taken, 0 free'
+	wd=$(pgrep -P "$e")
+	kill -STOP "$e" "$wd"
+	# Past the lease, a Java client's acquisition gives the permit back
+	# and takes it for itself; Redisson's script knows nothing of the
+	# holder record.
+	j=$(rsn semaphore s acquire --wait 10 --lease 60000 --keep |
+	    sed -n 's/^acquired \([0-9a-f]*\) .*/\1/p')
+	[ -n "$j" ]
+	run -1 rl status
+	assert_output ''
+	run -0 rl status s
+	assert_line --index 0 's: a semaphore: 1 permit taken, 0 free'
+	assert_line --index 1 --regexp "^  permit   $j: lease"
+	t=$(rcli pttl 'redlock_holder:{s}')
+	[ "$t" = -2 ] || [ "$t" -gt 0 ]
+	kill -CONT "$wd" "$e"
+	rc=0
+	reap "$e" || rc=$?
+	[ "$rc" = 79 ]
+	[ "$(rcli exists 'redlock_holder:{s}')" = 0 ]
+	run -0 rsn semaphore s release "$j"
+}
+
+@test "upgrading: a permit that an older redlock holds under its id in hex digits is shown, released by its token and cleared by unlock --force" {
+	u=0123abcd-0000-4000-8000-00000000abcd
+	old=${u//-/}0000042
+	now=$(server_ms)
+	rcli set s 1 >/dev/null
+	rcli zadd '{s}:timeout' $((now + 60000)) "$old" >/dev/null
+	rcli hset 'redlock_holder:{s}' "$old" "{\"host\":\"old\",\"pid\":42,\"user\":\"u\",\"cmd\":\"sleep 9\",\"since_ms\":$now,\"fence\":7}" >/dev/null
+	run -0 rl status s
+	assert_line --index 0 's: a semaphore: 1 permit taken, 1 free'
+	assert_line --index 1 --regexp "^  permit   $old: held by old pid 42 \(sleep 9\) for [0-9.]+m?s, fence 7, lease [0-9.]+s left\$"
+	run -0 rl status
+	assert_output 's: a semaphore: 1 permit taken, 1 free'
+	# A new redlock beside it draws from the same count.
+	tok=$(rl lock --limit 2 -t 60s s)
+	run -75 rl exec --limit 2 -n s -- true
+	run -0 rl unlock --owner "$tok" s
+	run -0 rl unlock --owner "$u:42" s
+	[ "$(rcli get s)" = 2 ] && [ "$(rcli exists '{s}:timeout' 'redlock_holder:{s}')" = 0 ]
+	rcli set s 1 >/dev/null
+	rcli zadd '{s}:timeout' $((now + 60000)) "$old" >/dev/null
+	run -0 rl unlock --force s
+	[ "$(rcli exists s '{s}:timeout')" = 0 ]
 }
 
 @test "another N than the name has, --fair, several masters: usage errors, nothing changed" {
@@ -148,7 +219,7 @@ $(printf '%s:1' "$y" | od -An -v -tx1 | tr -d ' \n')"
 	# A lock's hash at NAME is not a semaphore.
 	rl lock -t 60s h >/dev/null
 	run -65 --separate-stderr rl exec --limit 2 h -- true
-	[[ $stderr == *"h is not a lock: key h holds a hash"* ]]
+	assert_equal "$stderr" "redlock: h is a lock, not a semaphore: take it without --limit, or choose another name; nothing was changed"
 }
 
 @test "Java code sets the count: redlock uses it, and shares permits with Redisson's clients both ways" {

@@ -18,16 +18,19 @@ setup() {
 	D=$BATS_TEST_TMPDIR
 	# state.sh PORT OWNER: how n is held, on one line, OWNER written T:
 	# a lock's fields (sorted), a semaphore's free permits, permits
-	# taken and the nested holds of the one taken, or "free".
+	# taken and the nested holds of the first one taken (its id is 16
+	# bytes, any of them), or "free".
 	cat >"$D/state.sh" <<-'EOF'
 	p=$1 t=$2
 	case $(redis-cli -p "$p" type n) in
 	hash)	redis-cli -p "$p" hgetall n | paste -d= - - | LC_ALL=C sort |
 		    tr '\n' ' ' | sed 's/ $//' ;;
-	string)	id=$(redis-cli -p "$p" zrange '{n}:timeout' 0 -1)
-		echo "free=$(redis-cli -p "$p" get n)" \
-		    "taken=$(echo $id | wc -w)" \
-		    "holds=$(redis-cli -p "$p" hget 'redlock_holder:{n}' "$id:n")" ;;
+	string)	echo "free=$(redis-cli -p "$p" get n)" \
+		    "taken=$(redis-cli -p "$p" zcard '{n}:timeout')" \
+		    "holds=$(redis-cli -p "$p" eval "local id = redis.call(
+		        'ZRANGE', KEYS[1], 0, 0)[1] return id and
+		        redis.call('HGET', KEYS[2], id .. ':n')" \
+		        2 '{n}:timeout' 'redlock_holder:{n}')" ;;
 	*)	echo free ;;
 	esac | awk -v t="$t" '{ while ((i = index($0, t)) > 0)
 	    $0 = substr($0, 1, i - 1) "T" substr($0, i + length(t)); print }'

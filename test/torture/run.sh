@@ -192,7 +192,8 @@ hit() {
 	done
 }
 # rob KIND: delete the keys that hold KIND's name, in one script that
-# answers the owners that held it, one a line.
+# answers the owners that held it, one a line (a permit by its id in hex:
+# its owner's UUID).
 rob() {
 	local n=${name[$1]}
 	case $1 in
@@ -201,6 +202,10 @@ rob() {
 	permits) cli eval "local t = redis.call('TIME')
 		    local now = t[1] * 1000 + math.floor(t[2] / 1000)
 		    local o = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')
+		    for i, m in ipairs(o) do
+		      o[i] = (string.gsub(m, '.', function(c)
+		        return string.format('%02x', string.byte(c)) end))
+		    end
 		    redis.call('DEL', KEYS[1], KEYS[2]) return o" \
 		    2 "$n" "{$n}:timeout" ;;
 	rwlock)	cli eval "local o = {}

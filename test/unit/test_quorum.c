@@ -565,9 +565,9 @@ test_decode_queue(void **state)
 	enum rl_verdict v;
 
 	(void)state;
-	/* {now_ms, holder, unordered, waiters...} */
-	assert_int_equal(rl_decode_queue(R("*5|:1700000000000|"
-	    "*7|$o:1|:2500|$web1|:4242|$root|$pg_dump|:72000|:3|"
+	/* {now_ms, holder, unordered, rw, waiters...} */
+	assert_int_equal(rl_decode_queue(R("*6|:1700000000000|"
+	    "*7|$o:1|:2500|$web1|:4242|$root|$pg_dump|:72000|:3|*0|"
 	    "*7|$w:1|:9000|$web2|:7|$alice|$make|:300|"
 	    "*7|$w:2|nil|nil|nil|nil|nil|nil"), &q, &v), 0);
 	assert_int_equal(v, RL_V_YES);
@@ -580,6 +580,7 @@ test_decode_queue(void **state)
 	assert_string_equal(q.holder.cmd, "pg_dump");
 	assert_int_equal(q.holder.since_ms, 72000);
 	assert_int_equal(q.unordered, 3);
+	assert_null(q.mode);
 	assert_int_equal(q.n, 2);
 	assert_string_equal(q.waiters[0].owner, "w:1");
 	assert_int_equal(q.waiters[0].ms, 9000);
@@ -590,6 +591,17 @@ test_decode_queue(void **state)
 	assert_null(q.waiters[1].host);
 	assert_int_equal(q.waiters[1].since_ms, -1);
 	free(q.waiters);	/* as rl_queue_clear does */
+	/* A read-write lock: its mode, readers, waiters and first writer. */
+	assert_int_equal(rl_decode_queue(R("*4|:1700000000000|"
+	    "*7|$r:1|:2500|nil|nil|nil|nil|nil|:0|"
+	    "*5|$read|:2|:3|$w:9|:4100"), &q, &v), 0);
+	assert_int_equal(v, RL_V_YES);
+	assert_string_equal(q.mode, "read");
+	assert_int_equal(q.readers, 2);
+	assert_int_equal(q.rw_waiting, 3);
+	assert_string_equal(q.writer, "w:9");
+	assert_int_equal(q.writer_ms, 4100);
+	assert_int_equal(q.n, 0);
 	/* Free, nobody waiting; and without the count (no room): 0. */
 	assert_int_equal(rl_decode_queue(R("*3|:1700000000000|*0|:0"), &q, &v),
 	    0);
