@@ -303,7 +303,8 @@ json_permits(const struct rl_status *st)
 		json_int(stdout, "expires_ms", p.expires_ms, p.expires_ms >= 0);
 		json_int(stdout, "lease_ms", p.left_ms, p.expires_ms >= 0);
 		fputc(',', stdout);
-		json_who(stdout, p.id, p.host, p.pid, p.user, p.cmd);
+		json_who(stdout, p.owner != NULL ? p.owner : p.id, p.host,
+		    p.pid, p.user, p.cmd);
 		json_int(stdout, "since_ms", p.since_ms, p.since_ms >= 0);
 		json_int(stdout, "held_ms", permit_held_ms(&p),
 		    permit_held_ms(&p) >= 0);

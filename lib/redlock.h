@@ -444,6 +444,7 @@ struct rl_permit {
 	const char *cmd;
 	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
 	int64_t fence;		/* -1 when not recorded */
+	const char *owner;	/* the owner token redlock recorded; NULL */
 };
 
 /* One atomic read of the lock; strings valid until the next call. A

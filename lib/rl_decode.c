@@ -265,6 +265,7 @@ rl_status_permit(const struct rl_status *st, size_t i, struct rl_permit *p)
 	p->cmd = rl_elem_str(e, RL_PM_CMD);
 	p->since_ms = rl_elem_int(e, RL_PM_SINCE, -1);
 	p->fence = rl_elem_int(e, RL_PM_FENCE, -1);
+	p->owner = rl_elem_str(e, RL_PM_OWNER);
 	return 0;
 }
 

@@ -30,7 +30,7 @@ enum { RL_R_VERDICT, RL_R_BADKEY, RL_R_BADTYPE };
 enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS,
 	RL_R_WAITING, RL_R_OURS };
 enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
-	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE };
+	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE, RL_PM_OWNER };
 /* acquire: {1, fence, holds, nopub} */
 enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB };
 /* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,

@@ -95,7 +95,8 @@ token_pid(const char *owner)
  * count); for any other token its bytes, two digits each (an even count,
  * at least 2). It names the waiter in the room and on its channel; the
  * scripts make the permit's id of it (rl_permit in lua/prelude.lua), 16
- * bytes as Redisson's: the UUID's, or 16 of the SHA-1 of another token. */
+ * bytes as Redisson's: 16 of its SHA-1 (for another token, of the token's
+ * SHA-1), and record the token itself beside the permit. */
 static const char *
 permit_key(struct rl_call *call, const char *owner)
 {

@@ -107,8 +107,10 @@ end
 local fence = rl_next_fence(KEYS[4], now_us)
 free = redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, id)
-redis.call('HSET', KEYS[3], id,
-           rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence))
+-- The record names the owner token: the id, a hash of it, does not.
+local meta = rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence)
+redis.call('HSET', KEYS[3], id, string.sub(meta, 1, -2) .. ',"owner":' ..
+           cjson.encode(rl_permit_owner(ARGV[2])) .. '}')
 rl_lengthen(KEYS[3], ARGV[1])
 if member and not rl_room_leave(KEYS[6], KEYS[7], ARGV[2], KEYS[5],
                                 tostring(free)) and free > 0 then

@@ -39,15 +39,25 @@ local function rl_permit_hex(m)
   end))
 end
 
+-- The owner token whose hex KEY rl_kind.c made (see rl_permit): a
+-- redlock token "UUID:pid" from its 39 digits (the pid's 7 in decimal),
+-- any other token's bytes.
+local function rl_permit_owner(key)
+  if #key ~= 39 then return rl_unhex(key) end
+  return string.format('%s-%s-%s-%s-%s:%d', string.sub(key, 1, 8),
+      string.sub(key, 9, 12), string.sub(key, 13, 16), string.sub(key, 17, 20),
+      string.sub(key, 21, 32), tonumber(string.sub(key, 33), 10))
+end
+
 -- The permit in zset TIMEOUT of the caller whose KEY (hex digits of its
 -- owner token, made by rl_kind.c: for a redlock token its UUID's 32
 -- and its pid's 7, else two for each byte) is given: 16 bytes, as
--- Redisson's ids are, a redlock token's UUID, any other token's SHA-1 cut
--- to 16 bytes. A permit that an older redlock took under KEY itself, and
--- that is still taken, is the caller's: then KEY is its id.
+-- Redisson's ids are, the first 16 of the SHA-1 of the owner token, so
+-- that two tokens never share a permit, not even two that differ only
+-- after their UUID. A permit that an older redlock took under KEY itself,
+-- and that is still taken, is the caller's: then KEY is its id.
 local function rl_permit(timeout, key)
-  local id = rl_unhex(#key == 39 and string.sub(key, 1, 32) or
-                      string.sub(redis.sha1hex(rl_unhex(key)), 1, 32))
+  local id = rl_unhex(string.sub(redis.sha1hex(rl_permit_owner(key)), 1, 32))
   if redis.call('TYPE', timeout).ok == 'zset' and
       not redis.call('ZSCORE', timeout, id) and
       redis.call('ZSCORE', timeout, key) then

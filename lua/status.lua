@@ -95,7 +95,8 @@ local function semaphore()
                              (not forever) and (at - now_ms),
                              d.host or false, tonumber(d.pid) or false,
                              d.user or false, d.cmd or false,
-                             since or false, rl_fence(json)}
+                             since or false, rl_fence(json),
+                             d.owner or false}
   end
   return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
           redis.call('ZCARD', KEYS[6]), permits, waiting, ours()}

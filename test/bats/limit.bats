@@ -104,23 +104,30 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	assert_output 's: a semaphore: 0 permits taken, 3 free'
 }
 
-@test "a permit's id is 16 bytes, as Redisson's: a redlock token's UUID (tokens that differ only in their pid share it), another token's SHA-1 cut to 16" {
+@test "a permit's id is 16 bytes, as Redisson's, from the SHA-1 of the whole owner token: tokens that differ only in their pid are two owners; status names the token" {
 	u=0123abcd-0000-4000-8000-00000000abcd
 	run -0 rl lock --limit 1 -t 60s --owner "$u:1" s
-	# The same UUID is the same permit: re-entered, not a second one.
-	run -0 rl lock --limit 1 -n -t 60s --owner "$u:2" s
+	# The same UUID with another pid is another owner: busy, not a
+	# re-entry of the one permit (which let N+1 in).
+	run -75 rl lock --limit 1 -n -t 60s --owner "$u:2" s
 	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
 	[ "$(rcli eval "return #redis.call('ZRANGE', KEYS[1], 0, 0)[1]" 1 '{s}:timeout')" = 16 ]
 	run -0 rl status --json s
-	echo "$output" | jq -e --arg id "${u//-/}" '.permits[0].id == $id'
+	# The id: 16 bytes of the SHA-1 of the token; the owner: the token.
+	echo "$output" | jq -e --arg id "$(printf '%s' "$u:1" | sha1sum | cut -c1-32)" \
+	    --arg o "$u:1" '.permits[0].id == $id and .permits[0].owner == $o'
 	# Neither the id itself as a token, nor anything else, gives it back.
 	run -1 rl unlock --owner "${u//-/}" s
 	run -1 rl unlock --owner "${u//-/}0000001" s
+	run -1 rl unlock --owner "$u:2" s
 	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
-	run -0 rl unlock --owner "$u:2" s
-	[ "$(rcli get s)" = 0 ]
 	run -0 rl unlock --owner "$u:1" s
 	[ "$(rcli get s)" = 1 ] && [ "$(rcli exists '{s}:timeout')" = 0 ]
+	# With two permits, the two tokens hold one each.
+	run -0 rl lock --limit 2 -t 60s --owner "$u:1" s2
+	run -0 rl lock --limit 2 -t 60s --owner "$u:2" s2
+	run -75 rl lock --limit 2 -n -t 60s --owner "$u:3" s2
+	[ "$(rcli get s2)" = 0 ] && [ "$(rcli zcard '{s2}:timeout')" = 2 ]
 	# Any other token: 16 bytes of its SHA-1; two tokens, two permits.
 	x=$(printf 'x%.0s' {1..36}) y=$(printf 'y%.0s' {1..36})
 	run -0 rl lock --limit 2 -t 60s --owner "$x:1" t

@@ -35,10 +35,16 @@ renew() {
 	    "$2" "$1"
 }
 # id N: the key of a redlock owner token (hex digits: its UUID's 32 and
-# its pid's 7) whose UUID is the number N; hex N: its permit's id, the
-# UUID's 16 bytes, in hex as status shows it.
+# its pid's 7) whose UUID is the number N, with pid 1; hex N: its
+# permit's id, 16 bytes of the SHA-1 of that token, in hex as status
+# shows it.
 id() { printf '%032x%07d' "$1" 1; }
-hex() { printf '%032x' "$1"; }
+hex() {
+	local u
+	u=$(printf '%032x' "$1")
+	printf '%s' "${u:0:8}-${u:8:4}-${u:12:4}-${u:16:4}-${u:20:12}:1" |
+	    sha1sum | cut -c1-32
+}
 # byid CMD KEY HEX: Redis command CMD on KEY for the permit id in hex HEX
 # (zscore, hget, hexists), as the bytes that are stored.
 byid() {
@@ -154,10 +160,10 @@ byid() {
 	[ "${lines[0]}" = 1 ]
 }
 
-@test "a permit's id is 16 bytes, as Redisson's: a redlock token's UUID, another token's SHA-1 cut to 16; Java's updateLeaseTime and release find it by its hex" {
+@test "a permit's id is 16 bytes, as Redisson's: 16 of the SHA-1 of the owner token; Java's updateLeaseTime and release find it by its hex" {
 	local rsn="$BATS_TEST_DIRNAME/redisson.py"
 	take "$(id 1)" 2 >/dev/null
-	# The member is the UUID's 16 bytes, not hex digits.
+	# The member is 16 bytes, not hex digits.
 	[ "$(rcli eval "return #redis.call('ZRANGE', KEYS[1], 0, 0)[1]" 1 '{s}:timeout')" = 16 ]
 	before=$(byid zscore '{s}:timeout' "$(hex 1)")
 	[ -n "$before" ]
