@@ -58,7 +58,7 @@ if owner and (mode == 'read' or mode == 'write') then
 end
 for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
   local dl = rl_waiter_deadline(KEYS[5], w) or
-             tonumber(redis.call('ZSCORE', KEYS[4], w))
+             rl_score_deadline(tonumber(redis.call('ZSCORE', KEYS[4], w)))
   local d = rl_decode(redis.call('HGET', KEYS[5], w))
   out[#out + 1] = {w, dl and (dl - now_ms) or false, d.host or false,
                    tonumber(d.pid) or false, d.user or false,

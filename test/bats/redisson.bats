@@ -366,6 +366,10 @@ dead_java() {
 	[ $(( ${s1%.*} - 70000 )) -le "$t1" ]
 	[ $(( ${s1%.*} - 70000 )) -gt $((t1 - 1000)) ]
 	[ $(( ${s2%.*} - ${s1%.*} )) = 30000 ]
+	# queue shows J1's deadline as redlock judges it, without the 10 s.
+	left=$(rl queue --json x | jq -r --arg j "$j1" '.waiters[] | select(.owner == $j) | .deadline_ms_left')
+	echo "queue: J1's deadline $left ms ahead" >&3
+	[ "$left" -le 60000 ] && [ "$left" -gt 55000 ]
 	served 10
 	run order
 	assert_output "W1 J1 J2"
