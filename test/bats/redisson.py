@@ -223,8 +223,9 @@ gone).
 
 check-scripts REDISSON_TREE: for each script, whether its text is one of
 the string constants (literals joined by +) of the Java file it comes
-from, under REDISSON_TREE (a checkout of redisson/redisson): "same" or
-"DIFFERS", with the file and method; exit 1 if one differs.
+from, under REDISSON_TREE (a checkout of redisson/redisson): "same",
+"DIFFERS" or "MISSING" (no such file), with the file and method; exit 1
+if one is not the same.
 """
 import argparse
 import hashlib
@@ -1481,10 +1482,15 @@ def check_scripts(tree):
         raise Fail("no RedissonLock.java under %s" % tree)
     bad = 0
     for name, java, method in SCRIPTS:
-        found = globals()[name] in read_java_strings(os.path.join(tree, base, java))
-        bad += not found
-        print("%-8s %-16s %s %s" % ("same" if found else "DIFFERS", name, java, method),
-              flush=True)
+        path = os.path.join(tree, base, java)
+        if not os.path.exists(path):
+            verdict = "MISSING"
+        elif globals()[name] in read_java_strings(path):
+            verdict = "same"
+        else:
+            verdict = "DIFFERS"
+        bad += verdict != "same"
+        print("%-8s %-16s %s %s" % (verdict, name, java, method), flush=True)
     return 1 if bad else 0
 
 
