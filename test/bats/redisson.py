@@ -1094,6 +1094,7 @@ class Client:
                 continue
             if self.keeps(m):
                 say("woken", stamp())
+                self.waited = False
                 return m
             print("redisson.py: message %r on %s came while not waiting: lost" %
                   (m, self.listen), file=sys.stderr, flush=True)
@@ -1108,6 +1109,7 @@ class Client:
                 continue
             if self.wakes(m):
                 say("woken", stamp())
+                self.waited = True
                 return m
             print("redisson.py: ignored message %r on %s" % (m, self.listen),
                   file=sys.stderr, flush=True)
@@ -1279,7 +1281,9 @@ class FencedLock(Lock):
             self.spare = False
             return UNLOCK_MESSAGE
         m = super().await_message(sub, pause)
-        self.spare = m == UNLOCK_MESSAGE
+        # only a message that found the loop's listener waiting leaves the
+        # permit too; one that came before was the permit it took
+        self.spare = m == UNLOCK_MESSAGE and self.waited
         return m
 
 
