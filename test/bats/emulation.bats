@@ -171,7 +171,7 @@ print(hashlib.sha1(m.LOCK_RENEW.encode()).hexdigest())' "$RSN")
 }
 
 # A Redisson RWriteLock waits on a reader's lock; the second attempt it
-# makes (after it subscribed) is held 1.5 s on its way to the server (a
+# makes (after it subscribed) is held 3 s on its way to the server (a
 # proxy), and a message is published meanwhile: it came while the client
 # was trying, not waiting.
 held_attempt() {
@@ -180,9 +180,9 @@ held_attempt() {
 	# EVALSHAs, the first two of them the ones below
 	rsn rwlock x write --wait 0 >/dev/null || :
 	p=$(free_port)
-	start_proxy "$D/proxy" 1.5 --hold 6 2 "$D/forwarded" "$p:$R_PORT"
+	start_proxy "$D/proxy" 3 --hold 6 2 "$D/forwarded" "$p:$R_PORT"
 	bg+=("$proxy")
-	python3 "$RSN" --port "$p" --label w rwlock x write --wait 4 \
+	python3 "$RSN" --port "$p" --label w rwlock x write --wait 10 \
 	    >>"$D/events" 2>>"$D/err" 3>&- &
 	w=$!
 	bg+=("$w")
