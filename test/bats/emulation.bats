@@ -241,14 +241,17 @@ held_attempt() {
 	rsn unlock f --id a:1 >/dev/null
 	t2=$(rl exec f -- sh -c 'echo "$REDLOCK_FENCE"')
 	[ "$t2" -gt "$t1" ]
-	# a redlock holder: the fenced waiter is woken by its release and
-	# gets a token above redlock's
-	rl exec f -- sh -c 'echo "$REDLOCK_FENCE" >"$0"; sleep 1' "$D/t3" \
-	    2>/dev/null 3>&- &
+	# a redlock holder, until the test creates $D/go (20 s at most): the
+	# fenced waiter is woken by its release and gets a token above
+	# redlock's
+	rl exec f -- sh -c 'echo "$REDLOCK_FENCE" >"$0"
+	    i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done' \
+	    "$D/t3" "$D/go" 2>/dev/null 3>&- &
 	bg+=($!)
 	wait_for 5 test -s "$D/t3"
-	rsn_bg --label j fenced f --wait 20 --hold 0.2
-	wait_for 10 subscribed 1
+	rsn_bg --label j fenced f --wait 30 --hold 0.2
+	wait_for 20 subscribed 1
+	touch "$D/go"
 	wait_for 10 grep -q '^released j ' "$D/events"
 	grep -q '^woken j ' "$D/events"
 	t4=$(awk '$1 == "acquired" && $3 == "j" { print $2 }' "$D/events")

@@ -1001,6 +1001,7 @@ class Client:
         self.sub_cmd = "SSUBSCRIBE" if opts.sharded else "SUBSCRIBE"
         self.pub_cmd = "SPUBLISH" if opts.sharded else "PUBLISH"
         self.conn = Conn(opts.host, opts.port)
+        self.announced = False	# "subscribed" said in this wait
 
     def now_ms(self):
         """System.currentTimeMillis() of a client whose clock is --skew off."""
@@ -1055,7 +1056,7 @@ class Client:
             expect_ok(v, self.sub_cmd)
             if not (isinstance(v, list) and v[0].lower() == self.sub_cmd.lower().encode()):
                 raise Fail("%s answered %r" % (self.sub_cmd, v))
-            first = True
+            self.announced = False
             while True:
                 got, retry = attempt()
                 if got is not None:
@@ -1067,11 +1068,6 @@ class Client:
                         return None
                 if retry is not None and (pause is None or retry < pause):
                     pause = retry
-                if first:
-                    # subscribed and about to wait: from now on a message
-                    # finds the thread on the latch
-                    say("subscribed")
-                    first = False
                 self.await_message(sub, pause)
                 if wait is not None and time.monotonic() - start >= wait:
                     return None	# no last attempt, as in tryLock
@@ -1084,7 +1080,9 @@ class Client:
         while the thread was not waiting (it was trying) come first: those
         that leave a permit (self.keeps) end the wait at once, the others
         are lost, as LockPubSub loses READ_UNLOCK_MESSAGE then (it releases
-        as many permits as threads wait: none)."""
+        as many permits as threads wait: none). The first wait that
+        blocks is said ("subscribed") once those are taken: a message sent
+        after that finds the thread waiting."""
         while True:
             v = sub.read(0)
             if v is None:
@@ -1098,6 +1096,9 @@ class Client:
                 return m
             print("redisson.py: message %r on %s came while not waiting: lost" %
                   (m, self.listen), file=sys.stderr, flush=True)
+        if not self.announced:
+            say("subscribed")
+            self.announced = True
         deadline = None if pause is None else time.monotonic() + pause
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
