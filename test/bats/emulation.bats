@@ -274,3 +274,14 @@ held_attempt() {
 	[ "$t6" -gt "$t4" ]
 	[ "$(cat "$D/t5")" -gt "$t6" ]
 }
+
+@test "after the server lost its data, an RFencedLock's token 1 does not pull redlock's tokens below the ones before the loss" {
+	skip "redlock takes INCR's 2 for its own after an RFencedLock restarted the counter at 1 (rl_take_fence in lua/prelude.lua raises only a counter at most 1): unskip once the token floor covers it"
+	t1=$(rl exec f -- sh -c 'echo "$REDLOCK_FENCE"')
+	rcli flushall >/dev/null	# the data lost: a restart without persistence
+	run rsn fenced f --hold 0
+	assert_line --regexp '^acquired 1 '
+	t2=$(rl exec f -- sh -c 'echo "$REDLOCK_FENCE"')
+	echo "tokens: redlock $t1, after the loss Redisson 1, redlock $t2" >&3
+	[ "$t2" -gt "$t1" ]
+}
