@@ -143,8 +143,9 @@ as "lock" (the same options, waits, events and exit status):
   channel        redisson_rwlock:{NAME}: the last read release publishes
                  "0" (UNLOCK_MESSAGE), the last write release "1"
                  (READ_UNLOCK_MESSAGE); both wake a waiter as LockPubSub
-                 does (see lock: a "1" only one that waits); a write release that leaves this thread's own read
-                 holds turns the lock to read mode and publishes nothing
+                 does (see lock: a "1" only one that waits); a write
+                 release that leaves this thread's own read holds turns
+                 the lock to read mode and publishes nothing
   unlock latch   redisson_unlock_latch:{NAME}:REQUEST, as for lock
 A read is granted when NAME is free, in read mode, or in write mode by
 the thread's own write (--id UUID:TID); a write when NAME is free, or
