@@ -180,9 +180,10 @@ one is free, its lease starting then (and the zset takes NAME's TTL if NAME
 has one); else is answered the earliest expiry in the zset (unless it is
 the no-expiry score). While it fails, it subscribes (SUBSCRIBE, or
 SSUBSCRIBE with --sharded) and tries again on each message whose count is
-at least 1 (SemaphorePubSub releases min(threads waiting in the client,
-count) permits of its latch; here one thread waits) or when that earliest expiry comes by its own clock; no last
-attempt when --wait runs out. Holding a permit, it prints
+at least 1 (SemaphorePubSub releases min(the entry's subscribers, count)
+permits of its latch, whether they wait or not: here one, which a later
+wait takes at once) or when that earliest expiry comes by its own clock;
+no last attempt when --wait runs out. Holding a permit, it prints
 "acquired PERMIT_ID T" ("acquired PERMIT_ID L T" with --label), keeps it
 --hold seconds and releases it; --keep: exits holding it (no lease needed:
 Redisson renews no permit). Nothing renews a permit here; update-lease is
