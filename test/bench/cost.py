@@ -140,8 +140,8 @@ class Kind:
             self.lock()
             self.release()
         elif k == "renew":
-            assert self.ev(rsn.RENEW, [self.name],
-                           [self.LEASE, self.field]) == 1
+            assert self.ev(rsn.LOCK_RENEW, [self.name],
+                           [self.LEASE, self.field]) == [1]
         elif k == "fair":
             assert self.ev(rsn.FAIR_LOCK,
                            [self.name, self.queue, self.timeouts],

@@ -1,10 +1,12 @@
 #!/bin/bash
 # torture/run.sh: workers take turns with `redlock exec` on four names, one
-# per kind of lock: an exclusive lock, a semaphore (--limit), a
-# read-write lock (-s and --write), and a lock that redlock workers share
-# with clients speaking Redisson's RLock and RFairLock (mixed: plain and
-# --fair redlock workers, and redisson-exec workers), and on the first
-# three names nested sections too (an exec inside an exec's COMMAND, of
+# per kind of lock: an exclusive lock, a semaphore (--limit, shared with
+# a client speaking Redisson's RPermitExpirableSemaphore), a read-write
+# lock (-s and --write, shared with clients speaking Redisson's RReadLock
+# and RWriteLock), and a lock that redlock workers share with clients
+# speaking Redisson's RLock and RFairLock (mixed: plain and --fair redlock
+# workers, and redisson-exec workers), and on the first three names
+# nested sections too (an exec inside an exec's COMMAND, of
 # every pair of kinds that re-enters: see nested), while an injector
 # kill -9's holders, pauses them past their lease, deletes their keys
 # behind their backs and kill -9's the server (appendonly, fsync always)
@@ -145,13 +147,25 @@ nested lock "||lock" "|--fair|lock" "|-s|lock" "|--write|lock" \
 nested rwlock "-s|-s|read" "--write|-s|write" "--write||write" \
     "--write|--fair|write" "--write|--write|write"
 nested permits "--limit $limit|--limit $limit|permits:$limit"
-# The Redisson clients: RLock and RFairLock, leases of 600 ms renewed by
-# their watchdog every 200 ms, as the redlock workers' --ttl.
-for fair in "" --fair; do
-	"$here/worker" "$dir/mixed" "$here/redisson-exec" --port "$port" $fair \
-	    --watchdog 600 --wait 5 --holding "$dir/mixed" "${name[mixed]}" \
-	    2>>"$dir/mixed/workers.err" &
-done
+# The Redisson clients (redisson-exec): leases of 600 ms renewed every
+# 200 ms, as the redlock workers' --ttl. RLock and RFairLock on the mixed
+# name; an RReadLock and an RWriteLock on the read-write lock's; an
+# RPermitExpirableSemaphore client on the semaphore's, whose permits are
+# leased and renewed by updateLeaseTime. TORTURE_KIND tells the store
+# each one's role.
+# redisson KIND TORTURE_KIND [REDISSON-EXEC OPTIONS]: start one.
+redisson() {
+	local k=$1 tk=$2
+	shift 2
+	TORTURE_KIND=$tk "$here/worker" "$dir/$k" "$here/redisson-exec" \
+	    --port "$port" "$@" --watchdog 600 --wait 5 --holding "$dir/$k" \
+	    "${name[$k]}" 2>>"$dir/$k/workers.err" &
+}
+redisson mixed lock
+redisson mixed lock --fair
+redisson rwlock read --read
+redisson rwlock write --write
+redisson permits "permits:$limit" --permits "$limit"
 # The failovers, on servers of their own, for the same SECONDS.
 fpids=
 for t in $topologies; do
@@ -167,7 +181,7 @@ done
 # "KIND FAULT" per fault ("restart" for a restart).
 # holder KIND: "pid owner" of a holder of KIND's name, at random; for a
 # Redisson client, which leaves no pid in Redis, "pid owner redisson"
-# from the file it writes while it holds. It looks with the release build
+# from the file it writes while it holds (a permit's owner is its id). It looks with the release build
 # when there is one (REDLOCK_RELEASE_BIN; make test builds it): a section
 # holds for some 100 ms, and an ASan `status` (as long, on a busy box)
 # found holders that had left by the time the fault came: the stop fault
@@ -177,7 +191,7 @@ holder() {
 		"${REDLOCK_RELEASE_BIN:-$rl}" status --json "${name[$1]}" 2>/dev/null | jq -r '
 			[., .permits[]?, .readers[]? | select(.pid != null)
 			 | "\(.pid) \(.owner)"] | .[]'
-		[ "$1" != mixed ] || sed 's/$/ redisson/' "$dir/mixed"/holding.* 2>/dev/null
+		sed 's/$/ redisson/' "$dir/$1"/holding.* 2>/dev/null
 	} | shuf -n 1
 }
 # hit KIND OWNER...: note the owners as hit, by their UUID's hex digits
@@ -192,8 +206,8 @@ hit() {
 	done
 }
 # rob KIND: delete the keys that hold KIND's name, in one script that
-# answers the owners that held it, one a line (a permit by its id in hex:
-# its owner's UUID).
+# answers the owners that held it, one a line (a permit by the owner
+# token its holder record names, else, Redisson's, by its id in hex).
 rob() {
 	local n=${name[$1]}
 	case $1 in
@@ -202,12 +216,18 @@ rob() {
 	permits) cli eval "local t = redis.call('TIME')
 		    local now = t[1] * 1000 + math.floor(t[2] / 1000)
 		    local o = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')
-		    for i, m in ipairs(o) do
-		      o[i] = (string.gsub(m, '.', function(c)
-		        return string.format('%02x', string.byte(c)) end))
+		    for i, id in ipairs(o) do
+		      local j = redis.call('HGET', KEYS[3], id)
+		      local owner = j and string.match(j, '\"owner\":\"([^\"]*)\"')
+		      if owner then
+		        o[i] = owner
+		      elseif not string.find(id, '^[0-9a-f]+$') then
+		        o[i] = (string.gsub(id, '.', function(c)
+		          return string.format('%02x', string.byte(c)) end))
+		      end
 		    end
 		    redis.call('DEL', KEYS[1], KEYS[2]) return o" \
-		    2 "$n" "{$n}:timeout" ;;
+		    3 "$n" "{$n}:timeout" "redlock_holder:{$n}" ;;
 	rwlock)	cli eval "local o = {}
 		    for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
 		      if f ~= 'mode' then o[#o + 1] = f end
@@ -337,6 +357,14 @@ window_hits() {
 		if ($4 >= lo[i] && $4 <= hi[i]) { print $6; break } }' "$2" "$1" |
 	    sort -u
 }
+# redisson_sections DIR: the sections (begun, accepted or refused) of the
+# Redisson clients of DIR, by their owners.
+redisson_sections() {
+	[ -e "$1/redisson.owners" ] || { echo 0; return; }
+	awk 'FILENAME == ARGV[1] { r[$1] = 1; next }
+	    ($1 == "begin" || $1 == "reject-begin") && ($6 in r) { c++ }
+	    END { print c + 0 }' "$1/redisson.owners" "$1/store.log"
+}
 # twice STORE_LOG: fencing tokens that began more than one section
 # (accepted or refused), each counted once.
 twice() {
@@ -357,7 +385,8 @@ refused() {
 		c += (w == (want == "in")) }
 	    END { print c + 0 }' "$2" "$1"
 }
-echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit; rwlock: 3 -s and 2 --write workers;"
+echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit, and 1 Redisson RPermitExpirableSemaphore worker;"
+echo "  rwlock: 3 -s and 2 --write workers, and 1 Redisson RReadLock and 1 RWriteLock worker;"
 echo "  nested: 1 worker each on lock (plain, --fair), permits and rwlock (-s, --write), every pair that re-enters;"
 echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 0 (Sentinel) or 1 (cluster)}"
 fault_logs=("$dir/faults")
@@ -388,6 +417,9 @@ for k in $kinds $fkinds; do
 	[ "$excess" -gt 0 ] || excess=0
 	echo "$k: $(grep -c -e '^begin' -e '^reject-begin' "$d/store.log") sections, $((nv + nu + excess)) violations ($nv accepted, $nu unexplained overlaps, $excess preemptions beyond the holders hit)"
 	echo "  outcomes: $(sort -n "$d/outcomes" | uniq -c | awk '{printf "exit %s: %s  ", $2, $1}')"
+	if [ -e "$d/redisson.owners" ]; then
+		echo "  Redisson: $(redisson_sections "$d") sections by its clients"
+	fi
 	echo "  store:    $accepted sections accepted, $(grep -c '^reject-begin' "$d/store.log") begins and $(grep -c '^reject-end' "$d/store.log") ends refused"
 	echo "            $preempted sections preempted, $hits holders hit${t:+ (in the failovers)}, $ns during a stall of the box"
 	if [ "$excess" -gt 0 ]; then
@@ -447,6 +479,10 @@ echo "summary: overlaps the fenced store refused / would have accepted (must be 
 echo "  holders killed, paused, robbed; restarts: lock $(refused "$dir/lock/store.log")/${nvs[lock]}  rwlock $(refused "$dir/rwlock/store.log")/${nvs[rwlock]}"
 echo "  semaphores, --limit $limit (same faults):   $(refused "$dir/permits/store.log")/${nvs[permits]}"
 echo "  Redisson RLock, RFairLock and redlock:   $(refused "$dir/mixed/store.log")/${nvs[mixed]}  (same faults)"
+# the rwlock's and the semaphore's figures again, with the Redisson
+# clients' share of their sections
+echo "  Redisson RReadLock, RWriteLock and redlock:   $(refused "$dir/rwlock/store.log")/${nvs[rwlock]}  (the rwlock's; $(redisson_sections "$dir/rwlock") sections Redisson's)"
+echo "  Redisson RPermitExpirableSemaphore and redlock:   $(refused "$dir/permits/store.log")/${nvs[permits]}  (the semaphore's; $(redisson_sections "$dir/permits") sections Redisson's)"
 for t in $topologies; do
 	case $t in
 	sentinel) rows="failover:in:Sentinel failover" ;;
