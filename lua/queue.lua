@@ -44,7 +44,7 @@ end
 out[3] = KEYS[7] and rl_room_count(KEYS[6], KEYS[7], KEYS[4], now_ms) or 0
 out[4] = {}
 local mode = redis.call('HGET', KEYS[1], 'mode')
-if owner and (mode == 'read' or mode == 'write') then
+if owner and (mode == 'read' or (mode == 'write' and not rl_plain(KEYS[1]))) then
   local readers = 0
   for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
     if f ~= 'mode' and string.sub(f, -6) ~= ':write' then

@@ -276,7 +276,6 @@ held_attempt() {
 }
 
 @test "after the server lost its data, an RFencedLock's token 1 does not pull redlock's tokens below the ones before the loss" {
-	skip "redlock takes INCR's 2 for its own after an RFencedLock restarted the counter at 1 (rl_take_fence in lua/prelude.lua raises only a counter at most 1): unskip once the token floor covers it"
 	t1=$(rl exec f -- sh -c 'echo "$REDLOCK_FENCE"')
 	rcli flushall >/dev/null	# the data lost: a restart without persistence
 	run rsn fenced f --hold 0

@@ -78,7 +78,8 @@ queue_fair() {
 	d=$((($(cat "$D/d.start") - t_kill) / 1000000))
 	echo "b started $b ms, d $d ms after the kill" >&3
 	# Without eviction both would wait out their 30 s --wait.
-	[ "$b" -lt $((1000 + 2000)) ] && [ "$d" -lt $((1000 + 2000)) ]
+	[ "$b" -lt $((1000 + 2000)) ]
+	[ "$d" -lt $((1000 + 2000)) ]
 	run cat "$D/order"
 	assert_output $'b\nd'
 	[ "$(rcli exists "$Q" "$Z")" = 0 ]

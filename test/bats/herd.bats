@@ -165,7 +165,8 @@ all_held() {
 	rl unlock --owner "$tok" x
 	held_after "$t0"
 	echo "the live waiter held x $ms ms after the release (its heartbeat: 1.5 s, the lease told: 60 s)" >&3
-	[ "$who" != "$l" ] && [ "$who" != "$s" ]
+	[ "$who" != "$l" ]
+	[ "$who" != "$s" ]
 	[ $ms -lt 5000 ]
 	# Let go, the two stopped ones get it in turn.
 	kill -CONT "$l" "$s"
@@ -187,7 +188,8 @@ all_held() {
 	rl unlock --owner "$tok" x
 	held_after "$t0"
 	echo "the live waiter held x $ms ms after the release (its heartbeat: 10 s)" >&3
-	[ "$who" != "$l" ] && [ "$who" != "$s" ]
+	[ "$who" != "$l" ]
+	[ "$who" != "$s" ]
 	[ $ms -lt 2000 ]
 	[ -z "$(rcli zscore "$ROOM" "$ktoken")" ]
 }
@@ -307,7 +309,8 @@ x"
 	[ "$(rcli pttl "$LISTENER")" -le 3600000 ]
 	room=$(rcli pttl "$ROOM")
 	echo "after the waiters' SIGKILL: the room's PTTL is $room ms" >&3
-	[ "$room" -gt 3600000 ] && [ "$room" -le 10800000 ]
+	[ "$room" -gt 3600000 ]
+	[ "$room" -le 10800000 ]
 }
 
 @test "status and queue count the waiters of the room, the listener queued behind a Java holder once" {

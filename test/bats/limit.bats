@@ -31,7 +31,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	[ "$(grep -c '^-' "$D/log")" = 20 ]
 	most=$(sort -k2 -n "$D/log" | awk '{ n += ($1 == "+") ? 1 : -1; if (n > m) m = n } END { print m }')
 	echo "at most $most at once" >&3
-	[ "$most" -le 3 ] && [ "$most" -ge 2 ]
+	[ "$most" -le 3 ]
+	[ "$most" -ge 2 ]
 	[ "$(rcli get s)" = 3 ]
 	[ "$(rcli exists '{s}:timeout')" = 0 ]
 }
@@ -78,7 +79,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	    echo "$REDLOCK_FENCE"
 	    "$0" -u "redis://127.0.0.1:$1" exec --limit 1 -n t -- sh -c "echo \$REDLOCK_FENCE"
 	    redis-cli -p "$1" get t' "$RL" "$R_PORT"
-	[ "${lines[0]}" = "${lines[1]}" ] && [ "${lines[2]}" = 0 ]
+	[ "${lines[0]}" = "${lines[1]}" ]
+	[ "${lines[2]}" = 0 ]
 	[ "$(rcli get t)" = 1 ]
 }
 
@@ -110,7 +112,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	# The same UUID with another pid is another owner: busy, not a
 	# re-entry of the one permit (which let N+1 in).
 	run -75 rl lock --limit 1 -n -t 60s --owner "$u:2" s
-	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
+	[ "$(rcli get s)" = 0 ]
+	[ "$(rcli zcard '{s}:timeout')" = 1 ]
 	[ "$(rcli eval "return #redis.call('ZRANGE', KEYS[1], 0, 0)[1]" 1 '{s}:timeout')" = 16 ]
 	run -0 rl status --json s
 	# The id: 16 bytes of the SHA-1 of the token; the owner: the token.
@@ -120,14 +123,17 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	run -1 rl unlock --owner "${u//-/}" s
 	run -1 rl unlock --owner "${u//-/}0000001" s
 	run -1 rl unlock --owner "$u:2" s
-	[ "$(rcli get s)" = 0 ] && [ "$(rcli zcard '{s}:timeout')" = 1 ]
+	[ "$(rcli get s)" = 0 ]
+	[ "$(rcli zcard '{s}:timeout')" = 1 ]
 	run -0 rl unlock --owner "$u:1" s
-	[ "$(rcli get s)" = 1 ] && [ "$(rcli exists '{s}:timeout')" = 0 ]
+	[ "$(rcli get s)" = 1 ]
+	[ "$(rcli exists '{s}:timeout')" = 0 ]
 	# With two permits, the two tokens hold one each.
 	run -0 rl lock --limit 2 -t 60s --owner "$u:1" s2
 	run -0 rl lock --limit 2 -t 60s --owner "$u:2" s2
 	run -75 rl lock --limit 2 -n -t 60s --owner "$u:3" s2
-	[ "$(rcli get s2)" = 0 ] && [ "$(rcli zcard '{s2}:timeout')" = 2 ]
+	[ "$(rcli get s2)" = 0 ]
+	[ "$(rcli zcard '{s2}:timeout')" = 2 ]
 	# Any other token: 16 bytes of its SHA-1; two tokens, two permits.
 	x=$(printf 'x%.0s' {1..36}) y=$(printf 'y%.0s' {1..36})
 	run -0 rl lock --limit 2 -t 60s --owner "$x:1" t
@@ -147,7 +153,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	rl status --json s | jq -e '.permits[0].lease_ms > 100000'
 	run -0 rsn semaphore s release "$id"
 	[[ $output == released* ]]
-	[ "$(rcli get s)" = 2 ] && [ "$(rcli exists '{s}:timeout')" = 0 ]
+	[ "$(rcli get s)" = 2 ]
+	[ "$(rcli exists '{s}:timeout')" = 0 ]
 	# Its holder finds it gone; its record went with the release.
 	run -1 rl unlock --owner "$tok" s
 	[ "$(rcli exists 'redlock_holder:{s}')" = 0 ]
@@ -159,7 +166,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	bg+=($e)
 	wait_for 5 eval '[ "$(rcli zcard "{s}:timeout")" = 1 ]'
 	t=$(rcli pttl 'redlock_holder:{s}')
-	[ "$t" -gt 0 ] && [ "$t" -le 1000 ]
+	[ "$t" -gt 0 ]
+	[ "$t" -le 1000 ]
 	run -0 rl status
 	assert_output 's: a semaphore: 1 permit taken, 0 free'
 	wd=$(pgrep -P "$e")
@@ -202,7 +210,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	run -75 rl exec --limit 2 -n s -- true
 	run -0 rl unlock --owner "$tok" s
 	run -0 rl unlock --owner "$u:42" s
-	[ "$(rcli get s)" = 2 ] && [ "$(rcli exists '{s}:timeout' 'redlock_holder:{s}')" = 0 ]
+	[ "$(rcli get s)" = 2 ]
+	[ "$(rcli exists '{s}:timeout' 'redlock_holder:{s}')" = 0 ]
 	rcli set s 1 >/dev/null
 	rcli zadd '{s}:timeout' $((now + 60000)) "$old" >/dev/null
 	run -0 rl unlock --force s

@@ -15,7 +15,8 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	[ "$(rcli type x)" = hash ]
 	[ "$(rcli hget x "$output")" = 1 ]
 	pttl=$(rcli pttl x)
-	[ "$pttl" -gt 8000 ] && [ "$pttl" -le 10000 ]
+	[ "$pttl" -gt 8000 ]
+	[ "$pttl" -le 10000 ]
 	[ "$(rcli type 'redlock_holder:{x}')" = hash ]
 	[ "$(rcli pttl 'redlock_holder:{x}')" -gt 8000 ]
 }
@@ -607,7 +608,8 @@ no_keepalive() { ! keepalives >/dev/null; }
 	run -1 --separate-stderr rl unlock --owner "$A:58" rw
 	[ "$(snapshot)" = "$before" ]
 	run -0 --separate-stderr rl unlock --owner "$A:57" rw
-	[ "$(rcli hget rw "$A:57")" = 1 ] && [ "$(rcli hget rw mode)" = read ]
+	[ "$(rcli hget rw "$A:57")" = 1 ]
+	[ "$(rcli hget rw mode)" = read ]
 	key_gone "{rw}:$A:57:rwlock_timeout:2"
 	[ "$(rcli exists "{rw}:$A:57:rwlock_timeout:1")" = 1 ]
 	before=$(snapshot)

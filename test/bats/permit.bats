@@ -62,10 +62,13 @@ byid() {
 	[ "$(rcli zcard '{s}:timeout')" = 3 ]
 	run -0 take "$(id 4)"
 	[ "${lines[0]}" = 0 ]
-	[ "${lines[1]}" -gt 29000 ] && [ "${lines[1]}" -le 30000 ]
+	[ "${lines[1]}" -gt 29000 ]
+	[ "${lines[1]}" -le 30000 ]
 	# The permit that expires first, and its holder.
-	[ "${lines[2]}" = "$(hex 1)" ] && [ "${lines[3]}" = host ]
-	[ "${lines[4]}" = 42 ] && [ "${lines[-1]}" = 3 ]
+	[ "${lines[2]}" = "$(hex 1)" ]
+	[ "${lines[3]}" = host ]
+	[ "${lines[4]}" = 42 ]
+	[ "${lines[-1]}" = 3 ]
 	timeout 5 redis-cli -p "$R_PORT" subscribe 'redisson_sc:{s}' >"$D/sub" 3>&- &
 	bg+=($!)
 	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_sc:{s}" | sed -n 2p)" = 1 ]'
@@ -86,7 +89,8 @@ byid() {
 	b=$(take "$(id 2)" | sed -n 2p)
 	give "$(id 1)" >/dev/null
 	c=$(take "$(id 3)" | sed -n 2p)
-	[ "$b" -gt "$a" ] && [ "$c" -gt "$b" ]
+	[ "$b" -gt "$a" ]
+	[ "$c" -gt "$b" ]
 }
 
 @test "an expired permit comes back to the next caller, on the server's clock; its holder can no longer renew or release it" {
@@ -115,7 +119,8 @@ byid() {
 	left=$(( $(byid zscore '{s}:timeout' "$(hex 1)") - $(rcli time | head -n 1)000 ))
 	[ "$left" -gt 50000 ]
 	run -0 take "$(id 1)"
-	[ "${lines[1]}" = "$a" ] && [ "${lines[2]}" = 2 ]
+	[ "${lines[1]}" = "$a" ]
+	[ "${lines[2]}" = 2 ]
 	run -0 take "$(id 1)"
 	[ "${lines[2]}" = 3 ]
 	[ "$(rcli get s)" = 2 ]
@@ -172,7 +177,8 @@ byid() {
 	[ "$(byid zscore '{s}:timeout' "$(hex 1)")" -gt $((before + 60000)) ]
 	run -0 python3 "$rsn" --port "$R_PORT" semaphore s release "$(hex 1)"
 	[[ $output == released* ]]
-	[ "$(rcli get s)" = 2 ] && [ "$(rcli exists '{s}:timeout')" = 0 ]
+	[ "$(rcli get s)" = 2 ]
+	[ "$(rcli exists '{s}:timeout')" = 0 ]
 	run -0 give "$(id 1)"
 	assert_equal "$output" $'0\n0'
 	# Any other token: the first 16 bytes of its SHA-1.
@@ -186,7 +192,8 @@ byid() {
 @test "holder records expire with the longest permit lease; those of permits given back by others go at the next acquire, renew or release" {
 	take "$(id 1)" 3 30000 >/dev/null
 	t=$(rcli pttl 'redlock_holder:{s}')
-	[ "$t" -gt 25000 ] && [ "$t" -le 30000 ]
+	[ "$t" -gt 25000 ]
+	[ "$t" -le 30000 ]
 	take "$(id 2)" 3 10000 >/dev/null
 	[ "$(rcli pttl 'redlock_holder:{s}')" -gt 25000 ]
 	run -0 renew "$(id 2)" 60000
@@ -231,5 +238,6 @@ byid() {
 	give "$(id 1)" >/dev/null
 	run -0 give "$(id 1)"
 	[ "${lines[0]}" = 2 ]
-	[ "$(rcli get s)" = 2 ] && [ "$(rcli exists '{s}:timeout' 'redlock_holder:{s}')" = 0 ]
+	[ "$(rcli get s)" = 2 ]
+	[ "$(rcli exists '{s}:timeout' 'redlock_holder:{s}')" = 0 ]
 }

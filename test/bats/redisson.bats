@@ -362,14 +362,16 @@ dead_java() {
 	echo "W1 held x at $t1: J1's score $(( ${s1%.*} - t1 )) ms after that (wait time 60000 + 10000), J2 $(( ${s2%.*} - ${s1%.*} )) ms behind J1" >&3
 	# Its 60 s from the handoff (no sooner than the script that ran it,
 	# before W1's command started), 10 s for the clocks, the mark .25.
-	[ "${s1#*.}" = 25 ] && [ "${s2#*.}" = 25 ]
+	[ "${s1#*.}" = 25 ]
+	[ "${s2#*.}" = 25 ]
 	[ $(( ${s1%.*} - 70000 )) -le "$t1" ]
 	[ $(( ${s1%.*} - 70000 )) -gt $((t1 - 1000)) ]
 	[ $(( ${s2%.*} - ${s1%.*} )) = 30000 ]
 	# queue shows J1's deadline as redlock judges it, without the 10 s.
-	left=$(rl queue --json x | jq -r --arg j "$j1" '.waiters[] | select(.owner == $j) | .deadline_ms_left')
+	left=$(rl queue --json x | jq -r --arg j "$j1" '.waiters[] | select(.owner == $j) | .deadline_ms')
 	echo "queue: J1's deadline $left ms ahead" >&3
-	[ "$left" -le 60000 ] && [ "$left" -gt 55000 ]
+	[ "$left" -le 60000 ]
+	[ "$left" -gt 55000 ]
 	served 10
 	run order
 	assert_output "W1 J1 J2"

@@ -223,7 +223,8 @@ way() {
 		    tee -a "$CELLS" >&3
 	fi
 	[ -n "$note" ] && return 0
-	[ -n "$t" ] && [ $((t - t0)) -lt 2000 ]
+	[ -n "$t" ]
+	[ $((t - t0)) -lt 2000 ]
 }
 
 # cell REDLOCK JAVA: both directions, both always run.

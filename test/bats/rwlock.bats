@@ -58,7 +58,8 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 @test "ten readers share the lock, each with its lease key and metadata" {
 	for i in 0 1 2 3 4 5 6 7 8 9; do
 		run -0 acq "r$i:1" read
-		[ "${lines[0]}" = 1 ] && [ "${lines[2]}" = 1 ]
+		[ "${lines[0]}" = 1 ]
+		[ "${lines[2]}" = 1 ]
 	done
 	[ "$(rcli hget x mode)" = read ]
 	[ "$(rcli hlen x)" = 11 ]
@@ -83,23 +84,28 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	run -0 rel r1:1 read
 	assert_equal "${lines[*]}" 2
 	run -0 acq w:1 write
-	[ "${lines[0]}" = 0 ] && [ "${lines[2]}" = r2:1 ]
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[2]}" = r2:1 ]
 	# the lease is now the longest read hold left
 	[ "$(rcli pttl x)" -le 20000 ]
 	run -0 rel r2:1 read
 	[ "${lines[0]}" = 2 ]
 	[ "$(rcli exists x 'redlock_holder:{x}')" = 0 ]
 	run -0 acq w:1 write 10000
-	[ "${lines[0]}" = 1 ] && [ "${lines[2]}" = 1 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[2]}" = 1 ]
 	[ "$(rcli hget x mode)" = write ]
 	[ "$(rcli hget x w:1:write)" = 1 ]
 	[ -n "$(rcli hget 'redlock_holder:{x}' w:1:write)" ]
 	run -0 acq r3:1 read
 	[ "${lines[0]}" = 0 ]
-	[ "${lines[1]}" -le 10000 ] && [ "${lines[2]}" = w:1:write ]
-	[ "${lines[3]}" = host ] && [ "${lines[4]}" = 42 ]
+	[ "${lines[1]}" -le 10000 ]
+	[ "${lines[2]}" = w:1:write ]
+	[ "${lines[3]}" = host ]
+	[ "${lines[4]}" = 42 ]
 	run -0 acq w2:1 write
-	[ "${lines[0]}" = 0 ] && [ "${lines[2]}" = w:1:write ]
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[2]}" = w:1:write ]
 	# re-entry lengthens the lease, never shortens it
 	run -0 acq w:1 write 60000
 	[ "${lines[2]}" = 2 ]
@@ -118,10 +124,12 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	[ "$(rcli pttl 'redlock_writer:{x}')" -le 3000 ]
 	run -0 acq r2:1 read
 	[ "${lines[0]}" = 0 ]
-	[ "${lines[1]}" -le 3000 ] && [ "${lines[2]}" = w:1 ]
+	[ "${lines[1]}" -le 3000 ]
+	[ "${lines[2]}" = w:1 ]
 	[ "$(rcli hexists x r2:1)" = 0 ]
 	run -0 acq r1:1 read
-	[ "${lines[0]}" = 1 ] && [ "${lines[2]}" = 2 ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[2]}" = 2 ]
 	# another writer neither replaces the intent nor refreshes it; the
 	# writer itself refreshes it; without "j" it is left as it is
 	acq w2:1 write 30000 j 5000 >/dev/null
@@ -195,8 +203,10 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 @test "the writer's own read re-enters; its last write release turns the lock to read mode and lets readers in" {
 	a=$(acq w:1 write | sed -n 2p)
 	run -0 acq w:1 read
-	[ "${lines[0]}" = 1 ] && [ "${lines[1]}" -gt "$a" ]
-	[ "$(rcli hget x w:1)" = 1 ] && [ "$(rcli hget x mode)" = write ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" -gt "$a" ]
+	[ "$(rcli hget x w:1)" = 1 ]
+	[ "$(rcli hget x mode)" = write ]
 	run -0 acq r2:1 read
 	[ "${lines[0]}" = 0 ]
 	listen 'redisson_rwlock:{x}'
@@ -278,7 +288,8 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	for kind in read write; do
 		run -0 acq r1:1 "$kind"
 		[ "${lines[0]}" = 0 ]
-		[ "${lines[1]}" -le 10000 ] && [ "${lines[1]}" -gt 9000 ]
+		[ "${lines[1]}" -le 10000 ]
+		[ "${lines[1]}" -gt 9000 ]
 		[ "${lines[2]}" = someowner ]
 		run -0 rel someowner "$kind"
 		assert_equal "${lines[*]}" "0 1"
@@ -366,16 +377,19 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 @test "Redisson's writer excludes the scripts' readers and writers, and a redlock read keeps Redisson's writer out" {
 	rsn rwlock x write --lease 30000 --keep --id jw:1 >/dev/null
 	run -0 acq r1:1 read
-	[ "${lines[0]}" = 0 ] && [ "${lines[2]}" = jw:1:write ]
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[2]}" = jw:1:write ]
 	run -0 acq w:1 write
-	[ "${lines[0]}" = 0 ] && [ "${lines[2]}" = jw:1:write ]
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[2]}" = jw:1:write ]
 	run -0 rsn rwlock x unlock-write --id jw:1
 	assert_output --regexp '^released'
 	run -0 acq r1:1 read
 	[ "${lines[0]}" = 1 ]
 	run -1 rsn rwlock x write --lease 30000 --keep --id jw:1 --wait 0.2
 	run -0 rsn rwlock x read --lease 30000 --keep --id j:1 --wait 0.2
-	[ "$(rcli hget x j:1)" = 1 ] && [ "$(rcli hget x r1:1)" = 1 ]
+	[ "$(rcli hget x j:1)" = 1 ]
+	[ "$(rcli hget x r1:1)" = 1 ]
 }
 
 @test "status shows each reader's metadata, and finds the writer's under OWNER:write" {
@@ -390,16 +404,23 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	run -0 st
 	# {1, 0, pttl, nil owner, 2 holds, nil..., 'read', readers}: empty
 	# lines (nil) are not in $lines
-	[ "${lines[0]}" = 1 ] && [ "${lines[3]}" = 2 ] && [ "${lines[4]}" = read ]
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[3]}" = 2 ]
+	[ "${lines[4]}" = read ]
 	# the readers by owner: j:1 (Redisson's: no metadata), then r1:1
-	[ "${lines[5]}" = j:1 ] && [ "${lines[6]}" = 1 ]
-	[ "${lines[8]}" = r1:1 ] && [ "${lines[9]}" = 1 ]
+	[ "${lines[5]}" = j:1 ]
+	[ "${lines[6]}" = 1 ]
+	[ "${lines[8]}" = r1:1 ]
+	[ "${lines[9]}" = 1 ]
 	assert_equal "${lines[*]:11:4}" "host 42 user cmd"
-	[ "${lines[15]}" -gt 0 ] && [ "${lines[16]}" = "$f" ]
+	[ "${lines[15]}" -gt 0 ]
+	[ "${lines[16]}" = "$f" ]
 	rel r1:1 read >/dev/null
 	rsn rwlock x unlock-read --id j:1 >/dev/null
 	acq w:1 write >/dev/null
 	run -0 st
-	[ "${lines[3]}" = w:1 ] && [ "${lines[5]}" = host ] && [ "${lines[6]}" = 42 ]
+	[ "${lines[3]}" = w:1 ]
+	[ "${lines[5]}" = host ]
+	[ "${lines[6]}" = 42 ]
 	[ "${lines[-1]}" = write ]
 }

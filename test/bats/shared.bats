@@ -533,7 +533,8 @@ redlock_holder:{x}
 	# A writer with read holds of its own.
 	w=$(rl lock -t 60s --write x)
 	rl lock -t 60s -s --owner "$w" x >/dev/null
-	[ "$(rcli hget x mode)" = write ] && [ "$(rcli hlen x)" = 3 ]
+	[ "$(rcli hget x mode)" = write ]
+	[ "$(rcli hlen x)" = 3 ]
 	run -0 --separate-stderr rl unlock --force x
 	assert_equal "$(rcli keys '*')" 'redisson_lock_token:{x}'
 }
@@ -576,7 +577,8 @@ redlock_holder:{x}
 		if [ "$kind" = --write ]; then
 			ms=$(rcli pttl 'redlock_writer:{x}')
 			echo "--write: its announcement has $ms ms left" >&3
-			[ "$ms" -gt 20000 ] && [ "$ms" -le 30000 ]
+			[ "$ms" -gt 20000 ]
+			[ "$ms" -le 30000 ]
 		fi
 		stop_bg
 		bg=()
