@@ -17,9 +17,10 @@
 # cores two-thirds idle on a quiet machine (a fresh clone's make test
 # took 13 minutes there, 21 beside busy loops); several files at once
 # keep them busy, and beside busy loops more runnable tests get more of
-# the CPU than two. Five, since the Redisson interop tests (the kinds'
+# the CPU than two. Six, since the Redisson interop tests (the kinds'
 # matrix, the emulation's checks, pub/sub modes) made the suite a third
-# longer.
+# longer: with five, a fresh clone's make test took 942 s beside two busy
+# loops.
 # The suite against valkey-server runs without LeakSanitizer's exit check
 # (see the Makefile); RELEASE, a release build, runs herd.bats' drains.
 # usage: test/suites.sh path/to/redlock LOGDIR [RELEASE]
@@ -27,10 +28,13 @@ set -u
 rl=$1
 logs=$2
 export REDLOCK_RELEASE_BIN=${3-}
-jobs=${SUITE_JOBS:-5}
+jobs=${SUITE_JOBS:-6}
 # emulation.bats checks test/bats/redisson.py against Redisson's scripts,
-# which run the same on either server.
-agnostic="build cli completion demo package harness emulation"
+# which run the same on either server; redisson_matrix.bats, every kind
+# of redlock's beside every kind of Redisson's, starts some 500 Python
+# clients (150 s of a loaded box's time) for what redisson.bats,
+# redisson_kinds.bats and redisson_wake.bats show against each server.
+agnostic="build cli completion demo package harness emulation redisson_matrix"
 # The longest files first (seconds in a run of the whole suite on a
 # 2-core machine: sentinel 195, redisson 100, herd 94, redlock 68,
 # redisson_matrix 65, shared 64, lock 60, cluster 60, redisson_kinds 53,
