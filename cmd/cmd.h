@@ -268,6 +268,10 @@ void sig_unblock(const sigset_t *old);
  * runs, and act on its loss. */
 enum on_lost { ON_LOST_TERM, ON_LOST_KILL, ON_LOST_IGNORE };
 enum lost { LOST_NO, LOST_GONE, LOST_UNREACHABLE };
+/* What the release found when the hold was not there: its lease had run
+ * out by the local deadline, it was removed before that (unlock --force,
+ * a deletion), or another owner holds the name. */
+enum gone { GONE_NO, GONE_EXPIRED, GONE_REMOVED, GONE_TAKEN };
 
 struct watch {
 	rl_client *rc;		/* the watchdog's own connection */
@@ -289,6 +293,7 @@ struct watch {
 				 * replicas (--replicas) */
 	int orphaned;		/* redlock died first */
 	int released;
+	int gone_at_release;	/* enum gone: what the release found */
 };
 
 /* Renew until the child exits (or the watched process, or a signal with

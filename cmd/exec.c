@@ -39,6 +39,7 @@ struct report {
 	int lost;		/* enum lost */
 	int unacked;		/* renewals failed for want of replicas */
 	int64_t lost_after_ms;
+	int gone;		/* enum gone: what the release found */
 };
 enum { REPORT_STARTED = 1, REPORT_DONE };
 
@@ -211,6 +212,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	r.lost = w.lost;
 	r.lost_after_ms = w.lost_after_ms;
 	r.unacked = w.unacked;
+	r.gone = w.gone_at_release;
 	report(report_fd, &r);
 	rl_client_free(rc);
 	exit(0);
@@ -479,6 +481,17 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		    "replicas acknowledged its renewals (--replicas)" :
 		    "the server stopped answering", ago);
 		return EXIT_LOST;
+	}
+	if (done->gone != GONE_NO) {
+		msg("lost the lock on %s before its release (COMMAND exited "
+		    "%d): %s; another holder may have run beside COMMAND",
+		    esc(j->name), child_exit(done->status),
+		    done->gone == GONE_TAKEN ? "another owner holds it" :
+		    done->gone == GONE_EXPIRED ? "its lease had expired" :
+		    "it was removed while held (unlock --force or a deleted "
+		    "key)");
+		if (j->on_lost != ON_LOST_IGNORE)
+			return EXIT_LOST;
 	}
 	return child_exit(done->status);
 }

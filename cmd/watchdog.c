@@ -255,8 +255,9 @@ release(struct watch *w, rl_keeper *k)
 		    "lease runs out", esc(w->name),
 		    esc(rl_errstr(w->rc)));
 	else if (rel == RL_NOT_OWNER)
-		msg("%s was no longer held at release: the lease ran "
-		    "out", esc(w->name));
+		w->gone_at_release = holds != 0 ? GONE_TAKEN :
+		    rl_now_ms() >= rl_keeper_deadline_ms(k) ? GONE_EXPIRED :
+		    GONE_REMOVED;
 	else {
 		w->released = 1;
 		if (a.nopub != NULL)

@@ -417,3 +417,25 @@ bg_exec() {
 	done
 	[ "$(grep -c '^redlock: ' "$D/err")" = "${#lines[@]}" ]
 }
+
+@test "a hold gone at release is never reported as success: removed (unlock --force), taken by another owner, exit 79 however COMMAND ended" {
+	# Removed while a 0.5 s COMMAND ran, with a 30 s lease: no renewal
+	# came in between to notice.
+	(nap 0.2; rl unlock --force x) 3>&- &
+	bg+=($!)
+	run -79 --separate-stderr rl exec -t 30s x -- sleep 0.5
+	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 0): it was removed while held (unlock --force or a deleted key); another holder may have run beside COMMAND"
+	# Deleted and taken by another owner: that one keeps it.
+	# shellcheck disable=SC2016
+	(nap 0.2; rcli del x >/dev/null; rl lock -t 30s x >"$D/other") 3>&- &
+	bg+=($!)
+	run -79 --separate-stderr rl exec -t 30s x -- sh -c 'sleep 0.5; exit 3'
+	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 3): another owner holds it; another holder may have run beside COMMAND"
+	[ "$(rcli hget x "$(cat "$D/other")")" = 1 ]
+	# --on-lost ignore: said all the same, COMMAND's status kept.
+	rcli del x >/dev/null
+	(nap 0.2; rl unlock --force x) 3>&- &
+	bg+=($!)
+	run -0 --separate-stderr rl exec --on-lost ignore -t 30s x -- sleep 0.5
+	[[ $stderr == "redlock: lost the lock on x before its release (COMMAND exited 0): it was removed"* ]]
+}
