@@ -4,37 +4,8 @@
 
 load helpers
 
-# Every node says the cluster is up and knows all six.
-cluster_ok() {
-	local i port
-	for i in 1 2 3 4 5 6; do
-		port=$(eval echo "\$C${i}_PORT")
-		redis-cli -p "$port" cluster info 2>/dev/null |
-		    grep -q '^cluster_state:ok' || return 1
-		[ "$(redis-cli -p "$port" cluster nodes | wc -l)" = 6 ] ||
-		    return 1
-	done
-}
-
-setup_file() {
-	local i addrs=()
-	for i in 1 2 3 4 5 6; do
-		start_redis "C$i" --cluster-enabled yes \
-		    --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
-		    --repl-diskless-sync-delay 0
-		addrs+=("127.0.0.1:$(eval echo "\$C${i}_PORT")")
-	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 1 \
-	    --cluster-yes >"$BATS_FILE_TMPDIR/create.out" 2>&1 || {
-		cat "$BATS_FILE_TMPDIR/create.out" >&2
-		return 1
-	}
-	wait_for 60 cluster_ok
-}
-teardown_file() {
-	local i
-	for i in 1 2 3 4 5 6; do stop_redis "$(pid_of "C$i")"; done
-}
+setup_file() { start_cluster 6 1 --repl-diskless-sync-delay 0; }
+teardown_file() { stop_cluster; }
 setup() {
 	D=$BATS_TEST_TMPDIR
 	U="redis://127.0.0.1:$C1_PORT"

@@ -371,3 +371,41 @@ strays() {
 
 # Files with a teardown of their own end it with stop_strays.
 teardown() { stop_strays; }
+
+# cluster_ok [N]: every node C1..CN (default: CLUSTER_NODES) says the
+# cluster is up and knows all N.
+cluster_ok() {
+	local i port n=${1:-$CLUSTER_NODES}
+	for i in $(seq 1 "$n"); do
+		port=$(eval echo "\$C${i}_PORT")
+		redis-cli -p "$port" cluster info 2>/dev/null |
+		    grep -q '^cluster_state:ok' || return 1
+		[ "$(redis-cli -p "$port" cluster nodes | wc -l)" = "$n" ] ||
+		    return 1
+	done
+}
+
+# start_cluster N REPLICAS [OPTION...]: nodes C1..CN on free ports (each
+# with OPTIONs too), made a cluster with REPLICAS replicas per master by
+# redis-cli --cluster create; returns once every node agrees.
+# stop_cluster: stops them.
+start_cluster() {
+	local i n=$1 r=$2 addrs=()
+	shift 2
+	export CLUSTER_NODES=$n
+	for i in $(seq 1 "$n"); do
+		start_redis "C$i" --cluster-enabled yes \
+		    --cluster-config-file nodes.conf --cluster-node-timeout 2000 "$@"
+		addrs+=("127.0.0.1:$(eval echo "\$C${i}_PORT")")
+	done
+	redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$r" \
+	    --cluster-yes >"$BATS_FILE_TMPDIR/create.out" 2>&1 || {
+		cat "$BATS_FILE_TMPDIR/create.out" >&2
+		return 1
+	}
+	wait_for 60 cluster_ok
+}
+stop_cluster() {
+	local i
+	for i in $(seq 1 "$CLUSTER_NODES"); do stop_redis "$(pid_of "C$i")"; done
+}

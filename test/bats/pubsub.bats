@@ -13,40 +13,16 @@ load helpers
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 
-# Every node of the cluster says it is up and knows all three.
-cluster_ok() {
-	local i port
-	for i in 1 2 3; do
-		port=$(eval echo "\$C${i}_PORT")
-		redis-cli -p "$port" cluster info 2>/dev/null |
-		    grep -q '^cluster_state:ok' || return 1
-		[ "$(redis-cli -p "$port" cluster nodes | wc -l)" = 3 ] ||
-		    return 1
-	done
-}
-
 setup_file() {
-	local i addrs=()
 	start_redis R
 	start_redis O --rename-command HELLO '' --rename-command SPUBLISH '' \
 	    --rename-command SSUBSCRIBE ''
-	for i in 1 2 3; do
-		start_redis "C$i" --cluster-enabled yes \
-		    --cluster-config-file nodes.conf --cluster-node-timeout 2000
-		addrs+=("127.0.0.1:$(eval echo "\$C${i}_PORT")")
-	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 \
-	    --cluster-yes >"$BATS_FILE_TMPDIR/create.out" 2>&1 || {
-		cat "$BATS_FILE_TMPDIR/create.out" >&2
-		return 1
-	}
-	wait_for 60 cluster_ok
+	start_cluster 3 0
 }
 teardown_file() {
-	local i
 	stop_redis "$R_PID"
 	stop_redis "$O_PID"
-	for i in 1 2 3; do stop_redis "$(pid_of "C$i")"; done
+	stop_cluster
 }
 setup() {
 	D=$BATS_TEST_TMPDIR
