@@ -20,7 +20,8 @@ enum {
 	EXIT_UNAVAILABLE = 69,
 	EXIT_SOFTWARE = 70,
 	EXIT_BUSY = 75,
-	EXIT_LOST = 79
+	EXIT_LOST = 79,
+	EXIT_MAX_HOLD = 124	/* exec --max-hold, as timeout(1) */
 };
 
 #define MAX_URLS 16
@@ -264,14 +265,25 @@ void sig_restore(void);
 void sig_block_all(sigset_t *old);
 void sig_unblock(const sigset_t *old);
 
+/* exec's --max-hold (lock refuses it): clear of LOCKOPTS_LONG's values. */
+#define OPT_MAX_HOLD 0x140
+
 /* watchdog.c: keep a held lease alive while COMMAND or a watched process
  * runs, and act on its loss. */
 enum on_lost { ON_LOST_TERM, ON_LOST_KILL, ON_LOST_IGNORE };
-enum lost { LOST_NO, LOST_GONE, LOST_UNREACHABLE };
-/* What the release found when the hold was not there: its lease had run
- * out by the local deadline, it was removed before that (unlock --force,
- * a deletion), or another owner holds the name. */
+/* How the lease was lost: a renewal (or, after LOST_LATE, the release)
+ * found it gone, as lost_how says; renewals kept failing; or the watchdog
+ * reached its local deadline without having sent a renewal before it
+ * (it was stopped or starved of CPU), and the server then neither said
+ * it was gone nor answered: it may even have been held still. */
+enum lost { LOST_NO, LOST_GONE, LOST_UNREACHABLE, LOST_LATE };
+/* What a renewal or the release found when the hold was not there: its
+ * lease had run out by the local deadline, it was removed before that
+ * (unlock --force, a deletion), or another owner holds the name. */
 enum gone { GONE_NO, GONE_EXPIRED, GONE_REMOVED, GONE_TAKEN };
+/* "its lease had expired", "it was removed while held (...)", "it was
+ * taken by another owner", for messages. */
+const char *gone_why(int gone);
 
 struct watch {
 	rl_client *rc;		/* the watchdog's own connection */
@@ -281,6 +293,8 @@ struct watch {
 	int64_t sent_ms;	/* when the acquisition was sent */
 	enum on_lost on_lost;
 	int64_t kill_after_ms;
+	int64_t max_hold_ms;	/* exec --max-hold: stop COMMAND this long
+				 * after sent_ms; 0: never */
 	pid_t child;		/* COMMAND, leading its process group; or 0 */
 	int parent_fd;		/* EOF when redlock died; or -1 */
 	int pid_fd;		/* pidfd of the watched process; or -1 */
@@ -288,6 +302,8 @@ struct watch {
 	/* What happened. */
 	int child_status;	/* wait status of COMMAND */
 	enum lost lost;
+	int lost_how;		/* enum gone: how LOST_GONE found it */
+	int max_held;		/* COMMAND was stopped at --max-hold */
 	int64_t lost_after_ms;	/* since the last confirmation, at loss */
 	int unacked;		/* the last renewal failed for want of
 				 * replicas (--replicas) */

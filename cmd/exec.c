@@ -25,6 +25,10 @@ const struct cmd cmd_exec = {
 	"                          (default: term)\n"
 	"      --kill-after DURATION\n"
 	"                          SIGKILL this long after SIGTERM (default: 5s)\n"
+	"      --max-hold DURATION\n"
+	"                          stop COMMAND (as --on-lost says) once it has\n"
+	"                          held NAME this long, release, exit 124\n"
+	"                          (default: 0, never; at least a renewal period)\n"
 	"  -h, --help              show this help\n",
 	run
 };
@@ -39,7 +43,10 @@ struct report {
 	int lost;		/* enum lost */
 	int unacked;		/* renewals failed for want of replicas */
 	int64_t lost_after_ms;
+	int lost_how;		/* enum gone: how LOST_GONE found it */
 	int gone;		/* enum gone: what the release found */
+	int max_held;		/* COMMAND was stopped at --max-hold */
+	int released;
 };
 enum { REPORT_STARTED = 1, REPORT_DONE };
 
@@ -152,8 +159,8 @@ report(int fd, const struct report *r)
 static void __attribute__((noreturn))
 watchdog(rl_client *rc, char **cmd, const struct globals *g,
     const char *name, struct lockopts *o, enum on_lost on_lost,
-    int64_t kill_after, const struct rl_attempt *a, int parent_fd,
-    int report_fd)
+    int64_t kill_after, int64_t max_hold, const struct rl_attempt *a,
+    int parent_fd, int report_fd)
 {
 	struct report r = { 0 };
 	struct watch w;
@@ -199,6 +206,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	w.sent_ms = a->sent_ms;
 	w.on_lost = on_lost;
 	w.kill_after_ms = kill_after;
+	w.max_hold_ms = max_hold;
 	w.child = pid;
 	w.parent_fd = parent_fd;
 	w.pid_fd = -1;
@@ -210,9 +218,12 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	r.kind = REPORT_DONE;
 	r.status = w.child_status;
 	r.lost = w.lost;
+	r.lost_how = w.lost_how;
 	r.lost_after_ms = w.lost_after_ms;
 	r.unacked = w.unacked;
 	r.gone = w.gone_at_release;
+	r.max_held = w.max_held;
+	r.released = w.released;
 	report(report_fd, &r);
 	rl_client_free(rc);
 	exit(0);
@@ -249,9 +260,45 @@ struct job {
 	struct lockopts o;
 	enum on_lost on_lost;
 	int64_t kill_after;
+	int64_t max_hold;	/* 0: none */
+	const char *max_hold_arg;
 	const char *name;
 	char **cmd;
 };
+
+/* --max-hold goes with an --on-lost that stops COMMAND, and is no
+ * shorter than the renewal period (else the lease is far longer than the
+ * job may hold NAME, and would outlast a crash of both processes by as
+ * much): 0, or -1 (reported). */
+static int
+check_max_hold(const struct job *j)
+{
+	int64_t period = rl_renew_period_ms(j->o.ttl_ms);
+	char p[32], t[32], most[32];
+
+	if (j->max_hold == 0)
+		return 0;
+	if (j->on_lost == ON_LOST_IGNORE) {
+		usage_error(&cmd_exec, "--max-hold with --on-lost ignore: "
+		    "nothing would stop COMMAND; use --on-lost term or kill");
+		return -1;
+	}
+	/* Read holds and permits are renewed at least every 9 s. */
+	if ((j->o.kind == RL_SHARED || j->o.kind == RL_PERMIT) &&
+	    period > RL_SHARED_RENEW_MAX_MS)
+		period = RL_SHARED_RENEW_MAX_MS;
+	if (j->max_hold >= period)
+		return 0;
+	rl_duration_format(period, p, sizeof(p));
+	rl_duration_format(j->o.ttl_ms, t, sizeof(t));
+	rl_duration_format(3 * j->max_hold, most, sizeof(most));
+	usage_error(&cmd_exec, "--max-hold %s is shorter than the renewal "
+	    "period (%s, for --ttl %s): a lease that long would hold NAME "
+	    "for far longer than the job may after a crash; give --ttl %s "
+	    "or less, or a longer --max-hold", esc(j->max_hold_arg), p, t,
+	    most);
+	return -1;
+}
 
 /* The command line into J: -1 to go on, else the exit status. */
 static int
@@ -261,6 +308,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		LOCKOPTS_LONG,
 		{ "on-lost", required_argument, NULL, 'L' },
 		{ "kill-after", required_argument, NULL, 'K' },
+		{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -269,6 +317,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	lockopts_init(&j->o);
 	j->on_lost = ON_LOST_TERM;
 	j->kill_after = DEFAULT_KILL_AFTER_MS;
+	j->max_hold = 0;
 	/* Our words end at "--"; COMMAND's begin after it. */
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
 		;
@@ -282,7 +331,12 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		if (ch == 'K' && parse_duration(&cmd_exec, "--kill-after",
 		    optarg, &j->kill_after) < 0)
 			return EXIT_USAGE;
-		if (ch == 'L' || ch == 'K')
+		if (ch == OPT_MAX_HOLD && parse_duration(&cmd_exec,
+		    "--max-hold", optarg, &j->max_hold) < 0)
+			return EXIT_USAGE;
+		if (ch == OPT_MAX_HOLD)
+			j->max_hold_arg = optarg;
+		if (ch == 'L' || ch == 'K' || ch == OPT_MAX_HOLD)
 			continue;
 		if ((r = lockopts_parse(&cmd_exec, &j->o, ch, optarg)) < 0)
 			return EXIT_USAGE;
@@ -304,7 +358,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		return usage_error(&cmd_exec, "missing COMMAND after --");
 	j->cmd = argv + dd + 1;
 	if (lockopts_check(&cmd_exec, &j->o, g, "exec") < 0 ||
-	    lockopts_finish(j->name, &j->o) < 0)
+	    lockopts_finish(j->name, &j->o) < 0 || check_max_hold(j) < 0)
 		return EXIT_USAGE;
 	return -1;
 }
@@ -380,7 +434,7 @@ spawn_watchdog(struct globals *g, struct job *j, rl_client *rc,
 		close(rpipe[0]);
 		close(sig_fd);
 		watchdog(rc, j->cmd, g, j->name, &j->o, j->on_lost,
-		    j->kill_after, a, alive[0], rpipe[1]);
+		    j->kill_after, j->max_hold, a, alive[0], rpipe[1]);
 	}
 	sig_unblock(&old);
 	close(alive[0]);
@@ -444,6 +498,21 @@ relay(int sig_fd, int report_fd, pid_t *child, struct report *done)
 	}
 }
 
+/* Why the lease was lost while COMMAND ran, for its line. */
+static const char *
+lost_text(const struct report *done)
+{
+	if (done->lost == LOST_GONE)
+		return gone_why(done->lost_how);
+	if (done->lost == LOST_LATE)
+		return "the watchdog ran past its local deadline without "
+		    "renewing it: it was stopped or starved of CPU";
+	if (done->unacked)
+		return "too few replicas acknowledged its renewals "
+		    "(--replicas)";
+	return "the server stopped answering";
+}
+
 /* The exit status, once the watchdog WD has ended. */
 static int
 finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
@@ -476,22 +545,22 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		rl_duration_format(done->lost_after_ms, ago, sizeof(ago));
 		msg("lost the lock on %s while COMMAND ran (%s; lease last "
 		    "confirmed %s before the loss): COMMAND was terminated",
-		    esc(j->name), done->lost == LOST_GONE ? "it was gone or "
-		    "held by another owner" : done->unacked ? "too few "
-		    "replicas acknowledged its renewals (--replicas)" :
-		    "the server stopped answering", ago);
+		    esc(j->name), lost_text(done), ago);
 		return EXIT_LOST;
 	}
 	if (done->gone != GONE_NO) {
 		msg("lost the lock on %s before its release (COMMAND exited "
 		    "%d): %s; another holder may have run beside COMMAND",
 		    esc(j->name), child_exit(done->status),
-		    done->gone == GONE_TAKEN ? "another owner holds it" :
-		    done->gone == GONE_EXPIRED ? "its lease had expired" :
-		    "it was removed while held (unlock --force or a deleted "
-		    "key)");
+		    gone_why(done->gone));
 		if (j->on_lost != ON_LOST_IGNORE)
 			return EXIT_LOST;
+	}
+	if (done->max_held) {
+		msg("COMMAND held %s for --max-hold %s: it was stopped%s",
+		    esc(j->name), esc(j->max_hold_arg), done->released ?
+		    " and the lock released" : "");
+		return EXIT_MAX_HOLD;
 	}
 	return child_exit(done->status);
 }

@@ -162,6 +162,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		LOCKOPTS_LONG,
 		{ "keepalive", no_argument, NULL, 'k' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -174,6 +175,9 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	    NULL)) != -1) {
 		if (ch == 'h')
 			return print_help(&cmd_lock);
+		if (ch == OPT_MAX_HOLD)
+			return usage_error(&cmd_lock, "--max-hold is for exec: "
+			    "lock runs no COMMAND to stop when it is reached");
 		if (ch == 'k') {
 			j->keepalive = 1;
 			continue;

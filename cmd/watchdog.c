@@ -19,14 +19,38 @@ signal_child(const struct watch *w, int sig)
 		kill(w->child, sig);
 }
 
-/* Why the lease was lost, for messages: a renewal found it GONE, or
- * renewals kept failing. */
+/* Whether any process of COMMAND's group is left (zombies too). */
+static int
+group_alive(const struct watch *w)
+{
+	return w->child > 0 && kill(-w->child, 0) == 0;
+}
+
+const char *
+gone_why(int gone)
+{
+	switch (gone) {
+	case GONE_EXPIRED:
+		return "its lease had expired";
+	case GONE_REMOVED:
+		return "it was removed while held (unlock --force or a deleted "
+		    "key)";
+	default:
+		return "it was taken by another owner";
+	}
+}
+
+/* Why the lease was lost, for messages: a renewal found it GONE, the
+ * watchdog ran LATE, or renewals kept failing. */
 static const char *
 lost_why(const struct watch *w, enum lost why, int terse)
 {
 	if (why == LOST_GONE)
-		return terse ? "gone or held by another owner" :
-		    "it is gone or held by another owner";
+		return gone_why(w->lost_how);
+	if (why == LOST_LATE)
+		return terse ? "the watchdog ran late" : "the watchdog ran past "
+		    "its local deadline without renewing (stopped or starved "
+		    "of CPU)";
 	if (w->unacked)
 		return "too few replicas acknowledged its renewals (--replicas)";
 	return terse ? "server not answering" : "the server stopped answering";
@@ -51,8 +75,7 @@ lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 	case ON_LOST_TERM:
 		signal_child(w, SIGTERM);
 		kill_at = now + w->kill_after_ms;
-		if (why == LOST_UNREACHABLE &&
-		    kill_at > rl_keeper_deadline_ms(k))
+		if (why != LOST_GONE && kill_at > rl_keeper_deadline_ms(k))
 			kill_at = rl_keeper_deadline_ms(k);
 		break;
 	case ON_LOST_KILL:
@@ -94,17 +117,61 @@ struct loop {
 enum { PFD_SIG, PFD_PARENT, PFD_PID, PFD_KEEPER };
 #define PFD_MAX (PFD_KEEPER + RL_KEEPER_MAX_FDS)
 
+/* When COMMAND is to be stopped for --max-hold; -1: not (any more). */
+static int64_t
+max_hold_at(const struct loop *l)
+{
+	const struct watch *w = l->w;
+
+	if (w->max_hold_ms <= 0 || w->max_held || l->child_done ||
+	    w->lost != LOST_NO)
+		return -1;
+	return w->sent_ms + w->max_hold_ms;
+}
+
+/* COMMAND has held NAME for --max-hold: stop it as --on-lost says. The
+ * lease is still renewed until COMMAND's process group is gone. */
+static void
+stop_max_hold(struct loop *l, int64_t now)
+{
+	struct watch *w = l->w;
+
+	w->max_held = 1;
+	event(w->lo, "%s held for --max-hold: %s to COMMAND", esc(w->name),
+	    w->on_lost == ON_LOST_KILL ? "SIGKILL" : "SIGTERM");
+	if (w->on_lost == ON_LOST_KILL) {
+		signal_child(w, SIGKILL);
+		return;
+	}
+	signal_child(w, SIGTERM);
+	l->kill_at = earliest(l->kill_at, now + w->kill_after_ms);
+}
+
+/* The deadline was reached with no renewal sent before it: the watchdog
+ * itself did not run in time, which says nothing of the server. */
+static int
+ran_late(const struct loop *l)
+{
+	int64_t tried = rl_keeper_tried_ms(l->k);
+
+	return tried < 0 || tried >= rl_keeper_deadline_ms(l->k) - l->grace;
+}
+
 /* Before each poll: the lease counts as lost once its local deadline is
- * near, and COMMAND gets SIGKILL past --kill-after. */
+ * near, COMMAND is stopped at --max-hold, and gets SIGKILL past
+ * --kill-after. */
 static void
 check_deadlines(struct loop *l, int64_t now)
 {
 	struct watch *w = l->w;
+	int64_t mh = max_hold_at(l);
 
 	if (w->lost == LOST_NO &&
 	    now >= rl_keeper_deadline_ms(l->k) - l->grace)
 		l->kill_at = earliest(l->kill_at, lose(w, l->k,
-		    LOST_UNREACHABLE, now));
+		    ran_late(l) ? LOST_LATE : LOST_UNREACHABLE, now));
+	else if (mh >= 0 && now >= mh)
+		stop_max_hold(l, now);
 	if (l->kill_at >= 0 && now >= l->kill_at) {
 		event(w->lo, "COMMAND outlived --kill-after: SIGKILL");
 		signal_child(w, SIGKILL);
@@ -112,15 +179,16 @@ check_deadlines(struct loop *l, int64_t now)
 	}
 }
 
-/* With COMMAND, the loop ends when it has; without, at a signal, at the
- * watched process's exit, or at a loss --on-lost does not ignore. */
+/* With COMMAND, the loop ends when it has (stopped at --max-hold: its
+ * process group too); without, at a signal, at the watched process's
+ * exit, or at a loss --on-lost does not ignore. */
 static int
 finished(const struct loop *l)
 {
 	const struct watch *w = l->w;
 
 	if (w->child > 0)
-		return l->child_done;
+		return l->child_done && !(w->max_held && group_alive(w));
 	return l->stop || (w->lost != LOST_NO && w->on_lost != ON_LOST_IGNORE);
 }
 
@@ -147,9 +215,12 @@ build_pollset(const struct loop *l, struct pollfd *pfd)
 	    &pfd[PFD_KEEPER]) : 0);
 }
 
+/* How often a process group left by COMMAND is looked for. */
+#define GROUP_POLL_MS 20
+
 /* When the next poll must return (-1: no deadline): the kill deadline,
- * the local lease deadline, or the keeper's next step, whichever comes
- * first. No step of the keeper blocks. */
+ * the local lease deadline, --max-hold, or the keeper's next step,
+ * whichever comes first. No step of the keeper blocks. */
 static int64_t
 next_wake(const struct loop *l)
 {
@@ -157,6 +228,10 @@ next_wake(const struct loop *l)
 
 	if (l->w->lost == LOST_NO)
 		wake = earliest(wake, rl_keeper_deadline_ms(l->k) - l->grace);
+	wake = earliest(wake, max_hold_at(l));
+	/* Stopped at --max-hold: what is left of its group is looked for. */
+	if (l->child_done && l->w->max_held)
+		wake = earliest(wake, rl_now_ms() + GROUP_POLL_MS);
 	if (l->keeping)
 		wake = earliest(wake, rl_keeper_wake_ms(l->k));
 	return wake;
@@ -215,8 +290,13 @@ keeper_turn(struct loop *l, int64_t now)
 	enum rl_err e;
 
 	e = rl_keeper_step(l->k, now, &st);
-	if (st == RL_KEEP_GONE) {
+	if (st != RL_KEEP_OK) {
 		l->keeping = 0;
+		/* Not held by anyone: before the local deadline, someone
+		 * removed it; after, it may have run out. */
+		w->lost_how = st == RL_KEEP_TAKEN ? GONE_TAKEN :
+		    now >= rl_keeper_deadline_ms(l->k) ? GONE_EXPIRED :
+		    GONE_REMOVED;
 		if (w->lost == LOST_NO)
 			l->kill_at = earliest(l->kill_at,
 			    lose(w, l->k, LOST_GONE, now));
@@ -224,6 +304,9 @@ keeper_turn(struct loop *l, int64_t now)
 			w->lost = LOST_GONE;
 	} else if (e != RL_OK) {
 		w->unacked = e == RL_EREPLICAS;
+		/* Late, and the server does not answer either. */
+		if (w->lost == LOST_LATE)
+			w->lost = LOST_UNREACHABLE;
 		event(w->lo, "renewing %s: %s; retrying",
 		    esc(w->name), esc(rl_errstr(w->rc)));
 	} else if (rl_keeper_renewals(l->k) != l->renewals) {
@@ -236,7 +319,8 @@ keeper_turn(struct loop *l, int64_t now)
 /* Release, unless the lock is gone or the server is not answering (then
  * the lease runs out by itself). Lost for want of acknowledgements from
  * its replicas (--replicas), the master still answers: the lock goes
- * back now rather than when its lease runs out. */
+ * back now rather than when its lease runs out. Lost by running late,
+ * the release says what became of the hold. */
 static void
 release(struct watch *w, rl_keeper *k)
 {
@@ -244,8 +328,10 @@ release(struct watch *w, rl_keeper *k)
 	struct rl_attempt a;
 	enum rl_err e;
 	int64_t holds;
+	int gone;
 
-	if (w->lost != LOST_NO && !(w->lost == LOST_UNREACHABLE &&
+	if (w->lost != LOST_NO && w->lost != LOST_LATE &&
+	    !(w->lost == LOST_UNREACHABLE &&
 	    (w->on_lost == ON_LOST_IGNORE || w->unacked)))
 		return;
 	rl_keeper_settle(k);
@@ -254,11 +340,16 @@ release(struct watch *w, rl_keeper *k)
 		msg("could not release %s: %s; it is freed when its "
 		    "lease runs out", esc(w->name),
 		    esc(rl_errstr(w->rc)));
-	else if (rel == RL_NOT_OWNER)
-		w->gone_at_release = holds != 0 ? GONE_TAKEN :
+	else if (rel == RL_NOT_OWNER) {
+		gone = holds != 0 ? GONE_TAKEN :
 		    rl_now_ms() >= rl_keeper_deadline_ms(k) ? GONE_EXPIRED :
 		    GONE_REMOVED;
-	else {
+		if (w->lost == LOST_LATE) {
+			w->lost = LOST_GONE;
+			w->lost_how = gone;
+		} else
+			w->gone_at_release = gone;
+	} else {
 		w->released = 1;
 		if (a.nopub != NULL)
 			warn_nopub(w->rc, w->name, a.nopub, 1);
@@ -307,8 +398,10 @@ watch_run(struct watch *w)
 			break;
 		}
 		now = rl_now_ms();
-		if (pfd[PFD_SIG].revents != 0)
-			on_signals(&l);
+		/* Also when a signal cut the poll short (EINTR, no revents):
+		 * a COMMAND that ended while the watchdog was stopped is
+		 * found before the deadline it overslept is judged. */
+		on_signals(&l);
 		if (pfd[PFD_PARENT].revents != 0)
 			on_parent(&l, now);
 		if (pfd[PFD_PID].revents != 0)
@@ -316,7 +409,7 @@ watch_run(struct watch *w)
 		if (l.keeping && (ready(pfd + PFD_KEEPER, n - PFD_KEEPER) ||
 		    now >= rl_keeper_wake_ms(l.k)))
 			keeper_turn(&l, now);
-		if (w->child > 0 && l.child_done)
+		if (w->child > 0 && finished(&l))
 			break;
 	}
 	release(w, l.k);

@@ -520,7 +520,9 @@ struct pollfd;
 
 enum rl_keep {
 	RL_KEEP_OK,	/* held; renewals on schedule or being retried */
-	RL_KEEP_GONE	/* a renewal found the lock gone or held by another */
+	RL_KEEP_GONE,	/* a renewal found the lock gone */
+	RL_KEEP_TAKEN	/* ...held by another owner (on any master that
+			 * refused the renewal) */
 };
 
 /* C is the keeper's own client. SENT_MS is when the acquisition was sent,
@@ -535,6 +537,10 @@ size_t rl_keeper_pollfds(const rl_keeper *k, struct pollfd *pfd);
 int64_t rl_keeper_wake_ms(const rl_keeper *k);
 /* Send time of the last confirmed renewal (or of the acquisition). */
 int64_t rl_keeper_confirmed_ms(const rl_keeper *k);
+/* Send time of the first renewal since that one, -1 when none was sent
+ * yet: a deadline reached with none sent before it was missed by the
+ * caller (stopped, starved of CPU), not for want of an answer. */
+int64_t rl_keeper_tried_ms(const rl_keeper *k);
 int64_t rl_keeper_deadline_ms(const rl_keeper *k);
 /* Renewals confirmed so far. */
 int64_t rl_keeper_renewals(const rl_keeper *k);

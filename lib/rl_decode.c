@@ -142,6 +142,12 @@ rl_decode_renew(const redisReply *r)
 	return r->integer == 1 ? RL_V_YES : RL_V_NO;
 }
 
+int
+rl_decode_renew_taken(const redisReply *r)
+{
+	return r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 2;
+}
+
 /* The array at position I of R (its element count in *N), or NULL. */
 static const redisReply *
 list(const redisReply *r, size_t i, size_t *n)

@@ -78,6 +78,8 @@ enum rl_verdict rl_decode_release(const redisReply *r, int64_t *holds,
 enum rl_verdict rl_decode_force(const redisReply *r, const char **nopub);
 /* renew: RL_V_YES, RL_V_NO, or RL_V_BAD/NONE. */
 enum rl_verdict rl_decode_renew(const redisReply *r);
+/* renew said no because another owner holds the name: 1, else 0. */
+int rl_decode_renew_taken(const redisReply *r);
 enum rl_verdict rl_decode_status(const redisReply *r, struct rl_status *st);
 enum rl_verdict rl_decode_leave(const redisReply *r, int64_t *position);
 /* queue: -1 when out of memory; Q->waiters is allocated. */

@@ -16,6 +16,8 @@ struct rl_keeper {
 	int64_t ttl_ms;
 	int64_t period;
 	int64_t confirmed;	/* send time of the last confirmed renewal */
+	int64_t tried;		/* send time of the first renewal since;
+				 * -1: none was sent */
 	int64_t renewals;
 	struct rl_round round;	/* the renewal in flight */
 	int inflight;
@@ -48,6 +50,7 @@ rl_keeper_new(rl_client *c, const char *name, const char *owner,
 	    k->period > RL_SHARED_RENEW_MAX_MS)
 		k->period = RL_SHARED_RENEW_MAX_MS;
 	k->confirmed = sent_ms;
+	k->tried = -1;
 	k->next = sent_ms + k->period;
 	return k;
 }
@@ -93,6 +96,12 @@ int64_t
 rl_keeper_confirmed_ms(const rl_keeper *k)
 {
 	return k->confirmed;
+}
+
+int64_t
+rl_keeper_tried_ms(const rl_keeper *k)
+{
+	return k->tried;
 }
 
 int64_t
@@ -148,6 +157,8 @@ start(rl_keeper *k, int64_t now)
 		return rl_seterr(k->c, RL_ENOMEM, "out of memory");
 	}
 	k->inflight = 1;
+	if (k->tried < 0)
+		k->tried = now;
 	return RL_OK;
 }
 
@@ -192,6 +203,7 @@ finish(rl_keeper *k, int64_t now, enum rl_keep *state)
 {
 	enum rl_verdict v[RL_MAX_NODES];
 	int64_t acks[RL_MAX_NODES];
+	int taken[RL_MAX_NODES];
 	struct rl_acks ak;
 	size_t j, yes;
 	int ours;
@@ -211,10 +223,14 @@ finish(rl_keeper *k, int64_t now, enum rl_keep *state)
 		return rl_no_quorum(k->c, "renew");
 	}
 	if (!ours) {
-		*state = RL_KEEP_GONE;
+		for (j = 0; j < k->c->n; j++)
+			taken[j] = rl_decode_renew_taken(k->c->nodes[j].reply);
+		*state = rl_combine_renew_taken(taken, k->c->n) ?
+		    RL_KEEP_TAKEN : RL_KEEP_GONE;
 		return RL_OK;
 	}
 	k->confirmed = k->round.sent_ms;
+	k->tried = -1;
 	k->renewals++;
 	k->next = k->round.sent_ms + k->period;
 	return RL_OK;

@@ -310,6 +310,17 @@ rl_combine_renew(const enum rl_verdict *v, size_t n, int *ours, size_t *yes)
 	return RL_OUT_NO_QUORUM;
 }
 
+int
+rl_combine_renew_taken(const int *taken, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		if (taken[j])
+			return 1;
+	return 0;
+}
+
 /* Who holds it on one master, to compare with the others: the owner; for
  * a read-write lock in read mode, its first reader (by owner), or the
  * mode when it has none. NULL when not held. */

@@ -73,6 +73,11 @@ enum rl_outcome rl_combine_force(const enum rl_verdict *v,
  * neither is known yet. *YES: masters that renewed. */
 enum rl_outcome rl_combine_renew(const enum rl_verdict *v, size_t n,
     int *ours, size_t *yes);
+/* renew, not ours: whether another owner holds the name, TAKEN[i] as
+ * rl_decode_renew_taken says for each master. Another owner on any of
+ * them counts, as a release counts it (the others may have expired or
+ * lost it): a lock taken on one master is not free. */
+int rl_combine_renew_taken(const int *taken, size_t n);
 /* status: held only where a quorum agrees on the owner; *BEST: whose
  * view is reported (-1 none). */
 enum rl_outcome rl_combine_status(const enum rl_verdict *v,

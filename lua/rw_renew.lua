@@ -8,14 +8,15 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
 -- ARGV[3]  "read" or "write"
--- Returns 1 when renewed; 0 when NAME is gone, not a read-write lock, or
--- OWNER has no hold of that kind there (for a read: none of its read
--- holds has its lease key left).
+-- Returns 1 when renewed; 0 when NAME is gone or not a lock, or none of
+-- OWNER's read holds has its lease key left; 2 when NAME is held and
+-- OWNER has no hold of that kind there (another owner holds it, or it is
+-- a lock of another kind).
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
-if redis.call('HEXISTS', KEYS[1], 'mode') == 0 then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'mode') == 0 then return 2 end
 if ARGV[3] == 'read' then
   local n = tonumber(redis.call('HGET', KEYS[1], ARGV[2]))
-  if not n then return 0 end
+  if not n then return 2 end
   local alive = false
   for i = 1, n do
     local key = KEYS[3] .. ':' .. i
@@ -26,7 +27,7 @@ if ARGV[3] == 'read' then
   end
   if not alive then return 0 end
 elseif redis.call('HEXISTS', KEYS[1], ARGV[2] .. ':write') == 0 then
-  return 0
+  return 2
 end
 rl_lengthen(KEYS[1], ARGV[1])
 if redis.call('TYPE', KEYS[2]).ok == 'hash' then

@@ -430,7 +430,7 @@ bg_exec() {
 	(nap 0.2; rcli del x >/dev/null; rl lock -t 30s x >"$D/other") 3>&- &
 	bg+=($!)
 	run -79 --separate-stderr rl exec -t 30s x -- sh -c 'sleep 0.5; exit 3'
-	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 3): another owner holds it; another holder may have run beside COMMAND"
+	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 3): it was taken by another owner; another holder may have run beside COMMAND"
 	[ "$(rcli hget x "$(cat "$D/other")")" = 1 ]
 	# --on-lost ignore: said all the same, COMMAND's status kept.
 	rcli del x >/dev/null

@@ -378,6 +378,13 @@ test_decode_renew(void **state)
 	(void)state;
 	assert_int_equal(rl_decode_renew(R(":1")), RL_V_YES);
 	assert_int_equal(rl_decode_renew(R(":0")), RL_V_NO);
+	/* Not renewed: another owner holds the name. */
+	assert_int_equal(rl_decode_renew(R(":2")), RL_V_NO);
+	assert_int_equal(rl_decode_renew_taken(R(":2")), 1);
+	assert_int_equal(rl_decode_renew_taken(R(":0")), 0);
+	assert_int_equal(rl_decode_renew_taken(R(":1")), 0);
+	assert_int_equal(rl_decode_renew_taken(NULL), 0);
+	assert_int_equal(rl_decode_renew_taken(R("*1|:2")), 0);
 	assert_int_equal(rl_decode_renew(NULL), RL_V_NONE);
 	/* An array where an integer is expected. */
 	assert_int_equal(rl_decode_renew(R("*1|:1")), RL_V_BAD);
@@ -1035,6 +1042,22 @@ test_combine_renew(void **state)
 	assert_int_equal(rl_combine_renew(v, 1, &ours, &yes), RL_OUT_NO_QUORUM);
 }
 
+static void
+test_combine_renew_taken(void **state)
+{
+	int taken[3] = { 0, 0, 0 };
+
+	(void)state;
+	/* Gone everywhere: expired or removed, not taken. */
+	assert_int_equal(rl_combine_renew_taken(taken, 3), 0);
+	/* Another owner on one master of three: taken. */
+	taken[2] = 1;
+	assert_int_equal(rl_combine_renew_taken(taken, 3), 1);
+	taken[2] = 0;
+	taken[0] = 1;
+	assert_int_equal(rl_combine_renew_taken(taken, 1), 1);
+}
+
 /* Decode status replies (NULL: that master did not answer). */
 static void
 status_replies(size_t n, const char *const *specs, enum rl_verdict *v,
@@ -1305,6 +1328,7 @@ main(void)
 		T(test_combine_release),
 		T(test_combine_force),
 		T(test_combine_renew),
+		T(test_combine_renew_taken),
 		T(test_combine_status),
 	};
 
