@@ -1,5 +1,7 @@
 /* watchdog.c: renew a held lease while COMMAND runs; act when it is lost. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,11 +21,50 @@ signal_child(const struct watch *w, int sig)
 		kill(w->child, sig);
 }
 
-/* Whether any process of COMMAND's group is left (zombies too). */
+/* Whether process PID is in process group PGRP and not a zombie. */
+static int
+runs_in_group(const char *pid, pid_t pgrp)
+{
+	char path[64], buf[512], *p;
+	long ppid, g;
+	char state;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp ...": comm may hold anything. */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %c %ld %ld", &state, &ppid, &g) != 3)
+		return 0;
+	return g == (long)pgrp && state != 'Z' && state != 'X';
+}
+
+/* Whether a process of COMMAND's group still runs. Zombies do not count:
+ * an orphan's is reaped by init, which may take its time (or, as PID 1
+ * of some containers, never). */
 static int
 group_alive(const struct watch *w)
 {
-	return w->child > 0 && kill(-w->child, 0) == 0;
+	struct dirent *d;
+	DIR *dir;
+	int alive = 0;
+
+	if (w->child <= 0 || kill(-w->child, 0) < 0)
+		return 0;
+	if ((dir = opendir("/proc")) == NULL)
+		return 1;
+	while (!alive && (d = readdir(dir)) != NULL)
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+			alive = runs_in_group(d->d_name, w->child);
+	closedir(dir);
+	return alive;
 }
 
 const char *
@@ -216,7 +257,7 @@ build_pollset(const struct loop *l, struct pollfd *pfd)
 }
 
 /* How often a process group left by COMMAND is looked for. */
-#define GROUP_POLL_MS 20
+#define GROUP_POLL_MS 50
 
 /* When the next poll must return (-1: no deadline): the kill deadline,
  * the local lease deadline, --max-hold, or the keeper's next step,

@@ -559,7 +559,7 @@ teardown() {
 	cat "$D/err" >&3
 	[ "$st" = 79 ]
 	[ "$(wc -l <"$D/err")" = 1 ]
-	grep -q "^redlock: lost the lock on $name while COMMAND ran (it was gone or held by another owner" "$D/err"
+	grep -q "^redlock: lost the lock on $name while COMMAND ran (it was removed while held" "$D/err"
 	dead "$(cat "$D/pid")"
 	[ ! -e "$D/done" ]
 	# The renewal found the lock gone: it did not put it back.

@@ -149,7 +149,7 @@ bg_exec() {
 @test "--on-lost ignore lets COMMAND finish, warns, and exits with its status" {
 	run -5 --separate-stderr rl exec --ttl 300ms --on-lost ignore x -- \
 	    sh -c 'sleep 0.2; redis-cli -p '"$R_PORT"' del x >/dev/null; sleep 0.6; exit 5'
-	[[ $stderr == "redlock: lost the lock on x (gone or held by another owner; last confirmed "*"); COMMAND goes on unprotected (--on-lost ignore)" ]]
+	[[ $stderr == "redlock: lost the lock on x (it was removed while held (unlock --force or a deleted key); last confirmed "*"); COMMAND goes on unprotected (--on-lost ignore)" ]]
 }
 
 @test "a paused server: COMMAND is dead before the last confirmed renewal + ttl, exit 79" {

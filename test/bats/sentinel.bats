@@ -345,7 +345,7 @@ watch_lease() {
 	echo "exit $st $(ms_since "$t0") ms after the failover" >&3
 	[ "$st" -eq 79 ]
 	run cat "$D/err"
-	assert_output --partial "gone or held by another"
+	assert_output --partial "it was removed while held"
 }
 
 @test "a waiter blocked on a held lock follows the failover and is woken by pub/sub on the new master" {
