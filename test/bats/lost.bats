@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# exec: a lease lost while COMMAND runs, found by a renewal or by a watchdog
+# that ran late, is reported as precisely as the server can tell: expired,
+# removed or taken by another owner; exit 79, never success. (The release's
+# findings: exec.bats.)
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+}
+teardown() {
+	kill_ours KILL ${epid-}
+	stop_strays
+}
+
+# exec in the background, stderr in $D/err, with its pid in $epid; COMMAND
+# writes its pid to $D/cmd.
+bg_exec() {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec "$@" 2>"$D/err" 3>&- &
+	epid=$!
+}
+held() { [ "$(rcli exists x)" = 1 ]; }
+# The watchdog: redlock's one child, once COMMAND runs.
+watchdog_of() { cat /proc/"$1"/task/*/children; }
+
+# shellcheck disable=SC2016
+LONG='echo $$ >"$0/cmd"; exec sleep 30'
+
+@test "a renewal finds the hold removed (unlock --force) while COMMAND runs: 79, says removed" {
+	bg_exec -t 3s x -- sh -c "$LONG" "$D"
+	wait_for 10 test -s "$D/cmd"
+	rl unlock --force x >/dev/null
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was removed while held (unlock --force or a deleted key); lease last confirmed "*" before the loss): COMMAND was terminated" ]]
+	dead "$(cat "$D/cmd")"
+}
+
+@test "a renewal finds another owner's hold while COMMAND runs: 79, says taken, and the other keeps it" {
+	bg_exec -t 3s x -- sh -c "$LONG" "$D"
+	wait_for 10 test -s "$D/cmd"
+	rcli del x >/dev/null
+	rl lock -t 30s x >"$D/other"
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was taken by another owner; lease last confirmed "*" before the loss): COMMAND was terminated" ]]
+	[ "$(rcli hget x "$(cat "$D/other")")" = 1 ]
+}
+
+@test "a read hold (-s) whose name another owner locked after a deletion: 79, says taken" {
+	bg_exec -s -t 3s x -- sh -c "$LONG" "$D"
+	wait_for 10 test -s "$D/cmd"
+	rcli del x >/dev/null
+	rl lock -t 30s x >"$D/other"
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was taken by another owner; "* ]]
+	[ "$(rcli hget x "$(cat "$D/other")")" = 1 ]
+}
+
+@test "a lease that expired under a SIGSTOPped watchdog: COMMAND stopped at its SIGCONT, 79, says expired" {
+	bg_exec -t 1s x -- sh -c "$LONG" "$D"
+	wait_for 10 test -s "$D/cmd"
+	wd=$(watchdog_of "$epid")
+	kill -STOP "$wd"
+	wait_for 10 key_gone x
+	kill -CONT "$wd"
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (its lease had expired; lease last confirmed "*" before the loss): COMMAND was terminated" ]]
+	dead "$(cat "$D/cmd")"
+}
+
+@test "COMMAND ended 0 while its watchdog was stopped past the lease: the release says expired, 79" {
+	# shellcheck disable=SC2016
+	bg_exec -t 1s x -- sh -c 'echo $$ >"$0/cmd"
+	    while [ ! -e "$0/go" ]; do sleep 0.05; done' "$D"
+	wait_for 10 test -s "$D/cmd"
+	wd=$(watchdog_of "$epid")
+	kill -STOP "$wd"
+	touch "$D/go"
+	wait_for 10 dead "$(cat "$D/cmd")"
+	wait_for 10 key_gone x
+	kill -CONT "$wd"
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	assert_equal "$(cat "$D/err")" "redlock: lost the lock on x before its release (COMMAND exited 0): its lease had expired; another holder may have run beside COMMAND"
+}
+
+@test "a watchdog stopped past its local deadline, but not past the lease: 79, says it ran late, not that the server stopped answering; released" {
+	# Lease 9 s, renewed every 3 s: deadline - grace is 5.9 s after the
+	# last renewal, the server's expiry 9 s after it.
+	bg_exec -v -t 9s x -- sh -c "$LONG" "$D"
+	wait_for 10 grep -q 'renewed x' "$D/err"
+	wd=$(watchdog_of "$epid")
+	kill -STOP "$wd"
+	nap 6.5
+	held
+	kill -CONT "$wd"
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	grep -q '^redlock: lost the lock on x while COMMAND ran (the watchdog ran past its local deadline without renewing it: it was stopped or starved of CPU; lease last confirmed ' "$D/err"
+	run ! grep -q 'stopped answering' "$D/err"
+	dead "$(cat "$D/cmd")"
+	key_gone x
+}
