@@ -85,7 +85,7 @@ _redlock()
 	# The value of an option.
 	case $prev in
 	-w | --wait | -t | --ttl | --waiter-timeout | --kill-after | \
-	    --connect-timeout | --timeout)
+	    --max-hold | --connect-timeout | --timeout)
 		_redlock_durations
 		return
 		;;
@@ -141,7 +141,7 @@ _redlock()
 
 	local opts
 	case $sub in
-	exec) opts="$lockopts --on-lost --kill-after" ;;
+	exec) opts="$lockopts --on-lost --kill-after --max-hold" ;;
 	lock) opts="$lockopts --keepalive --pid" ;;
 	unlock) opts='--owner --force --pubsub -h --help' ;;
 	status) opts='--json -h --help' ;;
@@ -172,7 +172,8 @@ _redlock_takes_arg()
 		case $2 in
 		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
 		    --replicas | -E | --conflict-exit-code | --owner | \
-		    --on-lost | --kill-after | --pid | --pubsub) return 0 ;;
+		    --on-lost | --kill-after | --max-hold | --pid | --pubsub)
+			return 0 ;;
 		esac
 		;;
 	unlock:--owner | unlock:--pubsub) return 0 ;;

@@ -68,6 +68,8 @@ setup() {
 		[[ $stderr == "redlock: --waiter-timeout: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" exec --kill-after "$d" x -- true
 		[[ $stderr == "redlock: --kill-after: bad duration '$d'"* ]]
+		run -64 --separate-stderr "$RL" exec --max-hold "$d" x -- true
+		[[ $stderr == "redlock: --max-hold: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" --timeout "$d" status x
 		[[ $stderr == "redlock: --timeout: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" --connect-timeout "$d" status x
@@ -218,7 +220,7 @@ man_options() {
 	run -0 mandoc -Tlint -Wwarning "$BATS_TEST_DIRNAME/../../man/redlock.1"
 	assert_output ''
 	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b)
-	for code in 0 1 64 65 69 70 75 79 126 127; do
+	for code in 0 1 64 65 69 70 75 79 124 126 127; do
 		grep -qE "^ +$code( |$)" <<<"$page"
 	done
 }
