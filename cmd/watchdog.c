@@ -26,7 +26,7 @@ static int
 runs_in_group(const char *pid, pid_t pgrp)
 {
 	char path[64], buf[512], *p;
-	long ppid, g;
+	long g;
 	char state;
 	ssize_t n;
 	int fd;
@@ -41,7 +41,7 @@ runs_in_group(const char *pid, pid_t pgrp)
 	buf[n] = '\0';
 	/* "pid (comm) state ppid pgrp ...": comm may hold anything. */
 	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %c %ld %ld", &state, &ppid, &g) != 3)
+	    sscanf(p + 1, " %c %*d %ld", &state, &g) != 2)
 		return 0;
 	return g == (long)pgrp && state != 'Z' && state != 'X';
 }

@@ -114,3 +114,30 @@ LONG='echo $$ >"$0/cmd"; exec sleep 30'
 	dead "$(cat "$D/cmd")"
 	key_gone x
 }
+
+@test "three masters: another owner on one master that refused the renewal says taken; gone from all, removed" {
+	start_redis M2
+	start_redis M3
+	urls=(-u "redis://127.0.0.1:$R_PORT" -u "redis://127.0.0.1:$M2_PORT" -u "redis://127.0.0.1:$M3_PORT")
+	"$RL" "${urls[@]}" exec -t 3s x -- sh -c "$LONG" "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 test -s "$D/cmd"
+	for p in "$R_PORT" "$M2_PORT" "$M3_PORT"; do redis-cli -p "$p" del x >/dev/null; done
+	redis-cli -p "$M3_PORT" hset x other:1 1 >/dev/null
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was taken by another owner; "* ]]
+	rm "$D/cmd"
+	for p in "$R_PORT" "$M2_PORT" "$M3_PORT"; do redis-cli -p "$p" flushall >/dev/null; done
+	"$RL" "${urls[@]}" exec -t 3s x -- sh -c "$LONG" "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 test -s "$D/cmd"
+	for p in "$R_PORT" "$M2_PORT" "$M3_PORT"; do redis-cli -p "$p" del x >/dev/null; done
+	st=0
+	reap -t 30 "$epid" || st=$?
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was removed while held "* ]]
+	stop_redis "$M2_PID"
+	stop_redis "$M3_PID"
+}
