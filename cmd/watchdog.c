@@ -74,8 +74,8 @@ gone_why(int gone)
 	case GONE_EXPIRED:
 		return "its lease had expired";
 	case GONE_REMOVED:
-		return "it was removed while held (unlock --force or a deleted "
-		    "key)";
+		return "it was removed while held (unlock --force, a deleted "
+		    "key or data lost by the server)";
 	default:
 		return "it was taken by another owner";
 	}

@@ -149,7 +149,7 @@ bg_exec() {
 @test "--on-lost ignore lets COMMAND finish, warns, and exits with its status" {
 	run -5 --separate-stderr rl exec --ttl 300ms --on-lost ignore x -- \
 	    sh -c 'sleep 0.2; redis-cli -p '"$R_PORT"' del x >/dev/null; sleep 0.6; exit 5'
-	[[ $stderr == "redlock: lost the lock on x (it was removed while held (unlock --force or a deleted key); last confirmed "*"); COMMAND goes on unprotected (--on-lost ignore)" ]]
+	[[ $stderr == "redlock: lost the lock on x (it was removed while held (unlock --force, a deleted key or data lost by the server); last confirmed "*"); COMMAND goes on unprotected (--on-lost ignore)" ]]
 }
 
 @test "a paused server: COMMAND is dead before the last confirmed renewal + ttl, exit 79" {
@@ -424,7 +424,7 @@ bg_exec() {
 	(nap 0.2; rl unlock --force x) 3>&- &
 	bg+=($!)
 	run -79 --separate-stderr rl exec -t 30s x -- sleep 0.5
-	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 0): it was removed while held (unlock --force or a deleted key); another holder may have run beside COMMAND"
+	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 0): it was removed while held (unlock --force, a deleted key or data lost by the server); another holder may have run beside COMMAND"
 	# Deleted and taken by another owner: that one keeps it.
 	# shellcheck disable=SC2016
 	(nap 0.2; rcli del x >/dev/null; rl lock -t 30s x >"$D/other") 3>&- &
