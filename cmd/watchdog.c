@@ -382,7 +382,9 @@ release(struct watch *w, rl_keeper *k)
 		    "lease runs out", esc(w->name),
 		    esc(rl_errstr(w->rc)));
 	else if (rel == RL_NOT_OWNER) {
-		gone = holds != 0 ? GONE_TAKEN :
+		/* A permit's release says only that other permits are
+		 * taken, as they may have been all along. */
+		gone = holds != 0 && w->lo->kind != RL_PERMIT ? GONE_TAKEN :
 		    rl_now_ms() >= rl_keeper_deadline_ms(k) ? GONE_EXPIRED :
 		    GONE_REMOVED;
 		if (w->lost == LOST_LATE) {

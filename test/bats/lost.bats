@@ -141,3 +141,18 @@ LONG='echo $$ >"$0/cmd"; exec sleep 30'
 	stop_redis "$M2_PID"
 	stop_redis "$M3_PID"
 }
+
+@test "--limit 2: a permit given back from under COMMAND is removed, not taken, though another permit is held" {
+	rl lock --limit 2 -t 30s x >"$D/other"
+	# At the release: COMMAND gives its own permit back, then ends 0.
+	# shellcheck disable=SC2016
+	run -79 --separate-stderr rl exec --limit 2 -t 30s x -- sh -c \
+	    '"$0" -u "$REDLOCK_URL" unlock --owner "$REDLOCK_OWNER" x' "$RL"
+	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 0): it was removed while held (unlock --force, a deleted key or data lost by the server); another holder may have run beside COMMAND"
+	# At a renewal.
+	# shellcheck disable=SC2016
+	run -79 --separate-stderr rl exec --limit 2 -t 3s x -- sh -c \
+	    '"$0" -u "$REDLOCK_URL" unlock --owner "$REDLOCK_OWNER" x; exec sleep 30' "$RL"
+	[[ $stderr == "redlock: lost the lock on x while COMMAND ran (it was removed while held "* ]]
+	[ "$(rcli zcard "{x}:timeout")" = 1 ]
+}
