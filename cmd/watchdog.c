@@ -360,8 +360,9 @@ keeper_turn(struct loop *l, int64_t now)
 /* Release, unless the lock is gone or the server is not answering (then
  * the lease runs out by itself). Lost for want of acknowledgements from
  * its replicas (--replicas), the master still answers: the lock goes
- * back now rather than when its lease runs out. Lost by running late,
- * the release says what became of the hold. */
+ * back now rather than when its lease runs out. exec's watchdog lost by
+ * running late releases, and the release says what became of the hold
+ * (that of --keepalive leaves it, as when the server did not answer). */
 static void
 release(struct watch *w, rl_keeper *k)
 {
@@ -371,7 +372,7 @@ release(struct watch *w, rl_keeper *k)
 	int64_t holds;
 	int gone;
 
-	if (w->lost != LOST_NO && w->lost != LOST_LATE &&
+	if (w->lost != LOST_NO && !(w->lost == LOST_LATE && w->child > 0) &&
 	    !(w->lost == LOST_UNREACHABLE &&
 	    (w->on_lost == ON_LOST_IGNORE || w->unacked)))
 		return;
