@@ -45,6 +45,20 @@ local_paths() {
 	    -e "s|/usr/bin/redlock|$D/bin/redlock|g" -e "s|/app/|$D/bin/|g"
 }
 yaml2json() { python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'; }
+# skewed N CMD: run CMD (a shell command line) as N hosts whose clocks
+# differ, each a process of its own 0.5 s after the one before; their exit
+# statuses in $D/rc, one a line, and their output in $D/out.N.
+skewed() {
+	local n=$1 i p=()
+	shift
+	: >"$D/rc"
+	for ((i = 1; i <= n; i++)); do
+		((i == 1)) || sleep 0.5
+		{ sh -c "$1" </dev/null >"$D/out.$i" 2>&1 3>&-; echo $? >>"$D/rc"; } &
+		p+=($!)
+	done
+	for i in "${p[@]}"; do reap "$i"; done
+}
 # How many runs of STUB overlapped at most.
 most() {
 	awk -v s="$1" '$1 == s && $2 == "-" { print $3, -1 }
@@ -52,7 +66,7 @@ most() {
 	    sort -n | awk '{ n += $2; if (n > m) m = n } END { print m + 0 }'
 }
 
-@test "the crontab: valid schedules; a job runs, and is skipped silently while another host holds its lock" {
+@test "the crontab: valid schedules; a job runs once across hosts started apart, and is skipped silently while another host holds its lock" {
 	example crontab >"$D/crontab"
 	[ -s "$D/crontab" ]
 	# Every job line: five schedule fields, then the command.
@@ -65,21 +79,31 @@ most() {
 	env=$(grep '^[A-Z_]*=' "$D/crontab" | local_paths)
 	grep -v -e '^#' -e '^[A-Z_]*=' -e '^$' "$D/crontab" | local_paths |
 	    sed -E 's/^([^[:space:]]+[[:space:]]+){5}//' >"$D/jobs"
+	# Three hosts, their clocks 0.5 s apart, start each job of 0.2 s: it
+	# runs once; the later hosts skip it, printing nothing (cron mails
+	# nothing), exit 75.
 	while read -r job; do
-		run -0 env $env sh -c "$job"
-		assert_output ''
+		STUB_SLEEP=0.2 skewed 3 "env $env $job"
+		[ "$(sort -n "$D/rc" | tr '\n' ' ')" = "0 75 75 " ]
+		[ "$(cat "$D/out.1" "$D/out.2" "$D/out.3")" = '' ]
 	done <"$D/jobs"
 	[ "$(grep -c '^sync-reports sync-reports ' "$D/ran")" = 1 ]
 	[ "$(grep -c '^backup-db backup ' "$D/ran")" = 1 ]
-	# Another host holds the backup: skipped, nothing printed (cron mails
-	# nothing), exit 75.
+	# The run is over, its lock still held (--min-hold) for the others.
+	run -0 rl status backup
+	[[ $output == *"finished, held until "*"(--min-hold)"* ]]
+	pttl=$(rcli pttl backup)
+	[ "$pttl" -gt $((3600000 - 60000)) ]
+	[ "$pttl" -le 3600000 ]
+	# Another host holds the backup: skipped, nothing printed, exit 75.
+	rcli flushall >/dev/null
 	tok=$(rl lock -t 60s backup)
 	run -75 env $env sh -c "$(sed -n 2p "$D/jobs")"
 	assert_output ''
 	[ "$(grep -c '^backup-db backup ' "$D/ran")" = 1 ]
 }
 
-@test "the systemd service and timer: systemd-analyze verifies them; the service runs, and a skipped run is a success" {
+@test "the systemd service and timer: systemd-analyze verifies them; the service runs once across hosts started apart, and a skipped run is a success" {
 	command -v systemd-analyze >/dev/null || skip "systemd-analyze is not installed"
 	example systemd-service | local_paths >"$D/backup.service"
 	example systemd-timer >"$D/backup.timer"
@@ -90,15 +114,17 @@ most() {
 	# ExecStart with the service's Environment, as systemd starts it.
 	env=$(sed -n 's/^Environment=//p' "$D/backup.service")
 	cmd=$(sed -n 's/^ExecStart=//p' "$D/backup.service")
-	run -0 env $env $cmd
+	# Three hosts' timers fire 0.5 s apart: one backup of 0.2 s, and each
+	# service succeeds, quietly.
+	STUB_SLEEP=0.2 skewed 3 "env $env $cmd"
+	[ "$(tr '\n' ' ' <"$D/rc")" = "0 0 0 " ]
+	[ "$(cat "$D/out.1" "$D/out.2" "$D/out.3")" = '' ]
 	[ "$(grep -c '^backup-db backup ' "$D/ran")" = 1 ]
-	tok=$(rl lock -t 60s backup)
-	run -0 env $env $cmd
-	assert_output ''
-	[ "$(grep -c '^backup-db backup ' "$D/ran")" = 1 ]
+	run -0 rl status backup
+	[[ $output == *"finished, held until "*"(--min-hold)"* ]]
 	# systemctl stop: SIGTERM to redlock (KillMode=mixed), passed on to
-	# the backup; the lock is released.
-	rl unlock --owner "$tok" backup
+	# the backup; the lock stays held to the end of its hour.
+	rl unlock --force backup
 	printf '#!/bin/sh\ntrap "echo got-TERM >>%s; exit 143" TERM\nsleep 30 & wait\n' "$D/ran" >"$D/bin/backup-db"
 	env $env $cmd 3>&- &
 	p=$!
@@ -109,7 +135,10 @@ most() {
 	reap "$p" || rc=$?
 	[ "$rc" = 143 ]
 	grep -q got-TERM "$D/ran"
-	key_gone backup
+	pttl=$(rcli pttl backup)
+	[ "$pttl" -gt $((3600000 - 60000)) ]
+	run -0 rl status backup
+	[[ $output == *"finished, held until "*"(--min-hold)"* ]]
 }
 
 @test "the GitHub Actions workflow: valid YAML; at most three integration runs at once, deploys one at a time" {
@@ -155,7 +184,7 @@ most() {
 	[[ $stderr == "redlock: waiting for deploy-prod (1st of 1): held by $(hostname) pid "* ]]
 }
 
-@test "the Kubernetes CronJob: valid YAML; its pods in two clusters run the report once, and both succeed" {
+@test "the Kubernetes CronJob: valid YAML; its pods in three clusters, started apart, run the report once, and all succeed" {
 	example kubernetes | yaml2json >"$D/k.json"
 	jq -e '.kind == "CronJob" and .spec.concurrencyPolicy == "Allow"
 	    and .spec.jobTemplate.spec.template.spec.restartPolicy == "Never"' "$D/k.json"
@@ -164,11 +193,8 @@ most() {
 	# The container's command, word by word, as the kubelet runs it.
 	mapfile -t cmd < <(jq -r '.spec.jobTemplate.spec.template.spec.containers[0].command[]' "$D/k.json" | local_paths)
 	[ "${cmd[0]}" = redlock ]
-	STUB_SLEEP=0.5 REDLOCK_URL=$U "${cmd[@]}" 3>&- &
-	a=$!
-	STUB_SLEEP=0.5 REDLOCK_URL=$U "${cmd[@]}" 3>&- &
-	b=$!
-	reap "$a"
-	reap "$b"
+	# Pods of three clusters start 0.5 s apart; the report takes 0.2 s.
+	STUB_SLEEP=0.2 REDLOCK_URL=$U skewed 3 "$(printf '%q ' "${cmd[@]}")"
+	[ "$(tr '\n' ' ' <"$D/rc")" = "0 0 0 " ]
 	[ "$(grep -c '^report report ' "$D/ran")" = 1 ]
 }
