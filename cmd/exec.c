@@ -200,6 +200,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	w.on_lost = on_lost;
 	w.kill_after_ms = kill_after;
 	w.child = pid;
+	w.what = cmd[0];
 	w.parent_fd = parent_fd;
 	w.pid_fd = -1;
 	watch_run(&w);

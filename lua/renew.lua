@@ -5,9 +5,15 @@
 -- KEYS[2]  redlock_holder:{NAME}  hash: owner -> JSON metadata
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
--- Returns 1 when renewed, 0 when NAME is gone, not a lock, or held by another.
+-- Returns 1 when renewed, 0 when NAME is gone, not a lock, or held by
+-- another, or when OWNER's hold is finished (--min-hold: given back, it
+-- stays only until the end of its minimum hold).
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then return 0 end
+if redis.call('TYPE', KEYS[2]).ok == 'hash' and
+    rl_finished(redis.call('HGET', KEYS[2], ARGV[2])) then
+  return 0
+end
 rl_lengthen(KEYS[1], ARGV[1])
 if redis.call('TYPE', KEYS[2]).ok == 'hash' then
   rl_lengthen(KEYS[2], ARGV[1])

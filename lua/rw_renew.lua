@@ -10,9 +10,16 @@
 -- ARGV[3]  "read" or "write"
 -- Returns 1 when renewed; 0 when NAME is gone, not a read-write lock, or
 -- OWNER has no hold of that kind there (for a read: none of its read
--- holds has its lease key left).
+-- holds has its lease key left), or that hold is finished (--min-hold).
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
 if redis.call('HEXISTS', KEYS[1], 'mode') == 0 then return 0 end
+-- A finished hold (--min-hold) is not renewed: it stays only until the
+-- end of its minimum hold.
+if redis.call('TYPE', KEYS[2]).ok == 'hash' and rl_finished(redis.call(
+    'HGET', KEYS[2], ARGV[3] == 'read' and ARGV[2] or ARGV[2] .. ':write'))
+then
+  return 0
+end
 if ARGV[3] == 'read' then
   local n = tonumber(redis.call('HGET', KEYS[1], ARGV[2]))
   if not n then return 0 end
