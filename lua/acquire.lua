@@ -112,6 +112,11 @@ local mine = redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode',
 if mine.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
 if mine[1] and rl_plain_hold(mine[2], mine[3]) then
   local rec = redis.call('HGET', KEYS[3], ARGV[2])
+  local longer = rl_hold_longer(rec, now_ms, ARGV[11])
+  if longer ~= rec then
+    redis.call('HSET', KEYS[3], ARGV[2], longer)
+    rec = longer
+  end
   local holds
   if rl_finished(rec) then
     -- Its owner takes up a finished hold (--min-hold) again: one hold.

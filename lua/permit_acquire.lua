@@ -82,6 +82,11 @@ local expiry = now_ms + tonumber(ARGV[1])
 local id = rl_permit(KEYS[2], ARGV[2])
 local mine = tonumber(redis.call('ZSCORE', KEYS[2], id))
 local rec = mine and redis.call('HGET', KEYS[3], id)
+local longer = mine and rl_hold_longer(rec, now_ms, ARGV[10])
+if longer and longer ~= rec then
+  redis.call('HSET', KEYS[3], id, longer)
+  rec = longer
+end
 if mine and rl_finished(rec) then
   -- A finished permit (--min-hold) taken up again by its owner: one hold.
   if mine < expiry then redis.call('ZADD', KEYS[2], expiry, id) end

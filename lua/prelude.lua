@@ -388,6 +388,17 @@ local function rl_with_number(w, name, v)
   return string.sub(w, 1, -2) .. ',' .. kv .. '}'
 end
 
+-- Holder metadata JSON REC of a hold re-entered at the server's NOW_MS
+-- with a minimum hold of MIN_HOLD ms (--min-hold of a nested call): its
+-- until_ms moved to NOW_MS + MIN_HOLD when that is later; REC itself
+-- when MIN_HOLD is 0 or REC is not a record.
+local function rl_hold_longer(rec, now_ms, min_hold)
+  local m = tonumber(min_hold) or 0
+  if m <= 0 or not rec or string.sub(rec, 1, 1) ~= '{' then return rec end
+  if (rl_until(rec) or 0) >= now_ms + m then return rec end
+  return rl_with_number(rec, 'until_ms', now_ms + m)
+end
+
 -- A waiters hash entry with its deadline set to DEADLINE, and its lag
 -- (see rl_waiter_lag) to LAG when given.
 local function rl_with_deadline(w, deadline, lag)

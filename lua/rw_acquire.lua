@@ -89,6 +89,11 @@ local function granted(field, holds)
   rl_lengthen(KEYS[1], lease)
   local fence
   local rec = redis.call('HGET', KEYS[3], field)
+  local longer = holds > 1 and rl_hold_longer(rec, now_ms, ARGV[11])
+  if longer and longer ~= rec then
+    redis.call('HSET', KEYS[3], field, longer)
+    rec = longer
+  end
   if rl_finished(rec) then
     -- Its owner takes up a finished hold (--min-hold) again: one hold.
     redis.call('HSET', KEYS[3], field, rl_set_finished(rec, false))
