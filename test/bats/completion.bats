@@ -99,7 +99,7 @@ global_options() {
 exec_options() {
 	local o
 	for o in --wait --no-wait --ttl --fair --shared --write --limit \
-	    --waiter-timeout --replicas --pubsub --conflict-exit-code --owner \
+	    --waiter-timeout --min-hold --replicas --pubsub --conflict-exit-code --owner \
 	    --quiet --verbose --on-lost --kill-after --help; do
 		grep -qx -- "$o" <<<"$output" || return 1
 	done
@@ -141,7 +141,7 @@ lock_options() {
 	examples() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '250ms 2h 30s 5m ' ]; }
 	units() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '15h 15m 15ms 15s ' ]; }
 	local o
-	for o in -w --wait -t --ttl --waiter-timeout --kill-after; do
+	for o in -w --wait -t --ttl --waiter-timeout --min-hold --kill-after; do
 		each_shell examples "redlock exec $o "
 	done
 	each_shell examples 'redlock --connect-timeout '
