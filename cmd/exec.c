@@ -183,8 +183,9 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 		r.kind = REPORT_DONE;
 		r.status = -1;
 		report(report_fd, &r);
-		rl_release(rc, name, o->owner, &(enum rl_release){ 0 },
-		    &(int64_t){ 0 }, &(struct rl_attempt){ 0 });
+		rl_release_unused(rc, name, o->owner,
+		    &(enum rl_release){ 0 }, &(int64_t){ 0 },
+		    &(struct rl_attempt){ 0 });
 		rl_client_free(rc);
 		exit(0);
 	}
@@ -310,8 +311,9 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	return -1;
 }
 
-/* Give back the hold this exec took (COMMAND never ran, or the watchdog
- * could not start or died). */
+/* Give back the hold this exec took, COMMAND never started (a signal
+ * first, or the watchdog could not start): unused, it keeps no minimum
+ * hold (--min-hold). */
 static void
 give_back(rl_client *rc, const struct job *j)
 {
@@ -319,7 +321,7 @@ give_back(rl_client *rc, const struct job *j)
 	enum rl_release rel;
 	int64_t holds;
 
-	rl_release(rc, j->name, j->o.owner, &rel, &holds, &a);
+	rl_release_unused(rc, j->name, j->o.owner, &rel, &holds, &a);
 }
 
 /* Acquire J's NAME on a new client *RC: -1 when held, else the exit
@@ -463,8 +465,11 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 			signal_group(child, SIGKILL);
 		if ((rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
 		    &s)) != NULL) {
+			/* COMMAND ran: its minimum hold is kept. */
 			if (lockopts_kind(rc, &j->o) == 0)
-				give_back(rc, j);
+				rl_release(rc, j->name, j->o.owner,
+				    &(enum rl_release){ 0 }, &(int64_t){ 0 },
+				    &(struct rl_attempt){ 0 });
 			rl_client_free(rc);
 		}
 		msg("the watchdog of %s died (status %d): COMMAND was killed "

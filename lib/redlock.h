@@ -377,6 +377,11 @@ enum rl_release {
  * the lock was released but its waiters could not be woken. */
 enum rl_err rl_release(rl_client *c, const char *name, const char *owner,
     enum rl_release *r, int64_t *holds, struct rl_attempt *a);
+/* The same for a hold that was never used (exec's COMMAND never started,
+ * lock's token was never printed): its minimum hold is not kept. */
+enum rl_err rl_release_unused(rl_client *c, const char *name,
+    const char *owner, enum rl_release *r, int64_t *holds,
+    struct rl_attempt *a);
 
 /* Delete the lock whoever holds it; *DELETED says whether one was held;
  * A->nopub as for rl_release. */

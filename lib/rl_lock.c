@@ -434,8 +434,9 @@ rl_leave(rl_client *c, const char *name, const char *owner,
 	}
 }
 
-enum rl_err
-rl_release(rl_client *c, const char *name, const char *owner,
+/* rl_release; UNUSED: the hold was never used (rl_release_unused). */
+static enum rl_err
+release(rl_client *c, const char *name, const char *owner, int unused,
     enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
 {
 	int64_t h[RL_MAX_NODES];
@@ -452,6 +453,8 @@ rl_release(rl_client *c, const char *name, const char *owner,
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
 	if ((e = rl_call_release(c, name, owner, &call)) != RL_OK)
 		return e;
+	if (unused)
+		call.args[call.nargs - 1] = "u";
 	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
 	    call.args);
 	rl_call_free(&call);
@@ -469,6 +472,20 @@ rl_release(rl_client *c, const char *name, const char *owner,
 		badtype(c->nodes[who].reply, a);
 	return outcome(c, o, who, "release", "release", a->badkey,
 	    a->badtype);
+}
+
+enum rl_err
+rl_release(rl_client *c, const char *name, const char *owner,
+    enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
+{
+	return release(c, name, owner, 0, rel, holds, a);
+}
+
+enum rl_err
+rl_release_unused(rl_client *c, const char *name, const char *owner,
+    enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
+{
+	return release(c, name, owner, 1, rel, holds, a);
 }
 
 enum rl_err

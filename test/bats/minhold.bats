@@ -242,3 +242,11 @@ schedule() {
 	run -0 rl exec --min-hold 0 x -- true
 	[ "$(rcli exists x)" = 0 ]
 }
+
+@test "a hold never used (lock's token not printed: stdout full) keeps no minimum hold" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	run -70 --separate-stderr sh -c '"$0" -u "$1" lock -t 10s --min-hold 5s nu >/dev/full' \
+	    "$RL" "redis://127.0.0.1:$R_PORT"
+	[ "$(rcli exists nu)" = 0 ]
+	run -0 rl exec -n nu -- true
+}
