@@ -572,7 +572,12 @@ waiting(void *arg, const struct rl_attempt *a)
 	if (describe_kind(p->o, a, line, sizeof(line)))
 		fprintf(stderr, "\r\033[Kwaiting for %s: %s", esc(p->name),
 		    line);
-	else if (a->host != NULL) {
+	else if (a->owner != NULL && a->held_until_ms > 0) {
+		/* A finished hold (--min-hold): until when. */
+		describe(p->o, a, line, sizeof(line));
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s", esc(p->name),
+		    place, line);
+	} else if (a->host != NULL) {
 		rl_duration_format(a->held_ms, held, sizeof(held));
 		fprintf(stderr, "\r\033[Kwaiting for %s%s: held by %s pid %ld "
 		    "(%s) for %s", esc(p->name), place, esc(a->host), a->pid,
