@@ -150,6 +150,7 @@ struct lockopts {
 	long limit;
 	enum rl_pubsub pubsub;	/* --pubsub, else REDLOCK_PUBSUB */
 	int pubsub_given;
+	int64_t min_hold_ms;	/* --min-hold; 0: none */
 	char owner_buf[RL_OWNER_MAX];
 };
 
@@ -160,6 +161,7 @@ struct lockopts {
 #define OPT_WRITE 0x103
 #define OPT_LIMIT 0x104
 #define OPT_PUBSUB 0x105
+#define OPT_MIN_HOLD 0x106
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -174,7 +176,8 @@ struct lockopts {
 	{ "limit", required_argument, NULL, OPT_LIMIT }, \
 	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }, \
 	{ "replicas", required_argument, NULL, OPT_REPLICAS }, \
-	{ "pubsub", required_argument, NULL, OPT_PUBSUB }
+	{ "pubsub", required_argument, NULL, OPT_PUBSUB }, \
+	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD }
 #define LOCKOPTS_HELP \
 	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
 	"  -n, --no-wait           give up at once if NAME is held\n" \
@@ -203,6 +206,10 @@ struct lockopts {
 	"                          (default: $REDLOCK_PUBSUB, else auto)\n" \
 	"  -E, --conflict-exit-code N\n" \
 	"                          exit N, not 75, when NAME was not acquired\n" \
+	"      --min-hold DURATION hold NAME at least DURATION after acquiring it\n" \
+	"                          (at most 24h; 0: off): released sooner, it stays\n" \
+	"                          held, finished, until then, so that a fleet's\n" \
+	"                          runs of one schedule run once\n" \
 	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
 	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
 	"                          an exec that holds NAME above this one; else a\n" \
@@ -246,6 +253,9 @@ int held_owner(const char *name, char *buf, size_t len, int *kind);
  * KIND or added last; malloc'd, NULL when out of memory. */
 char *held_with(const char *name, const char *owner,
     enum rl_lock_kind kind);
+/* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into
+ * BUF: what a finished hold is, held until UNTIL_MS (server clock). */
+void say_finished(int64_t until_ms, char *buf, size_t len);
 /* With -v: a timestamped line on stderr. */
 void event(const struct lockopts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -308,6 +318,7 @@ struct watch {
 	int unacked;		/* the last renewal failed for want of
 				 * replicas (--replicas) */
 	int orphaned;		/* redlock died first */
+	const char *what;	/* COMMAND's name, for -v; or NULL */
 	int released;
 	int gone_at_release;	/* enum gone: what the release found */
 };

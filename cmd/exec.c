@@ -190,8 +190,9 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 		r.kind = REPORT_DONE;
 		r.status = -1;
 		report(report_fd, &r);
-		rl_release(rc, name, o->owner, &(enum rl_release){ 0 },
-		    &(int64_t){ 0 }, &(struct rl_attempt){ 0 });
+		rl_release_unused(rc, name, o->owner,
+		    &(enum rl_release){ 0 }, &(int64_t){ 0 },
+		    &(struct rl_attempt){ 0 });
 		rl_client_free(rc);
 		exit(0);
 	}
@@ -208,6 +209,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	w.kill_after_ms = kill_after;
 	w.max_hold_ms = max_hold;
 	w.child = pid;
+	w.what = cmd[0];
 	w.parent_fd = parent_fd;
 	w.pid_fd = -1;
 	watch_run(&w);
@@ -363,8 +365,9 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	return -1;
 }
 
-/* Give back the hold this exec took (COMMAND never ran, or the watchdog
- * could not start or died). */
+/* Give back the hold this exec took, COMMAND never started (a signal
+ * first, or the watchdog could not start): unused, it keeps no minimum
+ * hold (--min-hold). */
 static void
 give_back(rl_client *rc, const struct job *j)
 {
@@ -372,7 +375,7 @@ give_back(rl_client *rc, const struct job *j)
 	enum rl_release rel;
 	int64_t holds;
 
-	rl_release(rc, j->name, j->o.owner, &rel, &holds, &a);
+	rl_release_unused(rc, j->name, j->o.owner, &rel, &holds, &a);
 }
 
 /* Acquire J's NAME on a new client *RC: -1 when held, else the exit
@@ -531,8 +534,11 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 			signal_group(child, SIGKILL);
 		if ((rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
 		    &s)) != NULL) {
+			/* COMMAND ran: its minimum hold is kept. */
 			if (lockopts_kind(rc, &j->o) == 0)
-				give_back(rc, j);
+				rl_release(rc, j->name, j->o.owner,
+				    &(enum rl_release){ 0 }, &(int64_t){ 0 },
+				    &(struct rl_attempt){ 0 });
 			rl_client_free(rc);
 		}
 		msg("the watchdog of %s died (status %d): COMMAND was killed "

@@ -106,7 +106,8 @@ give_back(rl_client *rc, const char *name, const struct lockopts *o)
 	enum rl_release rel;
 	int64_t holds;
 
-	if (rl_release(rc, name, o->owner, &rel, &holds, &a) != RL_OK)
+	if (rl_release_unused(rc, name, o->owner, &rel, &holds, &a) !=
+	    RL_OK)
 		msg("could not release %s: %s; it is freed when its lease "
 		    "runs out", esc(name), esc(rl_errstr(rc)));
 }
@@ -200,6 +201,11 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	if (lockopts_check(&cmd_lock, &j->o, g,
 	    j->keepalive ? "--keepalive" : NULL) < 0)
 		return EXIT_USAGE;
+	/* Nobody renews the lease: it would end before the minimum hold. */
+	if (!j->keepalive && j->o.min_hold_ms > j->o.ttl_ms)
+		return usage_error(&cmd_lock, "--min-hold is longer than the "
+		    "lease (--ttl), which nobody renews without --keepalive: "
+		    "give --ttl of at least the --min-hold, or --keepalive");
 	if (lockopts_finish(j->name, &j->o) < 0)
 		return EXIT_USAGE;
 	return -1;

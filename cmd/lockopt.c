@@ -109,6 +109,22 @@ waiter_timeout_parse(const struct cmd *c, struct lockopts *o,
 	return 1;
 }
 
+/* --min-hold: a duration as -t takes, 0 (off) to a day: a fleet's runs
+ * of one schedule come at least that often. */
+static int
+min_hold_parse(const struct cmd *c, struct lockopts *o, const char *arg)
+{
+	if (parse_duration(c, "--min-hold", arg, &o->min_hold_ms) < 0)
+		return -1;
+	if (o->min_hold_ms > RL_MIN_HOLD_MAX_MS) {
+		usage_error(c, "--min-hold: '%s' is longer than a day, which "
+		    "no schedule run once per period needs; give 24h or less",
+		    esc(arg));
+		return -1;
+	}
+	return 1;
+}
+
 int
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
@@ -156,6 +172,8 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		}
 		o->replicas = (int)v;
 		return 1;
+	case OPT_MIN_HOLD:
+		return min_hold_parse(c, o, arg);
 	case OPT_PUBSUB:
 		o->pubsub_given = 1;
 		return parse_pubsub(c, arg, &o->pubsub) < 0 ? -1 : 1;
@@ -305,6 +323,15 @@ lockopts_finish(const char *name, struct lockopts *o)
 }
 
 void
+say_finished(int64_t until_ms, char *buf, size_t len)
+{
+	char when[40];
+
+	format_time(until_ms, when, sizeof(when));
+	snprintf(buf, len, "finished, held until %s (--min-hold)", when);
+}
+
+void
 event(const struct lockopts *o, const char *fmt, ...)
 {
 	struct timeval tv;
@@ -355,16 +382,23 @@ static int
 describe_kind(const struct lockopts *o, const struct rl_attempt *a,
     char *buf, size_t len)
 {
-	char held[32], lease[32], all[48] = "its one permit is taken";
+	char held[32], lease[32], all[48] = "its one permit is taken", fin[96];
 
 	rl_duration_format(a->held_ms, held, sizeof(held));
 	rl_duration_format(a->pttl, lease, sizeof(lease));
+	if (a->held_until_ms > 0)
+		say_finished(a->held_until_ms, fin, sizeof(fin));
 	if (o->limit > 1)
 		snprintf(all, sizeof(all), "all %ld permits are taken",
 		    o->limit);
 	if (o->kind == RL_SHARED && a->queued > 0 && a->owner != NULL)
 		snprintf(buf, len, "a writer waits for it (owner %s), and new "
 		    "shared holders wait behind it", esc(a->owner));
+	else if (o->kind == RL_PERMIT && a->host != NULL &&
+	    a->held_until_ms > 0)
+		snprintf(buf, len, "%s; the first to come back is held by %s "
+		    "pid %ld (%s), %s", all, esc(a->host), a->pid, esc(a->cmd),
+		    fin);
 	else if (o->kind == RL_PERMIT && a->host != NULL)
 		snprintf(buf, len, "%s; the first to come back is held by %s "
 		    "pid %ld (%s) for %s, lease %s left", all, esc(a->host),
@@ -382,13 +416,25 @@ static void
 describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
     size_t len)
 {
-	char held[32], lease[32];
+	char held[32], lease[32], fin[96];
 
 	rl_duration_format(a->held_ms, held, sizeof(held));
 	rl_duration_format(a->pttl, lease, sizeof(lease));
 	if ((a->lost == NULL || a->owner != NULL) &&
 	    describe_kind(o, a, buf, len))
 		return;
+	if (a->owner != NULL && a->held_until_ms > 0) {
+		/* "held by web1 pid 4242 (report), finished, held until T
+		 * (--min-hold)" */
+		say_finished(a->held_until_ms, fin, sizeof(fin));
+		if (a->host != NULL)
+			snprintf(buf, len, "held by %s pid %ld (%s), %s",
+			    esc(a->host), a->pid, esc(a->cmd), fin);
+		else
+			snprintf(buf, len, "held by owner %s, %s",
+			    esc(a->owner), fin);
+		return;
+	}
 	if (a->lost != NULL && a->owner == NULL)
 		snprintf(buf, len, "the server was out of reach (%s)",
 		    esc(a->lost));
@@ -526,7 +572,12 @@ waiting(void *arg, const struct rl_attempt *a)
 	if (describe_kind(p->o, a, line, sizeof(line)))
 		fprintf(stderr, "\r\033[Kwaiting for %s: %s", esc(p->name),
 		    line);
-	else if (a->host != NULL) {
+	else if (a->owner != NULL && a->held_until_ms > 0) {
+		/* A finished hold (--min-hold): until when. */
+		describe(p->o, a, line, sizeof(line));
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s", esc(p->name),
+		    place, line);
+	} else if (a->host != NULL) {
 		rl_duration_format(a->held_ms, held, sizeof(held));
 		fprintf(stderr, "\r\033[Kwaiting for %s%s: held by %s pid %ld "
 		    "(%s) for %s", esc(p->name), place, esc(a->host), a->pid,
@@ -555,6 +606,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 
 	rl_set_replicas(rc, o->replicas);
 	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
+	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK ||
 	    (e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
 		return fail(rc, e, name);
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);

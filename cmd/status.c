@@ -102,6 +102,30 @@ print_nodes(rl_client *rc, const struct rl_status *st)
 	}
 }
 
+/* ,"finished":..,"held_until_ms":.. on stdout: a hold given back before
+ * its minimum hold ended (--min-hold) stays until UNTIL_MS (0: it is
+ * not finished). */
+static void
+json_finished(int64_t until_ms)
+{
+	printf(",\"finished\":%s", until_ms > 0 ? "true" : "false");
+	json_int(stdout, "held_until_ms", until_ms, until_ms > 0);
+}
+
+/* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
+ * is 0. */
+static const char *
+finished(int64_t until_ms, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (until_ms > 0) {
+		buf[0] = ',';
+		buf[1] = ' ';
+		say_finished(until_ms, buf + 2, len - 2);
+	}
+	return buf;
+}
+
 /* ,"readers":[...] of a read-write lock. */
 static void
 json_readers(const struct rl_status *st)
@@ -118,6 +142,7 @@ json_readers(const struct rl_status *st)
 		json_meta(stdout, r.host, r.pid, r.user, r.cmd);
 		json_int(stdout, "since_ms", r.since_ms, r.since_ms >= 0);
 		json_int(stdout, "fence", r.fence, r.fence >= 0);
+		json_finished(r.held_until_ms);
 		fputs("}", stdout);
 	}
 	fputs("]", stdout);
@@ -141,6 +166,7 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 		json_int(stdout, "holds", st->holds, 1);
 		json_int(stdout, "lease_ms", st->pttl, st->pttl >= 0);
 		json_int(stdout, "fence", st->fence, st->fence >= 0);
+		json_finished(st->held_until_ms);
 		if (rw) {
 			json_readers(st);
 			fputc(',', stdout);
@@ -158,7 +184,7 @@ static void
 print_readers(const struct rl_status *st)
 {
 	struct rl_reader r;
-	char d[32];
+	char d[32], f[96];
 	size_t i;
 
 	for (i = 0; rl_status_reader(st, i, &r) == 0; i++) {
@@ -173,7 +199,7 @@ print_readers(const struct rl_status *st)
 		if (r.host != NULL)
 			printf(": %s pid %ld (%s), fence %lld", esc(r.host),
 			    r.pid, esc(r.cmd), (long long)r.fence);
-		putchar('\n');
+		printf("%s\n", finished(r.held_until_ms, f, sizeof(f)));
 	}
 }
 
@@ -210,7 +236,7 @@ print_read(const char *name, const struct rl_status *st)
 static void
 print_long(const char *name, const struct rl_status *st)
 {
-	char t[48], d[32];
+	char t[48], d[32], f[96];
 
 	if (!st->held) {
 		printf("%s: free\n", esc(name));
@@ -247,6 +273,9 @@ print_long(const char *name, const struct rl_status *st)
 		printf("  fence    %lld\n", (long long)st->fence);
 	else
 		printf("  fence    -\n");
+	if (st->held_until_ms > 0)
+		printf("  state    %s\n", finished(st->held_until_ms, f,
+		    sizeof(f)) + 2);
 	if (st->kind == RL_KIND_RWLOCK) {
 		printf("  mode     %s (Redisson read-write lock)\n", st->mode);
 		print_readers(st);
@@ -260,10 +289,11 @@ print_long(const char *name, const struct rl_status *st)
 static void
 print_line(const char *name, const struct rl_status *st)
 {
-	char d[32], l[32];
+	char d[32], l[32], f[96];
 
 	rl_duration_format(st->held_ms, d, sizeof(d));
 	rl_duration_format(st->pttl, l, sizeof(l));
+	finished(st->held_until_ms, f, sizeof(f));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
 		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
 		    "lock), lease %s left, %lld waiting\n", esc(name),
@@ -271,12 +301,12 @@ print_line(const char *name, const struct rl_status *st)
 		    (long long)st->holds, st->holds == 1 ? "" : "s", l,
 		    (long long)st->waiting);
 	else if (st->host == NULL)
-		printf("%s: held by owner %s, lease %s left, %lld waiting\n",
-		    esc(name), esc(st->owner), l, (long long)st->waiting);
+		printf("%s: held by owner %s%s, lease %s left, %lld waiting\n",
+		    esc(name), esc(st->owner), f, l, (long long)st->waiting);
 	else
-		printf("%s: held by %s pid %ld (%s) for %s, lease %s left, "
+		printf("%s: held by %s pid %ld (%s) for %s%s, lease %s left, "
 		    "fence %lld, %lld waiting\n", esc(name), esc(st->host),
-		    st->pid, esc(st->cmd), d, l, (long long)st->fence,
+		    st->pid, esc(st->cmd), d, f, l, (long long)st->fence,
 		    (long long)st->waiting);
 }
 
@@ -309,6 +339,7 @@ json_permits(const struct rl_status *st)
 		json_int(stdout, "held_ms", permit_held_ms(&p),
 		    permit_held_ms(&p) >= 0);
 		json_int(stdout, "fence", p.fence, p.fence >= 0);
+		json_finished(p.held_until_ms);
 		fputs("}", stdout);
 	}
 	fputs("]", stdout);
@@ -317,12 +348,13 @@ json_permits(const struct rl_status *st)
 static void
 print_permit(const struct rl_permit *p)
 {
-	char t[48], d[32], who[640] = "", h[32];
+	char t[48], d[32], who[640] = "", h[32], f[96];
 
 	if (p->host != NULL) {
 		rl_duration_format(permit_held_ms(p), h, sizeof(h));
-		snprintf(who, sizeof(who), "held by %s pid %ld (%s) for %s, "
+		snprintf(who, sizeof(who), "held by %s pid %ld (%s) for %s%s, "
 		    "fence %lld, ", esc(p->host), p->pid, esc(p->cmd), h,
+		    finished(p->held_until_ms, f, sizeof(f)),
 		    (long long)p->fence);
 	}
 	if (p->expires_ms < 0) {

@@ -140,6 +140,7 @@ release_one(rl_client *rc, const char *name, const char *owner,
 	enum rl_release rel = RL_NOT_OWNER;
 	enum rl_err e;
 	int64_t holds = 0;
+	char when[40];
 
 	e = rl_release(rc, name, owner, &rel, &holds, a);
 	if (e == RL_EWRONGTYPE && a->badtype != NULL &&
@@ -156,6 +157,12 @@ release_one(rl_client *rc, const char *name, const char *owner,
 		    "changed", esc(name), holds ? "another owner holds "
 		    "it" : "it is free: the lease may have expired");
 		return EXIT_NOT_HELD;
+	}
+	if (rel == RL_RELEASED && a->held_until_ms > 0) {
+		format_time(a->held_until_ms, when, sizeof(when));
+		msg("%s stays held until %s: its minimum hold (--min-hold) "
+		    "has not ended; unlock --force removes it now", esc(name),
+		    when);
 	}
 	return 0;
 }

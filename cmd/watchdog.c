@@ -370,6 +370,7 @@ release(struct watch *w, rl_keeper *k)
 	struct rl_attempt a;
 	enum rl_err e;
 	int64_t holds;
+	char when[40];
 	int gone;
 
 	if (w->lost != LOST_NO && !(w->lost == LOST_LATE && w->child > 0) &&
@@ -397,7 +398,13 @@ release(struct watch *w, rl_keeper *k)
 		w->released = 1;
 		if (a.nopub != NULL)
 			warn_nopub(w->rc, w->name, a.nopub, 1);
-		event(w->lo, "released %s", esc(w->name));
+		if (a.held_until_ms > 0) {
+			format_time(a.held_until_ms, when, sizeof(when));
+			event(w->lo, "finished %s; %s stays held until %s "
+			    "(--min-hold)", w->what != NULL ? esc(w->what) :
+			    "the hold", esc(w->name), when);
+		} else
+			event(w->lo, "released %s", esc(w->name));
 	}
 }
 

@@ -179,6 +179,15 @@ void rl_set_replicas(rl_client *c, int n);
 #define RL_WAITER_TIMEOUT_MS 5000
 #define RL_WAITER_TIMEOUT_MAX_MS (3600LL * 1000)
 enum rl_err rl_set_waiter_timeout(rl_client *c, int64_t ms);
+/* --min-hold: each acquisition from now on records the end of a minimum
+ * hold, MS after it on the server's clock (0: none), and a release of its
+ * last hold before then leaves it in place, finished, with its lease set
+ * to what is left (rl_release: A->held_until_ms), whoever gives it back
+ * (the holder, another process with its token); rl_force_release removes
+ * it at once. A finished hold is not renewed. RL_EUSAGE above
+ * RL_MIN_HOLD_MAX_MS. */
+#define RL_MIN_HOLD_MAX_MS (24LL * 3600 * 1000)
+enum rl_err rl_set_min_hold(rl_client *c, int64_t ms);
 /* Which pub/sub releases wake waiters with, and waiters listen to: both
  * sides of a name must use the same, or neither hears the other. */
 enum rl_pubsub {
@@ -292,6 +301,10 @@ struct rl_attempt {
 	int announced;		/* busy, waiting: new readers of redlock's
 				 * wait behind the caller (an exclusive
 				 * waiter of a name held in read mode) */
+	int64_t held_until_ms;	/* busy: the holder's hold is finished
+				 * (--min-hold) and stays until then;
+				 * released: the release left it so (server
+				 * clock, ms since the epoch); 0: neither */
 	int foreign;		/* several masters, busy: a master's holder
 				 * keeps no holder record of redlock's (a
 				 * Java client's lock there), whatever the
@@ -364,6 +377,11 @@ enum rl_release {
  * the lock was released but its waiters could not be woken. */
 enum rl_err rl_release(rl_client *c, const char *name, const char *owner,
     enum rl_release *r, int64_t *holds, struct rl_attempt *a);
+/* The same for a hold that was never used (exec's COMMAND never started,
+ * lock's token was never printed): its minimum hold is not kept. */
+enum rl_err rl_release_unused(rl_client *c, const char *name,
+    const char *owner, enum rl_release *r, int64_t *holds,
+    struct rl_attempt *a);
 
 /* Delete the lock whoever holds it; *DELETED says whether one was held;
  * A->nopub as for rl_release. */
@@ -403,6 +421,9 @@ struct rl_status {
 	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
 	int64_t fence;		/* -1 when not recorded */
 	int64_t held_ms;	/* -1 when not recorded */
+	int64_t held_until_ms;	/* the holder (the writer) finished, held
+				 * until then (--min-hold; server clock, ms
+				 * since the epoch); 0: not finished */
 	enum rl_kind kind;
 	const char *mode;	/* read-write lock: "read" or "write"; NULL */
 	size_t readers;		/* read-write lock: rl_status_reader() */
@@ -431,6 +452,7 @@ struct rl_reader {
 	const char *cmd;
 	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
 	int64_t fence;		/* -1 when not recorded */
+	int64_t held_until_ms;	/* finished (--min-hold): held until then */
 };
 
 /* One permit taken from an expirable semaphore. */
@@ -445,6 +467,7 @@ struct rl_permit {
 	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
 	int64_t fence;		/* -1 when not recorded */
 	const char *owner;	/* the owner token redlock recorded; NULL */
+	int64_t held_until_ms;	/* finished (--min-hold): held until then */
 };
 
 /* One atomic read of the lock; strings valid until the next call. A

@@ -150,6 +150,17 @@ rl_set_waiter_timeout(rl_client *c, int64_t ms)
 	return RL_OK;
 }
 
+enum rl_err
+rl_set_min_hold(rl_client *c, int64_t ms)
+{
+	if (ms < 0 || ms > RL_MIN_HOLD_MAX_MS)
+		return rl_seterr(c, RL_EUSAGE, "a minimum hold of %lldms is "
+		    "not from 0 to %lldms", (long long)ms,
+		    (long long)RL_MIN_HOLD_MAX_MS);
+	c->min_hold_ms = ms;
+	return RL_OK;
+}
+
 void
 rl_set_pubsub(rl_client *c, enum rl_pubsub mode)
 {

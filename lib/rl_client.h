@@ -21,6 +21,7 @@ struct rl_client {
 	enum rl_lock_kind kind;	/* rl_set_kind */
 	long limit;		/* RL_PERMIT: how many */
 	int64_t waiter_ms;	/* rl_set_waiter_timeout */
+	int64_t min_hold_ms;	/* rl_set_min_hold */
 	int intr_fd;
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */

@@ -82,6 +82,7 @@ holder(const redisReply *r, struct rl_attempt *a)
 	a->ahead = rl_elem_int(r, RL_BUSY_AHEAD, -1);
 	a->listen = rl_elem_int(r, RL_BUSY_LISTEN, 0) == 1;
 	a->announced = rl_elem_int(r, RL_BUSY_ANNOUNCED, 0) == 1;
+	a->held_until_ms = rl_elem_int(r, RL_BUSY_UNTIL, 0);
 }
 
 enum rl_verdict
@@ -121,6 +122,13 @@ rl_decode_release(const redisReply *r, int64_t *holds, const char **nopub)
 	else if (v == RL_V_NO)
 		*holds = rl_elem_int(r, RL_REL_EXISTS, 0);
 	return v;
+}
+
+int64_t
+rl_decode_release_until(const redisReply *r)
+{
+	return rl_verdict(r) == RL_V_RELEASED ?
+	    rl_elem_int(r, RL_REL_UNTIL, 0) : 0;
 }
 
 enum rl_verdict
@@ -225,6 +233,7 @@ rl_decode_status(const redisReply *r, struct rl_status *st)
 	st->since_ms = rl_elem_int(r, RL_ST_SINCE, -1);
 	st->fence = rl_elem_int(r, RL_ST_FENCE, -1);
 	st->held_ms = rl_elem_int(r, RL_ST_HELD_MS, -1);
+	st->held_until_ms = rl_elem_int(r, RL_ST_UNTIL, 0);
 	return v;
 }
 
@@ -249,6 +258,7 @@ rl_status_reader(const struct rl_status *st, size_t i, struct rl_reader *rd)
 	rd->cmd = rl_elem_str(e, RL_RD_CMD);
 	rd->since_ms = rl_elem_int(e, RL_RD_SINCE, -1);
 	rd->fence = rl_elem_int(e, RL_RD_FENCE, -1);
+	rd->held_until_ms = rl_elem_int(e, RL_RD_UNTIL, 0);
 	return 0;
 }
 
@@ -272,6 +282,7 @@ rl_status_permit(const struct rl_status *st, size_t i, struct rl_permit *p)
 	p->since_ms = rl_elem_int(e, RL_PM_SINCE, -1);
 	p->fence = rl_elem_int(e, RL_PM_FENCE, -1);
 	p->owner = rl_elem_str(e, RL_PM_OWNER);
+	p->held_until_ms = rl_elem_int(e, RL_PM_UNTIL, 0);
 	return 0;
 }
 

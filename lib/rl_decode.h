@@ -30,29 +30,32 @@ enum { RL_R_VERDICT, RL_R_BADKEY, RL_R_BADTYPE };
 enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS,
 	RL_R_WAITING, RL_R_OURS };
 enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
-	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE, RL_PM_OWNER };
+	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE, RL_PM_OWNER,
+	RL_PM_UNTIL };
 /* acquire: {1, fence, holds, nopub} */
 enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB };
 /* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,
- * queued, head_wait_ms, rejoined, ahead, listen, announced} */
+ * queued, head_wait_ms, rejoined, ahead, listen, announced, held_until} */
 enum { RL_BUSY_PTTL = 1, RL_BUSY_OWNER, RL_BUSY_HOST, RL_BUSY_PID,
 	RL_BUSY_USER, RL_BUSY_CMD, RL_BUSY_HELD_MS, RL_BUSY_POSITION,
 	RL_BUSY_QUEUED, RL_BUSY_HEAD_WAIT, RL_BUSY_REJOINED, RL_BUSY_AHEAD,
-	RL_BUSY_LISTEN, RL_BUSY_ANNOUNCED };
-/* release: {2, nopub} | {1, holds} | {0, exists} */
-enum { RL_REL_NOPUB = 1, RL_REL_HOLDS = 1, RL_REL_EXISTS = 1 };
+	RL_BUSY_LISTEN, RL_BUSY_ANNOUNCED, RL_BUSY_UNTIL };
+/* release: {2, nopub, held_until} | {1, holds} | {0, exists} */
+enum { RL_REL_NOPUB = 1, RL_REL_HOLDS = 1, RL_REL_EXISTS = 1,
+	RL_REL_UNTIL = 2 };
 /* force: {1, nopub} | {0} */
 enum { RL_FORCE_NOPUB = 1 };
 /* leave: {n, position, nopub} */
 enum { RL_LEAVE_POSITION = 1 };
 /* status: {1, waiting, pttl, owner, holds, host, pid, user, cmd,
- * since_ms, fence, held_ms, mode, readers, writer} | {0, waiting}, each
- * reader {owner, holds, pttl, host, pid, user, cmd, since_ms, fence} */
+ * since_ms, fence, held_ms, mode, readers, writer, held_until} |
+ * {0, waiting}, each reader {owner, holds, pttl, host, pid, user, cmd,
+ * since_ms, fence, held_until} */
 enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 	RL_ST_PID, RL_ST_USER, RL_ST_CMD, RL_ST_SINCE, RL_ST_FENCE,
-	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS, RL_ST_WRITER };
+	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS, RL_ST_WRITER, RL_ST_UNTIL };
 enum { RL_RD_OWNER, RL_RD_HOLDS, RL_RD_PTTL, RL_RD_HOST, RL_RD_PID,
-	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE };
+	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE, RL_RD_UNTIL };
 /* queue: {now_ms, holder, unordered, rw, waiter...} (or {-1, key, type}),
  * rw {} or {mode, readers, waiting, writer, writer_ms}, each entry
  * {owner, ms, host, pid, user, cmd, since_ms} */
@@ -75,6 +78,9 @@ enum rl_verdict rl_decode_acquire(const redisReply *r, struct rl_attempt *a);
 /* release: *HOLDS left (decremented) or whether it exists (not owner). */
 enum rl_verdict rl_decode_release(const redisReply *r, int64_t *holds,
     const char **nopub);
+/* release: the end of the minimum hold that the release left in place,
+ * finished (--min-hold); 0 when it gave the hold back. */
+int64_t rl_decode_release_until(const redisReply *r);
 enum rl_verdict rl_decode_force(const redisReply *r, const char **nopub);
 /* renew: RL_V_YES, RL_V_NO, or RL_V_BAD/NONE. */
 enum rl_verdict rl_decode_renew(const redisReply *r);

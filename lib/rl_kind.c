@@ -187,13 +187,14 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->keys[5] = key(call, RL_PREFIX_ROOM, name);
 		call->keys[6] = key(call, RL_PREFIX_LISTENER, name);
 		call->nkeys = 7;
-		call->nargs = 9;
+		call->nargs = 10;
 		call->args[1] = permit_key(call, owner);
 		call->args[2] = num(call, 1, c->limit);
 		meta_args(meta, call, 3);
 		call->args[7] = num(call, 2, c->waiter_ms);
 		call->args[8] = join == RL_JOIN_AGAIN ? "jw" :
 		    join == RL_JOIN_YES ? "j" : "";
+		call->args[9] = num(call, 4, c->min_hold_ms);
 		return made(c, call);
 	}
 	call->s = &rl_script_rw_acquire;
@@ -203,13 +204,14 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
 	call->keys[3] = read_leases(call, name, owner);
 	call->keys[4] = key(call, RL_PREFIX_WRITER, name);
-	call->nargs = 10;
+	call->nargs = 11;
 	call->args[1] = owner;
 	meta_args(meta, call, 2);
 	call->args[6] = mode(c);
 	call->args[7] = num(call, 2, waiter_ms);
 	call->args[8] = join != RL_JOIN_NO ? "j" : "";
 	call->args[9] = key(call, RL_PREFIX_RWLOCK, name);
+	call->args[10] = num(call, 4, c->min_hold_ms);
 	return made(c, call);
 }
 
@@ -256,15 +258,17 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		/* Where Redisson's read and write locks wait behind the
 		 * marker of a plain hold. */
 		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
-		call->nargs = 2;
+		call->nargs = 3;
 		call->args[0] = owner;
 		call->args[1] = "0";
+		call->args[2] = "";
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_release;
 		semaphore_keys(call, name);
-		call->nargs = 1;
+		call->nargs = 2;
 		call->args[0] = permit_key(call, owner);
+		call->args[1] = "";
 		break;
 	default:
 		call->s = &rl_script_rw_release;
@@ -283,9 +287,10 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->keys[9] = key(call, RL_PREFIX_ROOM, name);
 		call->keys[10] = key(call, RL_PREFIX_LISTENER, name);
 		call->nkeys = 11;
-		call->nargs = 2;
+		call->nargs = 3;
 		call->args[0] = owner;
 		call->args[1] = mode(c);
+		call->args[2] = "";
 		break;
 	}
 	return made(c, call);

@@ -14,7 +14,7 @@ struct rl_call {
 	const char *args[RL_CALL_MAX];
 	char *own[RL_CALL_MAX];
 	size_t nown;
-	char num[4][24];
+	char num[5][24];
 };
 
 /* The call that acquires NAME for OWNER in the client's kind (not
@@ -24,7 +24,9 @@ struct rl_call {
 enum rl_err rl_call_acquire(rl_client *c, const char *name,
     const char *owner, int64_t ttl_ms, const struct rl_meta *meta,
     enum rl_join join, int64_t waiter_ms, struct rl_call *call);
-/* Give back one hold (publish command last), and renew, in any kind. */
+/* Give back one hold (publish command last), and renew, in any kind.
+ * The release's flags are its last argument before the publish command:
+ * an undo sets it to "u" (an acquisition undone keeps no minimum hold). */
 enum rl_err rl_call_release(rl_client *c, const char *name,
     const char *owner, struct rl_call *call);
 enum rl_err rl_call_renew(rl_client *c, const char *name, const char *owner,

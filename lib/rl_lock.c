@@ -69,6 +69,14 @@ acquire_args(struct rl_keys *k, const char *ttl, const char *owner,
 	args[9] = k->channel;
 }
 
+/* The acquire script's --min-hold, its eleventh argument, into BUF. */
+static const char *
+min_hold_arg(const rl_client *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "%lld", (long long)c->min_hold_ms);
+	return buf;
+}
+
 /* The acquire script's flags: a caller that waits joins the fair queue,
  * or the room of plain waiters; one already in the room (every attempt of
  * its wait after the first, and a plain waiter that queues) leaves it when
@@ -106,6 +114,8 @@ undo(rl_client *c, const char *name, const char *owner, int quiet)
 		return;
 	if (quiet && c->kind == RL_EXCLUSIVE)
 		call.args[1] = "";
+	/* Not acquired: its minimum hold (--min-hold) is not kept. */
+	call.args[call.nargs - 1] = "u";
 	rl_replies_save(c, saved);
 	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
 	rl_replies_restore(c, saved);
@@ -230,7 +240,7 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, nkeys, keys, 10, args);
+	    &rl_script_acquire, nkeys, keys, 11, args);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
@@ -359,8 +369,8 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
     enum rl_join join, struct rl_attempt *a)
 {
 	struct rl_keys k;
-	char ttl[24], pid[24], wt[24], flags[8];
-	const char *keys[RL_KEYS_LOCK], *args[10];
+	char ttl[24], pid[24], wt[24], flags[8], mh[24];
+	const char *keys[RL_KEYS_LOCK], *args[11];
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -382,6 +392,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	fair_flags(fair, join, flags);
 	rl_keys_lock(&k, keys);
 	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);
+	args[10] = min_hold_arg(c, mh, sizeof(mh));
 	a->sent_ms = rl_now_ms();
 	if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
 		e = acquire_outcome(c, name, owner, ttl_ms, a);
@@ -423,8 +434,9 @@ rl_leave(rl_client *c, const char *name, const char *owner,
 	}
 }
 
-enum rl_err
-rl_release(rl_client *c, const char *name, const char *owner,
+/* rl_release; UNUSED: the hold was never used (rl_release_unused). */
+static enum rl_err
+release(rl_client *c, const char *name, const char *owner, int unused,
     enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
 {
 	int64_t h[RL_MAX_NODES];
@@ -441,6 +453,8 @@ rl_release(rl_client *c, const char *name, const char *owner,
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
 	if ((e = rl_call_release(c, name, owner, &call)) != RL_OK)
 		return e;
+	if (unused)
+		call.args[call.nargs - 1] = "u";
 	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
 	    call.args);
 	rl_call_free(&call);
@@ -449,10 +463,29 @@ rl_release(rl_client *c, const char *name, const char *owner,
 	for (j = 0; j < c->n; j++)
 		v[j] = rl_decode_release(c->nodes[j].reply, &h[j], &np[j]);
 	o = rl_combine_release(v, h, np, c->n, rel, holds, &a->nopub, &who);
+	for (j = 0; j < c->n && o == RL_OUT_OK && *rel == RL_RELEASED; j++)
+		if (rl_decode_release_until(c->nodes[j].reply) >
+		    a->held_until_ms)
+			a->held_until_ms =
+			    rl_decode_release_until(c->nodes[j].reply);
 	if (o == RL_OUT_WRONGTYPE)
 		badtype(c->nodes[who].reply, a);
 	return outcome(c, o, who, "release", "release", a->badkey,
 	    a->badtype);
+}
+
+enum rl_err
+rl_release(rl_client *c, const char *name, const char *owner,
+    enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
+{
+	return release(c, name, owner, 0, rel, holds, a);
+}
+
+enum rl_err
+rl_release_unused(rl_client *c, const char *name, const char *owner,
+    enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
+{
+	return release(c, name, owner, 1, rel, holds, a);
 }
 
 enum rl_err

@@ -177,6 +177,7 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	a->head_wait_ms = per[busy].head_wait_ms;
 	a->rejoined = per[busy].rejoined;
 	a->ahead = per[busy].ahead;
+	a->held_until_ms = per[busy].held_until_ms;
 }
 
 /* A master where NAME is held by a client that keeps no holder record of

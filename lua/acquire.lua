@@ -35,7 +35,10 @@
 --          there, so that no new reader of redlock's comes in; it renews
 --          its own at each call, and takes it away when it acquires.
 -- ARGV[10] redisson_lock__channel:{NAME}, the channel a release publishes on
--- ARGV[11] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[11] --min-hold in ms (0: none): a fresh hold records its end,
+--          until_ms, in its holder record, and release.lua keeps the
+--          hold until then
+-- ARGV[12] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
 -- Returns {1, fence, holds, nopub}     acquired (holds > 1: re-entered);
@@ -45,7 +48,7 @@
 --                                      server cannot tell
 --         {0, pttl, owner, host, pid, user, cmd, held_ms,
 --          position, queued, head_wait_ms, rejoined, ahead, listen,
---          announced}
+--          announced, held_until}
 --                                      not acquired; pttl nil when the lock
 --                                      is free (a fair queue is ahead);
 --                                      head_wait_ms: when a free lock's head
@@ -53,7 +56,10 @@
 --                                      fair waiters ahead of the caller;
 --                                      listen: 1 when the caller is the
 --                                      room's listener; announced: 1 when
---                                      KEYS[9] names the caller; unknown
+--                                      KEYS[9] names the caller;
+--                                      held_until: the end of the
+--                                      holder's minimum hold when it is
+--                                      finished (--min-hold); unknown
 --                                      fields are nil
 --         {-1, key, type}              KEY is not of the type a lock needs,
 --                                      or a fencing counter that cannot
@@ -62,7 +68,7 @@
 -- the length of the queue. A server out of memory refuses the first write
 -- of a fresh hold, re-entry or join, and nothing before it is changed
 -- (evicting dead waiters aside).
-rl_pubcmd = ARGV[11] or rl_pubcmd
+rl_pubcmd = ARGV[12] or rl_pubcmd
 local fair = ARGV[7] == 'fair'
 -- "queue": a plain waiter that queues as well (behind a Java holder, whose
 -- fair lock wakes only the head of the queue), taking a free lock as a
@@ -105,7 +111,21 @@ local mine = redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode',
                          ARGV[2] .. ':write')
 if mine.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
 if mine[1] and rl_plain_hold(mine[2], mine[3]) then
-  local holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+  local rec = redis.call('HGET', KEYS[3], ARGV[2])
+  local longer = rl_hold_longer(rec, now_ms, ARGV[11])
+  if longer ~= rec then
+    redis.call('HSET', KEYS[3], ARGV[2], longer)
+    rec = longer
+  end
+  local holds
+  if rl_finished(rec) then
+    -- Its owner takes up a finished hold (--min-hold) again: one hold.
+    redis.call('HSET', KEYS[1], ARGV[2], 1)
+    redis.call('HSET', KEYS[3], ARGV[2], rl_set_finished(rec, false))
+    holds = 1
+  else
+    holds = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+  end
   rl_lengthen(KEYS[1], ARGV[1])
   rl_lengthen(KEYS[3], ARGV[1])
   return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', holds}
@@ -123,7 +143,8 @@ if free and (not head or head == ARGV[2]) then
   redis.call('HSET', KEYS[1], ARGV[2], 1, 'mode', rl_mark)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[2],
-             rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence))
+             rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence,
+                            ARGV[11]))
   -- The lock was free: no hold of its holders is left to outlive.
   redis.call('PEXPIRE', KEYS[3], ARGV[1])
   if fair then
@@ -232,4 +253,5 @@ if KEYS[9] and not free and string.find(flags, 'j', 1, true) then
 end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,
         d.user or false, d.cmd or false, held, position, queued,
-        head_wait, rejoined, ahead, listen, announced}
+        head_wait, rejoined, ahead, listen, announced,
+        d.finished and tonumber(d.until_ms) or false}

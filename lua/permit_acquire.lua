@@ -21,7 +21,8 @@
 -- ARGV[8]  waiter timeout in ms: how long a waiter stays in the room
 -- ARGV[9]  flags; "j": join the room when none is free, "w": the caller
 --          is in the room (it leaves it when it takes a permit)
--- ARGV[10] PUBLISH or SPUBLISH
+-- ARGV[10] --min-hold in ms (0: none), recorded as in acquire.lua
+-- ARGV[11] PUBLISH or SPUBLISH
 -- The first caller sets the number of permits (as trySetPermits does);
 -- one that names another number is refused, and nothing is changed.
 -- Expiries are on the server's clock; expired permits are given back
@@ -36,16 +37,18 @@
 --                                      lengthened); nopub: the channel this
 --                                      user may not publish on, else nil
 --         {0, wait_ms, id, host, pid, user, cmd, held_ms, nil, taken,
---          nil, nil, nil, listen}
+--          nil, nil, nil, listen, nil, held_until}
 --                                      none free; the first permit to
 --                                      expire does so in wait_ms (nil: none
 --                                      expires), id (in hex) and the rest
 --                                      are its;
 --                                      listen: 1 when the caller is the
---                                      room's listener
+--                                      room's listener; held_until: the
+--                                      end of its minimum hold when that
+--                                      permit is finished (--min-hold)
 --         {-2, permits}                NAME has that many permits, not LIMIT
 --         {-1, key, type}              KEY is not of the type needed
-rl_pubcmd = ARGV[10] or rl_pubcmd
+rl_pubcmd = ARGV[11] or rl_pubcmd
 -- Only a caller that waits joins the room; one in it leaves it when it
 -- takes a permit, and wakes the next.
 local room = KEYS[7] ~= nil and string.find(ARGV[9] or '', 'j', 1, true)
@@ -78,6 +81,19 @@ local nopub = (not rl_may_publish(KEYS[5])) and KEYS[5]
 local expiry = now_ms + tonumber(ARGV[1])
 local id = rl_permit(KEYS[2], ARGV[2])
 local mine = tonumber(redis.call('ZSCORE', KEYS[2], id))
+local rec = mine and redis.call('HGET', KEYS[3], id)
+local longer = mine and rl_hold_longer(rec, now_ms, ARGV[10])
+if longer and longer ~= rec then
+  redis.call('HSET', KEYS[3], id, longer)
+  rec = longer
+end
+if mine and rl_finished(rec) then
+  -- A finished permit (--min-hold) taken up again by its owner: one hold.
+  if mine < expiry then redis.call('ZADD', KEYS[2], expiry, id) end
+  redis.call('HSET', KEYS[3], id, rl_set_finished(rec, false))
+  rl_lengthen(KEYS[3], math.max(mine, expiry) - now_ms)
+  return {1, rl_fence(rec) or '0', 1, nopub}
+end
 if mine then
   if mine < expiry then redis.call('ZADD', KEYS[2], expiry, id) end
   local holds = redis.call('HINCRBY', KEYS[3], id .. ':n', 1)
@@ -94,7 +110,7 @@ if free < 1 then
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   if not first[1] then
     return {0, false, false, false, false, false, false, false, false,
-            false, false, false, false, listen}
+            false, false, false, false, listen, false, false}
   end
   local d = rl_decode(redis.call('HGET', KEYS[3], first[1]))
   local since = tonumber(d.since_ms)
@@ -102,13 +118,15 @@ if free < 1 then
           d.host or false,
           tonumber(d.pid) or false, d.user or false, d.cmd or false,
           since and (now_ms - since) or false, false, taken - #gone,
-          false, false, false, listen}
+          false, false, false, listen, false,
+          d.finished and tonumber(d.until_ms) or false}
 end
 local fence = rl_next_fence(KEYS[4], now_us)
 free = redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, id)
 -- The record names the owner token: the id, a hash of it, does not.
-local meta = rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence)
+local meta = rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence,
+                            ARGV[10])
 redis.call('HSET', KEYS[3], id, string.sub(meta, 1, -2) .. ',"owner":' ..
            cjson.encode(rl_permit_owner(ARGV[2])) .. '}')
 rl_lengthen(KEYS[3], ARGV[1])

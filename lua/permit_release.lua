@@ -13,16 +13,22 @@
 -- KEYS[6]  redlock_listener:{NAME}        string: the waiter that listens
 --                                          to the semaphore's channel
 -- ARGV[1]  the owner's key, hex digits (rl_permit: its permit's id)
--- ARGV[2]  PUBLISH or SPUBLISH
+-- ARGV[2]  flags: "u", an acquisition undone (its minimum hold is not
+--          kept)
+-- ARGV[3]  PUBLISH or SPUBLISH
 -- The replies have the shapes of release's:
 -- Returns {2, nopub}    released; nopub: the channel the server refused
 --                       to publish on, else nil
+--         {2, nil, until}  the last hold given back before the end of the
+--                       permit's minimum hold (--min-hold): the permit
+--                       stays taken, finished, until then (its expiry in
+--                       the zset); nobody is woken; so again when finished
 --         {1, holds}    a nested hold given back, HOLDS remain
 --         {0, taken}    OWNER holds no permit of NAME (it expired and was
 --                       given back, or was released); taken: 1 when others
 --                       hold permits
 --         {-1, key, type}
-rl_pubcmd = ARGV[2] or rl_pubcmd
+rl_pubcmd = ARGV[3] or rl_pubcmd
 local bad, free = rl_semaphore_bad(KEYS[1], KEYS[2], KEYS[3])
 if bad then return bad end
 local id = rl_permit(KEYS[2], ARGV[1])
@@ -37,6 +43,17 @@ end
 if holds then
   redis.call('HDEL', KEYS[3], id .. ':n')
   return {1, 1}
+end
+local rec = redis.call('HGET', KEYS[3], id)
+local _, now_ms = rl_time()
+local keep = rl_keep_until(rec, now_ms, ARGV[2])
+if keep then
+  if not rl_finished(rec) then
+    redis.call('ZADD', KEYS[2], keep, id)
+    redis.call('HSET', KEYS[3], id, rl_set_finished(rec, true))
+    rl_lengthen(KEYS[3], keep - now_ms)
+  end
+  return {2, false, keep}
 end
 redis.call('ZREM', KEYS[2], id)
 redis.call('HDEL', KEYS[3], id)

@@ -184,12 +184,46 @@ local function rl_take_fence(key, now_us)
 end
 
 -- A holder's metadata: JSON with host, pid, user and cmd from HOST, PID,
--- USER and CMD, since_ms and fence.
-local function rl_holder_meta(host, pid, user, cmd, now_ms, fence)
+-- USER and CMD, since_ms and fence; with MIN_HOLD (--min-hold, ms) above
+-- 0, until_ms: the end of the minimum hold, NOW_MS + MIN_HOLD.
+local function rl_holder_meta(host, pid, user, cmd, now_ms, fence, min_hold)
   local meta = cjson.encode({host = host, pid = tonumber(pid), user = user,
                              cmd = cmd})
+  local m = tonumber(min_hold) or 0
   return string.sub(meta, 1, -2) ..
-         string.format(',"since_ms":%.0f,"fence":%s}', now_ms, fence)
+         string.format(',"since_ms":%.0f,"fence":%s', now_ms, fence) ..
+         (m > 0 and string.format(',"until_ms":%.0f}', now_ms + m) or '}')
+end
+
+-- --min-hold: the end (server clock, ms) of the minimum hold that holder
+-- metadata JSON records, or nil; and whether that hold is finished (its
+-- holder gave it back before that end: it stays until then, and is
+-- neither renewed nor given back again).
+local function rl_until(json)
+  return json and tonumber(string.match(json, '"until_ms":(%d+)'))
+end
+
+local function rl_finished(json)
+  return json and string.find(json, '"finished":true', 1, true) ~= nil
+end
+
+-- Holder metadata JSON marked finished, or no longer (FINISHED false: a
+-- re-entry by its owner takes the hold up again).
+local function rl_set_finished(json, finished)
+  json = string.gsub(json, ',"finished":true', '')
+  if not finished then return json end
+  return string.sub(json, 1, -2) .. ',"finished":true}'
+end
+
+-- Whether the last hold of a holder whose metadata is JSON, given back
+-- at the server's NOW_MS with FLAGS (a release's: "u" for an acquisition
+-- undone, which never keeps it), stays until its minimum hold ends: the
+-- end, or nil.
+local function rl_keep_until(json, now_ms, flags)
+  if string.find(flags or '', 'u', 1, true) then return nil end
+  local u = rl_until(json)
+  if u and u > now_ms then return u end
+  return nil
 end
 
 -- Give KEY a lease of MS milliseconds unless it already lives longer: a
@@ -352,6 +386,17 @@ local function rl_with_number(w, name, v)
   local out, n = string.gsub(w, '"' .. name .. '":%-?%d+', kv, 1)
   if n == 1 then return out end
   return string.sub(w, 1, -2) .. ',' .. kv .. '}'
+end
+
+-- Holder metadata JSON REC of a hold re-entered at the server's NOW_MS
+-- with a minimum hold of MIN_HOLD ms (--min-hold of a nested call): its
+-- until_ms moved to NOW_MS + MIN_HOLD when that is later; REC itself
+-- when MIN_HOLD is 0 or REC is not a record.
+local function rl_hold_longer(rec, now_ms, min_hold)
+  local m = tonumber(min_hold) or 0
+  if m <= 0 or not rec or string.sub(rec, 1, 1) ~= '{' then return rec end
+  if (rl_until(rec) or 0) >= now_ms + m then return rec end
+  return rl_with_number(rec, 'until_ms', now_ms + m)
 end
 
 -- A waiters hash entry with its deadline set to DEADLINE, and its lag

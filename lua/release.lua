@@ -20,16 +20,23 @@
 --          nobody (an attempt undone on the masters that granted it
 --          because another master's holder is a Java client's: only
 --          that holder's release frees NAME, and it wakes the waiters)
--- ARGV[3]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- ARGV[3]  flags: "u", an acquisition undone (its minimum hold is not
+--          kept)
+-- ARGV[4]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
 --                          waiters were not woken, else nil
+--         {2, nil, until}  the last hold given back before the end of its
+--                          minimum hold (--min-hold, until_ms in its
+--                          holder record): the hold stays, finished, with
+--                          its lease set to what is left of it, and nobody
+--                          is woken; so again for a finished hold
 --         {1, holds}       one hold released, HOLDS remain
 --         {0, held}        OWNER does not hold NAME (held = 1: someone else does)
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
 -- The last hold is given back with deletes only, which a server out of
 -- memory still runs.
-rl_pubcmd = ARGV[3] or rl_pubcmd
+rl_pubcmd = ARGV[4] or rl_pubcmd
 -- Each key is checked where a command would fail on it, before anything
 -- is written: NAME by this read, the holder records by the first write.
 local r = redis.pcall('HMGET', KEYS[1], ARGV[1], 'mode', ARGV[1] .. ':write')
@@ -41,6 +48,20 @@ local holds = tonumber(r[1])
 if not rl_plain_hold(r[2], r[3]) then holds = nil end
 if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
 if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
+local rec = redis.pcall('HGET', KEYS[3], ARGV[1])
+if type(rec) == 'table' then
+  return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
+end
+local _, now_ms = rl_time()
+local keep = rl_keep_until(rec, now_ms, ARGV[3])
+if keep then
+  if not rl_finished(rec) then
+    redis.call('HSET', KEYS[3], ARGV[1], rl_set_finished(rec, true))
+    redis.call('PEXPIRE', KEYS[1], keep - now_ms)
+    redis.call('PEXPIRE', KEYS[3], keep - now_ms)
+  end
+  return {2, false, keep}
+end
 if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
   return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
 end

@@ -25,13 +25,15 @@
 --          refreshes) its intent in KEYS[5], unless another writer's is
 --          there
 -- ARGV[10] redisson_rwlock:{NAME}, the channel a release publishes on
--- ARGV[11] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[11] --min-hold in ms (0: none), recorded as in acquire.lua
+-- ARGV[12] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Returns the replies of acquire.lua:
 --         {1, fence, holds, nopub}     acquired (holds > 1: re-entered the
 --                                      same field); fence a decimal string;
 --                                      nopub: ARGV[10] when this user may
 --                                      not PUBLISH there, else nil
---         {0, pttl, owner, host, pid, user, cmd, held_ms, nil, queued}
+--         {0, pttl, owner, host, pid, user, cmd, held_ms, nil, queued,
+--          nil, nil, nil, nil, nil, held_until}
 --                                      busy: pttl of NAME, or of KEYS[5]
 --                                      when a waiting writer holds a new
 --                                      reader back (owner: that writer,
@@ -46,7 +48,7 @@
 -- redlock's): busy for both; so is redlock's plain hold, its marker "mode"
 -- -> "write" without a writer's field OWNER:write. A writer ignores
 -- another writer's intent: whoever comes first to a free lock takes it.
-rl_pubcmd = ARGV[11] or rl_pubcmd
+rl_pubcmd = ARGV[12] or rl_pubcmd
 local lease, owner, kind = ARGV[1], ARGV[2], ARGV[7]
 local wfield = owner .. ':write'
 local want = {'hash', 'string', 'hash'}
@@ -78,19 +80,31 @@ local function busy(pttl, who, writer_waits)
   local since = tonumber(d.since_ms)
   return {0, pttl, who or false, d.host or false, tonumber(d.pid) or false,
           d.user or false, d.cmd or false, since and (now_ms - since) or false,
-          false, writer_waits and 1 or false}
+          false, writer_waits and 1 or false, false, false, false, false,
+          false, d.finished and tonumber(d.until_ms) or false}
 end
 
 -- One more hold of FIELD: a fresh one takes a fence and records the caller.
 local function granted(field, holds)
   rl_lengthen(KEYS[1], lease)
   local fence
-  if holds > 1 then
+  local rec = redis.call('HGET', KEYS[3], field)
+  local longer = holds > 1 and rl_hold_longer(rec, now_ms, ARGV[11])
+  if longer and longer ~= rec then
+    redis.call('HSET', KEYS[3], field, longer)
+    rec = longer
+  end
+  if rl_finished(rec) then
+    -- Its owner takes up a finished hold (--min-hold) again: one hold.
+    redis.call('HSET', KEYS[3], field, rl_set_finished(rec, false))
+    fence = rl_fence(rec) or '0'
+  elseif holds > 1 then
     fence = rl_fence(redis.call('HGET', KEYS[3], field)) or '0'
   else
     fence = rl_next_fence(KEYS[2], now_us)
     redis.call('HSET', KEYS[3], field,
-               rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence))
+               rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence,
+                              ARGV[11]))
   end
   rl_lengthen(KEYS[3], lease)
   return {1, fence, holds, (not rl_may_publish(ARGV[10])) and ARGV[10]}
@@ -107,13 +121,17 @@ if kind == 'read' then
   if not reader and not writer and waiting and waiting ~= owner then
     return busy(redis.call('PTTL', KEYS[5]), waiting, true)
   end
-  local n = reader and
+  -- A finished read hold (--min-hold) taken up again: one hold.
+  local fin = reader and rl_finished(redis.call('HGET', KEYS[3], owner))
+  local n = reader and not fin and
       tonumber(redis.call('HGET', KEYS[1], owner)) + 1 or 1
   bad = rl_badtype(KEYS[4] .. ':' .. n, 'string')
   if bad then return bad end
   if not exists then
     redis.call('HSET', KEYS[1], 'mode', 'read', owner, 1)
     redis.call('PEXPIRE', KEYS[1], lease)
+  elseif fin then
+    redis.call('HSET', KEYS[1], owner, 1)
   else
     n = redis.call('HINCRBY', KEYS[1], owner, 1)
   end
@@ -128,6 +146,10 @@ if not exists then
   return granted(wfield, 1)
 end
 if mode == 'write' and redis.call('HEXISTS', KEYS[1], wfield) == 1 then
+  if rl_finished(redis.call('HGET', KEYS[3], wfield)) then
+    redis.call('HSET', KEYS[1], wfield, 1)	-- taken up again: one hold
+    return granted(wfield, 1)
+  end
   return granted(wfield, redis.call('HINCRBY', KEYS[1], wfield, 1))
 end
 if string.find(ARGV[9] or '', 'j', 1, true) then

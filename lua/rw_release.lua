@@ -25,10 +25,17 @@
 --          no waiter of the room on its own channel)
 -- ARGV[1]  owner token
 -- ARGV[2]  "read" or "write"
--- ARGV[3]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- ARGV[3]  flags: "u", an acquisition undone (its minimum hold is not
+--          kept)
+-- ARGV[4]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       OWNER's last hold of that kind given back; nopub:
 --                          a channel the server refused PUBLISH on (ACL),
 --                          else nil
+--         {2, nil, until}  OWNER's last hold of that kind given back before
+--                          the end of its minimum hold (--min-hold): it
+--                          stays, finished (one hold, a read hold's lease
+--                          key kept), with its lease set to what is left;
+--                          nobody is woken; so again for a finished hold
 --         {1, holds}       one hold given back, HOLDS of that kind remain
 --         {0, exists}      OWNER has no hold of that kind (exists = 1: NAME
 --                          is there, held by others or a plain lock, which
@@ -40,7 +47,7 @@
 -- The last write hold given back while the writer's own reads remain turns
 -- NAME to read mode, as Redisson does, and says so with "1" on KEYS[2]:
 -- waiting readers may come in. When NAME goes, the holder hash goes too.
-rl_pubcmd = ARGV[3] or rl_pubcmd
+rl_pubcmd = ARGV[4] or rl_pubcmd
 local owner, kind = ARGV[1], ARGV[2]
 local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[4], 'hash')
 if bad then return bad end
@@ -86,6 +93,35 @@ local function longest()
     end
   end
   return best
+end
+
+-- The last hold of FIELD given back before its minimum hold ends: it
+-- stays until then (the lease of NAME, of the holder records and of the
+-- read hold set to what is left, only lengthened where others hold too).
+local function finish(rec, keep, ms)
+  if rl_finished(rec) then return {2, false, keep} end
+  redis.call('HSET', KEYS[4], field, rl_set_finished(rec, true))
+  local alone = redis.call('HLEN', KEYS[1]) <= 2
+  if kind == 'read' then
+    redis.call('SET', KEYS[5] .. ':1', 1, 'PX', ms)
+  end
+  if kind == 'read' and mode == 'read' then
+    redis.call('PEXPIRE', KEYS[1], math.max(longest(), ms))
+  elseif alone then
+    redis.call('PEXPIRE', KEYS[1], ms)
+  else
+    rl_lengthen(KEYS[1], ms)
+  end
+  if alone then redis.call('PEXPIRE', KEYS[4], ms) else
+    rl_lengthen(KEYS[4], ms) end
+  return {2, false, keep}
+end
+
+if holds == 1 then
+  local rec = redis.call('HGET', KEYS[4], field)
+  local _, now_ms = rl_time()
+  local keep = rl_keep_until(rec, now_ms, ARGV[3])
+  if keep then return finish(rec, keep, keep - now_ms) end
 end
 
 local left = redis.call('HINCRBY', KEYS[1], field, -1)

@@ -9,11 +9,17 @@
 -- ARGV[2]  owner token
 -- ARGV[3]  "read" or "write"
 -- Returns 1 when renewed; 0 when NAME is gone or not a lock, or none of
--- OWNER's read holds has its lease key left; 2 when NAME is held and
--- OWNER has no hold of that kind there (another owner holds it, or it is
--- a lock of another kind).
+-- OWNER's read holds has its lease key left, or that hold is finished
+-- (--min-hold: given back, it stays only until the end of its minimum
+-- hold); 2 when NAME is held and OWNER has no hold of that kind there
+-- (another owner holds it, or it is a lock of another kind).
 if redis.call('TYPE', KEYS[1]).ok ~= 'hash' then return 0 end
 if redis.call('HEXISTS', KEYS[1], 'mode') == 0 then return 2 end
+if redis.call('TYPE', KEYS[2]).ok == 'hash' and rl_finished(redis.call(
+    'HGET', KEYS[2], ARGV[3] == 'read' and ARGV[2] or ARGV[2] .. ':write'))
+then
+  return 0
+end
 if ARGV[3] == 'read' then
   local n = tonumber(redis.call('HGET', KEYS[1], ARGV[2]))
   if not n then return 2 end

@@ -22,7 +22,7 @@
 -- and writers that wait: redlock's leave no other trace of waiting).
 -- Returns {0, waiting}                  free
 --         {1, waiting, pttl, owner, holds, host, pid, user, cmd, since_ms,
---          fence, held_ms, mode, readers, writer}
+--          fence, held_ms, mode, readers, writer, held_until}
 --                                       held; unknown fields are nil;
 --                                       fence is a decimal string. mode is
 --                                       nil for an exclusive lock (readers
@@ -40,7 +40,12 @@
 --                                       OWNER (nil when not recorded);
 --                                       writer: the owner of the writer
 --                                       that waits first (announced in
---                                       KEYS[10]), else nil
+--                                       KEYS[10]), else nil;
+--                                       held_until: the end of the
+--                                       holder's (the writer's) minimum
+--                                       hold when it is finished
+--                                       (--min-hold), else nil; each
+--                                       reader has its own as a tenth
 --         {-1, key, type}               KEY is not of the type a lock needs
 --         {-1, NAME, 'string', kind, free, taken, permits, waiting,
 --          ours}
@@ -48,7 +53,8 @@
 --                                       'semaphore' or 'expirable'; taken
 --                                       and permits {{id, expires_ms,
 --                                       left_ms, host, pid, user, cmd,
---                                       since_ms, fence}...} (the first 100
+--                                       since_ms, fence, owner,
+--                                       held_until}...} (the first 100
 --                                       to expire; nil expiry: none; the
 --                                       holder's metadata where redlock
 --                                       took it) are the expirable one's,
@@ -96,7 +102,8 @@ local function semaphore()
                              d.host or false, tonumber(d.pid) or false,
                              d.user or false, d.cmd or false,
                              since or false, rl_fence(json),
-                             d.owner or false}
+                             d.owner or false,
+                             d.finished and tonumber(d.until_ms) or false}
   end
   return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
           redis.call('ZCARD', KEYS[6]), permits, waiting, ours()}
@@ -113,7 +120,8 @@ local function held(waiting, owner, holds, mode, readers, field)
   return {1, waiting, redis.call('PTTL', KEYS[1]), owner, holds,
           d.host or false, tonumber(d.pid) or false, d.user or false,
           d.cmd or false, since or false, rl_fence(json),
-          since and (now_ms - since) or false, mode, readers}
+          since and (now_ms - since) or false, mode, readers, false,
+          d.finished and tonumber(d.until_ms) or false}
 end
 
 -- The longest lease left of OWNER's read holds N, N-1, ... (100 at most).
@@ -147,7 +155,8 @@ local function rwlock(waiting, mode)
       readers[#readers + 1] = {f[i], n, read_lease(f[i], n),
                                d.host or false, tonumber(d.pid) or false,
                                d.user or false, d.cmd or false,
-                               tonumber(d.since_ms) or false, rl_fence(json)}
+                               tonumber(d.since_ms) or false, rl_fence(json),
+                               d.finished and tonumber(d.until_ms) or false}
     end
   end
   table.sort(readers, function(a, b) return a[1] < b[1] end)

@@ -37,7 +37,7 @@ _redlock()
 	    --sentinel-password --cacert --cacertdir --cert --key --sni
 	    --insecure -h --help --version'
 	local lockopts='-w --wait -n --no-wait -t --ttl --fair -s --shared
-	    --write --limit --waiter-timeout --replicas --pubsub -E
+	    --write --limit --waiter-timeout --min-hold --replicas --pubsub -E
 	    --conflict-exit-code --owner -q --quiet -v --verbose -h --help'
 
 	# The subcommand, the global options before it (for the server the
@@ -84,8 +84,8 @@ _redlock()
 
 	# The value of an option.
 	case $prev in
-	-w | --wait | -t | --ttl | --waiter-timeout | --kill-after | \
-	    --max-hold | --connect-timeout | --timeout)
+	-w | --wait | -t | --ttl | --waiter-timeout | --min-hold | \
+	    --kill-after | --max-hold | --connect-timeout | --timeout)
 		_redlock_durations
 		return
 		;;
@@ -171,7 +171,7 @@ _redlock_takes_arg()
 	exec:* | lock:*)
 		case $2 in
 		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
-		    --replicas | -E | --conflict-exit-code | --owner | \
+		    --min-hold | --replicas | -E | --conflict-exit-code | --owner | \
 		    --on-lost | --kill-after | --max-hold | --pid | --pubsub)
 			return 0 ;;
 		esac

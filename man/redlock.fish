@@ -50,7 +50,7 @@ function __redlock_wants_name
     set -l j (math $i + 1)
     while test $j -le (count $words)
         switch $words[$j]
-            case --owner -w --wait -t --ttl --limit --waiter-timeout --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --pid --pubsub
+            case --owner -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --pid --pubsub
                 set j (math $j + 1)
             case '-*'
             case '*'
@@ -146,6 +146,7 @@ complete -c redlock -n $l -s s -l shared -d 'A shared (read) lock'
 complete -c redlock -n $l -l write -d 'The exclusive (write) lock of a read-write lock'
 complete -c redlock -n $l -l limit -x -d 'At most N holders of NAME at once'
 complete -c redlock -n $l -l waiter-timeout -x -a '(__redlock_durations)' -d 'How long a silent waiter keeps its place (--fair), or how often it refreshes it'
+complete -c redlock -n $l -l min-hold -x -a '(__redlock_durations)' -d 'Hold NAME at least DURATION after acquiring it'
 complete -c redlock -n $l -l replicas -x -d 'WAIT until N replicas have each acquisition'
 complete -c redlock -n $l -l pubsub -x -a "$pubsub" -d 'How releases wake waiters'
 complete -c redlock -n $l -s E -l conflict-exit-code -x -d 'Exit N, not 75, when NAME was not acquired'

@@ -99,8 +99,8 @@ global_options() {
 exec_options() {
 	local o
 	for o in --wait --no-wait --ttl --fair --shared --write --limit \
-	    --waiter-timeout --replicas --pubsub --conflict-exit-code --owner \
-	    --quiet --verbose --on-lost --kill-after --max-hold --help; do
+	    --waiter-timeout --min-hold --replicas --pubsub --conflict-exit-code \
+	    --owner --quiet --verbose --on-lost --kill-after --max-hold --help; do
 		grep -qx -- "$o" <<<"$output" || return 1
 	done
 	! grep -qx -- --keepalive <<<"$output" && ! grep -qx -- --url <<<"$output"
@@ -142,7 +142,8 @@ lock_options() {
 	examples() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '250ms 2h 30s 5m ' ]; }
 	units() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '15h 15m 15ms 15s ' ]; }
 	local o
-	for o in -w --wait -t --ttl --waiter-timeout --kill-after --max-hold; do
+	for o in -w --wait -t --ttl --waiter-timeout --min-hold --kill-after \
+	    --max-hold; do
 		each_shell examples "redlock exec $o "
 	done
 	each_shell examples 'redlock --connect-timeout '

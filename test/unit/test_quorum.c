@@ -351,6 +351,69 @@ test_decode_release(void **state)
 	assert_null(nopub);
 }
 
+/* --min-hold: a finished hold's end in busy, release and status replies,
+ * and across masters the one of the master whose holder is named. */
+static void
+test_decode_min_hold(void **state)
+{
+	enum rl_verdict v[2] = { RL_V_NO, RL_V_NO };
+	struct rl_attempt a, per[2];
+	struct rl_status st;
+	struct rl_reader r;
+	const char *nopub = "unset";
+	int64_t holds;
+	size_t who = 0;
+	int undo;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_decode_acquire(R("*16|:0|:4000|$o:7|$web1|:42|"
+	    "$root|$job|:1000|nil|nil|nil|nil|nil|nil|nil|:1700000005000"), &a),
+	    RL_V_NO);
+	assert_int_equal(a.held_until_ms, 1700000005000);
+	assert_int_equal(a.pttl, 4000);
+	memset(&a, 0, sizeof(a));	/* not finished: nil, or no element */
+	assert_int_equal(rl_decode_acquire(R("*16|:0|:4000|$o:7|nil|nil|nil|"
+	    "nil|nil|nil|nil|nil|nil|nil|nil|nil|nil"), &a), RL_V_NO);
+	assert_int_equal(a.held_until_ms, 0);
+	/* A release that left the hold, finished; one that gave it back. */
+	assert_int_equal(rl_decode_release(R("*3|:2|nil|:1700000005000"),
+	    &holds, &nopub), RL_V_RELEASED);
+	assert_null(nopub);
+	assert_int_equal(rl_decode_release_until(R("*3|:2|nil|:1700000005000")),
+	    1700000005000);
+	assert_int_equal(rl_decode_release_until(R("*2|:2|nil")), 0);
+	assert_int_equal(rl_decode_release_until(R("*2|:1|:2")), 0);
+	assert_int_equal(rl_decode_release_until(NULL), 0);
+	/* status: the holder's, and a reader's. */
+	assert_int_equal(rl_decode_status(R("*16|:1|:0|:4000|$o:1|:1|$web1|:42|"
+	    "$root|$job|:1700000000000|:7|:1000|nil|*0|nil|:1700000005000"),
+	    &st), RL_V_YES);
+	assert_int_equal(st.held_until_ms, 1700000005000);
+	assert_int_equal(rl_decode_status(R("*16|:1|:0|:29000|nil|:1|nil|nil|"
+	    "nil|nil|nil|nil|nil|$read|*1|*10|$a:1|:1|:4000|$h|:42|$u|$c|"
+	    ":1700000000000|:9|:1700000004000|nil|nil"), &st), RL_V_YES);
+	assert_int_equal(st.held_until_ms, 0);
+	assert_int_equal(rl_status_reader(&st, 0, &r), 0);
+	assert_int_equal(r.held_until_ms, 1700000004000);
+	/* Busy on two masters: the end that the master with the longest
+	 * lease names. */
+	memset(per, 0, sizeof(per));
+	per[0].pttl = 3000;
+	per[0].held_until_ms = 1700000003000;
+	per[0].owner = "o:7";
+	per[0].host = "web1";
+	per[1].pttl = 3100;
+	per[1].held_until_ms = 1700000003100;
+	per[1].owner = "o:7";
+	per[1].host = "web1";
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 2, 30000, 40, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_int_equal(a.held_until_ms, 1700000003100);
+}
+
 static void
 test_decode_force(void **state)
 {
@@ -1313,6 +1376,7 @@ main(void)
 		T(test_decode_acquire_busy),
 		T(test_decode_acquire_wrongtype_and_garbage),
 		T(test_decode_release),
+		T(test_decode_min_hold),
 		T(test_decode_force),
 		T(test_decode_renew),
 		T(test_decode_status),
