@@ -89,6 +89,10 @@ struct loop {
 	int stop;		/* a signal or the watched process's exit */
 };
 
+/* How often an orphaned watchdog looks for what is left of COMMAND's
+ * group once COMMAND has exited. */
+#define GROUP_POLL_MS 20
+
 /* The poll set, one entry per source, in this order; the keeper's (one
  * per master) last. */
 enum { PFD_SIG, PFD_PARENT, PFD_PID, PFD_KEEPER };
@@ -107,20 +111,35 @@ check_deadlines(struct loop *l, int64_t now)
 		    LOST_UNREACHABLE, now));
 	if (l->kill_at >= 0 && now >= l->kill_at) {
 		event(w->lo, "COMMAND outlived --kill-after: SIGKILL");
-		signal_child(w, SIGKILL);
+		if (l->child_done)	/* its pid may be another's by now */
+			kill(-w->child, SIGKILL);
+		else
+			signal_child(w, SIGKILL);
 		l->kill_at = -1;
 	}
 }
 
-/* With COMMAND, the loop ends when it has; without, at a signal, at the
- * watched process's exit, or at a loss --on-lost does not ignore. */
+/* Orphaned (redlock is gone), COMMAND has exited but a process of its
+ * group is left: the hold is kept until none is, SIGKILL coming at the
+ * kill deadline. */
+static int
+group_left(const struct loop *l)
+{
+	const struct watch *w = l->w;
+
+	return w->orphaned && l->child_done && group_runs(w->child);
+}
+
+/* With COMMAND, the loop ends when it has (orphaned: when its group has);
+ * without, at a signal, at the watched process's exit, or at a loss
+ * --on-lost does not ignore. */
 static int
 finished(const struct loop *l)
 {
 	const struct watch *w = l->w;
 
 	if (w->child > 0)
-		return l->child_done;
+		return l->child_done && !group_left(l);
 	return l->stop || (w->lost != LOST_NO && w->on_lost != ON_LOST_IGNORE);
 }
 
@@ -301,6 +320,8 @@ watch_run(struct watch *w)
 			break;
 		n = build_pollset(&l, pfd);
 		wake = next_wake(&l);
+		if (l.child_done)	/* COMMAND's group, checked again */
+			wake = earliest(wake, now + GROUP_POLL_MS);
 		if (poll(pfd, n, wake < 0 ? -1 :
 		    (int)(wake > now ? wake - now : 0)) < 0 && errno != EINTR) {
 			msg("poll: %s", strerror(errno));
@@ -316,7 +337,7 @@ watch_run(struct watch *w)
 		if (l.keeping && (ready(pfd + PFD_KEEPER, n - PFD_KEEPER) ||
 		    now >= rl_keeper_wake_ms(l.k)))
 			keeper_turn(&l, now);
-		if (w->child > 0 && l.child_done)
+		if (w->child > 0 && finished(&l))
 			break;
 	}
 	release(w, l.k);
