@@ -27,6 +27,14 @@ struct listing {
 	char *errname_buf;
 };
 
+/* ,"running": whether the holder runs (holder_running's R), null when
+ * this host cannot tell. */
+static void
+json_running(int r)
+{
+	printf(",\"running\":%s", r > 0 ? "true" : r == 0 ? "false" : "null");
+}
+
 /* Several masters: each one's view, then the verdict's numbers. */
 static void
 json_nodes(rl_client *rc, const struct rl_status *st)
@@ -116,6 +124,7 @@ json_readers(const struct rl_status *st)
 		json_int(stdout, "holds", r.holds, 1);
 		json_int(stdout, "lease_ms", r.pttl, r.pttl >= 0);
 		json_meta(stdout, r.host, r.pid, r.user, r.cmd);
+		json_running(holder_running(r.host, r.pid, -1));
 		json_int(stdout, "since_ms", r.since_ms, r.since_ms >= 0);
 		json_int(stdout, "fence", r.fence, r.fence >= 0);
 		fputs("}", stdout);
@@ -136,6 +145,8 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 		printf(",\"mode\":\"%s\",", rw ? st->mode : "exclusive");
 		json_who(stdout, st->owner, st->host, st->pid, st->user,
 		    st->cmd);
+		json_running(st->owner != NULL ? holder_running(st->host,
+		    st->pid, st->held_ms) : -1);
 		json_int(stdout, "since_ms", st->since_ms, st->since_ms >= 0);
 		json_int(stdout, "held_ms", st->held_ms, st->held_ms >= 0);
 		json_int(stdout, "holds", st->holds, 1);
@@ -173,6 +184,8 @@ print_readers(const struct rl_status *st)
 		if (r.host != NULL)
 			printf(": %s pid %ld (%s), fence %lld", esc(r.host),
 			    r.pid, esc(r.cmd), (long long)r.fence);
+		if (holder_running(r.host, r.pid, -1) == 0)
+			printf(", not running");
 		putchar('\n');
 	}
 }
@@ -226,7 +239,8 @@ print_long(const char *name, const struct rl_status *st)
 	printf("  owner    %s\n", esc(st->owner));
 	printf("  host     %s\n", esc(st->host));
 	if (st->pid > 0)
-		printf("  pid      %ld\n", st->pid);
+		printf("  pid      %ld%s\n", st->pid, holder_running(st->host,
+		    st->pid, st->held_ms) == 0 ? " (not running)" : "");
 	else
 		printf("  pid      -\n");
 	printf("  user     %s\n", esc(st->user));
@@ -274,10 +288,11 @@ print_line(const char *name, const struct rl_status *st)
 		printf("%s: held by owner %s, lease %s left, %lld waiting\n",
 		    esc(name), esc(st->owner), l, (long long)st->waiting);
 	else
-		printf("%s: held by %s pid %ld (%s) for %s, lease %s left, "
+		printf("%s: held by %s pid %ld%s (%s) for %s, lease %s left, "
 		    "fence %lld, %lld waiting\n", esc(name), esc(st->host),
-		    st->pid, esc(st->cmd), d, l, (long long)st->fence,
-		    (long long)st->waiting);
+		    st->pid, holder_running(st->host, st->pid, st->held_ms) ==
+		    0 ? " (not running)" : "", esc(st->cmd), d, l,
+		    (long long)st->fence, (long long)st->waiting);
 }
 
 /* How long permit P has been held (the server's clock), -1 unknown. */
@@ -305,6 +320,8 @@ json_permits(const struct rl_status *st)
 		fputc(',', stdout);
 		json_who(stdout, p.owner != NULL ? p.owner : p.id, p.host,
 		    p.pid, p.user, p.cmd);
+		json_running(holder_running(p.host, p.pid,
+		    permit_held_ms(&p)));
 		json_int(stdout, "since_ms", p.since_ms, p.since_ms >= 0);
 		json_int(stdout, "held_ms", permit_held_ms(&p),
 		    permit_held_ms(&p) >= 0);
@@ -321,8 +338,10 @@ print_permit(const struct rl_permit *p)
 
 	if (p->host != NULL) {
 		rl_duration_format(permit_held_ms(p), h, sizeof(h));
-		snprintf(who, sizeof(who), "held by %s pid %ld (%s) for %s, "
-		    "fence %lld, ", esc(p->host), p->pid, esc(p->cmd), h,
+		snprintf(who, sizeof(who), "held by %s pid %ld%s (%s) for %s, "
+		    "fence %lld, ", esc(p->host), p->pid,
+		    holder_running(p->host, p->pid, permit_held_ms(p)) == 0 ?
+		    " (not running)" : "", esc(p->cmd), h,
 		    (long long)p->fence);
 	}
 	if (p->expires_ms < 0) {
@@ -374,6 +393,46 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 			printf("  waiting  %lld\n", (long long)st->waiting);
 	}
 	return st->taken > 0 || st->free <= 0 ? EXIT_HELD : EXIT_NOT_HELD;
+}
+
+/* Whether every holder that ST lists (the owner, each reader, each
+ * permit) is known not to run: then unlock --force takes NAME from no
+ * live process, and status NAME says how. */
+static int
+all_gone(const struct rl_status *st)
+{
+	struct rl_reader r;
+	struct rl_permit p;
+	size_t i, n = 0;
+
+	if (st->owner != NULL && (st->kind == RL_KIND_LOCK ||
+	    st->kind == RL_KIND_RWLOCK)) {
+		if (holder_running(st->host, st->pid, st->held_ms) != 0)
+			return 0;
+		n++;
+	}
+	for (i = 0; rl_status_reader(st, i, &r) == 0; i++, n++)
+		if (holder_running(r.host, r.pid, -1) != 0)
+			return 0;
+	for (i = 0; rl_status_permit(st, i, &p) == 0; i++, n++)
+		if (holder_running(p.host, p.pid, permit_held_ms(&p)) != 0)
+			return 0;
+	if (st->kind == RL_KIND_EXPIRABLE && (int64_t)i != st->taken)
+		return 0;	/* some not listed */
+	return n > 0;
+}
+
+/* Under status NAME's lines, when no holder of NAME runs: the command
+ * that frees it. */
+static void
+print_gone(const struct globals *g, const char *name,
+    const struct rl_status *st)
+{
+	if (!all_gone(st))
+		return;
+	printf("%s: not running: no process that holds it is left on this "
+	    "host; free it with:\n  ", esc(name));
+	force_line(stdout, g, name);
 }
 
 static int
@@ -485,6 +544,8 @@ run(struct globals *g, int argc, char **argv)
 			status = print_semaphore(name, &st, json);
 			if (json)
 				putchar('\n');
+			else
+				print_gone(g, name, &st);
 		} else
 			status = fail(rc, e, name);
 		rl_client_free(rc);
@@ -499,6 +560,8 @@ run(struct globals *g, int argc, char **argv)
 		print_long(name, &st);
 		if (rl_nodes(rc) > 1)
 			print_nodes(rc, &st);
+		if (st.held)
+			print_gone(g, name, &st);
 	}
 	rl_client_free(rc);
 	if ((status = flush_stdout()) != 0)
