@@ -1,5 +1,6 @@
 /* alive.c: whether processes still run: a holder recorded on this host
- * (status), what is left of COMMAND's group (the watchdog). */
+ * and the command that frees its name (status), what is left of
+ * COMMAND's group (the watchdog), who called lock. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -214,23 +214,31 @@ setsid_exec() {
 	[ "$(ps -o pgid= -p "$epid" | tr -d ' ')" = "$epid" ]
 }
 
-@test "SIGKILL to the process group exec was started in (a CI runner's cancel): no process of COMMAND's tree is left within 1 s, then the lock is released" {
-	setsid_exec x -- sh -c 'echo $$ >'"$D"'/c; sleep 30 & sleep 30; wait'
-	wait_for 5 eval '[ "$(in_group "$c" | wc -l)" = 3 ]'
-	tree="$c $(descendants "$c")"
-	kill -KILL -- "-$epid"
-	t0=$(now_ms)
-	if ! wait_for 1 group_empty "$c"; then
-		echo "left after 1 s: $(in_group "$c" | tr '\n' ' ')" >&2
-		in_group "$c" | xargs -r kill -9
-		false
-	fi
-	echo "COMMAND's group gone $(($(now_ms) - t0)) ms after the kill" >&3
-	all_dead $tree
-	# The watchdog held the lock until then, and gives it back.
-	wait_for 5 dead "$wd"
-	wait_for 5 key_gone x
-	key_gone 'redlock_holder:{x}'
+@test "SIGKILL to the process group exec was started in (a CI runner's cancel), or to redlock alone: no process of COMMAND's tree is left within 1 s, then the lock is released" {
+	for target in group redlock; do
+		rm -f "$D/c"
+		setsid_exec x -- sh -c 'echo $$ >'"$D"'/c; sleep 30 & sleep 30; wait'
+		wait_for 5 eval '[ "$(in_group "$c" | wc -l)" = 3 ]'
+		tree="$c $(descendants "$c")"
+		if [ "$target" = group ]; then
+			kill -KILL -- "-$epid"
+		else
+			kill -KILL "$epid"
+		fi
+		t0=$(now_ms)
+		if ! wait_for 1 group_empty "$c"; then
+			echo "$target: left after 1 s: $(in_group "$c" | tr '\n' ' ')" >&2
+			in_group "$c" | xargs -r kill -9
+			false
+		fi
+		echo "SIGKILL to the $target: COMMAND's group gone $(($(now_ms) - t0)) ms after" >&3
+		all_dead $tree
+		# The watchdog held the lock until then, and gives it back.
+		wait_for 5 dead "$wd"
+		wait_for 5 key_gone x
+		key_gone 'redlock_holder:{x}'
+		wait "$epid" 2>/dev/null || :
+	done
 }
 
 @test "SIGKILL to redlock alone: COMMAND's whole group ends, one that ignores SIGTERM by SIGKILL after --kill-after, and the lock is held until none is left" {
