@@ -32,6 +32,7 @@ static void
 print_json(const char *name, const struct rl_queue *q)
 {
 	size_t i;
+	int r;
 
 	fputs("{", stdout);
 	json_bytes(stdout, "name", name);
@@ -42,6 +43,10 @@ print_json(const char *name, const struct rl_queue *q)
 		    q->holder.pid, q->holder.user, q->holder.cmd);
 		json_int(stdout, "held_ms", q->holder.since_ms,
 		    q->holder.since_ms >= 0);
+		r = holder_running(q->holder.host, q->holder.pid,
+		    q->holder.since_ms);
+		printf(",\"running\":%s", r > 0 ? "true" : r == 0 ? "false" :
+		    "null");
 		json_int(stdout, "lease_ms", q->holder.ms, q->holder.ms >= 0);
 		putchar('}');
 	} else
@@ -102,9 +107,12 @@ print_text(const char *name, const struct rl_queue *q)
 			    esc(name), (long long)q->readers,
 			    q->readers == 1 ? "" : "s", lease);
 		else if (q->holder.host != NULL)
-			printf("%s: held by %s pid %ld (%s) for %s, lease %s "
+			printf("%s: held by %s pid %ld%s (%s) for %s, lease %s "
 			    "left\n", esc(name), esc(q->holder.host),
-			    q->holder.pid, esc(q->holder.cmd), held, lease);
+			    q->holder.pid, holder_running(q->holder.host,
+			    q->holder.pid, q->holder.since_ms) == 0 ?
+			    " (not running)" : "", esc(q->holder.cmd), held,
+			    lease);
 		else
 			printf("%s: held by owner %s, lease %s left\n",
 			    esc(name), esc(q->holder.owner), lease);

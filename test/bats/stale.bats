@@ -27,8 +27,11 @@ held_exec() {
 	wd=$(ps -o ppid= -p "$c" | tr -d ' ')
 }
 # kill_all: SIGKILL redlock, its watchdog and COMMAND at once (the OOM
-# killer, a kill -9 of the whole tree): nobody releases.
+# killer, a kill -9 of the whole tree): nobody releases. Stopped first:
+# between two kills, on a busy box, the watchdog could see redlock gone
+# and release.
 kill_all() {
+	kill -STOP "$wd" "$epid" "$c"
 	kill -9 "$epid" "$wd" "$c"
 	wait "$epid" 2>/dev/null || :
 	wait_for 5 all_dead "$wd" "$c"
@@ -60,6 +63,10 @@ owner_of() { rl status --json "$1" | jq -r .owner; }
 	assert_output --partial "a b: held by $(hostname) pid $epid (not running) (sh -c "
 	run -0 rl status --json
 	jq -e '.[0].running == false' <<<"$output"
+	run -0 rl queue 'a b'
+	assert_line --index 0 --regexp "^a b: held by $(hostname) pid $epid \(not running\) \(sh -c .*\) for "
+	run -0 rl queue --json 'a b'
+	jq -e '.holder.running == false' <<<"$output"
 	# The line, as printed, frees the name.
 	run -0 bash -c "${line/redlock/\"\$0\"}" "$RL"
 	key_gone 'a b'
@@ -96,6 +103,10 @@ owner_of() { rl status --json "$1" | jq -r .owner; }
 	refute_output --partial 'unlock --force'
 	run -0 rl status --json x
 	jq -e '.running == true' <<<"$output"
+	run -0 rl queue x
+	refute_output --partial 'not running'
+	run -0 rl queue --json x
+	jq -e '.holder.running == true' <<<"$output"
 }
 
 @test "a pid that another process has taken since the hold began: not running" {
