@@ -12,7 +12,8 @@ const struct cmd cmd_status = {
 	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
 	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
 	"taken, and how many are free). Without NAME, list every lock held\n"
-	"with redlock's metadata (exit 0 if any).\n\n"
+	"with redlock's metadata (exit 0 if any). A holder on this host whose\n"
+	"process is gone is \"not running\", with the line that frees NAME.\n\n"
 	"      --json              one JSON object (an array without NAME)\n"
 	"  -h, --help              show this help\n",
 	run
