@@ -40,6 +40,7 @@ struct globals {
 	const char *sentinel_user;	/* --sentinel-user */
 	const char *sentinel_password;	/* --sentinel-password */
 	int stdout_closed;	/* at start: /dev/null was put in its place */
+	int url_given;		/* -u: the URLs are not $REDLOCK_URL's */
 	struct rl_tls_opts tls;
 };
 
@@ -262,6 +263,40 @@ void event(const struct lockopts *o, const char *fmt, ...)
 /* This host's name and the effective user, for the holder metadata. */
 const char *self_host(void);
 const char *self_user(void);
+
+/* alive.c: for status. A holder recorded on this host as HOST and PID,
+ * whose hold was taken HELD_MS ago (-1: not known): 1 when that process
+ * runs, 0 when it does not (gone, a zombie, or PID is now a process
+ * started since), -1 when this cannot be told here (another host, no
+ * pid recorded). */
+int holder_running(const char *host, long pid, int64_t held_ms);
+/* The same for a hold that may be finished (--min-hold): one given back
+ * before UNTIL_MS (> 0) is held with nothing meant to run, so -1. */
+int hold_running(const char *host, long pid, int64_t held_ms,
+    int64_t until_ms);
+/* ,"running":true, false or null (R as hold_running's) on stdout. */
+void json_running(int r);
+/* ,"finished":..,"held_until_ms":.. on stdout: a hold given back before
+ * its minimum hold ended (--min-hold) stays until UNTIL_MS (<= 0: it is
+ * not finished). */
+void json_finished(int64_t until_ms);
+/* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
+ * is not above 0. */
+const char *finished_text(int64_t until_ms, char *buf, size_t len);
+/* S on F as one shell word, quoted only when it needs it. */
+void shell_word(FILE *f, const char *s);
+/* The command that frees NAME (unlock --force) on F, one line, with the
+ * global options that reach the same servers (passwords left out: they
+ * come from the environment). */
+void force_line(FILE *f, const struct globals *g, const char *name);
+/* The process that called redlock, for the holder record of lock: its
+ * parent, or, when that is a subshell (a fork of a shell that did not
+ * exec: a command substitution of more than one command, a function),
+ * the shell it was forked from, which outlives it. */
+pid_t caller_pid(void);
+
+/* Whether a process of group PG runs (zombies do not count). */
+int group_runs(pid_t pg);
 
 /* Signals as bytes on a self-pipe (sig.c). */
 extern const int relayed_signals[6];	/* INT TERM HUP QUIT USR1 USR2 */

@@ -167,7 +167,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	sigset_t old;
 	int sigchld = SIGCHLD, tty;
 	size_t i;
-	pid_t pid, me;
+	pid_t pid, me, caller;
 
 	/* Signals for COMMAND reach it from redlock, not from here: a kill
 	 * of every redlock process must not deliver them twice. */
@@ -176,7 +176,15 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 		signal(relayed_signals[i], SIG_IGN);
 	memset(&w, 0, sizeof(w));
 	w.sig_fd = sig_catch(&sigchld, 1);
-	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+	caller = getpgrp();
+	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == caller;
+	/* A process group of its own, before COMMAND starts: a SIGKILL to
+	 * the caller's group (a CI runner's cancel, timeout -s KILL) ends
+	 * redlock, not this process, which then ends COMMAND's group and
+	 * releases. In a background group, writing to a terminal must not
+	 * stop it (stty tostop). */
+	signal(SIGTTOU, SIG_IGN);
+	setpgid(0, 0);
 	me = getpid();
 	sig_block_all(&old);
 	pid = fork();
@@ -213,10 +221,8 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	w.parent_fd = parent_fd;
 	w.pid_fd = -1;
 	watch_run(&w);
-	if (tty) {
-		signal(SIGTTOU, SIG_IGN);
-		tcsetpgrp(STDIN_FILENO, getpgrp());
-	}
+	if (tty)
+		tcsetpgrp(STDIN_FILENO, caller);
 	r.kind = REPORT_DONE;
 	r.status = w.child_status;
 	r.lost = w.lost;

@@ -245,7 +245,7 @@ take(struct globals *g, struct job *j, int pid_fd)
 
 	parent_cmd(cmdline, sizeof(cmdline));
 	meta.host = self_host();
-	meta.pid = (long)(j->keepalive ? j->watched : getppid());
+	meta.pid = (long)(j->keepalive ? j->watched : caller_pid());
 	meta.user = self_user();
 	meta.cmd = cmdline;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {

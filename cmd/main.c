@@ -406,6 +406,7 @@ parse_globals(int argc, char **argv)
 		case 'u':
 			if ((status = add_urls(&g, "--url", optarg)) != 0)
 				return status;
+			g.url_given = 1;
 			break;
 		case 'C':
 			if ((status = nonzero_duration("--connect-timeout",

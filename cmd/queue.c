@@ -42,7 +42,10 @@ print_json(const char *name, const struct rl_queue *q)
 		    q->holder.pid, q->holder.user, q->holder.cmd);
 		json_int(stdout, "held_ms", q->holder.since_ms,
 		    q->holder.since_ms >= 0);
+		json_running(hold_running(q->holder.host, q->holder.pid,
+		    q->holder.since_ms, q->holder.held_until_ms));
 		json_int(stdout, "lease_ms", q->holder.ms, q->holder.ms >= 0);
+		json_finished(q->holder.held_until_ms);
 		putchar('}');
 	} else
 		fputs("null", stdout);
@@ -91,7 +94,7 @@ print_rw(const struct rl_queue *q)
 static void
 print_text(const char *name, const struct rl_queue *q)
 {
-	char held[32], lease[32], waiting[32], deadline[32], pid[24];
+	char held[32], lease[32], waiting[32], deadline[32], pid[24], fin[80];
 	size_t i;
 
 	if (q->held) {
@@ -102,9 +105,14 @@ print_text(const char *name, const struct rl_queue *q)
 			    esc(name), (long long)q->readers,
 			    q->readers == 1 ? "" : "s", lease);
 		else if (q->holder.host != NULL)
-			printf("%s: held by %s pid %ld (%s) for %s, lease %s "
-			    "left\n", esc(name), esc(q->holder.host),
-			    q->holder.pid, esc(q->holder.cmd), held, lease);
+			printf("%s: held by %s pid %ld%s (%s) for %s%s, lease "
+			    "%s left\n", esc(name), esc(q->holder.host),
+			    q->holder.pid, hold_running(q->holder.host,
+			    q->holder.pid, q->holder.since_ms,
+			    q->holder.held_until_ms) == 0 ? " (not running)" :
+			    "", esc(q->holder.cmd), held,
+			    finished_text(q->holder.held_until_ms, fin,
+			    sizeof(fin)), lease);
 		else
 			printf("%s: held by owner %s, lease %s left\n",
 			    esc(name), esc(q->holder.owner), lease);

@@ -13,6 +13,7 @@ const int relayed_signals[6] = {
 
 static int pipefd[2] = { -1, -1 };
 static sigset_t start_mask;
+static struct sigaction start_ttou;	/* the watchdog of exec ignores it */
 static int have_start_mask;
 
 static void
@@ -35,6 +36,7 @@ sig_catch(const int *sigs, int n)
 
 	if (!have_start_mask) {
 		sigprocmask(SIG_SETMASK, NULL, &start_mask);
+		sigaction(SIGTTOU, NULL, &start_ttou);
 		have_start_mask = 1;
 	}
 	if (pipefd[0] >= 0) {
@@ -76,8 +78,10 @@ sig_restore(void)
 		sigaction(relayed_signals[i], &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	sigaction(SIGPIPE, &sa, NULL);
-	if (have_start_mask)
+	if (have_start_mask) {
+		sigaction(SIGTTOU, &start_ttou, NULL);
 		sigprocmask(SIG_SETMASK, &start_mask, NULL);
+	}
 }
 
 void

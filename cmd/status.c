@@ -12,7 +12,8 @@ const struct cmd cmd_status = {
 	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
 	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
 	"taken, and how many are free). Without NAME, list every lock held\n"
-	"with redlock's metadata (exit 0 if any).\n\n"
+	"with redlock's metadata (exit 0 if any). A holder on this host whose\n"
+	"process is gone is \"not running\", with the line that frees NAME.\n\n"
 	"      --json              one JSON object (an array without NAME)\n"
 	"  -h, --help              show this help\n",
 	run
@@ -102,30 +103,6 @@ print_nodes(rl_client *rc, const struct rl_status *st)
 	}
 }
 
-/* ,"finished":..,"held_until_ms":.. on stdout: a hold given back before
- * its minimum hold ended (--min-hold) stays until UNTIL_MS (0: it is
- * not finished). */
-static void
-json_finished(int64_t until_ms)
-{
-	printf(",\"finished\":%s", until_ms > 0 ? "true" : "false");
-	json_int(stdout, "held_until_ms", until_ms, until_ms > 0);
-}
-
-/* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
- * is 0. */
-static const char *
-finished(int64_t until_ms, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (until_ms > 0) {
-		buf[0] = ',';
-		buf[1] = ' ';
-		say_finished(until_ms, buf + 2, len - 2);
-	}
-	return buf;
-}
-
 /* ,"readers":[...] of a read-write lock. */
 static void
 json_readers(const struct rl_status *st)
@@ -140,6 +117,7 @@ json_readers(const struct rl_status *st)
 		json_int(stdout, "holds", r.holds, 1);
 		json_int(stdout, "lease_ms", r.pttl, r.pttl >= 0);
 		json_meta(stdout, r.host, r.pid, r.user, r.cmd);
+		json_running(hold_running(r.host, r.pid, -1, r.held_until_ms));
 		json_int(stdout, "since_ms", r.since_ms, r.since_ms >= 0);
 		json_int(stdout, "fence", r.fence, r.fence >= 0);
 		json_finished(r.held_until_ms);
@@ -161,6 +139,8 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 		printf(",\"mode\":\"%s\",", rw ? st->mode : "exclusive");
 		json_who(stdout, st->owner, st->host, st->pid, st->user,
 		    st->cmd);
+		json_running(st->owner != NULL ? hold_running(st->host,
+		    st->pid, st->held_ms, st->held_until_ms) : -1);
 		json_int(stdout, "since_ms", st->since_ms, st->since_ms >= 0);
 		json_int(stdout, "held_ms", st->held_ms, st->held_ms >= 0);
 		json_int(stdout, "holds", st->holds, 1);
@@ -199,7 +179,9 @@ print_readers(const struct rl_status *st)
 		if (r.host != NULL)
 			printf(": %s pid %ld (%s), fence %lld", esc(r.host),
 			    r.pid, esc(r.cmd), (long long)r.fence);
-		printf("%s\n", finished(r.held_until_ms, f, sizeof(f)));
+		printf("%s%s\n", finished_text(r.held_until_ms, f, sizeof(f)),
+		    hold_running(r.host, r.pid, -1, r.held_until_ms) == 0 ?
+		    ", not running" : "");
 	}
 }
 
@@ -252,7 +234,9 @@ print_long(const char *name, const struct rl_status *st)
 	printf("  owner    %s\n", esc(st->owner));
 	printf("  host     %s\n", esc(st->host));
 	if (st->pid > 0)
-		printf("  pid      %ld\n", st->pid);
+		printf("  pid      %ld%s\n", st->pid, hold_running(st->host,
+		    st->pid, st->held_ms, st->held_until_ms) == 0 ?
+		    " (not running)" : "");
 	else
 		printf("  pid      -\n");
 	printf("  user     %s\n", esc(st->user));
@@ -274,7 +258,7 @@ print_long(const char *name, const struct rl_status *st)
 	else
 		printf("  fence    -\n");
 	if (st->held_until_ms > 0)
-		printf("  state    %s\n", finished(st->held_until_ms, f,
+		printf("  state    %s\n", finished_text(st->held_until_ms, f,
 		    sizeof(f)) + 2);
 	if (st->kind == RL_KIND_RWLOCK) {
 		printf("  mode     %s (Redisson read-write lock)\n", st->mode);
@@ -293,7 +277,7 @@ print_line(const char *name, const struct rl_status *st)
 
 	rl_duration_format(st->held_ms, d, sizeof(d));
 	rl_duration_format(st->pttl, l, sizeof(l));
-	finished(st->held_until_ms, f, sizeof(f));
+	finished_text(st->held_until_ms, f, sizeof(f));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
 		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
 		    "lock), lease %s left, %lld waiting\n", esc(name),
@@ -304,9 +288,11 @@ print_line(const char *name, const struct rl_status *st)
 		printf("%s: held by owner %s%s, lease %s left, %lld waiting\n",
 		    esc(name), esc(st->owner), f, l, (long long)st->waiting);
 	else
-		printf("%s: held by %s pid %ld (%s) for %s%s, lease %s left, "
+		printf("%s: held by %s pid %ld%s (%s) for %s%s, lease %s left, "
 		    "fence %lld, %lld waiting\n", esc(name), esc(st->host),
-		    st->pid, esc(st->cmd), d, f, l, (long long)st->fence,
+		    st->pid, hold_running(st->host, st->pid,
+		    st->held_ms, st->held_until_ms) == 0 ? " (not running)" : "",
+		    esc(st->cmd), d, f, l, (long long)st->fence,
 		    (long long)st->waiting);
 }
 
@@ -335,6 +321,8 @@ json_permits(const struct rl_status *st)
 		fputc(',', stdout);
 		json_who(stdout, p.owner != NULL ? p.owner : p.id, p.host,
 		    p.pid, p.user, p.cmd);
+		json_running(hold_running(p.host, p.pid,
+		    permit_held_ms(&p), p.held_until_ms));
 		json_int(stdout, "since_ms", p.since_ms, p.since_ms >= 0);
 		json_int(stdout, "held_ms", permit_held_ms(&p),
 		    permit_held_ms(&p) >= 0);
@@ -352,9 +340,11 @@ print_permit(const struct rl_permit *p)
 
 	if (p->host != NULL) {
 		rl_duration_format(permit_held_ms(p), h, sizeof(h));
-		snprintf(who, sizeof(who), "held by %s pid %ld (%s) for %s%s, "
-		    "fence %lld, ", esc(p->host), p->pid, esc(p->cmd), h,
-		    finished(p->held_until_ms, f, sizeof(f)),
+		snprintf(who, sizeof(who), "held by %s pid %ld%s (%s) for %s%s, "
+		    "fence %lld, ", esc(p->host), p->pid, hold_running(p->host, p->pid, permit_held_ms(p),
+		    p->held_until_ms) == 0 ?
+		    " (not running)" : "", esc(p->cmd), h,
+		    finished_text(p->held_until_ms, f, sizeof(f)),
 		    (long long)p->fence);
 	}
 	if (p->expires_ms < 0) {
@@ -406,6 +396,48 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 			printf("  waiting  %lld\n", (long long)st->waiting);
 	}
 	return st->taken > 0 || st->free <= 0 ? EXIT_HELD : EXIT_NOT_HELD;
+}
+
+/* Whether every holder that ST lists (the owner, each reader, each
+ * permit) is known not to run: then unlock --force takes NAME from no
+ * live process, and status NAME says how. */
+static int
+all_gone(const struct rl_status *st)
+{
+	struct rl_reader r;
+	struct rl_permit p;
+	size_t i, n = 0;
+
+	if (st->owner != NULL && (st->kind == RL_KIND_LOCK ||
+	    st->kind == RL_KIND_RWLOCK)) {
+		if (hold_running(st->host, st->pid, st->held_ms,
+		    st->held_until_ms) != 0)
+			return 0;
+		n++;
+	}
+	for (i = 0; rl_status_reader(st, i, &r) == 0; i++, n++)
+		if (hold_running(r.host, r.pid, -1, r.held_until_ms) != 0)
+			return 0;
+	for (i = 0; rl_status_permit(st, i, &p) == 0; i++, n++)
+		if (hold_running(p.host, p.pid, permit_held_ms(&p),
+		    p.held_until_ms) != 0)
+			return 0;
+	if (st->kind == RL_KIND_EXPIRABLE && (int64_t)i != st->taken)
+		return 0;	/* some not listed */
+	return n > 0;
+}
+
+/* Under status NAME's lines, when no holder of NAME runs: the command
+ * that frees it. */
+static void
+print_gone(const struct globals *g, const char *name,
+    const struct rl_status *st)
+{
+	if (!all_gone(st))
+		return;
+	printf("%s: not running: no process that holds it is left on this "
+	    "host; free it with:\n  ", esc(name));
+	force_line(stdout, g, name);
 }
 
 static int
@@ -517,6 +549,8 @@ run(struct globals *g, int argc, char **argv)
 			status = print_semaphore(name, &st, json);
 			if (json)
 				putchar('\n');
+			else
+				print_gone(g, name, &st);
 		} else
 			status = fail(rc, e, name);
 		rl_client_free(rc);
@@ -531,6 +565,8 @@ run(struct globals *g, int argc, char **argv)
 		print_long(name, &st);
 		if (rl_nodes(rc) > 1)
 			print_nodes(rc, &st);
+		if (st.held)
+			print_gone(g, name, &st);
 	}
 	rl_client_free(rc);
 	if ((status = flush_stdout()) != 0)

@@ -1,7 +1,5 @@
 /* watchdog.c: renew a held lease while COMMAND runs; act when it is lost. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,52 +17,6 @@ signal_child(const struct watch *w, int sig)
 		return;
 	if (kill(-w->child, sig) < 0 && errno == ESRCH)
 		kill(w->child, sig);
-}
-
-/* Whether process PID is in process group PGRP and not a zombie. */
-static int
-runs_in_group(const char *pid, pid_t pgrp)
-{
-	char path[64], buf[512], *p;
-	long g;
-	char state;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) state ppid pgrp ...": comm may hold anything. */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %c %*d %ld", &state, &g) != 2)
-		return 0;
-	return g == (long)pgrp && state != 'Z' && state != 'X';
-}
-
-/* Whether a process of COMMAND's group still runs. Zombies do not count:
- * an orphan's is reaped by init, which may take its time (or, as PID 1
- * of some containers, never). */
-static int
-group_alive(const struct watch *w)
-{
-	struct dirent *d;
-	DIR *dir;
-	int alive = 0;
-
-	if (w->child <= 0 || kill(-w->child, 0) < 0)
-		return 0;
-	if ((dir = opendir("/proc")) == NULL)
-		return 1;
-	while (!alive && (d = readdir(dir)) != NULL)
-		if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
-			alive = runs_in_group(d->d_name, w->child);
-	closedir(dir);
-	return alive;
 }
 
 const char *
@@ -153,6 +105,10 @@ struct loop {
 	int stop;		/* a signal or the watched process's exit */
 };
 
+/* How often the watchdog looks for what is left of COMMAND's group once
+ * COMMAND has exited (see group_left). */
+#define GROUP_POLL_MS 20
+
 /* The poll set, one entry per source, in this order; the keeper's (one
  * per master) last. */
 enum { PFD_SIG, PFD_PARENT, PFD_PID, PFD_KEEPER };
@@ -215,21 +171,37 @@ check_deadlines(struct loop *l, int64_t now)
 		stop_max_hold(l, now);
 	if (l->kill_at >= 0 && now >= l->kill_at) {
 		event(w->lo, "COMMAND outlived --kill-after: SIGKILL");
-		signal_child(w, SIGKILL);
+		if (l->child_done)	/* its pid may be another's by now */
+			kill(-w->child, SIGKILL);
+		else
+			signal_child(w, SIGKILL);
 		l->kill_at = -1;
 	}
 }
 
-/* With COMMAND, the loop ends when it has (stopped at --max-hold: its
- * process group too); without, at a signal, at the watched process's
- * exit, or at a loss --on-lost does not ignore. */
+/* COMMAND has exited but a process of its group is left, and the group
+ * is the watchdog's to end: COMMAND was stopped at --max-hold, or redlock
+ * is gone (orphaned). The hold is kept until none is left, SIGKILL coming
+ * at the kill deadline. */
+static int
+group_left(const struct loop *l)
+{
+	const struct watch *w = l->w;
+
+	return (w->orphaned || w->max_held) && l->child_done &&
+	    group_runs(w->child);
+}
+
+/* With COMMAND, the loop ends when it has (and what group_left finds);
+ * without, at a signal, at the watched process's exit, or at a loss
+ * --on-lost does not ignore. */
 static int
 finished(const struct loop *l)
 {
 	const struct watch *w = l->w;
 
 	if (w->child > 0)
-		return l->child_done && !(w->max_held && group_alive(w));
+		return l->child_done && !group_left(l);
 	return l->stop || (w->lost != LOST_NO && w->on_lost != ON_LOST_IGNORE);
 }
 
@@ -256,9 +228,6 @@ build_pollset(const struct loop *l, struct pollfd *pfd)
 	    &pfd[PFD_KEEPER]) : 0);
 }
 
-/* How often a process group left by COMMAND is looked for. */
-#define GROUP_POLL_MS 50
-
 /* When the next poll must return (-1: no deadline): the kill deadline,
  * the local lease deadline, --max-hold, or the keeper's next step,
  * whichever comes first. No step of the keeper blocks. */
@@ -270,9 +239,6 @@ next_wake(const struct loop *l)
 	if (l->w->lost == LOST_NO)
 		wake = earliest(wake, rl_keeper_deadline_ms(l->k) - l->grace);
 	wake = earliest(wake, max_hold_at(l));
-	/* Stopped at --max-hold: what is left of its group is looked for. */
-	if (l->child_done && l->w->max_held)
-		wake = earliest(wake, rl_now_ms() + GROUP_POLL_MS);
 	if (l->keeping)
 		wake = earliest(wake, rl_keeper_wake_ms(l->k));
 	return wake;
@@ -443,6 +409,8 @@ watch_run(struct watch *w)
 			break;
 		n = build_pollset(&l, pfd);
 		wake = next_wake(&l);
+		if (l.child_done)	/* COMMAND's group, checked again */
+			wake = earliest(wake, now + GROUP_POLL_MS);
 		if (poll(pfd, n, wake < 0 ? -1 :
 		    (int)(wake > now ? wake - now : 0)) < 0 && errno != EINTR) {
 			msg("poll: %s", strerror(errno));

@@ -491,6 +491,8 @@ struct rl_qentry {
 	const char *user;
 	const char *cmd;
 	int64_t since_ms;	/* held for / waiting for; -1 when unknown */
+	int64_t held_until_ms;	/* holder: finished (--min-hold), held until
+				 * then (server clock, epoch ms); else -1 */
 };
 
 struct rl_queue {

@@ -12,7 +12,8 @@
 -- Returns {-1, key, type} when KEY is not of the type a lock needs, else
 --   {now_ms, holder, unordered, rw, waiters...} where unordered is the
 --   number of plain and --limit waiters, in the room, holder is {} when
---   free, else {owner, pttl, host, pid, user, cmd, held_ms}, rw is {} but
+--   free, else {owner, pttl, host, pid, user, cmd, held_ms, until_ms}
+--   (until_ms: a finished hold's end, --min-hold, else nil), rw is {} but
 --   for a read-write lock: {mode, readers, waiting, writer, writer_ms}
 --   (readers: how many hold it; waiting: the clients that listen on its
 --   channel, its waiting readers and writers, redlock's and Redisson's;
@@ -37,7 +38,7 @@ if owner then
   local d = rl_decode(redis.call('HGET', KEYS[2], owner))
   out[2] = {owner, redis.call('PTTL', KEYS[1]), d.host or false,
             tonumber(d.pid) or false, d.user or false, d.cmd or false,
-            since(d)}
+            since(d), d.finished and tonumber(d.until_ms) or false}
 else
   out[2] = {}
 end

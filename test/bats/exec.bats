@@ -195,6 +195,123 @@ bg_exec() {
 	key_gone x
 }
 
+# in_group PGID: the processes of process group PGID that have not
+# exited (zombies left out), one pid a line.
+in_group() { ps -e -o pgid=,pid=,stat= | awk -v g="$1" '$1 == g && $3 !~ /^Z/ { print $2 }'; }
+group_empty() { [ -z "$(in_group "$1")" ]; }
+
+# setsid_exec ARGS...: exec in a session and process group of its own, as
+# a CI runner starts a job, in the background: its pid (and group) in
+# $epid, COMMAND's pid in $c (COMMAND writes it to $D/c), the watchdog's
+# in $wd.
+setsid_exec() {
+	setsid "$RL" -u "redis://127.0.0.1:$R_PORT" exec "$@" 3>&- &
+	epid=$!
+	wait_for 5 test -s "$D/c"
+	c=$(cat "$D/c")
+	wd=$(ps -o ppid= -p "$c" | tr -d ' ')
+	# setsid ran redlock itself (it forks only when it leads a group).
+	[ "$(ps -o pgid= -p "$epid" | tr -d ' ')" = "$epid" ]
+}
+
+@test "SIGKILL to the process group exec was started in (a CI runner's cancel), or to redlock alone: no process of COMMAND's tree is left within 1 s, then the lock is released" {
+	for target in group redlock; do
+		rm -f "$D/c"
+		setsid_exec x -- sh -c 'echo $$ >'"$D"'/c; sleep 30 & sleep 30; wait'
+		wait_for 5 eval '[ "$(in_group "$c" | wc -l)" = 3 ]'
+		tree="$c $(descendants "$c")"
+		if [ "$target" = group ]; then
+			kill -KILL -- "-$epid"
+		else
+			kill -KILL "$epid"
+		fi
+		t0=$(now_ms)
+		if ! wait_for 1 group_empty "$c"; then
+			echo "$target: left after 1 s: $(in_group "$c" | tr '\n' ' ')" >&2
+			in_group "$c" | xargs -r kill -9
+			false
+		fi
+		echo "SIGKILL to the $target: COMMAND's group gone $(($(now_ms) - t0)) ms after" >&3
+		all_dead $tree
+		# The watchdog held the lock until then, and gives it back.
+		wait_for 5 dead "$wd"
+		wait_for 5 key_gone x
+		key_gone 'redlock_holder:{x}'
+		wait "$epid" 2>/dev/null || :
+	done
+}
+
+@test "SIGKILL to redlock alone: COMMAND's whole group ends, one that ignores SIGTERM by SIGKILL after --kill-after, and the lock is held until none is left" {
+	setsid_exec --kill-after 1s x -- sh -c 'echo $$ >'"$D"'/c; (trap "" TERM; exec sleep 30) & sleep 30 & wait'
+	wait_for 5 eval '[ "$(in_group "$c" | wc -l)" = 3 ]'
+	tree="$c $(descendants "$c")"
+	kill -KILL "$epid"
+	t0=$(now_ms)
+	wait_for 5 dead "$c"
+	# The one that ignores SIGTERM lives on until --kill-after: the lock
+	# stays held while it does (the key read before the group is).
+	while :; do
+		held=$(rcli exists x)
+		group_empty "$c" && break
+		[ "$held" = 1 ]
+		[ $(($(now_ms) - t0)) -lt 5000 ]
+		nap 0.05
+	done
+	took=$(($(now_ms) - t0))
+	echo "COMMAND's group gone $took ms after the kill (--kill-after 1s)" >&3
+	[ "$took" -ge 1000 ]
+	all_dead $tree
+	wait_for 5 dead "$wd"
+	wait_for 5 key_gone x
+}
+
+@test "--on-lost kill with exec in a group of its own: the SIGKILL reaches every process of COMMAND's group" {
+	setsid_exec --ttl 600ms --on-lost kill x -- sh -c 'echo $$ >'"$D"'/c; trap "" TERM; sleep 30 & sleep 30; wait'
+	wait_for 5 eval '[ "$(in_group "$c" | wc -l)" = 3 ]'
+	tree="$c $(descendants "$c")"
+	rcli del x >/dev/null
+	status=0
+	reap "$epid" || status=$?
+	[ "$status" -eq 79 ]
+	wait_for 2 group_empty "$c"
+	all_dead $tree
+}
+
+@test "on a terminal: COMMAND has it and Ctrl-C reaches it; the watchdog runs in a group of its own; the caller gets the terminal back" {
+	command -v script >/dev/null || skip "script(1) is needed for a terminal"
+	# script(1) copies its standard input to the terminal: ^C once
+	# COMMAND runs, then nothing until the run is over.
+	feed() {
+		wait_for 10 test -e "$D/ready"
+		printf '\003'
+		wait_for 20 test -e "$D/over"
+	}
+	run -0 script -qfec "sh -c '
+	    echo caller \$(ps -o pgid= -p \$\$)
+	    $RL -u redis://127.0.0.1:$R_PORT exec x -- sh -c \"ps -o pgid=,tpgid= -p \\\$\\\$; ps -o pgid= -p \\\$PPID; touch $D/ready; sleep 30\"
+	    echo status \$?
+	    ps -o pgid=,tpgid= -p \$\$'" /dev/null < <(feed 3>&-)
+	touch "$D/over"
+	echo "$output"
+	lines=()
+	while read -r l; do lines+=("$l"); done <<<"${output//$'\r'/}"
+	read -r _ caller <<<"${lines[0]}"
+	read -r cpg ctpg <<<"${lines[1]}"
+	wdpg=${lines[2]}
+	# COMMAND leads its group, the terminal's foreground group.
+	[ "$cpg" = "$ctpg" ]
+	[ "$cpg" != "$caller" ]
+	# The watchdog: neither the caller's group nor COMMAND's.
+	[ "$wdpg" != "$caller" ]
+	[ "$wdpg" != "$cpg" ]
+	[[ ${lines[3]} == *"status 130" ]]
+	# The caller's group has the terminal again.
+	read -r pg tpg <<<"${lines[4]}"
+	[ "$pg" = "$caller" ]
+	[ "$tpg" = "$caller" ]
+	key_gone x
+}
+
 @test "kill -9 of redlock and its watchdog together: the kernel kills COMMAND" {
 	bg_exec x -- sh -c 'echo $$ >'"$D"'/c; exec sleep 60'
 	wait_for 5 test -s "$D/c"

@@ -318,7 +318,7 @@ dead_head() {
 	echo "$output" | jq -e --arg h "$(hostname)" '
 	    (keys == ["held", "holder", "name", "unordered", "waiters"]) and .name == "x" and .held
 	    and .unordered == 0
-	    and (.holder | keys == ["cmd", "held_ms", "host", "lease_ms", "owner", "pid", "user"])
+	    and (.holder | keys == ["cmd", "finished", "held_ms", "held_until_ms", "host", "lease_ms", "owner", "pid", "running", "user"]) and .holder.running and .holder.finished == false
 	    and (.waiters | length == 1)
 	    and (.waiters[0] | keys == ["cmd", "deadline_ms", "host", "owner", "pid", "position", "user", "waiting_ms"])
 	    and .waiters[0].position == 1 and .waiters[0].host == $h

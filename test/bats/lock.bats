@@ -352,7 +352,7 @@ iso() { echo "$(date -u -d "@$(($1 / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d $
 	echo "$output" | jq -e --arg a "$A:57" '
 	    .held and .kind == "rwlock" and .mode == "write" and .owner == $a
 	    and .holds == 2 and .lease_ms > 20000 and .host == null
-	    and .readers == [{"owner": $a, "holds": 1, "lease_ms": .readers[0].lease_ms, "host": null, "pid": null, "user": null, "cmd": null, "since_ms": null, "fence": null, "finished": false, "held_until_ms": null}]
+	    and .readers == [{"owner": $a, "holds": 1, "lease_ms": .readers[0].lease_ms, "host": null, "pid": null, "user": null, "cmd": null, "running": null, "since_ms": null, "fence": null, "finished": false, "held_until_ms": null}]
 	    and .readers[0].lease_ms > 20000'
 	[ "$(snapshot)" = "$before" ]
 }

@@ -203,6 +203,32 @@ schedule() {
 	[[ $output != *"  state    "* ]]
 }
 
+@test "a finished hold is no dead holder: status and queue call it finished, not 'not running', with no unlock line; running is null" {
+	# The exec that took it has exited, on this host: the hold is meant
+	# to stay with nothing running.
+	run -0 rl exec --min-hold 5s fin -- true
+	run -0 rl exec -s --min-hold 5s finr -- true
+	run -0 rl exec --limit 2 --min-hold 5s fins -- true
+	for n in fin finr fins; do
+		run -0 rl status "$n"
+		[[ $output == *"finished, held until "* ]]
+		[[ $output != *"not running"* ]]
+		[[ $output != *"unlock --force"* ]]
+	done
+	run -0 rl status --json fin
+	echo "$output" | jq -e '.finished == true and .running == null'
+	run -0 rl status --json finr
+	echo "$output" | jq -e '.readers[0].finished == true and .readers[0].running == null'
+	run -0 rl status --json fins
+	echo "$output" | jq -e '.permits[0].finished == true and .permits[0].running == null'
+	run -0 rl queue fin
+	[[ $output == "fin: held by "*", finished, held until "*"Z (--min-hold), lease "* ]]
+	[[ $output != *"not running"* ]]
+	run -0 rl queue --json fin
+	echo "$output" | jq -e '.holder.finished == true and .holder.running == null and
+	    (.holder.held_until_ms | type) == "number"'
+}
+
 @test "a -w waiter waits for the end of the minimum hold and gets in right after it" {
 	run -0 rl exec --min-hold 3s w -- true
 	until=$(rl status --json w | jq -er .held_until_ms)

@@ -226,7 +226,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	assert_line "  master   redis://127.0.0.1:$M4_PORT: free"
 	run -0 --separate-stderr rlm status --json rw
 	echo "$output" | jq -e --arg a "$a" '.held and .mode == "read" and .held_on == 3
-	    and .readers == [{"owner": $a, "holds": 1, "lease_ms": null, "host": null, "pid": null, "user": null, "cmd": null, "since_ms": null, "fence": null, "finished": false, "held_until_ms": null}]'
+	    and .readers == [{"owner": $a, "holds": 1, "lease_ms": null, "host": null, "pid": null, "user": null, "cmd": null, "running": null, "since_ms": null, "fence": null, "finished": false, "held_until_ms": null}]'
 	mcli M3 del rw >/dev/null
 	run -1 --separate-stderr rlm status rw
 	assert_line --index 0 'rw: free'
