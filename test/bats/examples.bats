@@ -54,7 +54,11 @@ skewed() {
 	: >"$D/rc"
 	for ((i = 1; i <= n; i++)); do
 		((i == 1)) || sleep 0.5
-		{ sh -c "$1" </dev/null >"$D/out.$i" 2>&1 3>&-; echo $? >>"$D/rc"; } &
+		{
+			rc=0
+			sh -c "$1" </dev/null >"$D/out.$i" 2>&1 3>&- || rc=$?
+			echo "$rc" >>"$D/rc"
+		} &
 		p+=($!)
 	done
 	for i in "${p[@]}"; do reap "$i"; done
