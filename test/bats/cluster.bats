@@ -671,3 +671,20 @@ accepted_beyond() { [ "$(accepted)" -ge "$1" ]; }
 	[ -z "$(grep -vx 0 "$D/outcomes")" ]
 	[ ! -s "$D/stderr" ]
 }
+
+@test "--min-hold on names across the masters: finished holds stay until their end, of every kind" {
+	local n k
+	for n in $(seq 1 6); do
+		for k in "" --fair -s --write "--limit 1"; do
+			run -0 "$RL" -u "$U" exec $k --min-hold 30s "mh$n$k" -- true
+			run -0 "$RL" -u "$U" status "mh$n$k"
+			[[ $output == *"finished, held until "* ]]
+			# The same kind (a writer beside readers) is kept out.
+			run -75 --separate-stderr "$RL" -u "$U" exec -n \
+			    ${k/#-s/--write} "mh$n$k" -- true
+			[[ $stderr == *"finished, held until "* ]]
+		done
+		run -0 "$RL" -u "$U" unlock --force "mh$n"
+		run -0 "$RL" -u "$U" exec -n "mh$n" -- true
+	done
+}

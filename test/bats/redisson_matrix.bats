@@ -268,6 +268,47 @@ cell() {
 @test "matrix: redlock --limit 1 and Redisson RPermitExpirableSemaphore" { cell limit RSemaphore; }
 @test "matrix: redlock --limit 1 and Redisson RFencedLock" { cell limit RFencedLock; }
 
+# expect K J: what J gets beside a hold of K, by the rules above.
+expect() {
+	local a=0 b=0
+	! is_sem "$1" || a=1
+	! is_sem "$2" || b=1
+	if [ "$a" != "$b" ]; then
+		echo refused
+	elif readers "$1" "$2"; then
+		echo got
+	else
+		echo busy
+	fi
+}
+
+@test "--min-hold: a finished hold of every redlock kind answers every Redisson kind as a live one; a Java waiter gets in at its end" {
+	local k j got want
+	for k in plain fair shared write limit; do
+		rcli flushall >/dev/null
+		# The hold is finished at once: COMMAND is true.
+		rl exec $(rl_opts "$k") --min-hold 30s x -- true
+		[ "$(rl status --json x | jq -r '.finished // .readers[0].finished // .permits[0].finished')" = true ]
+		for j in RLock RFairLock RReadLock RWriteLock RSemaphore RFencedLock; do
+			got=$(try "$j")
+			want=$(expect "$k" "$j")
+			echo "finished $k, $j: $got (want $want)" >&3
+			[ "$got" = "$want" ]
+		done
+		rl unlock --force x >/dev/null
+	done
+	# A Java waiter behind a finished hold: in once the hold ends (its
+	# retry follows the lease it was told; nothing is published).
+	rcli flushall >/dev/null
+	rl exec --min-hold 1500ms x -- true
+	t0=$(now_ms)
+	java RLock --label waiter --wait 10000 --hold 0 >>"$D/events" 2>>"$D/err"
+	t=$(($(now_ms) - t0))
+	echo "Java RLock waiter in after ${t} ms of a 1.5 s minimum hold" >&3
+	[ "$t" -ge 1000 ]
+	[ "$t" -lt 5000 ]
+}
+
 @test "matrix: summary (the median of the pushed cells)" {
 	sed 's/^/  /' "$CELLS" >&3
 	local ms

@@ -791,3 +791,23 @@ where_sh='p=$(ps -o ppid= -p "$PPID" | tr -d " ")
 		[ "$(cat "$D/where-$name")" = "$(printf '1\n0')" ]
 	done
 }
+
+@test "--min-hold through Sentinel: the finished hold is replicated, and after a failover the new master keeps it to its end" {
+	topology
+	run -0 "$RL" -u "$U" exec --min-hold 30s mh -- true
+	run -0 "$RL" -u "$U" exec -s --min-hold 30s mhs -- true
+	# The release that finished them went to the replica too.
+	wait_for 10 eval '[ "$(mcli "$R_PORT" hget "redlock_holder:{mh}" "$(mcli "$M_PORT" hkeys "redlock_holder:{mh}")" | grep -c "\"finished\":true")" = 1 ]'
+	failover
+	demote
+	run -75 --separate-stderr "$RL" -u "$U" exec -n mh -- true
+	[[ $stderr == *"finished, held until "*"(--min-hold)"* ]]
+	run -75 --separate-stderr "$RL" -u "$U" exec -n --write mhs -- true
+	run -0 "$RL" -u "$U" status mh
+	[[ $output == *"finished, held until "* ]]
+	p=$(pttl_on "$R_PORT" mh)
+	[ "$p" -gt 20000 ]
+	[ "$p" -le 30000 ]
+	run -0 "$RL" -u "$U" unlock --force mh
+	run -0 "$RL" -u "$U" exec -n mh -- true
+}
