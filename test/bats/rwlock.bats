@@ -255,10 +255,13 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	run -0 renew r1:1 read 500
 	[ "$output" = 1 ]
 	[ "$(rcli pttl '{x}:r1:1:rwlock_timeout:1')" -gt 50000 ]
+	# No hold of that kind, NAME held (by r1's reads): 2, "taken".
 	run -0 renew r1:1 write 60000
-	[ "$output" = 0 ]
+	[ "$output" = 2 ]
 	run -0 renew r2:1 read 60000
-	[ "$output" = 0 ]
+	[ "$output" = 2 ]
+	[ "$(rcli hexists x r2:1)" = 0 ]
+	[ "$(rcli hexists x r1:1:write)" = 0 ]
 	rel r1:1 read >/dev/null
 	rel r1:1 read >/dev/null
 	run -0 renew r1:1 read 60000
@@ -271,7 +274,8 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	[ "$(rcli pttl x)" -gt 50000 ]
 	[ "$(rcli pttl 'redlock_holder:{x}')" -gt 50000 ]
 	run -0 renew w:1 read 60000
-	[ "$output" = 0 ]
+	[ "$output" = 2 ]
+	[ "$(rcli hexists x w:1)" = 0 ]
 	rcli del x >/dev/null
 	run -0 renew w:1 write 60000
 	[ "$output" = 0 ]
@@ -279,7 +283,8 @@ messages() { awk '$0 == "message" { getline c; getline m; print c, m }' "$D/sub"
 	# a plain lock with the same field is not a read-write lock
 	rcli hset x r1:1 1 >/dev/null
 	run -0 renew r1:1 read 60000
-	[ "$output" = 0 ]
+	[ "$output" = 2 ]
+	[ "$(rcli pttl x)" = -1 ]
 }
 
 @test "a plain lock (a hash without mode) is busy for readers and writers, and a read-write release leaves it alone" {

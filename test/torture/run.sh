@@ -4,9 +4,9 @@
 # a client speaking Redisson's RPermitExpirableSemaphore), a read-write
 # lock (-s and --write, shared with clients speaking Redisson's RReadLock
 # and RWriteLock), and a lock that redlock workers share with clients
-# speaking Redisson's RLock and RFairLock (mixed: plain and --fair redlock
-# workers, and redisson-exec workers), and on the first three names
-# nested sections too (an exec inside an exec's COMMAND, of
+# speaking Redisson's RLock and RFairLock (mixed: plain, --fair and
+# --min-hold redlock workers, and redisson-exec workers), and on the first
+# three names nested sections too (an exec inside an exec's COMMAND, of
 # every pair of kinds that re-enters: see nested), while an injector
 # kill -9's holders, pauses them past their lease, deletes their keys
 # behind their backs and kill -9's the server (appendonly, fsync always)
@@ -130,6 +130,9 @@ workers rwlock read 3 -s
 workers rwlock write 2 --write
 workers mixed lock 2
 workers mixed lock 1 --fair
+# One whose hold stays, finished, for 250 ms after its acquisition
+# (--min-hold): the others wait for it, and faults may find it so.
+workers mixed lock 1 --min-hold 250ms
 # Nested sections: a worker on each of three names goes through the pairs
 # of kinds that re-enter (the manual's NESTED CALLS), the inner exec run
 # as the outer one's COMMAND; the store is told how the chain holds the
@@ -189,7 +192,8 @@ done
 holder() {
 	{
 		"${REDLOCK_RELEASE_BIN:-$rl}" status --json "${name[$1]}" 2>/dev/null | jq -r '
-			[., .permits[]?, .readers[]? | select(.pid != null)
+			[., .permits[]?, .readers[]?
+			 | select(.pid != null and .finished != true)
 			 | "\(.pid) \(.owner)"] | .[]'
 		sed 's/$/ redisson/' "$dir/$1"/holding.* 2>/dev/null
 	} | shuf -n 1
@@ -388,7 +392,7 @@ refused() {
 echo "torture: $seconds s, ttl $ttl; lock: 4 workers; permits: 4 workers, --limit $limit, and 1 Redisson RPermitExpirableSemaphore worker;"
 echo "  rwlock: 3 -s and 2 --write workers, and 1 Redisson RReadLock and 1 RWriteLock worker;"
 echo "  nested: 1 worker each on lock (plain, --fair), permits and rwlock (-s, --write), every pair that re-enters;"
-echo "  mixed: 2 redlock, 1 redlock --fair, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 0 (Sentinel) or 1 (cluster)}"
+echo "  mixed: 2 redlock, 1 redlock --fair, 1 redlock --min-hold 250ms, 1 Redisson RLock and 1 RFairLock worker${topologies:+; $(echo $topologies | sed 's/ / and /'): 2 workers, and 2 with --replicas 0 (Sentinel) or 1 (cluster)}"
 fault_logs=("$dir/faults")
 for t in $topologies; do fault_logs+=("$dir/$t/faults"); done
 echo "faults:   $(cat "${fault_logs[@]}" | sort | uniq -c | awk '{printf "%s%s: %s  ", $2, $3 == "" ? "" : " " $3, $1}')"
