@@ -20,7 +20,8 @@ url() { echo "redis://127.0.0.1:$R_PORT"; }
 # COMMAND's pids.
 held_exec() {
 	rm -f "$D/c"
-	"$RL" -u "$(url)" exec "$@" -- sh -c 'echo $$ >'"$D"'/c; exec sleep 30' 3>&- &
+	"$RL" -u "$(url)" exec -v "$@" -- sh -c 'echo $$ >'"$D"'/c; exec sleep 30' \
+	    2>>"$D/exec.err" 3>&- &
 	epid=$!
 	wait_for 5 test -s "$D/c"
 	c=$(cat "$D/c")
@@ -31,6 +32,12 @@ held_exec() {
 # between two kills, on a busy box, the watchdog could see redlock gone
 # and release.
 kill_all() {
+	# Each still there: else say what its exec said (-v).
+	if ! kill -0 "$wd" "$epid" "$c"; then
+		echo "the holder ended before it was killed; its exec said:" >&2
+		cat "$D/exec.err" >&2
+		return 1
+	fi
 	kill -STOP "$wd" "$epid" "$c"
 	kill -9 "$epid" "$wd" "$c"
 	wait "$epid" 2>/dev/null || :
