@@ -1,5 +1,6 @@
 /* rl_decode.c: script replies into lib's structures, no I/O. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,90 @@ rl_decode_force(const redisReply *r, const char **nopub)
 
 	*nopub = v == RL_V_YES ? rl_elem_str(r, RL_FORCE_NOPUB) : NULL;
 	return v == RL_V_RELEASED ? RL_V_BAD : v;
+}
+
+void
+rl_decode_forced(const redisReply *r, struct rl_attempt *a)
+{
+	if (rl_verdict(r) != RL_V_YES || rl_elem_str(r, RL_FORCE_OWNER) == NULL)
+		return;
+	a->owner = rl_elem_str(r, RL_FORCE_OWNER);
+	a->host = rl_elem_str(r, RL_FORCE_HOST);
+	a->pid = (long)rl_elem_int(r, RL_FORCE_PID, 0);
+	a->user = rl_elem_str(r, RL_FORCE_USER);
+	a->cmd = rl_elem_str(r, RL_FORCE_CMD);
+	a->held_ms = rl_elem_int(r, RL_FORCE_HELD, -1);
+}
+
+/* A decimal field value S, or DEF when empty or not a number. */
+static int64_t
+field_int(const char *s, int64_t def)
+{
+	long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return def;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	return errno == 0 && *end == '\0' ? v : def;
+}
+
+/* Field F's value in EV's string fields, by name. */
+static void
+event_field(struct rl_event *ev, const char *f, const char *v)
+{
+	static const struct { const char *name; size_t off; } str[] = {
+		{ "event", offsetof(struct rl_event, event) },
+		{ "owner", offsetof(struct rl_event, owner) },
+		{ "host", offsetof(struct rl_event, host) },
+		{ "user", offsetof(struct rl_event, user) },
+		{ "cmd", offsetof(struct rl_event, cmd) },
+		{ "fence", offsetof(struct rl_event, fence) },
+		{ "by_host", offsetof(struct rl_event, by_host) },
+		{ "by_user", offsetof(struct rl_event, by_user) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(str) / sizeof(str[0]); i++)
+		if (strcmp(f, str[i].name) == 0)
+			*(const char **)(void *)((char *)ev + str[i].off) = v;
+	if (strcmp(f, "pid") == 0)
+		ev->pid = (long)field_int(v, 0);
+	else if (strcmp(f, "by_pid") == 0)
+		ev->by_pid = (long)field_int(v, 0);
+	else if (strcmp(f, "wait_ms") == 0)
+		ev->wait_ms = field_int(v, -1);
+	else if (strcmp(f, "hold_ms") == 0)
+		ev->hold_ms = field_int(v, -1);
+	else if (strcmp(f, "exit") == 0)
+		ev->exit_status = (int)field_int(v, -1);
+}
+
+int
+rl_decode_event(const redisReply *r, struct rl_event *ev)
+{
+	const redisReply *id = elem(r, 0), *f = elem(r, 1);
+	size_t i;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->event = ev->owner = ev->host = ev->user = ev->cmd = ev->fence =
+	    ev->by_host = ev->by_user = "";
+	ev->wait_ms = ev->hold_ms = -1;
+	ev->exit_status = -1;
+	if (id == NULL || id->type != REDIS_REPLY_STRING || f == NULL ||
+	    f->type != REDIS_REPLY_ARRAY || id->len >= sizeof(ev->id))
+		return -1;
+	memcpy(ev->id, id->str, id->len + 1);
+	ev->time_ms = field_int(ev->id, -1);
+	if (ev->time_ms < 0)	/* "MS-SEQ": the milliseconds before '-' */
+		ev->time_ms = strtoll(ev->id, NULL, 10);
+	for (i = 0; i + 1 < f->elements; i += 2)
+		if (f->element[i]->type == REDIS_REPLY_STRING &&
+		    f->element[i + 1]->type == REDIS_REPLY_STRING)
+			event_field(ev, f->element[i]->str,
+			    f->element[i + 1]->str);
+	return 0;
 }
 
 enum rl_verdict

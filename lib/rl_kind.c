@@ -258,10 +258,13 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		/* Where Redisson's read and write locks wait behind the
 		 * marker of a plain hold. */
 		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
-		call->nargs = 3;
+		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+		call->nargs = 5;
 		call->args[0] = owner;
 		call->args[1] = "0";
-		call->args[2] = "";
+		call->args[2] = c->history;
+		call->args[3] = c->exit_status;
+		call->args[4] = "";
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_release;
@@ -334,7 +337,8 @@ rl_call_renew(rl_client *c, const char *name, const char *owner,
 }
 
 enum rl_err
-rl_call_force(rl_client *c, const char *name, struct rl_call *call)
+rl_call_force(rl_client *c, const char *name, const struct rl_meta *by,
+    struct rl_call *call)
 {
 	memset(call, 0, sizeof(*call));
 	if (c->kind == RL_PERMIT) {
@@ -346,8 +350,13 @@ rl_call_force(rl_client *c, const char *name, struct rl_call *call)
 	lock_keys(call, name);
 	call->keys[call->nkeys++] = suffixed(call, name, NULL);
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
-	call->nargs = 1;
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+	call->nargs = 5;
 	call->args[0] = "0";
+	call->args[1] = c->history;
+	call->args[2] = by && by->host ? by->host : "";
+	call->args[3] = num(call, 0, by ? by->pid : 0);
+	call->args[4] = by && by->user ? by->user : "";
 	return made(c, call);
 }
 
@@ -367,7 +376,7 @@ rl_call_unannounce(rl_client *c, const char *name, const char *owner,
 
 enum rl_err
 rl_call_room_leave(rl_client *c, const char *name, const char *owner,
-    struct rl_call *call)
+    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
 	memset(call, 0, sizeof(*call));
 	call->s = &rl_script_room_leave;
@@ -377,6 +386,15 @@ rl_call_room_leave(rl_client *c, const char *name, const char *owner,
 	call->nargs = 2;
 	call->args[0] = c->kind == RL_PERMIT ? permit_key(call, owner) : owner;
 	call->args[1] = own(call, rl_kind_channel(c, name));
+	if (c->kind == RL_PERMIT)	/* a semaphore keeps no history */
+		return made(c, call);
+	/* A lock's waiter that gives up is recorded in its history. */
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+	call->args[2] = c->history;
+	call->args[3] = owner;
+	meta_args(meta, call, 4);
+	call->args[8] = num(call, 1, waited_ms);
+	call->nargs = 9;
 	return made(c, call);
 }
 

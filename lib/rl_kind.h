@@ -32,16 +32,19 @@ enum rl_err rl_call_release(rl_client *c, const char *name,
 enum rl_err rl_call_renew(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, struct rl_call *call);
 /* Delete NAME whoever holds it (publish command last): a lock (any
- * kind but RL_PERMIT), or a semaphore with all its permits. */
+ * kind but RL_PERMIT), or a semaphore with all its permits; a lock's
+ * history records BY as who did it. */
 enum rl_err rl_call_force(rl_client *c, const char *name,
-    struct rl_call *call);
+    const struct rl_meta *by, struct rl_call *call);
 /* A writer that waited and gives up: its announcement withdrawn. */
 enum rl_err rl_call_unannounce(rl_client *c, const char *name,
     const char *owner, struct rl_call *call);
 void rl_call_free(struct rl_call *call);
-/* A plain or --limit waiter that gives up leaves the room. */
+/* A plain or --limit waiter that gives up leaves the room (a lock's is
+ * recorded in its history with META, having waited WAITED_MS). */
 enum rl_err rl_call_room_leave(rl_client *c, const char *name,
-    const char *owner, struct rl_call *call);
+    const char *owner, const struct rl_meta *meta, int64_t waited_ms,
+    struct rl_call *call);
 /* The channel of the client's kind of lock (releases publish there; a
  * read-write lock's waiters listen to it), and the one that wakes OWNER
  * as a fair waiter or a waiter of the room, CHANNEL:OWNER (a permit's id

@@ -19,6 +19,8 @@
 --          (KEYS[4..6] with ARGV[7] "fair" or "queue", KEYS[7..8] with a
 --          plain waiter's call, KEYS[9] with any waiter's: a fair call
 --          that does not wait passes six keys, a plain one three)
+-- KEYS[#KEYS] redlock_log:{NAME}          stream: history, always the last
+--                                          key, after those above
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
 -- ARGV[3..6] host, pid, user, command of the caller
@@ -38,7 +40,9 @@
 -- ARGV[11] --min-hold in ms (0: none): a fresh hold records its end,
 --          until_ms, in its holder record, and release.lua keeps the
 --          hold until then
--- ARGV[12] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[12] history: "MAXLEN TTL_MS" (see rl_log), or "" (off)
+-- ARGV[13] how long the caller has waited, in ms ("": not known)
+-- ARGV[14] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
 -- Returns {1, fence, holds, nopub}     acquired (holds > 1: re-entered);
@@ -68,7 +72,8 @@
 -- the length of the queue. A server out of memory refuses the first write
 -- of a fresh hold, re-entry or join, and nothing before it is changed
 -- (evicting dead waiters aside).
-rl_pubcmd = ARGV[12] or rl_pubcmd
+rl_pubcmd = ARGV[14] or rl_pubcmd
+local logkey = KEYS[#KEYS]
 local fair = ARGV[7] == 'fair'
 -- "queue": a plain waiter that queues as well (behind a Java holder, whose
 -- fair lock wakes only the head of the queue), taking a free lock as a
@@ -163,9 +168,13 @@ if free and (not head or head == ARGV[2]) then
     rl_room_leave(KEYS[7], KEYS[8], ARGV[2], ARGV[10], '0')
   end
   -- Its announcement goes: the readers it held back now find NAME held.
-  if KEYS[9] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
+  if KEYS[9] and KEYS[10] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
     redis.call('DEL', KEYS[9])
   end
+  rl_log_expired(logkey, ARGV[12])
+  rl_log(logkey, ARGV[12], 'acquired',
+         {'owner', ARGV[2], 'host', ARGV[3], 'pid', ARGV[4], 'user', ARGV[5],
+          'cmd', ARGV[6], 'fence', fence, 'wait_ms', ARGV[13] or ''})
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
 end
 
@@ -243,7 +252,7 @@ end
 -- An exclusive waiter held up by readers announces itself (a key of
 -- another type, or a write the server refuses: it waits unannounced).
 local announced = false
-if KEYS[9] and not free and string.find(flags, 'j', 1, true) then
+if KEYS[9] and KEYS[10] and not free and string.find(flags, 'j', 1, true) then
   local w = redis.pcall('GET', KEYS[9])
   if w == ARGV[2] or (not w and
       redis.call('HGET', KEYS[1], 'mode') == 'read') then

@@ -20,9 +20,14 @@
 --          nobody (an attempt undone on the masters that granted it
 --          because another master's holder is a Java client's: only
 --          that holder's release frees NAME, and it wakes the waiters)
--- ARGV[3]  flags: "u", an acquisition undone (its minimum hold is not
+-- KEYS[10] redlock_log:{NAME}            stream: history
+-- ARGV[3]  history: "MAXLEN TTL_MS" (see rl_log), or "" (off)
+-- ARGV[4]  COMMAND's exit status ("": none, or not known): the
+--          watchdog's release; with it, a release that finds the hold
+--          gone records it lost
+-- ARGV[5]  flags: "u", an acquisition undone (its minimum hold is not
 --          kept)
--- ARGV[4]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- ARGV[6]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
 --                          waiters were not woken, else nil
@@ -36,7 +41,7 @@
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
 -- The last hold is given back with deletes only, which a server out of
 -- memory still runs.
-rl_pubcmd = ARGV[4] or rl_pubcmd
+rl_pubcmd = ARGV[6] or rl_pubcmd
 -- Each key is checked where a command would fail on it, before anything
 -- is written: NAME by this read, the holder records by the first write.
 local r = redis.pcall('HMGET', KEYS[1], ARGV[1], 'mode', ARGV[1] .. ':write')
@@ -46,14 +51,19 @@ local holds = tonumber(r[1])
 -- OWNER's write hold beside it, and a lease key per read hold) is never
 -- redlock's to give back: taking a count off would strand its keys.
 if not rl_plain_hold(r[2], r[3]) then holds = nil end
-if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
+if not holds then
+  if ARGV[4] and ARGV[4] ~= '' then
+    rl_log(KEYS[10], ARGV[3], 'lost', {'owner', ARGV[1], 'exit', ARGV[4]})
+  end
+  return {0, redis.call('EXISTS', KEYS[1])}
+end
 if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
 local rec = redis.pcall('HGET', KEYS[3], ARGV[1])
 if type(rec) == 'table' then
   return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
 end
 local _, now_ms = rl_time()
-local keep = rl_keep_until(rec, now_ms, ARGV[3])
+local keep = rl_keep_until(rec, now_ms, ARGV[5])
 if keep then
   if not rl_finished(rec) then
     redis.call('HSET', KEYS[3], ARGV[1], rl_set_finished(rec, true))
@@ -66,6 +76,13 @@ if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
   return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
 end
 redis.call('DEL', KEYS[1])
+-- Recorded after the deletes, which a server out of memory still runs.
+if ARGV[3] ~= '' then
+  local f = rl_log_holder(ARGV[1], rec, now_ms)
+  f[#f + 1] = 'exit'
+  f[#f + 1] = ARGV[4] or ''
+  rl_log(KEYS[10], ARGV[3], 'released', f)
+end
 if ARGV[2] == '' then return {2, false} end
 local nopub = false
 -- No fair queue and no room (the common case): one call for both.
