@@ -59,6 +59,7 @@ extern const struct cmd cmd_unlock;
 extern const struct cmd cmd_status;
 extern const struct cmd cmd_exec;
 extern const struct cmd cmd_queue;
+extern const struct cmd cmd_log;
 
 /* "redlock: " and the message, one line on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -431,6 +431,12 @@ watch_run(struct watch *w)
 		if (w->child > 0 && finished(&l))
 			break;
 	}
+	/* The release records how COMMAND ended in the history. */
+	if (w->child > 0 && l.child_done)
+		rl_set_exit_status(w->rc, WIFEXITED(w->child_status) ?
+		    WEXITSTATUS(w->child_status) :
+		    WIFSIGNALED(w->child_status) ?
+		    128 + WTERMSIG(w->child_status) : -1);
 	release(w, l.k);
 	rl_keeper_free(l.k);
 }
