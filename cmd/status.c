@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "cmd.h"
 
@@ -506,6 +507,61 @@ list_all(rl_client *rc, int json)
 	return l.count > 0 ? EXIT_HELD : EXIT_NOT_HELD;
 }
 
+/* How event EV ended a hold, for status of a free lock. */
+static const char *
+ended(const struct rl_event *ev)
+{
+	if (strcmp(ev->event, "released") == 0)
+		return "released";
+	if (strcmp(ev->event, "forced") == 0)
+		return "removed by unlock --force";
+	if (strcmp(ev->event, "expired") == 0)
+		return "expired";
+	if (strcmp(ev->event, "lost") == 0)
+		return "lost";
+	return NULL;
+}
+
+/* Under a free lock's status: who held it last and how that ended, from
+ * its history (nothing when there is none, or it cannot be read). */
+static void
+print_last(rl_client *rc, const char *name)
+{
+	struct rl_event *ev;
+	struct timeval tv;
+	char ago[32], d[32];
+	size_t n, i;
+
+	if (rl_log_read(rc, name, 10, NULL, 0, &ev, &n) != RL_OK) {
+		free(ev);
+		return;
+	}
+	for (i = n; i > 0 && ended(&ev[i - 1]) == NULL; i--)
+		;
+	if (i > 0) {
+		const struct rl_event *e = &ev[i - 1];
+
+		gettimeofday(&tv, NULL);
+		rl_duration_format((int64_t)tv.tv_sec * 1000 +
+		    tv.tv_usec / 1000 - e->time_ms, ago, sizeof(ago));
+		printf("  last     held by ");
+		if (e->host[0] != '\0')
+			printf("%s pid %ld (%s)", esc(e->host), e->pid,
+			    esc(e->cmd));
+		else
+			printf("owner %s", esc(e->owner));
+		printf(", %s %s ago", ended(e), ago);
+		if (e->hold_ms >= 0) {
+			rl_duration_format(e->hold_ms, d, sizeof(d));
+			printf(" after %s", d);
+		}
+		if (e->exit_status >= 0)
+			printf(", exit %d", e->exit_status);
+		putchar('\n');
+	}
+	free(ev);
+}
+
 static int
 run(struct globals *g, int argc, char **argv)
 {
@@ -565,6 +621,9 @@ run(struct globals *g, int argc, char **argv)
 		print_long(name, &st);
 		if (rl_nodes(rc) > 1)
 			print_nodes(rc, &st);
+		/* Last: it reads the history, a round of its own. */
+		if (!st.held)
+			print_last(rc, name);
 		if (st.held)
 			print_gone(g, name, &st);
 	}
