@@ -349,6 +349,8 @@ struct watch {
 	int child_status;	/* wait status of COMMAND */
 	enum lost lost;
 	int lost_how;		/* enum gone: how LOST_GONE found it */
+	char removed_by[400];	/* GONE_REMOVED by unlock --force, as its
+				 * history tells: who did it; or "" */
 	int max_held;		/* COMMAND was stopped at --max-hold */
 	int64_t lost_after_ms;	/* since the last confirmation, at loss */
 	int unacked;		/* the last renewal failed for want of

@@ -199,7 +199,8 @@ enum rl_err rl_set_min_hold(rl_client *c, int64_t ms);
 #define RL_HISTORY_TTL_MS (7LL * 24 * 3600 * 1000)
 enum rl_err rl_set_history(rl_client *c, int64_t max, int64_t ttl_ms);
 /* COMMAND's exit status (or 128+N), which the next release records;
- * -1: none. */
+ * -1: none; -2: none known, but a release that finds the hold gone
+ * records it lost (a watchdog's). */
 void rl_set_exit_status(rl_client *c, int status);
 /* Which pub/sub releases wake waiters with, and waiters listen to: both
  * sides of a name must use the same, or neither hears the other. */

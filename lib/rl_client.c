@@ -180,7 +180,9 @@ rl_set_history(rl_client *c, int64_t max, int64_t ttl_ms)
 void
 rl_set_exit_status(rl_client *c, int status)
 {
-	if (status < 0)
+	if (status < -1)
+		snprintf(c->exit_status, sizeof(c->exit_status), "-");
+	else if (status < 0)
 		c->exit_status[0] = '\0';
 	else
 		snprintf(c->exit_status, sizeof(c->exit_status), "%d", status);

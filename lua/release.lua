@@ -22,7 +22,7 @@
 --          that holder's release frees NAME, and it wakes the waiters)
 -- KEYS[10] redlock_log:{NAME}            stream: history
 -- ARGV[3]  history: "MAXLEN TTL_MS" (see rl_log), or "" (off)
--- ARGV[4]  COMMAND's exit status ("": none, or not known): the
+-- ARGV[4]  COMMAND's exit status ("": none; "-": not known): the
 --          watchdog's release; with it, a release that finds the hold
 --          gone records it lost
 -- ARGV[5]  flags: "u", an acquisition undone (its minimum hold is not
