@@ -97,6 +97,11 @@ print_text(const struct rl_event *ev)
 		print_who(ev);
 		rl_duration_format(ev->wait_ms, d, sizeof(d));
 		printf(" stopped waiting after %s", d);
+	} else if (strcmp(ev->event, "busy") == 0) {
+		printf(":");
+		print_who(ev);
+		printf(" did not wait (held by %s)", ev->holder[0] != '\0' ?
+		    esc(ev->holder) : "a fair waiter ahead");
 	} else if (strcmp(ev->event, "expired") == 0) {
 		printf(": the lease of");
 		print_who(ev);
@@ -131,6 +136,10 @@ print_json(const struct rl_event *ev)
 	json_int(stdout, "wait_ms", ev->wait_ms, ev->wait_ms >= 0);
 	json_int(stdout, "hold_ms", ev->hold_ms, ev->hold_ms >= 0);
 	json_int(stdout, "exit", ev->exit_status, ev->exit_status >= 0);
+	if (ev->holder[0] != '\0') {
+		fputc(',', stdout);
+		json_bytes(stdout, "holder", ev->holder);
+	}
 	if (ev->by_host[0] != '\0' || ev->by_pid > 0) {
 		fputs(",\"by\":{\"host\":", stdout);
 		json_str(stdout, ev->by_host);

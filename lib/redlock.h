@@ -411,13 +411,14 @@ struct rl_event {
 	char id[48];		/* the stream entry's id, "MS-SEQ" */
 	int64_t time_ms;	/* when, on the server's clock */
 	const char *event;	/* acquired, released, lost, forced, expired,
-				 * gave_up */
+				 * gave_up, busy (did not wait) */
 	const char *owner, *host, *user, *cmd, *fence;
 	long pid;		/* 0: not known */
 	int64_t wait_ms;	/* -1: not known */
 	int64_t hold_ms;	/* -1: not known */
 	int exit_status;	/* COMMAND's (128+N: signal N); -1 unknown */
 	const char *by_host, *by_user;	/* forced: who removed it */
+	const char *holder;	/* busy: the owner that held it */
 	long by_pid;
 };
 /* NAME's history from the first master that answers: with AFTER NULL,

@@ -181,6 +181,7 @@ event_field(struct rl_event *ev, const char *f, const char *v)
 		{ "fence", offsetof(struct rl_event, fence) },
 		{ "by_host", offsetof(struct rl_event, by_host) },
 		{ "by_user", offsetof(struct rl_event, by_user) },
+		{ "holder", offsetof(struct rl_event, holder) },
 	};
 	size_t i;
 
@@ -207,7 +208,7 @@ rl_decode_event(const redisReply *r, struct rl_event *ev)
 
 	memset(ev, 0, sizeof(*ev));
 	ev->event = ev->owner = ev->host = ev->user = ev->cmd = ev->fence =
-	    ev->by_host = ev->by_user = "";
+	    ev->by_host = ev->by_user = ev->holder = "";
 	ev->wait_ms = ev->hold_ms = -1;
 	ev->exit_status = -1;
 	if (id == NULL || id->type != REDIS_REPLY_STRING || f == NULL ||

@@ -260,6 +260,12 @@ if KEYS[9] and KEYS[10] and not free and string.find(flags, 'j', 1, true) then
         and 1
   end
 end
+-- A caller that does not wait (-n) goes without it: a busy skip.
+if not string.find(flags, 'j', 1, true) then
+  rl_log(logkey, ARGV[12], 'busy',
+         {'owner', ARGV[2], 'host', ARGV[3], 'pid', ARGV[4], 'user', ARGV[5],
+          'cmd', ARGV[6], 'holder', owner or ''})
+end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,
         d.user or false, d.cmd or false, held, position, queued,
         head_wait, rejoined, ahead, listen, announced,

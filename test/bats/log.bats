@@ -1,0 +1,180 @@
+#!/usr/bin/env bats
+# History: every acquisition, release, busy skip, lost lease, forced
+# removal, expiry and waiter that gave up is recorded in the stream
+# redlock_log:{NAME} by the script that does it; redlock log prints it,
+# status of a free lock names its last holder, and history never stands
+# in the way of a lock.
+
+load helpers
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+	bg=()
+}
+teardown() { stop_bg; stop_strays; }
+
+# events NAME: the event names of NAME's history, one a line.
+events() { rl log --json -n 100 "$1" | jq -r .event; }
+
+@test "a run is recorded: acquired by host, pid and command, released with its hold time and COMMAND's exit status" {
+	run -3 rl exec x -- sh -c 'exit 3'
+	run -0 --separate-stderr rl log --json x
+	assert_equal "${#lines[@]}" 2
+	echo "${lines[0]}" | jq -e --arg h "$(hostname)" --arg u "$(id -un)" \
+	    '.event == "acquired" and .host == $h and .user == $u and .pid > 0
+	    and .cmd == "sh -c exit 3" and .fence > 0 and .wait_ms >= 0
+	    and (.owner | length > 0) and .time_ms > 0'
+	echo "${lines[1]}" | jq -e '.event == "released" and .exit == 3
+	    and .hold_ms >= 0 and .cmd == "sh -c exit 3"'
+	# The same owner and fence in both.
+	[ "$(echo "${lines[0]}" | jq .owner)" = "$(echo "${lines[1]}" | jq .owner)" ]
+	[ "$(echo "${lines[0]}" | jq .fence)" = "$(echo "${lines[1]}" | jq .fence)" ]
+	run -0 --separate-stderr rl log x
+	assert_line --index 0 --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} acquired by .* pid [0-9]+ \(sh -c exit 3\) after [0-9.]+m?s, fence [0-9]+$'
+	assert_line --index 1 --regexp '^[0-9-]{10} [0-9:]{8} released by .* \(sh -c exit 3\), held [0-9.]+m?s, exit 3, fence [0-9]+$'
+	# -n: the last N, oldest first.
+	run -0 --separate-stderr rl log -n 1 x
+	assert_equal "${#lines[@]}" 1
+	[[ ${lines[0]} == *" released by "* ]]
+	# A signalled COMMAND: 128+N.
+	run -143 rl exec x -- sh -c 'kill -TERM $$'
+	[ "$(rl log --json -n 1 x | jq .exit)" = 143 ]
+}
+
+@test "a busy skip (-n) is recorded with the caller and the holder" {
+	tok=$(rl lock -t 30s x)
+	run -75 rl exec -n x -- true
+	run -0 --separate-stderr rl log --json -n 1 x
+	echo "$output" | jq -e --arg t "$tok" '.event == "busy" and .holder == $t
+	    and .cmd == "true" and .pid > 0'
+}
+
+@test "a lost lease is recorded with COMMAND's exit status, and the forced removal names who forced it" {
+	rl exec -t 30s x -- sh -c 'sleep 0.5; exit 4' 2>"$D/err" 3>&- &
+	pid=$!
+	bg+=($pid)
+	wait_for 10 eval '[ "$(rcli exists x)" = 1 ]'
+	run -0 --separate-stderr rl unlock --force x
+	[[ $output == "removed x: held by "*" on $(hostname) pid "*" ("*") for "* ]]
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 79
+	grep -q "removed by unlock --force from $(hostname) pid [0-9]* ($(id -un))" "$D/err"
+	run -0 events x
+	assert_equal "$output" $'acquired\nforced\nlost'
+	run -0 --separate-stderr rl log --json -n 2 x
+	echo "${lines[0]}" | jq -e --arg h "$(hostname)" '.event == "forced"
+	    and .by.host == $h and .by.pid > 0 and (.by.user | length > 0)
+	    and .hold_ms >= 0 and .cmd == "sh -c sleep 0.5; exit 4"'
+	echo "${lines[1]}" | jq -e '.event == "lost" and .exit == 4'
+	run -0 --separate-stderr rl log -n 2 x
+	[[ ${lines[0]} == *" forced by unlock --force from $(hostname) pid "*" ($(id -un)): removed "*"(sh -c sleep 0.5; exit 4), held "* ]]
+}
+
+@test "unlock --force says what it removed, or that nothing was held" {
+	rl lock -t 30s x >/dev/null
+	run -0 --separate-stderr rl unlock --force x
+	[[ $output =~ ^removed\ x:\ held\ by\ [0-9a-f-]+:[0-9]+\ on\ .+\ pid\ [0-9]+\ \(.+\)\ for\ [0-9.]+m?s$ ]]
+	run -1 --separate-stderr rl unlock --force x
+	[[ $stderr == *"x was not held"* ]]
+}
+
+@test "waiters that gave up are recorded, plain and fair, with how long they waited" {
+	rl lock -t 30s x >/dev/null
+	run -75 rl exec -w 300ms x -- true
+	run -75 rl exec --fair -w 300ms x -- true
+	run -0 --separate-stderr rl log --json -n 2 x
+	echo "${lines[0]}" | jq -e '.event == "gave_up" and .wait_ms >= 300
+	    and .cmd == "true" and .pid > 0'
+	echo "${lines[1]}" | jq -e '.event == "gave_up" and .wait_ms >= 300
+	    and .cmd == "true" and .pid > 0'
+}
+
+@test "an expired hold is recorded by the next acquisition" {
+	tok=$(rl lock -t 200ms x)
+	wait_for 5 key_gone x
+	run -0 rl exec x -- true
+	run -0 events x
+	assert_equal "$output" $'acquired\nexpired\nacquired\nreleased'
+	rl log --json -n 3 x | head -1 | jq -e --arg t "$tok" \
+	    '.event == "expired" and .owner == $t and .pid > 0'
+}
+
+@test "status of a free lock names its last holder and how the hold ended; exit codes unchanged" {
+	run -1 --separate-stderr rl status x
+	assert_output 'x: free'
+	run -5 rl exec x -- sh -c 'exit 5'
+	run -1 --separate-stderr rl status x
+	assert_line --index 0 'x: free'
+	assert_line --index 1 --regexp "^  last     held by $(hostname) pid [0-9]+ \(sh -c exit 5\), released [0-9.]+m?s ago after [0-9.]+m?s, exit 5$"
+	rl lock -t 30s x >/dev/null
+	run -0 --separate-stderr rl status x
+	refute_line --regexp '^  last '
+}
+
+@test "--follow prints a new event within 500 ms of it happening" {
+	rl exec x -- true
+	rl log --follow x >"$D/out" 2>&1 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" = 2 ]'
+	# Subscribed to nothing: XREAD BLOCK is already waiting.
+	nap 0.3
+	start=$(now_ms)
+	rl lock -t 30s x >/dev/null
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" -ge 3 ]'
+	took=$(($(now_ms) - start))
+	echo "followed in $took ms" >&3
+	[ "$took" -lt 500 ]
+	sed -n 3p "$D/out" | grep -q ' acquired by '
+}
+
+@test "the history stays bounded: about REDLOCK_HISTORY events after 1000 runs, and it expires" {
+	for _ in $(seq 1 1000); do
+		"$BATS_TEST_DIRNAME/../../build/redlock" -u "redis://127.0.0.1:$R_PORT" exec x -- true
+	done
+	n=$(rcli xlen 'redlock_log:{x}')
+	echo "xlen $n" >&3
+	# MAXLEN ~ 100: whole nodes of 100 entries are trimmed.
+	[ "$n" -ge 100 ]
+	[ "$n" -le 200 ]
+	ttl=$(rcli pttl 'redlock_log:{x}')
+	[ "$ttl" -gt $((7 * 24 * 3600 * 1000 - 60000)) ]
+	REDLOCK_HISTORY=10 REDLOCK_HISTORY_TTL=5s rl exec y -- true
+	[ "$(rcli pttl 'redlock_log:{y}')" -le 5000 ]
+	REDLOCK_HISTORY=0 rl exec z -- true
+	[ "$(rcli exists 'redlock_log:{z}')" = 0 ]
+	run -64 --separate-stderr env REDLOCK_HISTORY=-1 "$RL" -u "redis://127.0.0.1:$R_PORT" exec z -- true
+	[[ $stderr == *"REDLOCK_HISTORY: '-1' is not a number"* ]]
+}
+
+@test "a history key of another type: the lock works, history is skipped, log exits 65 saying why" {
+	rcli set 'redlock_log:{x}' foo >/dev/null
+	run -0 rl exec x -- true
+	run -0 rl exec --fair x -- true
+	rl unlock --force x || :
+	[ "$(rcli get 'redlock_log:{x}')" = foo ]
+	run -65 --separate-stderr rl log x
+	[[ $stderr == "redlock: x: key redlock_log:{x} holds another type than a stream"* ]]
+}
+
+@test "an ACL user without the stream commands still locks; log exits 69 naming the command" {
+	rcli acl setuser nox on '>pw' '~*' '&*' '+@all' '-xadd' '-xread' '-xrevrange' >/dev/null
+	u="redis://nox:pw@127.0.0.1:$R_PORT"
+	run -0 "$RL" -u "$u" exec x -- true
+	tok=$("$RL" -u "$u" lock x)
+	run -0 "$RL" -u "$u" unlock --owner "$tok" x
+	[ "$(rcli exists x)" = 0 ]
+	[ "$(rcli exists 'redlock_log:{x}')" = 0 ]
+	run -69 --separate-stderr "$RL" -u "$u" log x
+	[[ $stderr == *"xrevrange"* || $stderr == *"XREVRANGE"* ]]
+}
+
+@test "the history key is in the name's hash slot, and a name with braces keeps Redisson's rule" {
+	rl exec x -- true
+	rl exec 'a{b}c' -- true
+	[ "$(rcli exists 'redlock_log:{x}')" = 1 ]
+	[ "$(rcli exists 'redlock_log:a{b}c')" = 1 ]
+}
