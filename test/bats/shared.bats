@@ -525,8 +525,10 @@ reader_stream() {
 	# {x} shares x's holder key: its holder's record stays.
 	o=$(rl lock -t 60s '{x}')
 	run -0 --separate-stderr rl unlock --force x
+	# The history (of both names, as the holder key) records the removal.
 	assert_equal "$(rcli keys '*' | sort)" "redisson_lock_token:{x}
 redlock_holder:{x}
+redlock_log:{x}
 {x}"
 	assert_equal "$(rcli hkeys 'redlock_holder:{x}')" "$o"
 	run -0 rl unlock --owner "$o" '{x}'
