@@ -34,6 +34,29 @@ struct view {
 	long n;
 };
 
+/* --follow: the last acquisition printed, while it has not ended, for
+ * the events of the next reads (its release's host, its expiry). */
+static struct {
+	int open;
+	char owner[256], host[256], user[128], cmd[1024], fence[32];
+	long pid;
+} held;
+
+static void
+remember(const struct rl_event *ev)
+{
+	if (strcmp(ev->event, "acquired") == 0) {
+		held.open = 1;
+		snprintf(held.owner, sizeof(held.owner), "%s", ev->owner);
+		snprintf(held.host, sizeof(held.host), "%s", ev->host);
+		snprintf(held.user, sizeof(held.user), "%s", ev->user);
+		snprintf(held.cmd, sizeof(held.cmd), "%s", ev->cmd);
+		snprintf(held.fence, sizeof(held.fence), "%s", ev->fence);
+		held.pid = ev->pid;
+	} else if (strcmp(ev->owner, held.owner) == 0)
+		held.open = 0;
+}
+
 /* "2026-11-25 03:00:01" in local time. */
 static void
 local_time(int64_t ms, char *buf, size_t len)
@@ -163,7 +186,9 @@ print_all(const struct view *v, const struct rl_event *ev, size_t n,
 			print_json(&ev[i]);
 		else
 			print_text(&ev[i]);
-		snprintf(last, len, "%s", ev[i].id);
+		if (ev[i].id[0] != '\0')
+			snprintf(last, len, "%s", ev[i].id);
+		remember(&ev[i]);
 	}
 	return flush_stdout();
 }
@@ -179,13 +204,43 @@ read_failed(rl_client *rc, enum rl_err e, const char *name)
 	return EXIT_WRONGTYPE;
 }
 
+/* A read's N events EV behind the acquisition still held from the reads
+ * before (HELD), with what that one tells put back: a malloc'd array,
+ * the held one first when *FIRST is 1; NULL when out of memory. */
+static struct rl_event *
+with_held(const struct rl_event *ev, size_t *n, size_t *first)
+{
+	struct rl_event *all = calloc(2 * *n + 3, sizeof(*all));
+
+	*first = 0;
+	if (all == NULL)
+		return NULL;
+	if (held.open) {
+		all[0].id[0] = '\0';
+		all[0].by_host = all[0].by_user = all[0].holder = "";
+		all[0].wait_ms = all[0].hold_ms = -1;
+		all[0].exit_status = -1;
+		all[0].event = "acquired";
+		all[0].owner = held.owner;
+		all[0].host = held.host;
+		all[0].user = held.user;
+		all[0].cmd = held.cmd;
+		all[0].fence = held.fence;
+		all[0].pid = held.pid;
+		*first = 1;
+	}
+	memcpy(all + *first, ev, *n * sizeof(*ev));
+	*n = rl_events_infer(all, *n + *first, 2 * *n + 3);
+	return all;
+}
+
 /* --follow: new events after LAST as they come, until a signal. */
 static int
 follow(rl_client *rc, const struct view *v, char *last, size_t len)
 {
 	int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-	struct rl_event *ev;
-	size_t n;
+	struct rl_event *ev, *all;
+	size_t n, first;
 	enum rl_err e;
 	int sig_fd, status;
 
@@ -203,8 +258,14 @@ follow(rl_client *rc, const struct view *v, char *last, size_t len)
 			free(ev);
 			return read_failed(rc, e, v->name);
 		}
-		status = print_all(v, ev, n, last, len);
+		all = with_held(ev, &n, &first);
 		free(ev);
+		if (all == NULL) {
+			msg("out of memory");
+			return EXIT_SOFTWARE;
+		}
+		status = print_all(v, all + first, n - first, last, len);
+		free(all);
 		if (status != 0)
 			return status;
 	}

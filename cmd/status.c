@@ -515,7 +515,9 @@ ended(const struct rl_event *ev)
 		return "released";
 	if (strcmp(ev->event, "forced") == 0)
 		return "removed by unlock --force";
-	if (strcmp(ev->event, "expired") == 0)
+	/* An acquisition last, and the lock free: its lease ran out. */
+	if (strcmp(ev->event, "expired") == 0 ||
+	    strcmp(ev->event, "acquired") == 0)
 		return "expired";
 	if (strcmp(ev->event, "lost") == 0)
 		return "lost";

@@ -226,6 +226,61 @@ rl_decode_event(const redisReply *r, struct rl_event *ev)
 	return 0;
 }
 
+static int
+is(const struct rl_event *e, const char *what)
+{
+	return strcmp(e->event, what) == 0;
+}
+
+size_t
+rl_events_infer(struct rl_event *ev, size_t n, size_t cap)
+{
+	const struct rl_event *open = NULL;	/* an acquisition not ended */
+	struct rl_event acq;
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		struct rl_event *e = &ev[i];
+
+		if (is(e, "acquired") && open != NULL && n < cap) {
+			acq = *open;
+			memmove(e + 1, e, (n - i) * sizeof(*e));
+			n++;
+			e->event = "expired";
+			e->id[0] = '\0';
+			e->wait_ms = e->hold_ms = -1;
+			e->owner = acq.owner;
+			e->host = acq.host;
+			e->pid = acq.pid;
+			e->user = acq.user;
+			e->cmd = acq.cmd;
+			e->fence = acq.fence;
+			e->exit_status = -1;
+			e->holder = e->by_host = e->by_user = "";
+			e->by_pid = 0;
+			open = NULL;
+			continue;	/* the acquisition is next */
+		}
+		if (is(e, "acquired")) {
+			open = e;
+			continue;
+		}
+		if (!is(e, "released") && !is(e, "lost") && !is(e, "forced"))
+			continue;
+		for (j = i; e->host[0] == '\0' && j > 0; j--)
+			if (is(&ev[j - 1], "acquired") &&
+			    strcmp(ev[j - 1].owner, e->owner) == 0) {
+				e->host = ev[j - 1].host;
+				e->pid = ev[j - 1].pid;
+				e->user = ev[j - 1].user;
+				e->cmd = ev[j - 1].cmd;
+			}
+		if (open != NULL && strcmp(open->owner, e->owner) == 0)
+			open = NULL;
+	}
+	return n;
+}
+
 enum rl_verdict
 rl_decode_renew(const redisReply *r)
 {

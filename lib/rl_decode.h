@@ -89,6 +89,7 @@ void rl_decode_forced(const redisReply *r, struct rl_attempt *a);
 /* One stream entry R ({id, {field, value...}}) of a name's history into
  * EV; -1 when R is not one. */
 int rl_decode_event(const redisReply *r, struct rl_event *ev);
+
 /* renew: RL_V_YES, RL_V_NO, or RL_V_BAD/NONE. */
 enum rl_verdict rl_decode_renew(const redisReply *r);
 /* renew said no because another owner holds the name: 1, else 0. */

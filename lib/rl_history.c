@@ -7,7 +7,8 @@
 #include "rl_decode.h"
 
 /* Stream entries R (an array of {id, fields}), oldest first (REVERSE:
- * R is newest first), into *EV and *NEV. */
+ * R is newest first), into *EV and *NEV, with what the scripts left out
+ * put back (rl_events_infer): room for twice as many. */
 static enum rl_err
 entries(rl_client *c, const redisReply *r, int reverse, struct rl_event **ev,
     size_t *nev)
@@ -18,13 +19,29 @@ entries(rl_client *c, const redisReply *r, int reverse, struct rl_event **ev,
 		return rl_seterr(c, RL_EPROTO, "unexpected reply reading the "
 		    "history: is this a Redis server?");
 	n = r->elements;
-	if ((*ev = calloc(n > 0 ? n : 1, sizeof(**ev))) == NULL)
+	if ((*ev = calloc(2 * n + 1, sizeof(**ev))) == NULL)
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	for (i = 0; i < n; i++)
 		if (rl_decode_event(r->element[reverse ? n - 1 - i : i],
 		    &(*ev)[*nev]) == 0)
 			(*nev)++;
+	*nev = rl_events_infer(*ev, *nev, 2 * n + 1);
 	return RL_OK;
+}
+
+/* XREVRANGE's reply R: the last N events, oldest first (R has up to
+ * twice as many, for the acquisitions of the releases among them). */
+static enum rl_err
+last_n(rl_client *c, const redisReply *r, int64_t n, struct rl_event **ev,
+    size_t *nev)
+{
+	enum rl_err e = entries(c, r, 1, ev, nev);
+
+	if (e == RL_OK && *nev > (size_t)n) {
+		memmove(*ev, *ev + (*nev - (size_t)n), (size_t)n * sizeof(**ev));
+		*nev = (size_t)n;
+	}
+	return e;
 }
 
 /* No master answered: the first refusal, as an error (another type at
@@ -76,7 +93,9 @@ rl_log_read(rl_client *c, const char *name, int64_t n, const char *after,
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
 	if ((key = rl_key(RL_PREFIX_LOG, name)) == NULL)
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
-	snprintf(count, sizeof(count), "%lld", (long long)(n > 0 ? n : 1));
+	/* Twice as many as shown: the acquisitions that the releases
+	 * among them need. */
+	snprintf(count, sizeof(count), "%lld", (long long)(n > 0 ? 2 * n : 1));
 	snprintf(block, sizeof(block), "%lld", (long long)block_ms);
 	if (after == NULL) {
 		argc = 6;
@@ -98,7 +117,7 @@ rl_log_read(rl_client *c, const char *name, int64_t n, const char *after,
 	if (e == RL_OK && (r = first_reply(c)) == NULL)
 		e = unanswered(c, key);
 	else if (e == RL_OK && after == NULL)
-		e = entries(c, r, 1, ev, nev);
+		e = last_n(c, r, n, ev, nev);
 	else if (e == RL_OK && r->type == REDIS_REPLY_ARRAY &&
 	    r->elements > 0 && r->element[0]->type == REDIS_REPLY_ARRAY &&
 	    r->element[0]->elements == 2)

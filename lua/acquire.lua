@@ -171,7 +171,6 @@ if free and (not head or head == ARGV[2]) then
   if KEYS[9] and KEYS[10] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
     redis.call('DEL', KEYS[9])
   end
-  rl_log_expired(logkey, ARGV[12])
   rl_log(logkey, ARGV[12], 'acquired',
          {'owner', ARGV[2], 'host', ARGV[3], 'pid', ARGV[4], 'user', ARGV[5],
           'cmd', ARGV[6], 'fence', fence, 'wait_ms', ARGV[13] or ''})

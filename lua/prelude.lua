@@ -567,10 +567,12 @@ end
 
 -- History: event EV with the field/value pairs in F appended to stream
 -- KEY (redlock_log:{NAME}) when SPEC, "MAXLEN TTL_MS", asks for one
--- (empty: history is off), trimmed to about MAXLEN entries, and the
--- stream expires TTL_MS after its last event (0: never). Every call is a
--- pcall: a stream key of another type, a user without XADD (ACL) or a
--- server out of memory skips the event, never the lock's own work.
+-- (empty: history is off), trimmed to about MAXLEN entries; the stream
+-- expires TTL_MS after its last event (0: never), but for a release,
+-- which follows an acquisition that set it (one call less on the hot
+-- path). Every call is a pcall: a stream key of another type, a user
+-- without XADD (ACL) or a server out of memory skips the event, never
+-- the lock's own work.
 local function rl_log(key, spec, ev, f)
   if not key or not spec or spec == '' then return end
   local max, ttl = string.match(spec, '^(%d+) (%d+)$')
@@ -578,29 +580,7 @@ local function rl_log(key, spec, ev, f)
   local r = redis.pcall('XADD', key, 'MAXLEN', '~', max, '*', 'event', ev,
                         unpack(f))
   if type(r) == 'table' and r.err then return end
-  if ttl ~= '0' then redis.pcall('PEXPIRE', key, ttl) end
-end
-
--- History: a fresh acquisition of a plain lock finds the last event of
--- stream KEY an acquisition (its hold never recorded an end): that hold
--- expired, or was lost with its data. One "expired" event for it, with
--- its owner's fields, before the new one.
-local function rl_log_expired(key, spec)
-  if not key or not spec or spec == '' then return end
-  local last = redis.pcall('XREVRANGE', key, '+', '-', 'COUNT', 1)
-  if type(last) ~= 'table' or last.err or not last[1] then return end
-  local f = last[1][2]
-  if f[1] ~= 'event' or f[2] ~= 'acquired' then return end
-  local keep = {}
-  for i = 3, #f - 1, 2 do
-    if f[i] ~= 'wait_ms' then
-      keep[#keep + 1] = f[i]
-      keep[#keep + 1] = f[i + 1]
-    end
-  end
-  keep[#keep + 1] = 'since_id'
-  keep[#keep + 1] = last[1][1]
-  rl_log(key, spec, 'expired', keep)
+  if ttl ~= '0' and ev ~= 'released' then redis.pcall('PEXPIRE', key, ttl) end
 end
 
 -- History: the fields of holder metadata JSON REC (host, pid, user, cmd,

@@ -77,11 +77,13 @@ if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
 end
 redis.call('DEL', KEYS[1])
 -- Recorded after the deletes, which a server out of memory still runs.
+-- The owner's host, pid and command are in its acquisition's event.
 if ARGV[3] ~= '' then
-  local f = rl_log_holder(ARGV[1], rec, now_ms)
-  f[#f + 1] = 'exit'
-  f[#f + 1] = ARGV[4] or ''
-  rl_log(KEYS[10], ARGV[3], 'released', f)
+  local since = rec and tonumber(string.match(rec, '"since_ms":(%d+)'))
+  rl_log(KEYS[10], ARGV[3], 'released',
+         {'owner', ARGV[1], 'fence', rl_fence(rec) or '',
+          'hold_ms', since and string.format('%.0f', now_ms - since) or '',
+          'exit', ARGV[4] or ''})
 end
 if ARGV[2] == '' then return {2, false} end
 local nopub = false
