@@ -1133,6 +1133,65 @@ status_replies(size_t n, const char *const *specs, enum rl_verdict *v,
 		    &per[j]);
 }
 
+/* A history entry: fields by name, in any order; numbers where known. */
+static void
+test_decode_event(void **state)
+{
+	struct rl_event ev;
+
+	(void)state;
+	assert_int_equal(rl_decode_event(R("*2|$1795782429706-3|*10|$event|"
+	    "$released|$owner|$o:1|$hold_ms|$251000|$exit|$0|$fence|$17"), &ev),
+	    0);
+	assert_string_equal(ev.id, "1795782429706-3");
+	assert_true(ev.time_ms == 1795782429706LL);
+	assert_string_equal(ev.event, "released");
+	assert_string_equal(ev.owner, "o:1");
+	assert_string_equal(ev.fence, "17");
+	assert_string_equal(ev.host, "");
+	assert_true(ev.hold_ms == 251000);
+	assert_int_equal(ev.exit_status, 0);
+	assert_true(ev.wait_ms == -1);
+	assert_int_equal(ev.pid, 0);
+	/* Unknown fields are skipped; an empty exit is unknown. */
+	assert_int_equal(rl_decode_event(R("*2|$1-0|*6|$new|$x|$exit|$|"
+	    "$by_pid|$811"), &ev), 0);
+	assert_int_equal(ev.exit_status, -1);
+	assert_int_equal(ev.by_pid, 811);
+	assert_int_equal(rl_decode_event(R("*1|$1-0"), &ev), -1);
+	assert_int_equal(rl_decode_event(NULL, &ev), -1);
+}
+
+/* A release gets its holder from the acquisition before it; an
+ * acquisition never ended becomes an "expired" event before the next. */
+static void
+test_events_infer(void **state)
+{
+	struct rl_event ev[7];
+
+	(void)state;
+	memset(ev, 0, sizeof(ev));
+	assert_int_equal(rl_decode_event(R("*2|$1-0|*8|$event|$acquired|"
+	    "$owner|$a|$host|$web2|$pid|$811"), &ev[0]), 0);
+	assert_int_equal(rl_decode_event(R("*2|$2-0|*4|$event|$acquired|"
+	    "$owner|$b"), &ev[1]), 0);
+	assert_int_equal(rl_decode_event(R("*2|$3-0|*6|$event|$released|"
+	    "$owner|$b|$exit|$3"), &ev[2]), 0);
+	assert_int_equal(rl_events_infer(ev, 3, 7), 4);
+	assert_string_equal(ev[0].event, "acquired");
+	assert_string_equal(ev[1].event, "expired");
+	assert_string_equal(ev[1].owner, "a");
+	assert_string_equal(ev[1].host, "web2");
+	assert_int_equal(ev[1].pid, 811);
+	assert_true(ev[1].time_ms == 2);
+	assert_string_equal(ev[1].id, "");
+	assert_string_equal(ev[2].event, "acquired");
+	assert_string_equal(ev[3].event, "released");
+	assert_int_equal(ev[3].exit_status, 3);
+	/* No room: nothing inserted. */
+	assert_int_equal(rl_events_infer(ev, 2, 2), 2);
+}
+
 static void
 test_combine_status(void **state)
 {
@@ -1394,6 +1453,8 @@ main(void)
 		T(test_combine_renew),
 		T(test_combine_renew_taken),
 		T(test_combine_status),
+		T(test_decode_event),
+		T(test_events_infer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
