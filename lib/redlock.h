@@ -306,6 +306,9 @@ struct rl_attempt {
 	const char *nopub;	/* acquired or released: the channel this user
 				 * may not PUBLISH on (ACL), so releases wake
 				 * nobody; NULL when it may or it is unknown */
+	const char *skipped;	/* acquired: why the server refused to record
+				 * it in the history (ACL, a key of another
+				 * type, out of memory); NULL when recorded */
 	const char *badkey;	/* RL_EWRONGTYPE: the key and its type */
 	const char *badtype;
 	const char *lost;	/* waiting: why the server (every master) is

@@ -96,6 +96,7 @@ rl_decode_acquire(const redisReply *r, struct rl_attempt *a)
 		a->fence = rl_elem_int(r, RL_ACQ_FENCE, 0);
 		a->holds = rl_elem_int(r, RL_ACQ_HOLDS, 1);
 		a->nopub = rl_elem_str(r, RL_ACQ_NOPUB);
+		a->skipped = rl_elem_str(r, RL_ACQ_SKIPPED);
 		return v;
 	case RL_V_NO:
 		holder(r, a);

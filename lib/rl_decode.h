@@ -32,8 +32,8 @@ enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS,
 enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
 	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE, RL_PM_OWNER,
 	RL_PM_UNTIL };
-/* acquire: {1, fence, holds, nopub} */
-enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB };
+/* acquire: {1, fence, holds, nopub, skipped} */
+enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB, RL_ACQ_SKIPPED };
 /* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,
  * queued, head_wait_ms, rejoined, ahead, listen, announced, held_until} */
 enum { RL_BUSY_PTTL = 1, RL_BUSY_OWNER, RL_BUSY_HOST, RL_BUSY_PID,

@@ -45,11 +45,13 @@
 -- ARGV[14] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
--- Returns {1, fence, holds, nopub}     acquired (holds > 1: re-entered);
+-- Returns {1, fence, holds, nopub, skipped}
+--                                      acquired (holds > 1: re-entered);
 --                                      nopub: the channel this user may not
 --                                      PUBLISH on (its release would wake
 --                                      nobody), nil when it may or when the
---                                      server cannot tell
+--                                      server cannot tell; skipped: why the
+--                                      history's XADD was refused, or nil
 --         {0, pttl, owner, host, pid, user, cmd, held_ms,
 --          position, queued, head_wait_ms, rejoined, ahead, listen,
 --          announced, held_until}
@@ -171,10 +173,10 @@ if free and (not head or head == ARGV[2]) then
   if KEYS[9] and KEYS[10] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
     redis.call('DEL', KEYS[9])
   end
-  rl_log(logkey, ARGV[12], 'acquired',
+  local skipped = rl_log(logkey, ARGV[12], 'acquired',
          {'owner', ARGV[2], 'host', ARGV[3], 'pid', ARGV[4], 'user', ARGV[5],
           'cmd', ARGV[6], 'fence', fence, 'wait_ms', ARGV[13] or ''})
-  return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
+  return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10], skipped}
 end
 
 local owner, d, held = false, {}, false

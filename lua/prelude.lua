@@ -572,14 +572,14 @@ end
 -- which follows an acquisition that set it (one call less on the hot
 -- path). Every call is a pcall: a stream key of another type, a user
 -- without XADD (ACL) or a server out of memory skips the event, never
--- the lock's own work.
+-- the lock's own work. Returns the server's refusal of XADD, or nil.
 local function rl_log(key, spec, ev, f)
   if not key or not spec or spec == '' then return end
   local max, ttl = string.match(spec, '^(%d+) (%d+)$')
   if not max or max == '0' then return end
   local r = redis.pcall('XADD', key, 'MAXLEN', '~', max, '*', 'event', ev,
                         unpack(f))
-  if type(r) == 'table' and r.err then return end
+  if type(r) == 'table' and r.err then return r.err end
   if ttl ~= '0' and ev ~= 'released' then redis.pcall('PEXPIRE', key, ttl) end
 end
 

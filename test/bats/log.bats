@@ -163,7 +163,9 @@ events() { rl log --json -n 100 "$1" | jq -r .event; }
 @test "an ACL user without the stream commands still locks; log exits 69 naming the command" {
 	rcli acl setuser nox on '>pw' '~*' '&*' '+@all' '-xadd' '-xread' '-xrevrange' >/dev/null
 	u="redis://nox:pw@127.0.0.1:$R_PORT"
-	run -0 "$RL" -u "$u" exec x -- true
+	run -0 --separate-stderr "$RL" -u "$u" exec -v x -- true
+	# One -v line says why.
+	[ "$(grep -c 'not recorded in the history of x: ' <<<"$stderr")" = 1 ]
 	tok=$("$RL" -u "$u" lock x)
 	run -0 "$RL" -u "$u" unlock --owner "$tok" x
 	[ "$(rcli exists x)" = 0 ]
