@@ -201,6 +201,23 @@ event_field(struct rl_event *ev, const char *f, const char *v)
 		ev->exit_status = (int)field_int(v, -1);
 }
 
+/* The field "e" of a history entry V: field/value pairs, each string
+ * ended by a NUL byte (the last by hiredis's), into EV. */
+static void
+packed(struct rl_event *ev, const redisReply *v)
+{
+	const char *p = v->str, *end = v->str + v->len, *k;
+
+	while (p < end) {
+		k = p;
+		p += strlen(p) + 1;
+		if (p > end)
+			break;
+		event_field(ev, k, p);
+		p += strlen(p) + 1;
+	}
+}
+
 int
 rl_decode_event(const redisReply *r, struct rl_event *ev)
 {
@@ -221,6 +238,10 @@ rl_decode_event(const redisReply *r, struct rl_event *ev)
 		ev->time_ms = strtoll(ev->id, NULL, 10);
 	for (i = 0; i + 1 < f->elements; i += 2)
 		if (f->element[i]->type == REDIS_REPLY_STRING &&
+		    f->element[i + 1]->type == REDIS_REPLY_STRING &&
+		    strcmp(f->element[i]->str, "e") == 0)
+			packed(ev, f->element[i + 1]);
+		else if (f->element[i]->type == REDIS_REPLY_STRING &&
 		    f->element[i + 1]->type == REDIS_REPLY_STRING)
 			event_field(ev, f->element[i]->str,
 			    f->element[i + 1]->str);

@@ -1159,6 +1159,23 @@ test_decode_event(void **state)
 	assert_int_equal(ev.exit_status, -1);
 	assert_int_equal(ev.by_pid, 811);
 	assert_int_equal(rl_decode_event(R("*1|$1-0"), &ev), -1);
+	/* As the scripts write it: one field "e", NUL-separated pairs. */
+	{
+		static const char v[] = "event\0acquired\0owner\0o:2\0pid\0"
+		    "811\0cmd\0";
+		redisReply *r = R("*2|$5-0|*2|$e|$x");
+
+		r->element[1]->element[1]->str = realloc(
+		    r->element[1]->element[1]->str, sizeof(v));
+		assert_non_null(r->element[1]->element[1]->str);
+		memcpy(r->element[1]->element[1]->str, v, sizeof(v));
+		r->element[1]->element[1]->len = sizeof(v) - 1;
+		assert_int_equal(rl_decode_event(r, &ev), 0);
+		assert_string_equal(ev.event, "acquired");
+		assert_string_equal(ev.owner, "o:2");
+		assert_int_equal(ev.pid, 811);
+		assert_string_equal(ev.cmd, "");
+	}
 	assert_int_equal(rl_decode_event(NULL, &ev), -1);
 }
 
