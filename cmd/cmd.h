@@ -79,6 +79,8 @@ int bad_option(const struct cmd *c, char **argv, const char *shortopts,
 /* S with control characters escaped, for terminals and logs; up to four
  * results stay valid at once. */
 const char *esc(const char *s);
+/* Length of the valid UTF-8 sequence at P (NUL-terminated), or 0. */
+size_t utf8_len(const unsigned char *p);
 /* S as a JSON string, on F. */
 void json_str(FILE *f, const char *s);
 /* "KEY":S on F, then, when S is not UTF-8 throughout (S shows U+FFFD for
@@ -152,6 +154,7 @@ struct lockopts {
 	enum rl_pubsub pubsub;	/* --pubsub, else REDLOCK_PUBSUB */
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
+	int busy;		/* lock_acquire: not acquired, NAME busy */
 	char owner_buf[RL_OWNER_MAX];
 };
 
@@ -312,6 +315,29 @@ void sig_unblock(const sigset_t *old);
 
 /* exec's --max-hold (lock refuses it): clear of LOCKOPTS_LONG's values. */
 #define OPT_MAX_HOLD 0x140
+/* exec's --metrics-file (lock refuses it). */
+#define OPT_METRICS_FILE 0x141
+
+/* metrics.c: exec --metrics-file, node_exporter's textfile format. What
+ * one exec of a name did, for its series. */
+struct metrics_run {
+	int64_t start_ms;	/* wall clock, when exec started */
+	int64_t end_ms;		/* wall clock, when it ended */
+	int64_t wait_ms;	/* from its start to the acquisition */
+	int64_t hold_ms;	/* from the acquisition to its end */
+	int busy;		/* not acquired: NAME was busy */
+	int ran;		/* COMMAND was started */
+	int lost;		/* the lease was lost */
+	int status;		/* redlock's exit status */
+};
+/* FILE as --metrics-file takes it: 0, or -1 after a usage error (empty,
+ * a directory, or in a directory that does not exist). */
+int metrics_check(const struct cmd *c, const char *file);
+/* Add R, of NAME, to FILE: read it, update NAME's series, write it to a
+ * temporary file beside it and rename that over it, all under an flock
+ * of FILE.lock. A failure is one warning line, nothing more. */
+void metrics_record(const char *file, const char *name,
+    const struct metrics_run *r);
 
 /* watchdog.c: keep a held lease alive while COMMAND or a watched process
  * runs, and act on its loss. */

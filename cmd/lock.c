@@ -164,6 +164,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		{ "keepalive", no_argument, NULL, 'k' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -179,6 +180,10 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		if (ch == OPT_MAX_HOLD)
 			return usage_error(&cmd_lock, "--max-hold is for exec: "
 			    "lock runs no COMMAND to stop when it is reached");
+		if (ch == OPT_METRICS_FILE)
+			return usage_error(&cmd_lock, "--metrics-file is for "
+			    "exec: lock ends before the hold does, with no run "
+			    "to record");
 		if (ch == 'k') {
 			j->keepalive = 1;
 			continue;

@@ -641,6 +641,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 			    (long long)o->ttl_ms);
 		return 0;
 	}
+	o->busy = 1;
 	if (!o->quiet) {
 		describe(o, a, who, sizeof(who));
 		rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
