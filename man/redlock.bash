@@ -97,7 +97,7 @@ _redlock()
 		COMPREPLY=($(compgen -W 'auto sharded classic' -- "$cur"))
 		return
 		;;
-	--cacert | --cert | --key)
+	--cacert | --cert | --key | --metrics-file)
 		if declare -F _filedir >/dev/null; then _filedir; else
 			COMPREPLY=($(compgen -f -- "$cur")); fi
 		return
@@ -141,7 +141,7 @@ _redlock()
 
 	local opts
 	case $sub in
-	exec) opts="$lockopts --on-lost --kill-after --max-hold" ;;
+	exec) opts="$lockopts --on-lost --kill-after --max-hold --metrics-file" ;;
 	lock) opts="$lockopts --keepalive --pid" ;;
 	unlock) opts='--owner --force --pubsub -h --help' ;;
 	status) opts='--json -h --help' ;;
@@ -172,7 +172,8 @@ _redlock_takes_arg()
 		case $2 in
 		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
 		    --min-hold | --replicas | -E | --conflict-exit-code | --owner | \
-		    --on-lost | --kill-after | --max-hold | --pid | --pubsub)
+		    --on-lost | --kill-after | --max-hold | --metrics-file | --pid | \
+		    --pubsub)
 			return 0 ;;
 		esac
 		;;
