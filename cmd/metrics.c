@@ -342,6 +342,7 @@ metrics_record(const char *file, const char *name,
 
 	if ((fd = lock_file(file, &what)) < 0)
 		goto out;
+	what = "out of memory";
 	if ((label = label_of(name)) == NULL) {
 		errno = 0;
 		goto out;
