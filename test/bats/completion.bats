@@ -100,13 +100,15 @@ exec_options() {
 	local o
 	for o in --wait --no-wait --ttl --fair --shared --write --limit \
 	    --waiter-timeout --min-hold --replicas --pubsub --conflict-exit-code \
-	    --owner --quiet --verbose --on-lost --kill-after --max-hold --help; do
+	    --owner --label --quiet --verbose --on-lost --kill-after --max-hold \
+	    --help; do
 		grep -qx -- "$o" <<<"$output" || return 1
 	done
 	! grep -qx -- --keepalive <<<"$output" && ! grep -qx -- --url <<<"$output"
 }
 lock_options() {
 	grep -qx -- --keepalive <<<"$output" && grep -qx -- --pid <<<"$output" &&
+	    grep -qx -- --label <<<"$output" &&
 	    grep -qx -- --shared <<<"$output" && ! grep -qx -- --on-lost <<<"$output" &&
 	    ! grep -qx -- --max-hold <<<"$output"
 }
@@ -229,4 +231,13 @@ timed() {
 	timed empty 'redlock status '
 	timed empty 'redlock unlock '
 	kill -CONT "$S_PID"
+}
+
+@test "--label takes a text: nothing is offered for it, and it is not NAME" {
+	nothing_offered() { [ -z "$output" ]; }
+	each_shell nothing_offered 'redlock exec --label '
+	each_shell nothing_offered 'redlock lock --label '
+	# The word after the label's is NAME: options are offered after it.
+	has_ttl() { grep -qx -- --ttl <<<"$output"; }
+	each_shell has_ttl 'redlock exec --label deploy --'
 }
