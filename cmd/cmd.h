@@ -133,6 +133,9 @@ void format_time(int64_t epoch_ms, char *buf, size_t len);
 /* Write stdout out; on failure say so and return EXIT_SOFTWARE. */
 int flush_stdout(void);
 
+/* The longest label stored; a longer one is cut, ending in "...". */
+#define LABEL_MAX 256
+
 /* Options of the commands that acquire (lock, exec): lockopt.c. */
 struct lockopts {
 	int64_t wait_ms;	/* < 0: forever */
@@ -155,6 +158,8 @@ struct lockopts {
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
 	int busy;		/* lock_acquire: not acquired, NAME busy */
+	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */
+	char label_buf[LABEL_MAX + 1];
 	char owner_buf[RL_OWNER_MAX];
 };
 
@@ -166,6 +171,7 @@ struct lockopts {
 #define OPT_LIMIT 0x104
 #define OPT_PUBSUB 0x105
 #define OPT_MIN_HOLD 0x106
+#define OPT_LABEL 0x107
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -181,7 +187,8 @@ struct lockopts {
 	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }, \
 	{ "replicas", required_argument, NULL, OPT_REPLICAS }, \
 	{ "pubsub", required_argument, NULL, OPT_PUBSUB }, \
-	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD }
+	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD }, \
+	{ "label", required_argument, NULL, OPT_LABEL }
 #define LOCKOPTS_HELP \
 	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
 	"  -n, --no-wait           give up at once if NAME is held\n" \
@@ -214,6 +221,8 @@ struct lockopts {
 	"                          (at most 24h; 0: off): released sooner, it stays\n" \
 	"                          held, finished, until then, so that a fleet's\n" \
 	"                          runs of one schedule run once\n" \
+	"      --label TEXT        store and show TEXT as what holds NAME, instead\n" \
+	"                          of the command line (default: $REDLOCK_LABEL)\n" \
 	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
 	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
 	"                          an exec that holds NAME above this one; else a\n" \
@@ -286,6 +295,10 @@ void json_finished(int64_t until_ms);
 /* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
  * is not above 0. */
 const char *finished_text(int64_t until_ms, char *buf, size_t len);
+/* ARGV (up to a NULL) joined by blanks into BUF, as holder metadata:
+ * the values that look like secrets replaced by "***", as the manual's
+ * HOLDER METADATA says (secret.c). */
+void cmdline_masked(char *const *argv, char *buf, size_t len);
 /* S on F as one shell word, quoted only when it needs it. */
 void shell_word(FILE *f, const char *s);
 /* The command that frees NAME (unlock --force) on F, one line, with the

@@ -64,25 +64,6 @@ child_exit(int status)
 	return EXIT_SOFTWARE;
 }
 
-/* "pg_dump -Fc db", for the holder metadata. */
-static void
-join(char **argv, char *buf, size_t len)
-{
-	size_t n = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; argv[i] != NULL && n + 1 < len; i++) {
-		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
-
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
-	if (n >= len)
-		buf[len - 1] = '\0';
-}
-
 static void
 put_env(const char *k, const char *v)
 {
@@ -406,11 +387,11 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	char cmdline[512];
 	int status, s;
 
-	join(j->cmd, cmdline, sizeof(cmdline));
+	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
 	meta.host = self_host();
 	meta.pid = (long)getpid();
 	meta.user = self_user();
-	meta.cmd = cmdline;
+	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
 	if ((*rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
 	    &status)) == NULL)
 		return status;

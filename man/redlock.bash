@@ -38,7 +38,8 @@ _redlock()
 	    --insecure -h --help --version'
 	local lockopts='-w --wait -n --no-wait -t --ttl --fair -s --shared
 	    --write --limit --waiter-timeout --min-hold --replicas --pubsub -E
-	    --conflict-exit-code --owner -q --quiet -v --verbose -h --help'
+	    --conflict-exit-code --label --owner -q --quiet -v --verbose -h
+	    --help'
 
 	# The subcommand, the global options before it (for the server the
 	# names come from), the words after it that are not options, and
@@ -118,7 +119,7 @@ _redlock()
 		return
 		;;
 	--limit | --replicas | -E | --conflict-exit-code | --owner | --sni | \
-	    --sentinel-user | --sentinel-password)
+	    --sentinel-user | --sentinel-password | --label)
 		return
 		;;
 	esac
@@ -172,8 +173,8 @@ _redlock_takes_arg()
 		case $2 in
 		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
 		    --min-hold | --replicas | -E | --conflict-exit-code | --owner | \
-		    --on-lost | --kill-after | --max-hold | --metrics-file | --pid | \
-		    --pubsub)
+		    --label | --on-lost | --kill-after | --max-hold | \
+		    --metrics-file | --pid | --pubsub)
 			return 0 ;;
 		esac
 		;;

@@ -50,7 +50,7 @@ function __redlock_wants_name
     set -l j (math $i + 1)
     while test $j -le (count $words)
         switch $words[$j]
-            case --owner -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub
+            case --owner --label -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub
                 set j (math $j + 1)
             case '-*'
             case '*'
@@ -150,6 +150,7 @@ complete -c redlock -n $l -l min-hold -x -a '(__redlock_durations)' -d 'Hold NAM
 complete -c redlock -n $l -l replicas -x -d 'WAIT until N replicas have each acquisition'
 complete -c redlock -n $l -l pubsub -x -a "$pubsub" -d 'How releases wake waiters'
 complete -c redlock -n $l -s E -l conflict-exit-code -x -d 'Exit N, not 75, when NAME was not acquired'
+complete -c redlock -n $l -l label -x -d 'Store and show TEXT instead of the command line'
 complete -c redlock -n $l -l owner -x -d 'Acquire as TOKEN'
 complete -c redlock -n $l -s q -l quiet -d 'No message when NAME is busy'
 complete -c redlock -n $l -s v -l verbose -d 'Timestamped events on standard error'

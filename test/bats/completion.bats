@@ -100,7 +100,7 @@ exec_options() {
 	local o
 	for o in --wait --no-wait --ttl --fair --shared --write --limit \
 	    --waiter-timeout --min-hold --replicas --pubsub --conflict-exit-code \
-	    --owner --quiet --verbose --on-lost --kill-after --max-hold \
+	    --owner --label --quiet --verbose --on-lost --kill-after --max-hold \
 	    --metrics-file --help; do
 		grep -qx -- "$o" <<<"$output" || return 1
 	done
@@ -108,6 +108,7 @@ exec_options() {
 }
 lock_options() {
 	grep -qx -- --keepalive <<<"$output" && grep -qx -- --pid <<<"$output" &&
+	    grep -qx -- --label <<<"$output" &&
 	    grep -qx -- --shared <<<"$output" && ! grep -qx -- --on-lost <<<"$output" &&
 	    ! grep -qx -- --max-hold <<<"$output" &&
 	    ! grep -qx -- --metrics-file <<<"$output"
@@ -241,4 +242,13 @@ timed() {
 	timed empty 'redlock status '
 	timed empty 'redlock unlock '
 	kill -CONT "$S_PID"
+}
+
+@test "--label takes a text: nothing is offered for it, and it is not NAME" {
+	nothing_offered() { [ -z "$output" ]; }
+	each_shell nothing_offered 'redlock exec --label '
+	each_shell nothing_offered 'redlock lock --label '
+	# The word after the label's is NAME: options are offered after it.
+	has_ttl() { grep -qx -- --ttl <<<"$output"; }
+	each_shell has_ttl 'redlock exec --label deploy --'
 }
