@@ -40,7 +40,7 @@ now_s() { echo "${EPOCHREALTIME}"; }
 	start=$(value redlock_last_run_start_timestamp_seconds job)
 	end=$(value redlock_last_run_end_timestamp_seconds job)
 	# Milliseconds: the file's times are cut to them.
-	le "$(awk -v t="$t0" 'BEGIN { print t - 0.001 }')" "$start"
+	le "$(awk -v t="$t0" 'BEGIN { printf "%.3f\n", t - 0.001 }')" "$start"
 	le "$start" "$end"
 	le "$end" "$t1"
 	le 0.3 "$(value redlock_hold_seconds job)"
