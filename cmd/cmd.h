@@ -80,6 +80,8 @@ int bad_option(const struct cmd *c, char **argv, const char *shortopts,
 /* S with control characters escaped, for terminals and logs; up to four
  * results stay valid at once. */
 const char *esc(const char *s);
+/* Length of the valid UTF-8 sequence at P (NUL-terminated), or 0. */
+size_t utf8_len(const unsigned char *p);
 /* S as a JSON string, on F. */
 void json_str(FILE *f, const char *s);
 /* "KEY":S on F, then, when S is not UTF-8 throughout (S shows U+FFFD for
@@ -132,6 +134,9 @@ void format_time(int64_t epoch_ms, char *buf, size_t len);
 /* Write stdout out; on failure say so and return EXIT_SOFTWARE. */
 int flush_stdout(void);
 
+/* The longest label stored; a longer one is cut, ending in "...". */
+#define LABEL_MAX 256
+
 /* Options of the commands that acquire (lock, exec): lockopt.c. */
 struct lockopts {
 	int64_t wait_ms;	/* < 0: forever */
@@ -153,6 +158,9 @@ struct lockopts {
 	enum rl_pubsub pubsub;	/* --pubsub, else REDLOCK_PUBSUB */
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
+	int busy;		/* lock_acquire: not acquired, NAME busy */
+	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */
+	char label_buf[LABEL_MAX + 1];
 	char owner_buf[RL_OWNER_MAX];
 };
 
@@ -164,6 +172,7 @@ struct lockopts {
 #define OPT_LIMIT 0x104
 #define OPT_PUBSUB 0x105
 #define OPT_MIN_HOLD 0x106
+#define OPT_LABEL 0x107
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -179,7 +188,8 @@ struct lockopts {
 	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }, \
 	{ "replicas", required_argument, NULL, OPT_REPLICAS }, \
 	{ "pubsub", required_argument, NULL, OPT_PUBSUB }, \
-	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD }
+	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD }, \
+	{ "label", required_argument, NULL, OPT_LABEL }
 #define LOCKOPTS_HELP \
 	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
 	"  -n, --no-wait           give up at once if NAME is held\n" \
@@ -212,6 +222,8 @@ struct lockopts {
 	"                          (at most 24h; 0: off): released sooner, it stays\n" \
 	"                          held, finished, until then, so that a fleet's\n" \
 	"                          runs of one schedule run once\n" \
+	"      --label TEXT        store and show TEXT as what holds NAME, instead\n" \
+	"                          of the command line (default: $REDLOCK_LABEL)\n" \
 	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
 	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
 	"                          an exec that holds NAME above this one; else a\n" \
@@ -284,6 +296,10 @@ void json_finished(int64_t until_ms);
 /* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
  * is not above 0. */
 const char *finished_text(int64_t until_ms, char *buf, size_t len);
+/* ARGV (up to a NULL) joined by blanks into BUF, as holder metadata:
+ * the values that look like secrets replaced by "***", as the manual's
+ * HOLDER METADATA says (secret.c). */
+void cmdline_masked(char *const *argv, char *buf, size_t len);
 /* S on F as one shell word, quoted only when it needs it. */
 void shell_word(FILE *f, const char *s);
 /* The command that frees NAME (unlock --force) on F, one line, with the
@@ -313,6 +329,29 @@ void sig_unblock(const sigset_t *old);
 
 /* exec's --max-hold (lock refuses it): clear of LOCKOPTS_LONG's values. */
 #define OPT_MAX_HOLD 0x140
+/* exec's --metrics-file (lock refuses it). */
+#define OPT_METRICS_FILE 0x141
+
+/* metrics.c: exec --metrics-file, node_exporter's textfile format. What
+ * one exec of a name did, for its series. */
+struct metrics_run {
+	int64_t start_ms;	/* wall clock, when exec started */
+	int64_t end_ms;		/* wall clock, when it ended */
+	int64_t wait_ms;	/* from its start to the acquisition */
+	int64_t hold_ms;	/* from the acquisition to its end */
+	int busy;		/* not acquired: NAME was busy */
+	int ran;		/* COMMAND was started */
+	int lost;		/* the lease was lost */
+	int status;		/* redlock's exit status */
+};
+/* FILE as --metrics-file takes it: 0, or -1 after a usage error (empty,
+ * a directory, or in a directory that does not exist). */
+int metrics_check(const struct cmd *c, const char *file);
+/* Add R, of NAME, to FILE: read it, update NAME's series, write it to a
+ * temporary file beside it and rename that over it, all under an flock
+ * of FILE.lock. A failure is one warning line, nothing more. */
+void metrics_record(const char *file, const char *name,
+    const struct metrics_run *r);
 
 /* watchdog.c: keep a held lease alive while COMMAND or a watched process
  * runs, and act on its loss. */

@@ -131,8 +131,7 @@ esc(const char *s)
 	return b;
 }
 
-/* Length of the valid UTF-8 sequence at P, or 0. */
-static size_t
+size_t
 utf8_len(const unsigned char *p)
 {
 	size_t n, i;

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -29,6 +30,9 @@ const struct cmd cmd_exec = {
 	"                          stop COMMAND (as --on-lost says) once it has\n"
 	"                          held NAME this long, release, exit 124\n"
 	"                          (default: 0, never; at least a renewal period)\n"
+	"      --metrics-file FILE write NAME's last run and counts to FILE, in\n"
+	"                          node_exporter's textfile format (FILE.lock\n"
+	"                          beside it serialises writers)\n"
 	"  -h, --help              show this help\n",
 	run
 };
@@ -60,25 +64,6 @@ child_exit(int status)
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return EXIT_SOFTWARE;
-}
-
-/* "pg_dump -Fc db", for the holder metadata. */
-static void
-join(char **argv, char *buf, size_t len)
-{
-	size_t n = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; argv[i] != NULL && n + 1 < len; i++) {
-		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
-
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
-	if (n >= len)
-		buf[len - 1] = '\0';
 }
 
 static void
@@ -273,6 +258,7 @@ struct job {
 	int64_t kill_after;
 	int64_t max_hold;	/* 0: none */
 	const char *max_hold_arg;
+	const char *metrics_file;	/* --metrics-file; or NULL */
 	const char *name;
 	char **cmd;
 };
@@ -320,6 +306,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		{ "on-lost", required_argument, NULL, 'L' },
 		{ "kill-after", required_argument, NULL, 'K' },
 		{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -329,6 +316,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	j->on_lost = ON_LOST_TERM;
 	j->kill_after = DEFAULT_KILL_AFTER_MS;
 	j->max_hold = 0;
+	j->metrics_file = NULL;
 	/* Our words end at "--"; COMMAND's begin after it. */
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
 		;
@@ -347,7 +335,10 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 			return EXIT_USAGE;
 		if (ch == OPT_MAX_HOLD)
 			j->max_hold_arg = optarg;
-		if (ch == 'L' || ch == 'K' || ch == OPT_MAX_HOLD)
+		if (ch == OPT_METRICS_FILE)
+			j->metrics_file = optarg;
+		if (ch == 'L' || ch == 'K' || ch == OPT_MAX_HOLD ||
+		    ch == OPT_METRICS_FILE)
 			continue;
 		if ((r = lockopts_parse(&cmd_exec, &j->o, ch, optarg)) < 0)
 			return EXIT_USAGE;
@@ -369,7 +360,9 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		return usage_error(&cmd_exec, "missing COMMAND after --");
 	j->cmd = argv + dd + 1;
 	if (lockopts_check(&cmd_exec, &j->o, g, "exec") < 0 ||
-	    lockopts_finish(j->name, &j->o) < 0 || check_max_hold(j) < 0)
+	    lockopts_finish(j->name, &j->o) < 0 || check_max_hold(j) < 0 ||
+	    (j->metrics_file != NULL &&
+	    metrics_check(&cmd_exec, j->metrics_file) < 0))
 		return EXIT_USAGE;
 	return -1;
 }
@@ -397,11 +390,11 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	char cmdline[512];
 	int status, s;
 
-	join(j->cmd, cmdline, sizeof(cmdline));
+	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
 	meta.host = self_host();
 	meta.pid = (long)getpid();
 	meta.user = self_user();
-	meta.cmd = cmdline;
+	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
 	if ((*rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
 	    &status)) == NULL)
 		return status;
@@ -584,15 +577,53 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 	return child_exit(done->status);
 }
 
+/* Acquire J's NAME, run COMMAND under the watchdog, release: the exit
+ * status, and into *M what the metrics say of it. */
 static int
-run(struct globals *g, int argc, char **argv)
+run_job(struct globals *g, struct job *j, int sig_fd, struct metrics_run *m)
 {
-	struct job j;
 	struct rl_attempt a;
 	struct report done = { 0 };
 	rl_client *rc;
 	pid_t wd, child = 0;
-	int status, sig_fd, report_fd, reported;
+	int status, report_fd, reported;
+	int64_t t0 = rl_now_ms(), held;
+
+	status = acquire(g, j, sig_fd, &rc, &a);
+	held = rl_now_ms();
+	m->wait_ms = held - t0;
+	if (status >= 0) {
+		m->busy = j->o.busy;
+		return status;
+	}
+	wd = spawn_watchdog(g, j, rc, &a, sig_fd, &report_fd);
+	/* The connection is the watchdog's now. */
+	rl_client_free(rc);
+	if (wd < 0)
+		return EXIT_SOFTWARE;
+	reported = relay(sig_fd, report_fd, &child, &done);
+	status = finish(g, j, wd, child, reported, &done);
+	m->hold_ms = rl_now_ms() - held;
+	m->ran = child > 0;
+	m->lost = reported && (done.lost != LOST_NO || done.gone != GONE_NO);
+	return status;
+}
+
+static int64_t
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int
+run(struct globals *g, int argc, char **argv)
+{
+	struct job j;
+	struct metrics_run m = { 0 };
+	int status, sig_fd;
 
 	if ((status = parse(g, argc, argv, &j)) >= 0)
 		return status;
@@ -600,13 +631,13 @@ run(struct globals *g, int argc, char **argv)
 		msg("cannot set up signals: %s", strerror(errno));
 		return EXIT_SOFTWARE;
 	}
-	if ((status = acquire(g, &j, sig_fd, &rc, &a)) >= 0)
-		return status;
-	wd = spawn_watchdog(g, &j, rc, &a, sig_fd, &report_fd);
-	/* The connection is the watchdog's now. */
-	rl_client_free(rc);
-	if (wd < 0)
-		return EXIT_SOFTWARE;
-	reported = relay(sig_fd, report_fd, &child, &done);
-	return finish(g, &j, wd, child, reported, &done);
+	m.start_ms = wall_ms();
+	status = run_job(g, &j, sig_fd, &m);
+	if (j.metrics_file != NULL) {
+		/* Once the run is over: its status stays what it is. */
+		m.end_ms = wall_ms();
+		m.status = status;
+		metrics_record(j.metrics_file, j.name, &m);
+	}
+	return status;
 }

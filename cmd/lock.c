@@ -26,28 +26,33 @@ const struct cmd cmd_lock = {
 	run
 };
 
-/* The calling process's command line, for status ("deploy.sh"). */
+/* The calling process's command line, for status ("deploy.sh"), its
+ * secrets masked. */
 static void
 parent_cmd(char *buf, size_t len)
 {
-	char path[64];
-	ssize_t n;
+	char path[64], raw[4096], *words[256];
+	ssize_t n, i;
+	size_t nw = 0;
 	int fd;
 
 	buf[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)getppid());
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return;
-	n = read(fd, buf, len - 1);
+	n = read(fd, raw, sizeof(raw) - 1);
 	close(fd);
 	if (n <= 0)
 		return;
-	buf[n] = '\0';
-	while (n > 0 && buf[n - 1] == '\0')
+	raw[n] = '\0';
+	while (n > 0 && raw[n - 1] == '\0')
 		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
+	/* The words, NUL-separated; those past 255 are left out. */
+	for (i = 0; i < n && nw + 1 < sizeof(words) / sizeof(words[0]); i++)
+		if (i == 0 || raw[i - 1] == '\0')
+			words[nw++] = raw + i;
+	words[nw] = NULL;
+	cmdline_masked(words, buf, len);
 }
 
 /* Fork the detached watchdog of --keepalive: it renews until the lock is
@@ -164,6 +169,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		{ "keepalive", no_argument, NULL, 'k' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
+		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -179,6 +185,10 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		if (ch == OPT_MAX_HOLD)
 			return usage_error(&cmd_lock, "--max-hold is for exec: "
 			    "lock runs no COMMAND to stop when it is reached");
+		if (ch == OPT_METRICS_FILE)
+			return usage_error(&cmd_lock, "--metrics-file is for "
+			    "exec: lock ends before the hold does, with no run "
+			    "to record");
 		if (ch == 'k') {
 			j->keepalive = 1;
 			continue;
@@ -247,7 +257,7 @@ take(struct globals *g, struct job *j, int pid_fd)
 	meta.host = self_host();
 	meta.pid = (long)(j->keepalive ? j->watched : caller_pid());
 	meta.user = self_user();
-	meta.cmd = cmdline;
+	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
 		msg("cannot set up signals: %s", strerror(errno));
 		if (pid_fd >= 0)

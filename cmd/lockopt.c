@@ -125,6 +125,26 @@ min_hold_parse(const struct cmd *c, struct lockopts *o, const char *arg)
 	return 1;
 }
 
+/* TEXT as the label, cut to LABEL_MAX bytes, "..." at the end, at a
+ * UTF-8 character's start. */
+static void
+set_label(struct lockopts *o, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (n > LABEL_MAX) {
+		n = LABEL_MAX - 3;
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
+			n--;
+	}
+	memcpy(o->label_buf, text, n);
+	if (n < strlen(text))
+		memcpy(o->label_buf + n, "...", 4);
+	else
+		o->label_buf[n] = '\0';
+	o->label = o->label_buf;
+}
+
 int
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
@@ -174,6 +194,14 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		return 1;
 	case OPT_MIN_HOLD:
 		return min_hold_parse(c, o, arg);
+	case OPT_LABEL:
+		if (arg[0] == '\0') {
+			usage_error(c, "--label is empty: give a text, or leave "
+			    "--label out to show the command line");
+			return -1;
+		}
+		set_label(o, arg);
+		return 1;
 	case OPT_PUBSUB:
 		o->pubsub_given = 1;
 		return parse_pubsub(c, arg, &o->pubsub) < 0 ? -1 : 1;
@@ -191,8 +219,13 @@ int
 lockopts_check(const struct cmd *c, struct lockopts *o,
     const struct globals *g, const char *renewer)
 {
+	const char *label = getenv("REDLOCK_LABEL");
+
 	if (!o->pubsub_given && pubsub_default(c, &o->pubsub) < 0)
 		return -1;
+	/* An empty REDLOCK_LABEL is as good as unset. */
+	if (o->label == NULL && label != NULL && label[0] != '\0')
+		set_label(o, label);
 	if (renewer != NULL && o->ttl_ms < RENEW_TTL_MIN_MS) {
 		usage_error(c, "%s needs --ttl of at least %dms to renew it "
 		    "every ttl/3", renewer, RENEW_TTL_MIN_MS);
@@ -644,6 +677,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 			    (long long)o->ttl_ms);
 		return 0;
 	}
+	o->busy = 1;
 	if (!o->quiet) {
 		describe(o, a, who, sizeof(who));
 		rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));

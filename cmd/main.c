@@ -138,6 +138,30 @@ add_urls(struct globals *g, const char *from, const char *s)
 	return status;
 }
 
+/* Overwrite, in place, the passwords of the URLs in S, a word of the
+ * command line, with 'x' (as MySQL's client does): ps shows it from now
+ * on without them. Credentials end at the last '@' before the first '/'
+ * or ',' after the scheme; the password after their first ':'. */
+static void
+hide_passwords(char *s)
+{
+	char *p, *at, *colon, *q;
+
+	while ((p = strstr(s, "://")) != NULL) {
+		s = p += 3;
+		at = NULL;
+		for (q = p; *q != '\0' && *q != '/' && *q != ','; q++)
+			if (*q == '@')
+				at = q;
+		if (at == NULL || (colon = memchr(p, ':', (size_t)(at - p))) ==
+		    NULL)
+			continue;
+		for (q = colon + 1; q < at; q++)
+			*q = 'x';
+		s = at;
+	}
+}
+
 /* Whether A and B name one server as written (run_id tells the rest). */
 static int
 same_server(const struct rl_url *a, const struct rl_url *b)
@@ -226,6 +250,8 @@ settle_urls(struct globals *g)
 }
 
 static struct globals g;
+/* --sentinel-password, copied before its word is overwritten. */
+static char *sentinel_password;
 
 /* Open /dev/null on each of descriptors 0, 1 and 2 that is closed; a bit
  * set per descriptor that was, or -1 (reported) when one cannot be. */
@@ -267,6 +293,9 @@ clear_globals(void)
 	for (i = 0; i < g.nurl; i++)
 		rl_url_clear(&g.url[i]);
 	g.nurl = 0;
+	free(sentinel_password);
+	sentinel_password = NULL;
+	g.sentinel_password = NULL;
 }
 
 /* Fresh globals and process state: redlock_main may run more than once
@@ -407,7 +436,9 @@ parse_globals(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+u:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'u':
-			if ((status = add_urls(&g, "--url", optarg)) != 0)
+			status = add_urls(&g, "--url", optarg);
+			hide_passwords(optarg);
+			if (status != 0)
 				return status;
 			g.url_given = 1;
 			break;
@@ -435,7 +466,14 @@ parse_globals(int argc, char **argv)
 			g.sentinel_user = optarg;
 			break;
 		case 'P':
-			g.sentinel_password = optarg;
+			free(sentinel_password);
+			if ((sentinel_password = strdup(optarg)) == NULL) {
+				msg("out of memory");
+				return EXIT_SOFTWARE;
+			}
+			/* Out of ps, as the passwords of -u. */
+			memset(optarg, 'x', strlen(optarg));
+			g.sentinel_password = sentinel_password;
 			break;
 		case 'h':
 			fputs(global_help, stdout);

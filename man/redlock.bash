@@ -38,7 +38,8 @@ _redlock()
 	    --insecure -h --help --version'
 	local lockopts='-w --wait -n --no-wait -t --ttl --fair -s --shared
 	    --write --limit --waiter-timeout --min-hold --replicas --pubsub -E
-	    --conflict-exit-code --owner -q --quiet -v --verbose -h --help'
+	    --conflict-exit-code --label --owner -q --quiet -v --verbose -h
+	    --help'
 
 	# The subcommand, the global options before it (for the server the
 	# names come from), the words after it that are not options, and
@@ -97,7 +98,7 @@ _redlock()
 		COMPREPLY=($(compgen -W 'auto sharded classic' -- "$cur"))
 		return
 		;;
-	--cacert | --cert | --key)
+	--cacert | --cert | --key | --metrics-file)
 		if declare -F _filedir >/dev/null; then _filedir; else
 			COMPREPLY=($(compgen -f -- "$cur")); fi
 		return
@@ -118,7 +119,7 @@ _redlock()
 		return
 		;;
 	--limit | --replicas | -E | --conflict-exit-code | --owner | --sni | \
-	    --sentinel-user | --sentinel-password)
+	    --sentinel-user | --sentinel-password | --label)
 		return
 		;;
 	esac
@@ -141,7 +142,7 @@ _redlock()
 
 	local opts
 	case $sub in
-	exec) opts="$lockopts --on-lost --kill-after --max-hold" ;;
+	exec) opts="$lockopts --on-lost --kill-after --max-hold --metrics-file" ;;
 	lock) opts="$lockopts --keepalive --pid" ;;
 	unlock) opts='--owner --force --pubsub -h --help' ;;
 	status) opts='--json -h --help' ;;
@@ -173,7 +174,8 @@ _redlock_takes_arg()
 		case $2 in
 		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
 		    --min-hold | --replicas | -E | --conflict-exit-code | --owner | \
-		    --on-lost | --kill-after | --max-hold | --pid | --pubsub)
+		    --label | --on-lost | --kill-after | --max-hold | \
+		    --metrics-file | --pid | --pubsub)
 			return 0 ;;
 		esac
 		;;

@@ -50,7 +50,7 @@ function __redlock_wants_name
     set -l j (math $i + 1)
     while test $j -le (count $words)
         switch $words[$j]
-            case --lines --owner -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --pid --pubsub
+            case --lines --owner --label -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub
                 set j (math $j + 1)
             case '-*'
             case '*'
@@ -151,6 +151,7 @@ complete -c redlock -n $l -l min-hold -x -a '(__redlock_durations)' -d 'Hold NAM
 complete -c redlock -n $l -l replicas -x -d 'WAIT until N replicas have each acquisition'
 complete -c redlock -n $l -l pubsub -x -a "$pubsub" -d 'How releases wake waiters'
 complete -c redlock -n $l -s E -l conflict-exit-code -x -d 'Exit N, not 75, when NAME was not acquired'
+complete -c redlock -n $l -l label -x -d 'Store and show TEXT instead of the command line'
 complete -c redlock -n $l -l owner -x -d 'Acquire as TOKEN'
 complete -c redlock -n $l -s q -l quiet -d 'No message when NAME is busy'
 complete -c redlock -n $l -s v -l verbose -d 'Timestamped events on standard error'
@@ -159,6 +160,7 @@ set -l e '__redlock_sub exec; and not __redlock_after_dashdash'
 complete -c redlock -n $e -l on-lost -x -a 'term\t"SIGTERM, then SIGKILL" kill\tSIGKILL ignore\t"Only a warning"' -d 'When the lease is lost'
 complete -c redlock -n $e -l kill-after -x -a '(__redlock_durations)' -d 'SIGKILL this long after SIGTERM'
 complete -c redlock -n $e -l max-hold -x -a '(__redlock_durations)' -d 'Stop COMMAND once it has held NAME this long'
+complete -c redlock -n $e -l metrics-file -r -F -d 'Record each run in FILE for node_exporter'
 complete -c redlock -n __redlock_exec_wants_dashdash -a -- -d 'COMMAND follows'
 complete -c redlock -n __redlock_after_dashdash -x -a '(__redlock_exec_command)'
 complete -c redlock -n '__redlock_sub lock' -l keepalive -d 'Renew the lease from a detached watchdog'

@@ -237,3 +237,14 @@ man_options() {
 	[[ $page != *"exits 69, whether or not it was waiting"* ]]
 	[[ $page == *"A waiter whose first attempt reached a quorum does not: it keeps waiting"* ]]
 }
+
+@test "--metrics-file: refused before connecting when its directory is missing; an unreachable server is recorded as 69" {
+	run -64 --separate-stderr "$RL" exec --metrics-file "$BATS_TEST_TMPDIR/none/m.prom" x -- true
+	[[ $stderr == "redlock: --metrics-file: the directory of '$BATS_TEST_TMPDIR/none/m.prom' does not exist: create it, or give a FILE in one that does; usage: redlock exec "* ]]
+	run -64 --separate-stderr "$RL" lock --metrics-file "$BATS_TEST_TMPDIR/m.prom" x
+	[[ $stderr == "redlock: --metrics-file is for exec: "* ]]
+	run -69 --separate-stderr "$RL" exec --metrics-file "$BATS_TEST_TMPDIR/m.prom" x -- true
+	grep -qx 'redlock_last_exit_status{name="x"} 69' "$BATS_TEST_TMPDIR/m.prom"
+	grep -qx 'redlock_runs_total{name="x"} 0' "$BATS_TEST_TMPDIR/m.prom"
+	grep -qx 'redlock_busy_total{name="x"} 0' "$BATS_TEST_TMPDIR/m.prom"
+}

@@ -100,15 +100,18 @@ exec_options() {
 	local o
 	for o in --wait --no-wait --ttl --fair --shared --write --limit \
 	    --waiter-timeout --min-hold --replicas --pubsub --conflict-exit-code \
-	    --owner --quiet --verbose --on-lost --kill-after --max-hold --help; do
+	    --owner --label --quiet --verbose --on-lost --kill-after --max-hold \
+	    --metrics-file --help; do
 		grep -qx -- "$o" <<<"$output" || return 1
 	done
 	! grep -qx -- --keepalive <<<"$output" && ! grep -qx -- --url <<<"$output"
 }
 lock_options() {
 	grep -qx -- --keepalive <<<"$output" && grep -qx -- --pid <<<"$output" &&
+	    grep -qx -- --label <<<"$output" &&
 	    grep -qx -- --shared <<<"$output" && ! grep -qx -- --on-lost <<<"$output" &&
-	    ! grep -qx -- --max-hold <<<"$output"
+	    ! grep -qx -- --max-hold <<<"$output" &&
+	    ! grep -qx -- --metrics-file <<<"$output"
 }
 @test "global options before the subcommand, each subcommand's own after it" {
 	each_shell global_options 'redlock --'
@@ -149,6 +152,16 @@ lock_options() {
 	each_shell examples 'redlock --connect-timeout '
 	each_shell examples 'redlock --timeout '
 	each_shell units 'redlock exec -w 15'
+}
+
+@test "exec --metrics-file completes files, and its value is not NAME" {
+	mkdir -p "$BATS_TEST_TMPDIR/prom"
+	touch "$BATS_TEST_TMPDIR/prom/redlock.prom"
+	cd "$BATS_TEST_TMPDIR"
+	prom_file() { grep -q 'redlock\.prom$' <<<"$output"; }
+	each_shell prom_file 'redlock exec --metrics-file prom/r'
+	dashdash() { [ "$output" = -- ]; }
+	each_shell dashdash 'redlock exec --metrics-file prom/redlock.prom deploy '
 }
 
 @test "the TLS options complete files, --cacertdir directories" {
@@ -229,4 +242,13 @@ timed() {
 	timed empty 'redlock status '
 	timed empty 'redlock unlock '
 	kill -CONT "$S_PID"
+}
+
+@test "--label takes a text: nothing is offered for it, and it is not NAME" {
+	nothing_offered() { [ -z "$output" ]; }
+	each_shell nothing_offered 'redlock exec --label '
+	each_shell nothing_offered 'redlock lock --label '
+	# The word after the label's is NAME: options are offered after it.
+	has_ttl() { grep -qx -- --ttl <<<"$output"; }
+	each_shell has_ttl 'redlock exec --label deploy --'
 }

@@ -218,8 +218,15 @@ watch_lease() {
 	    "sentinel auth-pass mymaster $MPW"
 	AU="redis+sentinel://:$MPW@${U#redis+sentinel://}"
 	run -0 --separate-stderr "$RL" --sentinel-password "$SPW" -u "$AU" \
-	    exec -t 5s x -- sh -c 'echo "$REDLOCK_URL"'
-	assert_output "$U"
+	    exec -t 5s x -- sh -c 'echo "$REDLOCK_URL"
+		ps -o args= -p "$PPID,$(ps -o ppid= -p $PPID | tr -d " ")"'
+	assert_line -n 0 "$U"
+	# ps shows neither password, for redlock nor for its watchdog.
+	assert_equal "${#lines[@]}" 3
+	assert_line -n 1 --partial "--sentinel-password xxxxxx -u redis+sentinel://:xxxxxxxx@"
+	assert_line -n 2 --partial "--sentinel-password xxxxxx -u redis+sentinel://:xxxxxxxx@"
+	[[ $output != *"$SPW"* ]]
+	[[ $output != *"$MPW"* ]]
 	tok=$(REDLOCK_SENTINEL_PASSWORD=$SPW "$RL" -u "$AU" lock -t 30s x)
 	exists_on "$M_PORT" x
 	REDLOCK_PASSWORD=$MPW REDLOCK_SENTINEL_PASSWORD=$SPW run -0 "$RL" \

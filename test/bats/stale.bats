@@ -30,7 +30,11 @@ held_exec() {
 # kill_all: SIGKILL redlock, its watchdog and COMMAND at once (the OOM
 # killer, a kill -9 of the whole tree): nobody releases. Stopped first:
 # between two kills, on a busy box, the watchdog could see redlock gone
-# and release.
+# and release. Redlock is killed last: its death orphans the watchdog's
+# process group, and the kernel sends a stopped member of an orphaned
+# group SIGCONT (and SIGHUP, which it ignores), so a watchdog that
+# outlived redlock by a moment ran on and released (twice in make test).
+# Killed first, it leaves only a stopped redlock, which cannot.
 kill_all() {
 	# Each still there: else say what its exec said (-v).
 	if ! kill -0 "$wd" "$epid" "$c"; then
@@ -39,7 +43,7 @@ kill_all() {
 		return 1
 	fi
 	kill -STOP "$wd" "$epid" "$c"
-	kill -9 "$epid" "$wd" "$c"
+	kill -9 "$wd" "$c" "$epid"
 	wait "$epid" 2>/dev/null || :
 	wait_for 5 all_dead "$wd" "$c"
 }
