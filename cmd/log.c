@@ -40,6 +40,7 @@ static struct {
 	int open;
 	char owner[256], host[256], user[128], cmd[1024], fence[32];
 	long pid;
+	int64_t time_ms;
 } held;
 
 static void
@@ -53,6 +54,7 @@ remember(const struct rl_event *ev)
 		snprintf(held.cmd, sizeof(held.cmd), "%s", ev->cmd);
 		snprintf(held.fence, sizeof(held.fence), "%s", ev->fence);
 		held.pid = ev->pid;
+		held.time_ms = ev->time_ms;
 	} else if (strcmp(ev->owner, held.owner) == 0)
 		held.open = 0;
 }
@@ -95,6 +97,10 @@ print_end(const struct rl_event *ev)
 	}
 	if (ev->exit_status >= 0)
 		printf(", exit %d", ev->exit_status);
+	if (ev->until_ms >= 0) {
+		local_time(ev->until_ms, d, sizeof(d));
+		printf(", kept until %s (--min-hold)", d);
+	}
 }
 
 static void
@@ -159,6 +165,7 @@ print_json(const struct rl_event *ev)
 	json_int(stdout, "wait_ms", ev->wait_ms, ev->wait_ms >= 0);
 	json_int(stdout, "hold_ms", ev->hold_ms, ev->hold_ms >= 0);
 	json_int(stdout, "exit", ev->exit_status, ev->exit_status >= 0);
+	json_int(stdout, "held_until_ms", ev->until_ms, ev->until_ms >= 0);
 	if (ev->holder[0] != '\0') {
 		fputc(',', stdout);
 		json_bytes(stdout, "holder", ev->holder);
@@ -227,6 +234,7 @@ with_held(const struct rl_event *ev, size_t *n, size_t *first)
 		all[0].cmd = held.cmd;
 		all[0].fence = held.fence;
 		all[0].pid = held.pid;
+		all[0].time_ms = held.time_ms;
 		*first = 1;
 	}
 	memcpy(all + *first, ev, *n * sizeof(*ev));
@@ -259,13 +267,15 @@ follow(rl_client *rc, const struct view *v, char *last, size_t len)
 			return read_failed(rc, e, v->name);
 		}
 		all = with_held(ev, &n, &first);
-		free(ev);
 		if (all == NULL) {
+			free(ev);
 			msg("out of memory");
 			return EXIT_SOFTWARE;
 		}
+		/* The events' strings are EV's. */
 		status = print_all(v, all + first, n - first, last, len);
 		free(all);
+		free(ev);
 		if (status != 0)
 			return status;
 	}

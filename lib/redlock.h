@@ -420,6 +420,8 @@ struct rl_event {
 	int64_t wait_ms;	/* -1: not known */
 	int64_t hold_ms;	/* -1: not known */
 	int exit_status;	/* COMMAND's (128+N: signal N); -1 unknown */
+	int64_t until_ms;	/* released before the end of its --min-hold:
+				 * that end (it holds NAME until then); -1 */
 	const char *by_host, *by_user;	/* forced: who removed it */
 	const char *holder;	/* busy: the owner that held it */
 	long by_pid;
@@ -427,19 +429,20 @@ struct rl_event {
 /* NAME's history from the first master that answers: with AFTER NULL,
  * its last N events; else the events after entry id AFTER ("$": from
  * now), waiting up to BLOCK_MS for the first (XREAD BLOCK). Releases
- * and losses get their holder's host, pid, user and command from its
- * acquisition, and an acquisition never ended (its lease ran out) an
- * "expired" event where the next acquisition found it (id ""): the
- * scripts leave both out of the hot path. Oldest
- * first into *EV (malloc'd, *NEV of them; free it). RL_EWRONGTYPE when
- * the history's key holds another type; RL_EAUTH when the user may not
- * read it (ACL). */
+ * and losses get their holder's host, pid, user, command, token and hold
+ * time from its acquisition, and an acquisition never ended (its lease
+ * ran out) an "expired" event where the next acquisition found it (id
+ * ""): the scripts leave both out of the hot path. Oldest first into
+ * *EV (malloc'd, *NEV of them, with their strings: free it).
+ * RL_EWRONGTYPE when the history's key holds another type; RL_EAUTH when
+ * the user may not read it (ACL). */
 enum rl_err rl_log_read(rl_client *c, const char *name, int64_t n,
     const char *after, int64_t block_ms, struct rl_event **ev, size_t *nev);
 /* What the scripts leave out of a plain lock's history, to keep its hot
  * path short, put back in EV (N events, oldest first, room for CAP):
- * a release's or a loss's host, pid, user and command from its owner's
- * acquisition before it, and an "expired" event (at the time of the
+ * a release's or a loss's host, pid, user, command and token from its
+ * owner's acquisition before it, and how long it held NAME (from one
+ * event's time to the other's); an "expired" event (at the time of the
  * acquisition that found it) for an acquisition followed by another one
  * with no release, removal or loss in between. The new count. */
 size_t rl_events_infer(struct rl_event *ev, size_t n, size_t cap);

@@ -170,10 +170,11 @@ rl_set_history(rl_client *c, int64_t max, int64_t ttl_ms)
 		    "from 0 to %lld", (long long)max,
 		    (long long)RL_HISTORY_MAX_MAX);
 	if (max == 0)
-		c->history[0] = '\0';
+		c->hist_max[0] = '\0';
 	else
-		snprintf(c->history, sizeof(c->history), "%lld %lld",
-		    (long long)max, (long long)ttl_ms);
+		snprintf(c->hist_max, sizeof(c->hist_max), "%lld",
+		    (long long)max);
+	snprintf(c->hist_ttl, sizeof(c->hist_ttl), "%lld", (long long)ttl_ms);
 	return RL_OK;
 }
 

@@ -199,15 +199,23 @@ event_field(struct rl_event *ev, const char *f, const char *v)
 		ev->hold_ms = field_int(v, -1);
 	else if (strcmp(f, "exit") == 0)
 		ev->exit_status = (int)field_int(v, -1);
+	else if (strcmp(f, "held_until") == 0)
+		ev->until_ms = field_int(v, -1);
 }
 
 /* The field "e" of a history entry V: field/value pairs, each string
- * ended by a NUL byte (the last by hiredis's), into EV. */
+ * but the last followed by byte 31 (or NUL), copied to *ARENA (which
+ * moves past the copy) with those bytes made NULs, into EV. */
 static void
-packed(struct rl_event *ev, const redisReply *v)
+packed(struct rl_event *ev, const redisReply *v, char **arena)
 {
-	const char *p = v->str, *end = v->str + v->len, *k;
+	char *p = *arena, *end = p + v->len, *k;
+	size_t i;
 
+	for (i = 0; i < v->len; i++)
+		p[i] = v->str[i] == '\037' ? '\0' : v->str[i];
+	*end = '\0';
+	*arena = end + 1;
 	while (p < end) {
 		k = p;
 		p += strlen(p) + 1;
@@ -218,8 +226,20 @@ packed(struct rl_event *ev, const redisReply *v)
 	}
 }
 
+size_t
+rl_event_room(const redisReply *r)
+{
+	const redisReply *f = elem(r, 1);
+	size_t i, n = 0;
+
+	for (i = 0; f != NULL && f->type == REDIS_REPLY_ARRAY &&
+	    i + 1 < f->elements; i += 2)
+		n += f->element[i + 1]->len + 1;
+	return n;
+}
+
 int
-rl_decode_event(const redisReply *r, struct rl_event *ev)
+rl_decode_event(const redisReply *r, struct rl_event *ev, char **arena)
 {
 	const redisReply *id = elem(r, 0), *f = elem(r, 1);
 	size_t i;
@@ -227,7 +247,7 @@ rl_decode_event(const redisReply *r, struct rl_event *ev)
 	memset(ev, 0, sizeof(*ev));
 	ev->event = ev->owner = ev->host = ev->user = ev->cmd = ev->fence =
 	    ev->by_host = ev->by_user = ev->holder = "";
-	ev->wait_ms = ev->hold_ms = -1;
+	ev->wait_ms = ev->hold_ms = ev->until_ms = -1;
 	ev->exit_status = -1;
 	if (id == NULL || id->type != REDIS_REPLY_STRING || f == NULL ||
 	    f->type != REDIS_REPLY_ARRAY || id->len >= sizeof(ev->id))
@@ -240,7 +260,7 @@ rl_decode_event(const redisReply *r, struct rl_event *ev)
 		if (f->element[i]->type == REDIS_REPLY_STRING &&
 		    f->element[i + 1]->type == REDIS_REPLY_STRING &&
 		    strcmp(f->element[i]->str, "e") == 0)
-			packed(ev, f->element[i + 1]);
+			packed(ev, f->element[i + 1], arena);
 		else if (f->element[i]->type == REDIS_REPLY_STRING &&
 		    f->element[i + 1]->type == REDIS_REPLY_STRING)
 			event_field(ev, f->element[i]->str,
@@ -252,6 +272,23 @@ static int
 is(const struct rl_event *e, const char *what)
 {
 	return strcmp(e->event, what) == 0;
+}
+
+/* Release (or loss, or removal) E's holder, token and hold time, where
+ * not recorded, from its acquisition A. */
+static void
+fill_from(struct rl_event *e, const struct rl_event *a)
+{
+	if (e->host[0] == '\0') {
+		e->host = a->host;
+		e->pid = a->pid;
+		e->user = a->user;
+		e->cmd = a->cmd;
+	}
+	if (e->fence[0] == '\0')
+		e->fence = a->fence;
+	if (e->hold_ms < 0 && a->time_ms > 0 && e->time_ms >= a->time_ms)
+		e->hold_ms = e->time_ms - a->time_ms;
 }
 
 size_t
@@ -270,7 +307,7 @@ rl_events_infer(struct rl_event *ev, size_t n, size_t cap)
 			n++;
 			e->event = "expired";
 			e->id[0] = '\0';
-			e->wait_ms = e->hold_ms = -1;
+			e->wait_ms = e->hold_ms = e->until_ms = -1;
 			e->owner = acq.owner;
 			e->host = acq.host;
 			e->pid = acq.pid;
@@ -289,13 +326,11 @@ rl_events_infer(struct rl_event *ev, size_t n, size_t cap)
 		}
 		if (!is(e, "released") && !is(e, "lost") && !is(e, "forced"))
 			continue;
-		for (j = i; e->host[0] == '\0' && j > 0; j--)
+		for (j = i; j > 0; j--)
 			if (is(&ev[j - 1], "acquired") &&
 			    strcmp(ev[j - 1].owner, e->owner) == 0) {
-				e->host = ev[j - 1].host;
-				e->pid = ev[j - 1].pid;
-				e->user = ev[j - 1].user;
-				e->cmd = ev[j - 1].cmd;
+				fill_from(e, &ev[j - 1]);
+				break;
 			}
 		if (open != NULL && strcmp(open->owner, e->owner) == 0)
 			open = NULL;

@@ -87,8 +87,12 @@ enum rl_verdict rl_decode_force(const redisReply *r, const char **nopub);
  * held_ms); A untouched when R names none. */
 void rl_decode_forced(const redisReply *r, struct rl_attempt *a);
 /* One stream entry R ({id, {field, value...}}) of a name's history into
- * EV; -1 when R is not one. */
-int rl_decode_event(const redisReply *r, struct rl_event *ev);
+ * EV, its strings copied to *ARENA (room: rl_event_room), which moves
+ * past them; -1 when R is not one. */
+int rl_decode_event(const redisReply *r, struct rl_event *ev,
+    char **arena);
+/* The room in bytes that rl_decode_event needs at *ARENA for entry R. */
+size_t rl_event_room(const redisReply *r);
 
 /* renew: RL_V_YES, RL_V_NO, or RL_V_BAD/NONE. */
 enum rl_verdict rl_decode_renew(const redisReply *r);

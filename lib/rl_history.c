@@ -8,22 +8,27 @@
 
 /* Stream entries R (an array of {id, fields}), oldest first (REVERSE:
  * R is newest first), into *EV and *NEV, with what the scripts left out
- * put back (rl_events_infer): room for twice as many. */
+ * put back (rl_events_infer): room for twice as many, and after them for
+ * their strings. */
 static enum rl_err
 entries(rl_client *c, const redisReply *r, int reverse, struct rl_event **ev,
     size_t *nev)
 {
-	size_t i, n;
+	size_t i, n, room = 0;
+	char *arena;
 
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY)
 		return rl_seterr(c, RL_EPROTO, "unexpected reply reading the "
 		    "history: is this a Redis server?");
 	n = r->elements;
-	if ((*ev = calloc(2 * n + 1, sizeof(**ev))) == NULL)
+	for (i = 0; i < n; i++)
+		room += rl_event_room(r->element[i]);
+	if ((*ev = calloc(1, (2 * n + 1) * sizeof(**ev) + room)) == NULL)
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	arena = (char *)(*ev + 2 * n + 1);
 	for (i = 0; i < n; i++)
 		if (rl_decode_event(r->element[reverse ? n - 1 - i : i],
-		    &(*ev)[*nev]) == 0)
+		    &(*ev)[*nev], &arena) == 0)
 			(*nev)++;
 	*nev = rl_events_infer(*ev, *nev, 2 * n + 1);
 	return RL_OK;

@@ -46,6 +46,25 @@ own(struct rl_call *call, char *s)
 	return s;
 }
 
+char *
+rl_history_entry(const char *const *f, size_t n)
+{
+	size_t i, len = sizeof("event\037");
+	char *s, *p;
+
+	for (i = 0; i < n; i++)
+		len += (f[i] ? strlen(f[i]) : 0) + 1;
+	if ((s = p = malloc(len)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		for (const char *v = f[i] ? f[i] : ""; *v != '\0'; v++)
+			*p++ = *v == '\037' ? '?' : *v;
+		*p++ = '\037';
+	}
+	memcpy(p, "event\037", sizeof("event\037"));
+	return s;
+}
+
 static const char *
 num(struct rl_call *call, size_t i, int64_t v)
 {
@@ -169,6 +188,20 @@ meta_args(const struct rl_meta *meta, struct rl_call *call, int at)
 	call->args[at + 3] = meta && meta->cmd ? meta->cmd : "";
 }
 
+char *
+rl_history_meta(const char *owner, const struct rl_meta *meta,
+    int64_t waited_ms)
+{
+	char pid[24], waited[24];
+
+	snprintf(pid, sizeof(pid), "%ld", meta ? meta->pid : 0L);
+	snprintf(waited, sizeof(waited), "%lld", (long long)waited_ms);
+	return rl_history_entry((const char *[]){ "owner", owner,
+	    "host", meta ? meta->host : NULL, "pid", pid,
+	    "user", meta ? meta->user : NULL, "cmd", meta ? meta->cmd : NULL,
+	    "wait_ms", waited }, 12);
+}
+
 enum rl_err
 rl_call_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, const struct rl_meta *meta, enum rl_join join,
@@ -259,12 +292,18 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		 * marker of a plain hold. */
 		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
 		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-		call->nargs = 5;
+		call->nargs = 6;
 		call->args[0] = owner;
 		call->args[1] = "0";
-		call->args[2] = c->history;
-		call->args[3] = c->exit_status;
-		call->args[4] = "";
+		call->args[2] = c->hist_max;
+		call->args[3] = c->hist_ttl;
+		call->args[4] = c->exit_status[0] == '\0' ?
+		    own(call, rl_history_entry((const char *[]){ "owner",
+		    owner }, 2)) :
+		    own(call, rl_history_entry((const char *[]){ "owner",
+		    owner, "exit", c->exit_status }, 4));
+		/* The watchdog's release records a hold found gone. */
+		call->args[5] = c->exit_status[0] == '\0' ? "" : "l";
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_release;
@@ -351,12 +390,13 @@ rl_call_force(rl_client *c, const char *name, const struct rl_meta *by,
 	call->keys[call->nkeys++] = suffixed(call, name, NULL);
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-	call->nargs = 5;
+	call->nargs = 6;
 	call->args[0] = "0";
-	call->args[1] = c->history;
-	call->args[2] = by && by->host ? by->host : "";
-	call->args[3] = num(call, 0, by ? by->pid : 0);
-	call->args[4] = by && by->user ? by->user : "";
+	call->args[1] = c->hist_max;
+	call->args[2] = c->hist_ttl;
+	call->args[3] = by && by->host ? by->host : "";
+	call->args[4] = num(call, 0, by ? by->pid : 0);
+	call->args[5] = by && by->user ? by->user : "";
 	return made(c, call);
 }
 
@@ -390,11 +430,10 @@ rl_call_room_leave(rl_client *c, const char *name, const char *owner,
 		return made(c, call);
 	/* A lock's waiter that gives up is recorded in its history. */
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-	call->args[2] = c->history;
-	call->args[3] = owner;
-	meta_args(meta, call, 4);
-	call->args[8] = num(call, 1, waited_ms);
-	call->nargs = 9;
+	call->args[2] = c->hist_max;
+	call->args[3] = c->hist_ttl;
+	call->args[4] = own(call, rl_history_meta(owner, meta, waited_ms));
+	call->nargs = 5;
 	return made(c, call);
 }
 

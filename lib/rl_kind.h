@@ -40,6 +40,15 @@ enum rl_err rl_call_force(rl_client *c, const char *name,
 enum rl_err rl_call_unannounce(rl_client *c, const char *name,
     const char *owner, struct rl_call *call);
 void rl_call_free(struct rl_call *call);
+/* The caller's part of an entry in a name's history (see rl_log in
+ * lua/prelude.lua): the N strings of F (name, value, name, value...; a
+ * NULL value as ""), each followed by byte 31, then "event" and byte 31,
+ * for the script to add the event's name (and what the server knows); a
+ * byte 31 in a value becomes '?'. Malloc'd; NULL when out of memory. */
+char *rl_history_entry(const char *const *f, size_t n);
+/* That part for OWNER, described by META, having waited WAITED_MS. */
+char *rl_history_meta(const char *owner, const struct rl_meta *meta,
+    int64_t waited_ms);
 /* A plain or --limit waiter that gives up leaves the room (a lock's is
  * recorded in its history with META, having waited WAITED_MS). */
 enum rl_err rl_call_room_leave(rl_client *c, const char *name,

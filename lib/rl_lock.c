@@ -242,7 +242,7 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	keys[nkeys++] = keys[RL_KEYS_LOCK];
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, nkeys, keys, 13, args);
+	    &rl_script_acquire, nkeys, keys, 14, args);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
@@ -371,8 +371,8 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
     enum rl_join join, struct rl_attempt *a)
 {
 	struct rl_keys k;
-	char ttl[24], pid[24], wt[24], flags[8], mh[24], waited[24];
-	const char *keys[RL_KEYS_LOCK + 1], *args[13];
+	char ttl[24], pid[24], wt[24], flags[8], mh[24], *entry;
+	const char *keys[RL_KEYS_LOCK + 1], *args[14];
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -395,14 +395,17 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	rl_keys_lock(&k, keys);
 	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);
 	args[10] = min_hold_arg(c, mh, sizeof(mh));
-	args[11] = c->history;
-	snprintf(waited, sizeof(waited), "%lld", (long long)(c->wait_since_ms >
-	    0 ? rl_now_ms() - c->wait_since_ms : 0));
-	args[12] = waited;
+	args[11] = c->hist_max;
+	args[12] = c->hist_ttl;
+	args[13] = entry = rl_history_meta(owner, meta, c->wait_since_ms > 0 ?
+	    rl_now_ms() - c->wait_since_ms : 0);
 	keys[RL_KEYS_LOCK] = k.log;
 	a->sent_ms = rl_now_ms();
-	if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
+	if (entry == NULL)
+		e = rl_seterr(c, RL_ENOMEM, "out of memory");
+	else if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
 		e = acquire_outcome(c, name, owner, ttl_ms, a);
+	free(entry);
 	rl_keys_free(&k);
 	if (e == RL_EWRONGTYPE)
 		e = other_kind(c, name, a->badkey, 0);
@@ -414,7 +417,8 @@ rl_leave(rl_client *c, const char *name, const char *owner,
     int64_t *position)
 {
 	struct rl_keys k;
-	const char *keys[6], *args[3] = { owner, c->history, NULL };
+	const char *keys[6], *args[4] = { owner, c->hist_max, c->hist_ttl,
+	    NULL };
 	char waited[24];
 	struct rl_round_opts o = rl_opts_pub(c);
 	enum rl_err e;
@@ -431,8 +435,8 @@ rl_leave(rl_client *c, const char *name, const char *owner,
 	keys[5] = k.log;
 	snprintf(waited, sizeof(waited), "%lld", (long long)(c->wait_since_ms >
 	    0 ? rl_now_ms() - c->wait_since_ms : 0));
-	args[2] = waited;
-	e = rl_run(c, &o, &rl_script_leave, 6, keys, 3, args);
+	args[3] = waited;
+	e = rl_run(c, &o, &rl_script_leave, 6, keys, 4, args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;

@@ -40,9 +40,11 @@
 -- ARGV[11] --min-hold in ms (0: none): a fresh hold records its end,
 --          until_ms, in its holder record, and release.lua keeps the
 --          hold until then
--- ARGV[12] history: "MAXLEN TTL_MS" (see rl_log), or "" (off)
--- ARGV[13] how long the caller has waited, in ms ("": not known)
--- ARGV[14] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[12] history: about how many events to keep ("": none kept)
+-- ARGV[13] history: the stream's expiry after an event, in ms (0: never)
+-- ARGV[14] history: the caller's part of its entries (rl_history_entry:
+--          owner, host, pid, user, cmd, how long it waited, "event")
+-- ARGV[15] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
 -- Returns {1, fence, holds, nopub, skipped}
@@ -74,7 +76,7 @@
 -- the length of the queue. A server out of memory refuses the first write
 -- of a fresh hold, re-entry or join, and nothing before it is changed
 -- (evicting dead waiters aside).
-rl_pubcmd = ARGV[14] or rl_pubcmd
+rl_pubcmd = ARGV[15] or rl_pubcmd
 local logkey = KEYS[#KEYS]
 local fair = ARGV[7] == 'fair'
 -- "queue": a plain waiter that queues as well (behind a Java holder, whose
@@ -173,9 +175,9 @@ if free and (not head or head == ARGV[2]) then
   if KEYS[9] and KEYS[10] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
     redis.call('DEL', KEYS[9])
   end
-  local skipped = rl_log(logkey, ARGV[12], 'acquired',
-         {'owner', ARGV[2], 'host', ARGV[3], 'pid', ARGV[4], 'user', ARGV[5],
-          'cmd', ARGV[6], 'fence', fence, 'wait_ms', ARGV[13] or ''})
+  local skipped = ARGV[12] ~= '' and
+      rl_log(logkey, ARGV[12], ARGV[13],
+             ARGV[14] .. 'acquired\31fence\31' .. fence, true)
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10], skipped}
 end
 
@@ -262,10 +264,10 @@ if KEYS[9] and KEYS[10] and not free and string.find(flags, 'j', 1, true) then
   end
 end
 -- A caller that does not wait (-n) goes without it: a busy skip.
-if not string.find(flags, 'j', 1, true) then
-  rl_log(logkey, ARGV[12], 'busy',
-         {'owner', ARGV[2], 'host', ARGV[3], 'pid', ARGV[4], 'user', ARGV[5],
-          'cmd', ARGV[6], 'holder', owner or ''})
+if not string.find(flags, 'j', 1, true) and ARGV[12] ~= '' then
+  rl_log(logkey, ARGV[12], ARGV[13],
+         ARGV[14] .. 'busy\31holder\31' ..
+         string.gsub(owner or '', '\31', '?'), true)
 end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,
         d.user or false, d.cmd or false, held, position, queued,

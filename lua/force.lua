@@ -17,16 +17,17 @@
 -- KEYS[10] redisson_rwlock:{NAME}         channel of a read-write lock
 -- KEYS[11] redlock_log:{NAME}            stream: history
 -- ARGV[1]  message published ("0")
--- ARGV[2]  history: "MAXLEN TTL_MS" (see rl_log), or "" (off)
--- ARGV[3..5] host, pid and user of the caller (who forced it)
--- ARGV[6]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- ARGV[2]  history: about how many events to keep ("": none kept)
+-- ARGV[3]  history: the stream's expiry after an event, in ms (0: never)
+-- ARGV[4..6] host, pid and user of the caller (who forced it)
+-- ARGV[7]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {1, nopub, owner, host, pid, user, cmd, held_ms}
 --                          a lock was deleted; nopub as in release; the
 --                          holder removed (a plain lock's, or the
 --                          writer's or first reader's; nil when unknown)
 --         {0}              NAME was free
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
-rl_pubcmd = ARGV[6] or rl_pubcmd
+rl_pubcmd = ARGV[7] or rl_pubcmd
 local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[3], 'hash')
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
@@ -58,11 +59,11 @@ local d = rl_decode(rec)
 local held = tonumber(d.since_ms) and now_ms - tonumber(d.since_ms) or false
 if who then
   local e = rl_log_holder(who, rec, now_ms)
-  for _, v in ipairs({'by_host', ARGV[3] or '', 'by_pid', ARGV[4] or '',
-                      'by_user', ARGV[5] or ''}) do
+  for _, v in ipairs({'by_host', ARGV[4] or '', 'by_pid', ARGV[5] or '',
+                      'by_user', ARGV[6] or ''}) do
     e[#e + 1] = v
   end
-  rl_log(KEYS[11], ARGV[2], 'forced', e)
+  rl_log_event(KEYS[11], ARGV[2], ARGV[3], 'forced', e)
 end
 local nopub = false
 -- No fair queue and no room (the common case): one call for both.

@@ -156,10 +156,24 @@ end
 
 -- The next fencing token from counter KEY, as a decimal string; or nil and
 -- {-1, key, why} when KEY cannot give one (of another type, not a decimal
--- integer INCR takes, or at 2^63-1), and then nothing was written. One
--- INCR where the counter is ahead of the server's NOW_US, else the token
--- is NOW_US + 1.
+-- integer INCR takes, or at 2^63-1), and then nothing was written. The
+-- token is NOW_US + 1, or the counter's next value where the counter is
+-- ahead of the server's clock.
 local function rl_take_fence(key, now_us)
+  -- The common case in one write: the counter behind the clock (or
+  -- missing) is swapped for NOW_US + 1 by SET ... GET (Redis 6.2). One
+  -- ahead of the clock, or not a counter, is put back as it was (with its
+  -- expiry) and INCR decides, as it does on a server without GET.
+  local want = string.format('%.0f', now_us + 1)
+  local old = redis.pcall('SET', key, want, 'KEEPTTL', 'GET')
+  if not old then return want end
+  if type(old) == 'string' then
+    if (old == '0' or string.match(old, '^[1-9]%d*$')) and
+        (#old < #want or (#old == #want and old < want)) then
+      return want
+    end
+    redis.call('SET', key, old, 'KEEPTTL')
+  end
   local fence = redis.pcall('INCR', key)
   if type(fence) == 'table' then
     local t = redis.call('TYPE', key).ok
@@ -565,25 +579,43 @@ local function rl_room_leave(room, listener, waiter, channel, msg)
   return true
 end
 
--- History: event EV with the field/value pairs in F appended to stream
--- KEY (redlock_log:{NAME}) when SPEC, "MAXLEN TTL_MS", asks for one
--- (empty: history is off), trimmed to about MAXLEN entries; the stream
--- expires TTL_MS after its last event (0: never), but for a release,
--- which follows an acquisition that set it (one call less on the hot
--- path). Every call is a pcall: a stream key of another type, a user
--- without XADD (ACL) or a server out of memory skips the event, never
--- the lock's own work. Returns the server's refusal of XADD, or nil.
-local function rl_log(key, spec, ev, f)
-  if not key or not spec or spec == '' then return end
-  local max, ttl = string.match(spec, '^(%d+) (%d+)$')
-  if not max or max == '0' then return end
-  -- One field, "e": the event's field/value pairs separated by NUL bytes
-  -- (none of them can hold one: they come from C strings). Each argument
-  -- costs the script a conversion: 8 instead of 20.
-  local r = redis.pcall('XADD', key, 'MAXLEN', '~', max, '*', 'e',
-                        'event\0' .. ev .. '\0' .. table.concat(f, '\0'))
+-- History: ENTRY appended to stream KEY (redlock_log:{NAME}) as its one
+-- field "e", the stream trimmed to about MAX entries (MAX "": history is
+-- off). ENTRY is an event's field/value pairs, each string but the last
+-- followed by byte 31 (the unit separator), the pair "event" NAME last:
+-- the caller's part comes from rl_kind.c ready made (rl_history_entry),
+-- so that a script on the hot path adds only what the server knows (a
+-- token, which event it was) in one concatenation. The stream expires
+-- TTL ms (0: never) after an event that REFRESHes it (an acquisition,
+-- and every event off the hot path). A release only appends to the
+-- stream that its acquisition made live (NOMKSTREAM), or makes it anew,
+-- with its expiry, when that expired during the hold. Every call is a
+-- pcall: a stream key of another type, a user without XADD (ACL) or a
+-- server out of memory skips the event, never the lock's own work.
+-- Returns the server's refusal of XADD, or nil.
+local function rl_log(key, max, ttl, entry, refresh)
+  if not key or not max or max == '' then return end
+  local r
+  if not refresh then
+    r = redis.pcall('XADD', key, 'NOMKSTREAM', 'MAXLEN', '~', max, '*',
+                    'e', entry)
+    if type(r) == 'string' then return nil end
+    -- A server before Redis 6.2 knows no NOMKSTREAM: as a refresh.
+    if r and not string.find(r.err, 'syntax', 1, true) then return r.err end
+  end
+  r = redis.pcall('XADD', key, 'MAXLEN', '~', max, '*', 'e', entry)
   if type(r) == 'table' and r.err then return r.err end
-  if ttl ~= '0' and ev ~= 'released' then redis.pcall('PEXPIRE', key, ttl) end
+  if ttl and ttl ~= '0' then redis.pcall('PEXPIRE', key, ttl) end
+end
+
+-- History: event EV off the hot path, with the field/value pairs in list
+-- F (values from holder records may hold byte 31: made '?').
+local function rl_log_event(key, max, ttl, ev, f)
+  if not key or not max or max == '' then return end
+  for i = 2, #f, 2 do f[i] = string.gsub(f[i], '\31', '?') end
+  f[#f + 1] = 'event'
+  f[#f + 1] = ev
+  return rl_log(key, max, ttl, table.concat(f, '\31'), true)
 end
 
 -- History: the fields of holder metadata JSON REC (host, pid, user, cmd,

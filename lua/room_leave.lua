@@ -8,15 +8,14 @@
 -- ARGV[2]  the channel whose CHANNEL:WAITER wakes a waiter of the room
 -- KEYS[3]  redlock_log:{NAME}             stream: history (a lock's
 --                                          waiter; absent for a permit's)
--- ARGV[3]  history: "MAXLEN TTL_MS" (see rl_log), or "" (off)
--- ARGV[4..8] the waiter's owner token, host, pid, user and command
--- ARGV[9]  how long it waited, in ms
--- ARGV[10] PUBLISH or SPUBLISH
+-- ARGV[3]  history: about how many events to keep ("": none kept)
+-- ARGV[4]  history: the stream's expiry after an event, in ms (0: never)
+-- ARGV[5]  history: the waiter's part of its entry (rl_history_entry:
+--          owner, host, pid, user, cmd, how long it waited, "event")
+-- ARGV[6]  PUBLISH or SPUBLISH
 -- Returns 1 when it was the listener (another waiter was woken), else 0.
-rl_pubcmd = ARGV[10] or rl_pubcmd
+rl_pubcmd = ARGV[6] or rl_pubcmd
 if KEYS[3] then
-  rl_log(KEYS[3], ARGV[3], 'gave_up',
-         {'owner', ARGV[4], 'host', ARGV[5], 'pid', ARGV[6], 'user', ARGV[7],
-          'cmd', ARGV[8], 'wait_ms', ARGV[9]})
+  rl_log(KEYS[3], ARGV[3], ARGV[4], ARGV[5] .. 'gave_up', true)
 end
 return rl_room_leave(KEYS[1], KEYS[2], ARGV[1], ARGV[2], '0') and 1 or 0

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "rl_kind.h"
 #include "rl_quorum.h"
 #include "rl_sentinel.h"
 
@@ -1138,11 +1139,12 @@ static void
 test_decode_event(void **state)
 {
 	struct rl_event ev;
+	char buf[256], *arena = buf;
 
 	(void)state;
 	assert_int_equal(rl_decode_event(R("*2|$1795782429706-3|*10|$event|"
-	    "$released|$owner|$o:1|$hold_ms|$251000|$exit|$0|$fence|$17"), &ev),
-	    0);
+	    "$released|$owner|$o:1|$hold_ms|$251000|$exit|$0|$fence|$17"), &ev,
+	    &arena), 0);
 	assert_string_equal(ev.id, "1795782429706-3");
 	assert_true(ev.time_ms == 1795782429706LL);
 	assert_string_equal(ev.event, "released");
@@ -1152,48 +1154,77 @@ test_decode_event(void **state)
 	assert_true(ev.hold_ms == 251000);
 	assert_int_equal(ev.exit_status, 0);
 	assert_true(ev.wait_ms == -1);
+	assert_true(ev.until_ms == -1);
 	assert_int_equal(ev.pid, 0);
 	/* Unknown fields are skipped; an empty exit is unknown. */
 	assert_int_equal(rl_decode_event(R("*2|$1-0|*6|$new|$x|$exit|$|"
-	    "$by_pid|$811"), &ev), 0);
+	    "$by_pid|$811"), &ev, &arena), 0);
 	assert_int_equal(ev.exit_status, -1);
 	assert_int_equal(ev.by_pid, 811);
-	assert_int_equal(rl_decode_event(R("*1|$1-0"), &ev), -1);
-	/* As the scripts write it: one field "e", NUL-separated pairs. */
+	assert_int_equal(rl_decode_event(R("*1|$1-0"), &ev, &arena), -1);
+	/* As the scripts write it: one field "e", pairs separated by byte
+	 * 31 (NUL bytes too), copied out of the reply. */
 	{
-		static const char v[] = "event\0acquired\0owner\0o:2\0pid\0"
-		    "811\0cmd\0";
+		static const char v[] = "owner\037o:2\037pid\037811\037cmd"
+		    "\037\037event\037released\037held_until\03799\0fence"
+		    "\0007";
 		redisReply *r = R("*2|$5-0|*2|$e|$x");
+		char *start;
 
 		r->element[1]->element[1]->str = realloc(
 		    r->element[1]->element[1]->str, sizeof(v));
 		assert_non_null(r->element[1]->element[1]->str);
 		memcpy(r->element[1]->element[1]->str, v, sizeof(v));
 		r->element[1]->element[1]->len = sizeof(v) - 1;
-		assert_int_equal(rl_decode_event(r, &ev), 0);
-		assert_string_equal(ev.event, "acquired");
+		assert_true(rl_event_room(r) == sizeof(v));
+		arena = start = buf;
+		assert_int_equal(rl_decode_event(r, &ev, &arena), 0);
+		assert_true(arena == start + sizeof(v));
+		assert_string_equal(ev.event, "released");
 		assert_string_equal(ev.owner, "o:2");
 		assert_int_equal(ev.pid, 811);
 		assert_string_equal(ev.cmd, "");
+		assert_string_equal(ev.fence, "7");
+		assert_true(ev.until_ms == 99);
+		/* The reply is left as it was. */
+		assert_int_equal(r->element[1]->element[1]->str[5], 037);
 	}
-	assert_int_equal(rl_decode_event(NULL, &ev), -1);
+	assert_int_equal(rl_decode_event(NULL, &ev, &arena), -1);
 }
 
-/* A release gets its holder from the acquisition before it; an
- * acquisition never ended becomes an "expired" event before the next. */
+/* The caller's part of an entry: pairs and "event", each followed by
+ * byte 31; a byte 31 in a value is made '?'. */
+static void
+test_history_entry(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = rl_history_entry((const char *[]){ "owner", "o:1", "cmd",
+	    "a\037b", "user", NULL }, 6);
+	assert_non_null(s);
+	assert_string_equal(s, "owner\037o:1\037cmd\037a?b\037user\037"
+	    "\037event\037");
+	free(s);
+}
+
+/* A release gets its holder, token and hold time from the acquisition
+ * before it; an acquisition never ended becomes an "expired" event
+ * before the next. */
 static void
 test_events_infer(void **state)
 {
 	struct rl_event ev[7];
+	char buf[256], *arena = buf;
 
 	(void)state;
 	memset(ev, 0, sizeof(ev));
 	assert_int_equal(rl_decode_event(R("*2|$1-0|*8|$event|$acquired|"
-	    "$owner|$a|$host|$web2|$pid|$811"), &ev[0]), 0);
-	assert_int_equal(rl_decode_event(R("*2|$2-0|*4|$event|$acquired|"
-	    "$owner|$b"), &ev[1]), 0);
-	assert_int_equal(rl_decode_event(R("*2|$3-0|*6|$event|$released|"
-	    "$owner|$b|$exit|$3"), &ev[2]), 0);
+	    "$owner|$a|$host|$web2|$pid|$811"), &ev[0], &arena), 0);
+	assert_int_equal(rl_decode_event(R("*2|$2-0|*6|$event|$acquired|"
+	    "$owner|$b|$fence|$12"), &ev[1], &arena), 0);
+	assert_int_equal(rl_decode_event(R("*2|$3000-0|*6|$event|$released|"
+	    "$owner|$b|$exit|$3"), &ev[2], &arena), 0);
 	assert_int_equal(rl_events_infer(ev, 3, 7), 4);
 	assert_string_equal(ev[0].event, "acquired");
 	assert_string_equal(ev[1].event, "expired");
@@ -1205,6 +1236,8 @@ test_events_infer(void **state)
 	assert_string_equal(ev[2].event, "acquired");
 	assert_string_equal(ev[3].event, "released");
 	assert_int_equal(ev[3].exit_status, 3);
+	assert_string_equal(ev[3].fence, "12");
+	assert_true(ev[3].hold_ms == 2998);
 	/* No room: nothing inserted. */
 	assert_int_equal(rl_events_infer(ev, 2, 2), 2);
 }
@@ -1472,6 +1505,7 @@ main(void)
 		T(test_combine_status),
 		T(test_decode_event),
 		T(test_events_infer),
+		T(test_history_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
