@@ -110,9 +110,30 @@ events() { rl log --json -n 100 "$1" | jq -r .event; }
 	run -1 --separate-stderr rl status x
 	assert_line --index 0 'x: free'
 	assert_line --index 1 --regexp "^  last     held by $(hostname) pid [0-9]+ \(sh -c exit 5\), released [0-9.]+m?s ago after [0-9.]+m?s, exit 5$"
+	# JSON: the same, as "last"; null where nothing ended.
+	run -1 --separate-stderr rl status --json x
+	echo "$output" | jq -e --arg h "$(hostname)" '.held == false and
+	    .last.ended == "released" and .last.host == $h and .last.pid > 0
+	    and .last.cmd == "sh -c exit 5" and .last.exit == 5
+	    and .last.hold_ms >= 0 and .last.fence > 0 and .last.time_ms > 0'
+	run -1 --separate-stderr rl status --json never-used
+	echo "$output" | jq -e '.held == false and .last == null'
 	rl lock -t 30s x >/dev/null
 	run -0 --separate-stderr rl status x
 	refute_line --regexp '^  last '
+	run -0 --separate-stderr rl status --json x
+	echo "$output" | jq -e 'has("last") | not'
+}
+
+@test "a release before the end of its --min-hold is recorded with that end" {
+	rl exec --min-hold 30s x -- true
+	run -0 --separate-stderr rl log --json -n 1 x
+	echo "$output" | jq -e '.event == "released" and .exit == 0 and
+	    .held_until_ms > .time_ms + 20000 and .cmd == "true"'
+	run -0 --separate-stderr rl log -n 1 x
+	assert_output --regexp ', exit 0, kept until [0-9-]{10} [0-9:]{8} \(--min-hold\), fence [0-9]+$'
+	# A second release of the finished hold records nothing more.
+	[ "$(events x | grep -c released)" -eq 1 ]
 }
 
 @test "--follow prints a new event within 500 ms of it happening" {
