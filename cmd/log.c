@@ -131,6 +131,11 @@ print_text(const struct rl_event *ev)
 		print_who(ev);
 		printf(" did not wait (held by %s)", ev->holder[0] != '\0' ?
 		    esc(ev->holder) : "a fair waiter ahead");
+	} else if (strcmp(ev->event, "undone") == 0) {
+		printf(" by");
+		print_who(ev);
+		printf(": an attempt given back unused (it won too few "
+		    "masters, or was not needed)");
 	} else if (strcmp(ev->event, "expired") == 0) {
 		printf(": the lease of");
 		print_who(ev);

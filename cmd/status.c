@@ -149,13 +149,23 @@ ended(const struct rl_event *ev)
 static const struct rl_event *
 last_end(rl_client *rc, const char *name, struct rl_event **ev)
 {
+	const char *undone = NULL;
 	size_t n, i;
 
 	if (rl_log_read(rc, name, 10, NULL, 0, ev, &n) != RL_OK)
 		return NULL;
-	for (i = n; i > 0 && ended(&(*ev)[i - 1]) == NULL; i--)
-		;
-	return i > 0 ? &(*ev)[i - 1] : NULL;
+	/* An attempt undone is no hold: neither it nor its acquisition. */
+	for (i = n; i > 0; i--) {
+		const struct rl_event *e = &(*ev)[i - 1];
+
+		if (strcmp(e->event, "undone") == 0)
+			undone = e->owner;
+		else if (undone != NULL && strcmp(e->owner, undone) == 0)
+			undone = NULL;
+		else if (ended(e) != NULL)
+			return e;
+	}
+	return NULL;
 }
 
 /* A free lock's status in JSON: ,"last":{...} (who held it last, how

@@ -324,7 +324,8 @@ rl_events_infer(struct rl_event *ev, size_t n, size_t cap)
 			open = e;
 			continue;
 		}
-		if (!is(e, "released") && !is(e, "lost") && !is(e, "forced"))
+		if (!is(e, "released") && !is(e, "lost") && !is(e, "forced") &&
+		    !is(e, "undone"))
 			continue;
 		for (j = i; j > 0; j--)
 			if (is(&ev[j - 1], "acquired") &&

@@ -92,8 +92,11 @@ redis.call('DEL', KEYS[1])
 -- Recorded after the deletes, which a server out of memory still runs.
 -- The owner's host, pid, command and token are in its acquisition's
 -- event, and how long it held NAME between the two entries' ids.
+-- An acquisition undone (flags "u": it won too few masters, or was
+-- never used) is recorded as such, not as a run.
 if KEYS[10] and ARGV[3] ~= '' then
-  rl_log(KEYS[10], ARGV[3], ARGV[4], ARGV[5] .. 'released')
+  rl_log(KEYS[10], ARGV[3], ARGV[4],
+         ARGV[5] .. (ARGV[6] == 'u' and 'undone' or 'released'))
 end
 if ARGV[2] == '' then return {2, false} end
 local nopub = false

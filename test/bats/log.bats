@@ -201,3 +201,26 @@ events() { rl log --json -n 100 "$1" | jq -r .event; }
 	[ "$(rcli exists 'redlock_log:{x}')" = 1 ]
 	[ "$(rcli exists 'redlock_log:a{b}c')" = 1 ]
 }
+
+@test "an attempt that won too few masters is recorded as undone, not as a run" {
+	start_redis M2
+	start_redis M3
+	m2="redis://127.0.0.1:$M2_PORT" m3="redis://127.0.0.1:$M3_PORT"
+	all="redis://127.0.0.1:$R_PORT,$m2,$m3"
+	# Another owner holds x on two masters of three: -n wins only M3.
+	"$RL" -u "redis://127.0.0.1:$R_PORT,$m2" lock -t 30s --owner other x
+	run -75 --separate-stderr "$RL" -u "$all" exec -n x -- true
+	run -0 --separate-stderr "$RL" -u "$m3" log --json x
+	ev=$output
+	run -0 --separate-stderr "$RL" -u "$m3" log x
+	text=$output
+	# Not a run: status names no last holder.
+	run -1 --separate-stderr "$RL" -u "$m3" status --json x
+	st=$output
+	stop_redis "$M2_PID"
+	stop_redis "$M3_PID"
+	assert_equal "$(jq -r .event <<<"$ev" | tr '\n' ' ')" "acquired undone "
+	[ "$(jq -s '.[0].owner == .[1].owner' <<<"$ev")" = true ]
+	[[ $text == *" undone by "*"(true): an attempt given back unused"* ]]
+	jq -e '.held == false and .last == null' <<<"$st"
+}
