@@ -89,8 +89,9 @@ local room = not fair and KEYS[8] ~= nil
 local flags = ARGV[9] or ''
 -- A queued call checks every key first (dropping dead waiters writes).
 -- A plain one checks each key where a command would fail on it, before
--- anything is written: NAME by the HEXISTS below, the holder records here,
--- the counter by the INCR that takes a fresh hold's token, the first write.
+-- anything is written: NAME, when it exists, by the HMGET below, the
+-- holder records here, the counter by the SET (or INCR) that takes a
+-- fresh hold's token, the first write.
 local bad
 if queue then
   local want = {'hash', 'string', 'hash', 'list', 'zset', 'hash'}
@@ -116,10 +117,14 @@ end
 -- read) holds no lock of this kind: its hold is not re-entered, nor
 -- counted twice. A hold without the marker (an older redlock's) is
 -- re-entered as it is, so that the older redlock still gives it back.
-local mine = redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode',
-                         ARGV[2] .. ':write')
-if mine.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
-if mine[1] and rl_plain_hold(mine[2], mine[3]) then
+-- A free NAME (the common case) has no hold to re-enter: no read.
+local pttl = redis.call('PTTL', KEYS[1])
+local mine = pttl ~= -2 and redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode',
+                                        ARGV[2] .. ':write')
+if mine and mine.err then
+  return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok}
+end
+if mine and mine[1] and rl_plain_hold(mine[2], mine[3]) then
   local rec = redis.call('HGET', KEYS[3], ARGV[2])
   local longer = rl_hold_longer(rec, now_ms, ARGV[11])
   if longer ~= rec then
@@ -140,7 +145,6 @@ if mine[1] and rl_plain_hold(mine[2], mine[3]) then
   return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', holds}
 end
 
-local pttl = redis.call('PTTL', KEYS[1])
 local free = pttl == -2
 local head = fair and redis.call('LINDEX', KEYS[4], 0)
 if free and (not head or head == ARGV[2]) then
