@@ -39,6 +39,7 @@ struct view {
 static struct {
 	int open;
 	char owner[256], host[256], user[128], cmd[1024], fence[32];
+	char kind[16];
 	long pid;
 	int64_t time_ms;
 } held;
@@ -53,6 +54,7 @@ remember(const struct rl_event *ev)
 		snprintf(held.user, sizeof(held.user), "%s", ev->user);
 		snprintf(held.cmd, sizeof(held.cmd), "%s", ev->cmd);
 		snprintf(held.fence, sizeof(held.fence), "%s", ev->fence);
+		snprintf(held.kind, sizeof(held.kind), "%s", ev->kind);
 		held.pid = ev->pid;
 		held.time_ms = ev->time_ms;
 	} else if (strcmp(ev->owner, held.owner) == 0)
@@ -110,6 +112,8 @@ print_text(const struct rl_event *ev)
 
 	local_time(ev->time_ms, when, sizeof(when));
 	printf("%s %s", when, esc(ev->event));
+	if (ev->kind[0] != '\0')
+		printf(" (%s)", esc(ev->kind));
 	if (strcmp(ev->event, "acquired") == 0) {
 		printf(" by");
 		print_who(ev);
@@ -160,6 +164,11 @@ print_json(const struct rl_event *ev)
 	json_int(stdout, "time_ms", ev->time_ms, 1);
 	fputc(',', stdout);
 	json_bytes(stdout, "event", ev->event);
+	fputs(",\"kind\":", stdout);
+	if (ev->kind[0] != '\0')
+		json_str(stdout, ev->kind);
+	else
+		fputs("null", stdout);
 	fputc(',', stdout);
 	json_who(stdout, ev->owner, ev->host, ev->pid, ev->user, ev->cmd);
 	fputs(",\"fence\":", stdout);
@@ -238,6 +247,7 @@ with_held(const struct rl_event *ev, size_t *n, size_t *first)
 		all[0].user = held.user;
 		all[0].cmd = held.cmd;
 		all[0].fence = held.fence;
+		all[0].kind = held.kind;
 		all[0].pid = held.pid;
 		all[0].time_ms = held.time_ms;
 		*first = 1;

@@ -416,6 +416,7 @@ struct rl_event {
 	const char *event;	/* acquired, released, lost, forced, expired,
 				 * gave_up, busy (did not wait) */
 	const char *owner, *host, *user, *cmd, *fence;
+	const char *kind;	/* read, write, permit; "" for a plain lock */
 	long pid;		/* 0: not known */
 	int64_t wait_ms;	/* -1: not known */
 	int64_t hold_ms;	/* -1: not known */
@@ -438,13 +439,18 @@ struct rl_event {
  * the user may not read it (ACL). */
 enum rl_err rl_log_read(rl_client *c, const char *name, int64_t n,
     const char *after, int64_t block_ms, struct rl_event **ev, size_t *nev);
-/* What the scripts leave out of a plain lock's history, to keep its hot
- * path short, put back in EV (N events, oldest first, room for CAP):
- * a release's or a loss's host, pid, user, command and token from its
- * owner's acquisition before it, and how long it held NAME (from one
- * event's time to the other's); an "expired" event (at the time of the
- * acquisition that found it) for an acquisition followed by another one
- * with no release, removal or loss in between. The new count. */
+/* What the scripts leave out of a name's history, to keep its hot path
+ * short, put back in EV (N events, oldest first, room for CAP): a
+ * release's or a loss's host, pid, user, command, kind and token from its
+ * owner's acquisition (of the same kind) before it, and how long it held
+ * NAME (from one event's time to the other's); an "expired" event (at the
+ * time of the acquisition that found it) for an acquisition not ended by
+ * a release, removal or loss when a later one proves that it had ended:
+ * an exclusive one (a plain lock's or a write) after any hold of another
+ * owner, any after an exclusive hold of another owner, and any after a
+ * hold of the same owner and kind (re-entries are not recorded). Read
+ * holds and permits overlap: one after another proves nothing. The new
+ * count. */
 size_t rl_events_infer(struct rl_event *ev, size_t n, size_t cap);
 
 /* Extend the lease; *OURS is 0 when the lock is gone or not ours. */

@@ -180,6 +180,7 @@ event_field(struct rl_event *ev, const char *f, const char *v)
 		{ "user", offsetof(struct rl_event, user) },
 		{ "cmd", offsetof(struct rl_event, cmd) },
 		{ "fence", offsetof(struct rl_event, fence) },
+		{ "kind", offsetof(struct rl_event, kind) },
 		{ "by_host", offsetof(struct rl_event, by_host) },
 		{ "by_user", offsetof(struct rl_event, by_user) },
 		{ "holder", offsetof(struct rl_event, holder) },
@@ -246,7 +247,7 @@ rl_decode_event(const redisReply *r, struct rl_event *ev, char **arena)
 
 	memset(ev, 0, sizeof(*ev));
 	ev->event = ev->owner = ev->host = ev->user = ev->cmd = ev->fence =
-	    ev->by_host = ev->by_user = ev->holder = "";
+	    ev->kind = ev->by_host = ev->by_user = ev->holder = "";
 	ev->wait_ms = ev->hold_ms = ev->until_ms = -1;
 	ev->exit_status = -1;
 	if (id == NULL || id->type != REDIS_REPLY_STRING || f == NULL ||
@@ -274,8 +275,8 @@ is(const struct rl_event *e, const char *what)
 	return strcmp(e->event, what) == 0;
 }
 
-/* Release (or loss, or removal) E's holder, token and hold time, where
- * not recorded, from its acquisition A. */
+/* Release (or loss, or removal) E's holder, kind, token and hold time,
+ * where not recorded, from its acquisition A. */
 static void
 fill_from(struct rl_event *e, const struct rl_event *a)
 {
@@ -285,57 +286,116 @@ fill_from(struct rl_event *e, const struct rl_event *a)
 		e->user = a->user;
 		e->cmd = a->cmd;
 	}
+	if (e->kind[0] == '\0')
+		e->kind = a->kind;
 	if (e->fence[0] == '\0')
 		e->fence = a->fence;
 	if (e->hold_ms < 0 && a->time_ms > 0 && e->time_ms >= a->time_ms)
 		e->hold_ms = e->time_ms - a->time_ms;
 }
 
+/* A hold nobody else holds beside it: a plain lock's (no kind) or a
+ * write lock's. */
+static int
+exclusive(const struct rl_event *e)
+{
+	return e->kind[0] == '\0' || strcmp(e->kind, "write") == 0;
+}
+
+/* Whether end event E (a release, loss or removal) is of the hold that
+ * acquisition A took: the same owner, and the same kind where both say
+ * (a writer may hold reads of its own beside its write). */
+static int
+same_hold(const struct rl_event *a, const struct rl_event *e)
+{
+	return strcmp(a->owner, e->owner) == 0 && (a->kind[0] == '\0' ||
+	    e->kind[0] == '\0' || strcmp(a->kind, e->kind) == 0);
+}
+
+/* Whether acquisition E proves that the hold of an earlier acquisition
+ * A, not ended since, had ended when E was made: one of them holds
+ * alone (of another owner), or the same owner took the same kind afresh
+ * (a re-entry is not recorded) or a write after its read (a reader does
+ * not upgrade). Readers and permits overlap: they prove nothing, nor
+ * does a writer's own read beside its write. */
+static int
+ended(const struct rl_event *a, const struct rl_event *e)
+{
+	if (strcmp(a->owner, e->owner) == 0)
+		return strcmp(a->kind, e->kind) == 0 || exclusive(e);
+	return exclusive(a) || exclusive(e);
+}
+
+/* An "expired" event for acquisition A put in at EV[I] (N events before,
+ * room for one more), at the time of the event that was there. */
+static void
+expire(struct rl_event *ev, size_t n, size_t i, const struct rl_event *a)
+{
+	struct rl_event acq = *a, *e = &ev[i];
+
+	memmove(e + 1, e, (n - i) * sizeof(*e));
+	e->event = "expired";
+	e->id[0] = '\0';
+	e->wait_ms = e->hold_ms = e->until_ms = -1;
+	e->owner = acq.owner;
+	e->host = acq.host;
+	e->pid = acq.pid;
+	e->user = acq.user;
+	e->cmd = acq.cmd;
+	e->kind = acq.kind;
+	e->fence = acq.fence;
+	e->exit_status = -1;
+	e->holder = e->by_host = e->by_user = "";
+	e->by_pid = 0;
+}
+
+/* Take entry K out of the N of OPEN, keeping the others' order. */
+static void
+drop(size_t *open, size_t *n, size_t k)
+{
+	memmove(open + k, open + k + 1, (*n - k - 1) * sizeof(*open));
+	(*n)--;
+}
+
 size_t
 rl_events_infer(struct rl_event *ev, size_t n, size_t cap)
 {
-	const struct rl_event *open = NULL;	/* an acquisition not ended */
-	struct rl_event acq;
-	size_t i, j;
+	size_t *open, nopen = 0, i, j, k;	/* acquisitions not ended */
 
+	if ((open = malloc((n + 1) * sizeof(*open))) == NULL)
+		return n;
 	for (i = 0; i < n; i++) {
-		struct rl_event *e = &ev[i];
-
-		if (is(e, "acquired") && open != NULL && n < cap) {
-			acq = *open;
-			memmove(e + 1, e, (n - i) * sizeof(*e));
-			n++;
-			e->event = "expired";
-			e->id[0] = '\0';
-			e->wait_ms = e->hold_ms = e->until_ms = -1;
-			e->owner = acq.owner;
-			e->host = acq.host;
-			e->pid = acq.pid;
-			e->user = acq.user;
-			e->cmd = acq.cmd;
-			e->fence = acq.fence;
-			e->exit_status = -1;
-			e->holder = e->by_host = e->by_user = "";
-			e->by_pid = 0;
-			open = NULL;
-			continue;	/* the acquisition is next */
-		}
-		if (is(e, "acquired")) {
-			open = e;
+		if (is(&ev[i], "acquired")) {
+			/* Open holds come before I: the insertions (at I)
+			 * move none of them. */
+			for (k = 0; k < nopen;) {
+				if (!ended(&ev[open[k]], &ev[i])) {
+					k++;
+					continue;
+				}
+				if (n < cap)
+					expire(ev, n++, i++, &ev[open[k]]);
+				drop(open, &nopen, k);
+			}
+			open[nopen++] = i;
 			continue;
 		}
-		if (!is(e, "released") && !is(e, "lost") && !is(e, "forced") &&
-		    !is(e, "undone"))
+		if (!is(&ev[i], "released") && !is(&ev[i], "lost") &&
+		    !is(&ev[i], "forced") && !is(&ev[i], "undone"))
 			continue;
 		for (j = i; j > 0; j--)
 			if (is(&ev[j - 1], "acquired") &&
-			    strcmp(ev[j - 1].owner, e->owner) == 0) {
-				fill_from(e, &ev[j - 1]);
+			    same_hold(&ev[j - 1], &ev[i])) {
+				fill_from(&ev[i], &ev[j - 1]);
 				break;
 			}
-		if (open != NULL && strcmp(open->owner, e->owner) == 0)
-			open = NULL;
+		for (k = 0; k < nopen;)
+			if (same_hold(&ev[open[k]], &ev[i]))
+				drop(open, &nopen, k);
+			else
+				k++;
 	}
+	free(open);
 	return n;
 }
 

@@ -188,9 +188,27 @@ meta_args(const struct rl_meta *meta, struct rl_call *call, int at)
 	call->args[at + 3] = meta && meta->cmd ? meta->cmd : "";
 }
 
-char *
-rl_history_meta(const char *owner, const struct rl_meta *meta,
-    int64_t waited_ms)
+/* The kind a name's history records for C's holds: NULL for a plain
+ * lock's, whose entries have no "kind". */
+static const char *
+kind_name(const rl_client *c)
+{
+	switch (c->kind) {
+	case RL_SHARED:
+		return "read";
+	case RL_WRITE:
+		return "write";
+	case RL_PERMIT:
+		return "permit";
+	default:
+		return NULL;
+	}
+}
+
+/* rl_history_meta with KIND last, when not NULL. */
+static char *
+history_meta(const char *owner, const struct rl_meta *meta,
+    int64_t waited_ms, const char *kind)
 {
 	char pid[24], waited[24];
 
@@ -199,7 +217,53 @@ rl_history_meta(const char *owner, const struct rl_meta *meta,
 	return rl_history_entry((const char *[]){ "owner", owner,
 	    "host", meta ? meta->host : NULL, "pid", pid,
 	    "user", meta ? meta->user : NULL, "cmd", meta ? meta->cmd : NULL,
-	    "wait_ms", waited }, 12);
+	    "wait_ms", waited, "kind", kind }, kind != NULL ? 14 : 12);
+}
+
+char *
+rl_history_meta(const char *owner, const struct rl_meta *meta,
+    int64_t waited_ms)
+{
+	return history_meta(owner, meta, waited_ms, NULL);
+}
+
+/* The history's three arguments at AT of CALL for C's caller OWNER
+ * (META), as rl_try_acquire passes them for a plain lock. */
+static void
+history_args(rl_client *c, const char *owner, const struct rl_meta *meta,
+    struct rl_call *call, int at)
+{
+	call->args[at] = c->hist_max;
+	call->args[at + 1] = c->hist_ttl;
+	call->args[at + 2] = own(call, history_meta(owner, meta,
+	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0,
+	    kind_name(c)));
+}
+
+/* A release's history arguments at AT of CALL (max, expiry, OWNER's
+ * entry with COMMAND's exit status where known, and the kind), and its
+ * flags after them: "l" for the watchdog's release, which has an exit
+ * status to record, so that a hold it finds gone is recorded as lost. */
+static void
+release_args(rl_client *c, const char *owner, struct rl_call *call, int at)
+{
+	const char *kind = kind_name(c), *f[6] = { "owner", owner };
+	size_t n = 2;
+
+	if (c->exit_status[0] != '\0') {
+		f[n] = "exit";
+		f[n + 1] = c->exit_status;
+		n += 2;
+	}
+	if (kind != NULL) {
+		f[n] = "kind";
+		f[n + 1] = kind;
+		n += 2;
+	}
+	call->args[at] = c->hist_max;
+	call->args[at + 1] = c->hist_ttl;
+	call->args[at + 2] = own(call, rl_history_entry(f, n));
+	call->args[at + 3] = c->exit_status[0] == '\0' ? "" : "l";
 }
 
 enum rl_err
@@ -219,8 +283,9 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->keys[4] = key(call, RL_PREFIX_SEMAPHORE, name);
 		call->keys[5] = key(call, RL_PREFIX_ROOM, name);
 		call->keys[6] = key(call, RL_PREFIX_LISTENER, name);
-		call->nkeys = 7;
-		call->nargs = 10;
+		call->keys[7] = key(call, RL_PREFIX_LOG, name);
+		call->nkeys = 8;
+		call->nargs = 13;
 		call->args[1] = permit_key(call, owner);
 		call->args[2] = num(call, 1, c->limit);
 		meta_args(meta, call, 3);
@@ -228,6 +293,7 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->args[8] = join == RL_JOIN_AGAIN ? "jw" :
 		    join == RL_JOIN_YES ? "j" : "";
 		call->args[9] = num(call, 4, c->min_hold_ms);
+		history_args(c, owner, meta, call, 10);
 		return made(c, call);
 	}
 	call->s = &rl_script_rw_acquire;
@@ -237,7 +303,9 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
 	call->keys[3] = read_leases(call, name, owner);
 	call->keys[4] = key(call, RL_PREFIX_WRITER, name);
-	call->nargs = 11;
+	call->keys[5] = key(call, RL_PREFIX_LOG, name);
+	call->nkeys = 6;
+	call->nargs = 14;
 	call->args[1] = owner;
 	meta_args(meta, call, 2);
 	call->args[6] = mode(c);
@@ -245,6 +313,7 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->args[8] = join != RL_JOIN_NO ? "j" : "";
 	call->args[9] = key(call, RL_PREFIX_RWLOCK, name);
 	call->args[10] = num(call, 4, c->min_hold_ms);
+	history_args(c, owner, meta, call, 11);
 	return made(c, call);
 }
 
@@ -295,22 +364,15 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->nargs = 6;
 		call->args[0] = owner;
 		call->args[1] = "0";
-		call->args[2] = c->hist_max;
-		call->args[3] = c->hist_ttl;
-		call->args[4] = c->exit_status[0] == '\0' ?
-		    own(call, rl_history_entry((const char *[]){ "owner",
-		    owner }, 2)) :
-		    own(call, rl_history_entry((const char *[]){ "owner",
-		    owner, "exit", c->exit_status }, 4));
-		/* The watchdog's release records a hold found gone. */
-		call->args[5] = c->exit_status[0] == '\0' ? "" : "l";
+		release_args(c, owner, call, 2);
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_release;
 		semaphore_keys(call, name);
-		call->nargs = 2;
+		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+		call->nargs = 5;
 		call->args[0] = permit_key(call, owner);
-		call->args[1] = "";
+		release_args(c, owner, call, 1);
 		break;
 	default:
 		call->s = &rl_script_rw_release;
@@ -328,11 +390,12 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->keys[8] = key(call, RL_PREFIX_WAITER, name);
 		call->keys[9] = key(call, RL_PREFIX_ROOM, name);
 		call->keys[10] = key(call, RL_PREFIX_LISTENER, name);
-		call->nkeys = 11;
-		call->nargs = 3;
+		call->keys[11] = key(call, RL_PREFIX_LOG, name);
+		call->nkeys = 12;
+		call->nargs = 6;
 		call->args[0] = owner;
 		call->args[1] = mode(c);
-		call->args[2] = "";
+		release_args(c, owner, call, 2);
 		break;
 	}
 	return made(c, call);
@@ -379,38 +442,49 @@ enum rl_err
 rl_call_force(rl_client *c, const char *name, const struct rl_meta *by,
     struct rl_call *call)
 {
+	int at = 1;
+
 	memset(call, 0, sizeof(*call));
 	if (c->kind == RL_PERMIT) {
 		call->s = &rl_script_permit_force;
 		semaphore_keys(call, name);
-		return made(c, call);
+		at = 0;
+	} else {
+		call->s = &rl_script_force;
+		lock_keys(call, name);
+		call->keys[call->nkeys++] = suffixed(call, name, NULL);
+		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
+		call->args[0] = "0";
 	}
-	call->s = &rl_script_force;
-	lock_keys(call, name);
-	call->keys[call->nkeys++] = suffixed(call, name, NULL);
-	call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-	call->nargs = 6;
-	call->args[0] = "0";
-	call->args[1] = c->hist_max;
-	call->args[2] = c->hist_ttl;
-	call->args[3] = by && by->host ? by->host : "";
-	call->args[4] = num(call, 0, by ? by->pid : 0);
-	call->args[5] = by && by->user ? by->user : "";
+	call->nargs = at + 5;
+	call->args[at] = c->hist_max;
+	call->args[at + 1] = c->hist_ttl;
+	call->args[at + 2] = by && by->host ? by->host : "";
+	call->args[at + 3] = num(call, 0, by ? by->pid : 0);
+	call->args[at + 4] = by && by->user ? by->user : "";
 	return made(c, call);
 }
 
 enum rl_err
 rl_call_unannounce(rl_client *c, const char *name, const char *owner,
-    struct rl_call *call)
+    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
 	memset(call, 0, sizeof(*call));
 	call->s = &rl_script_rw_leave;
 	call->nkeys = 2;
 	call->keys[0] = key(call, RL_PREFIX_WRITER, name);
 	call->keys[1] = key(call, RL_PREFIX_RWLOCK, name);
-	call->nargs = 1;
+	call->nargs = 4;
 	call->args[0] = owner;
+	call->args[1] = call->args[2] = call->args[3] = "";
+	if (c->kind != RL_SHARED && c->kind != RL_WRITE)
+		return made(c, call);	/* its leaving the room records it */
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+	call->args[1] = c->hist_max;
+	call->args[2] = c->hist_ttl;
+	call->args[3] = own(call, history_meta(owner, meta, waited_ms,
+	    kind_name(c)));
 	return made(c, call);
 }
 
@@ -426,13 +500,12 @@ rl_call_room_leave(rl_client *c, const char *name, const char *owner,
 	call->nargs = 2;
 	call->args[0] = c->kind == RL_PERMIT ? permit_key(call, owner) : owner;
 	call->args[1] = own(call, rl_kind_channel(c, name));
-	if (c->kind == RL_PERMIT)	/* a semaphore keeps no history */
-		return made(c, call);
-	/* A lock's waiter that gives up is recorded in its history. */
+	/* A waiter that gives up is recorded in the name's history. */
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
 	call->args[2] = c->hist_max;
 	call->args[3] = c->hist_ttl;
-	call->args[4] = own(call, rl_history_meta(owner, meta, waited_ms));
+	call->args[4] = own(call, history_meta(owner, meta, waited_ms,
+	    kind_name(c)));
 	call->nargs = 5;
 	return made(c, call);
 }

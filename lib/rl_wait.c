@@ -805,7 +805,7 @@ last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 /* Stop waiting without the lock: leave the fair queue, or the room (the
  * listener hands its role on), and a writer, or an exclusive waiter that
  * announced itself, withdraws its announcement, so that readers held back
- * by it come in. */
+ * by it come in. Each records giving up in the name's history. */
 static void
 give_up(struct wait *w)
 {
@@ -820,9 +820,10 @@ give_up(struct wait *w)
 	if (w->room)
 		last_call(w->c, rl_call_room_leave(w->c, w->name, w->owner,
 		    w->meta, rl_now_ms() - w->c->wait_since_ms, &call), &call);
-	if (w->c->kind == RL_WRITE || w->announced)
+	/* A reader has no announcement, but is recorded giving up. */
+	if (w->c->kind == RL_WRITE || w->c->kind == RL_SHARED || w->announced)
 		last_call(w->c, rl_call_unannounce(w->c, w->name, w->owner,
-		    &call), &call);
+		    w->meta, rl_now_ms() - w->c->wait_since_ms, &call), &call);
 	memcpy(w->c->errstr, keep, sizeof(keep));
 }
 

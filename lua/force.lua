@@ -39,11 +39,20 @@ local f = redis.call('HGETALL', KEYS[1])
 local mode = redis.call('HGET', KEYS[1], 'mode')
 local _, now_ms = rl_time()
 local who, rec = false, false
+-- Each holder removed is recorded (a read-write lock's with its kind).
+local log = {}
 for i = 1, #f, 2 do
-  if f[i] ~= 'mode' and not who then
-    who = string.sub(f[i], -6) == ':write' and string.sub(f[i], 1, -7) or f[i]
-    rec = redis.call('HGET', KEYS[3], who) or
-          redis.call('HGET', KEYS[3], f[i])
+  if f[i] ~= 'mode' then
+    local w = string.sub(f[i], -6) == ':write' and string.sub(f[i], 1, -7)
+    local r = redis.call('HGET', KEYS[3], f[i]) or
+              (w and redis.call('HGET', KEYS[3], w))
+    if not who then who, rec = w or f[i], r end
+    local e = rl_log_holder(w or f[i], r, now_ms)
+    if w or mode == 'read' then
+      e[#e + 1] = 'kind'
+      e[#e + 1] = w and 'write' or 'read'
+    end
+    log[#log + 1] = e
   end
   redis.call('HDEL', KEYS[3], f[i])
   local n = tonumber(f[i + 1])
@@ -57,8 +66,7 @@ end
 redis.call('DEL', KEYS[1])
 local d = rl_decode(rec)
 local held = tonumber(d.since_ms) and now_ms - tonumber(d.since_ms) or false
-if who then
-  local e = rl_log_holder(who, rec, now_ms)
+for _, e in ipairs(log) do
   for _, v in ipairs({'by_host', ARGV[4] or '', 'by_pid', ARGV[5] or '',
                       'by_user', ARGV[6] or ''}) do
     e[#e + 1] = v

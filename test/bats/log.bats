@@ -18,6 +18,29 @@ teardown() { stop_bg; stop_strays; }
 
 # events NAME: the event names of NAME's history, one a line.
 events() { rl log --json -n 100 "$1" | jq -r .event; }
+# kinds NAME: "event kind" of NAME's history, one a line.
+kinds() { rl log --json -n 100 "$1" | jq -r '"\(.event) \(.kind)"'; }
+# held_exec ARGS...: exec ARGS in the background, COMMAND writing its pid
+# to $D/c; then $epid, $wd and $c are redlock's, the watchdog's and
+# COMMAND's pids (as in stale.bats).
+held_exec() {
+	rm -f "$D/c"
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec "$@" -- \
+	    sh -c 'echo $$ >'"$D"'/c; exec sleep 30' 3>&- &
+	epid=$!
+	bg+=($epid)
+	wait_for 5 test -s "$D/c"
+	c=$(cat "$D/c")
+	wd=$(ps -o ppid= -p "$c" | tr -d ' ')
+}
+# kill_all: SIGKILL the watchdog, COMMAND and redlock (stopped first, so
+# that none releases in between; see stale.bats): nobody releases.
+kill_all() {
+	kill -STOP "$wd" "$epid" "$c"
+	kill -9 "$wd" "$c" "$epid"
+	wait "$epid" 2>/dev/null || :
+	wait_for 5 all_dead "$wd" "$c"
+}
 
 @test "a run is recorded: acquired by host, pid and command, released with its hold time and COMMAND's exit status" {
 	run -3 rl exec x -- sh -c 'exit 3'
@@ -223,4 +246,131 @@ events() { rl log --json -n 100 "$1" | jq -r .event; }
 	[ "$(jq -s '.[0].owner == .[1].owner' <<<"$ev")" = true ]
 	[[ $text == *" undone by "*"(true): an attempt given back unused"* ]]
 	jq -e '.held == false and .last == null' <<<"$st"
+
+@test "-s, --write and --limit: a run is recorded with its kind and token, the release with COMMAND's exit status" {
+	for k in read write permit; do
+		case $k in
+		read) opt=-s ;; write) opt=--write ;; permit) opt='--limit 2' ;;
+		esac
+		# shellcheck disable=SC2086
+		run -3 rl exec $opt "n$k" -- sh -c 'exit 3'
+		run -0 --separate-stderr rl log --json "n$k"
+		assert_equal "${#lines[@]}" 2
+		echo "${lines[0]}" | jq -e --arg k "$k" --arg h "$(hostname)" \
+		    '.event == "acquired" and .kind == $k and .host == $h
+		    and .pid > 0 and .cmd == "sh -c exit 3" and .fence > 0
+		    and .wait_ms >= 0 and (.owner | length > 0)'
+		echo "${lines[1]}" | jq -e --arg k "$k" '.event == "released"
+		    and .kind == $k and .exit == 3 and .hold_ms >= 0
+		    and .cmd == "sh -c exit 3"'
+		[ "$(echo "${lines[0]}" | jq .owner)" = "$(echo "${lines[1]}" | jq .owner)" ]
+		[ "$(echo "${lines[0]}" | jq .fence)" = "$(echo "${lines[1]}" | jq .fence)" ]
+		run -0 --separate-stderr rl log "n$k"
+		assert_line --index 0 --regexp "^[0-9-]{10} [0-9:]{8} acquired \($k\) by .* pid [0-9]+ \(sh -c exit 3\) after [0-9.]+m?s, fence [0-9]+\$"
+		assert_line --index 1 --regexp "^[0-9-]{10} [0-9:]{8} released \($k\) by .* \(sh -c exit 3\), held [0-9.]+m?s, exit 3, fence [0-9]+\$"
+	done
+	# A plain lock's events have no kind.
+	run -0 rl exec x -- true
+	[ "$(rl log --json -n 1 x | jq .kind)" = null ]
+	# Re-entries record nothing: a nested exec of the same owner.
+	run -0 rl exec -s nest -- "$RL" -u "redis://127.0.0.1:$R_PORT" exec -s nest -- true
+	run -0 events nest
+	assert_equal "$output" $'acquired\nreleased'
+	# A history key of another type: the lock still works.
+	rcli set 'redlock_log:{h}' foo >/dev/null
+	run -0 rl exec -s h -- true
+	run -0 rl exec --write h -- true
+	rcli set 'redlock_log:{hp}' foo >/dev/null
+	run -0 rl exec --limit 1 hp -- true
+	[ "$(rcli get 'redlock_log:{h}')" = foo ]
+}
+
+@test "a busy skip (-n) of a read-write lock or a semaphore is recorded with its kind and the holder" {
+	tok=$(rl lock -t 30s --write r)
+	run -75 rl exec -n -s r -- true
+	run -75 rl exec -n --write r -- true
+	run -0 kinds r
+	assert_output $'acquired write\nbusy read\nbusy write'
+	rl log --json -n 2 r | jq -se --arg t "$tok" 'all(.event == "busy"
+	    and .holder == $t and .cmd == "true" and .pid > 0)'
+	run -0 --separate-stderr rl log -n 1 r
+	[[ $output == *" busy (write): "*" pid "*" (true) did not wait (held by $tok)" ]]
+	tok=$(rl lock -t 30s --limit 1 p)
+	run -75 rl exec -n --limit 1 p -- true
+	run -0 kinds p
+	assert_output $'acquired permit\nbusy permit'
+	rl log --json -n 1 p | jq -e --arg t "$tok" '.holder == $t
+	    and .cmd == "true"'
+}
+
+@test "waiters of a read-write lock or a semaphore that gave up are recorded with their kind and wait" {
+	rl lock -t 30s --write r >/dev/null
+	run -75 timeout 10 "$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 300ms -s r -- true
+	run -75 timeout 10 "$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 300ms --write r -- true
+	run -0 kinds r
+	assert_output $'acquired write\ngave_up read\ngave_up write'
+	rl log --json -n 2 r | jq -se 'all(.wait_ms >= 300 and .cmd == "true"
+	    and .pid > 0)'
+	rl lock -t 30s --limit 1 p >/dev/null
+	run -75 timeout 10 "$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 300ms --limit 1 p -- true
+	run -0 kinds p
+	assert_output $'acquired permit\ngave_up permit'
+	rl log --json -n 1 p | jq -e '.wait_ms >= 300 and .cmd == "true"'
+	run -0 --separate-stderr rl log -n 1 p
+	[[ $output == *" gave_up (permit): "*" (true) stopped waiting after "* ]]
+}
+
+@test "unlock --force of a semaphore or a write lock names who forced it; the watchdog records the loss" {
+	for k in write permit; do
+		case $k in
+		write) opt=--write ;; permit) opt='--limit 2' ;;
+		esac
+		# shellcheck disable=SC2086
+		rl exec -t 30s $opt "f$k" -- sh -c 'sleep 0.5; exit 4' 2>"$D/err" 3>&- &
+		pid=$!
+		bg+=($pid)
+		wait_for 10 eval '[ "$(rcli exists "redlock_holder:{f$k}")" = 1 ]'
+		run -0 --separate-stderr rl unlock --force "f$k"
+		rc=0
+		wait "$pid" || rc=$?
+		assert_equal "$rc" 79
+		grep -q "removed by unlock --force from $(hostname) pid [0-9]* ($(id -un))" "$D/err"
+		run -0 kinds "f$k"
+		assert_output "acquired $k"$'\n'"forced $k"$'\n'"lost $k"
+		run -0 --separate-stderr rl log --json -n 2 "f$k"
+		echo "${lines[0]}" | jq -e --arg h "$(hostname)" '.event == "forced"
+		    and .by.host == $h and .by.pid > 0 and (.by.user | length > 0)
+		    and .hold_ms >= 0 and .cmd == "sh -c sleep 0.5; exit 4"'
+		echo "${lines[1]}" | jq -e '.event == "lost" and .exit == 4'
+		run -0 --separate-stderr rl log -n 2 "f$k"
+		[[ ${lines[0]} == *" forced ($k) by unlock --force from $(hostname) pid "*" ($(id -un)): removed "*"(sh -c sleep 0.5; exit 4), held "* ]]
+	done
+}
+
+@test "overlapping readers or permits infer no expiry; a writer after a reader whose lease ran out does" {
+	for opt in -s '--limit 2'; do
+		rm -f "$D/in"
+		# shellcheck disable=SC2086
+		rl exec $opt o -- sh -c "touch '$D/in'; sleep 0.5" 3>&- &
+		bg+=($!)
+		wait_for 5 test -e "$D/in"
+		# shellcheck disable=SC2086
+		run -0 rl exec $opt o -- true
+		wait "${bg[-1]}"
+		run -0 events o
+		assert_output $'acquired\nacquired\nreleased\nreleased'
+		rcli del 'redlock_log:{o}' >/dev/null
+	done
+	# A reader killed with its watchdog: its lease runs out (1s).
+	held_exec -t 1s -s e
+	reader=$(rl log --json -n 1 e | jq -r .owner)
+	kill_all
+	wait_for 5 key_gone e
+	run -0 rl exec --write e -- true
+	run -0 kinds e
+	assert_output $'acquired read\nexpired read\nacquired write\nreleased write'
+	rl log --json -n 3 e | head -1 | jq -e --arg t "$reader" \
+	    '.event == "expired" and .owner == $t and .pid > 0 and .fence > 0'
+	run -0 --separate-stderr rl log -n 3 e
+	[[ ${lines[0]} == *" expired (read): the lease of "*" ran out before it was released, fence "* ]]
 }

@@ -30,7 +30,8 @@ held_by() {
 }
 
 # Script calls as the proxy sees them: a release has 20 arguments
-# (EVALSHA sha 10 keys, owner, 0, the history's three, flags, PUBLISH).
+# (EVALSHA sha 10 keys, owner, 0, the history's bound, expiry and entry,
+# flags, PUBLISH).
 
 @test "a late undo on a slow master runs before the newer acquisition, never after it" {
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
@@ -87,8 +88,8 @@ held_by() {
 	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
 	# A fair attempt is EVALSHA, its sha, the key count, 10 keys (the
-	# last the history's), 14 arguments (--min-hold, the history's
-	# three) and the publish command: 28 arguments.
+	# last the history's), 14 arguments (--min-hold, the history's bound,
+	# expiry and entry) and the publish command: 28 arguments.
 	start_proxy "$D/proxy" 4 --hold 28 2 "$D/forwarded" "$p:$M1_PORT"
 	run -75 --separate-stderr timeout 20 "$RL" --timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \

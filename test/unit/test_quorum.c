@@ -1242,6 +1242,117 @@ test_events_infer(void **state)
 	assert_int_equal(rl_events_infer(ev, 2, 2), 2);
 }
 
+/* Event I of EV: EVENT by OWNER at time T (ms), of KIND ("" for a plain
+ * lock's), with token FENCE ("" for none). */
+static void
+ev_set(struct rl_event *ev, int t, const char *event, const char *owner,
+    const char *kind, const char *fence)
+{
+	char spec[256], buf[8], *arena = buf;
+
+	snprintf(spec, sizeof(spec), "*2|$%d-0|*8|$event|$%s|$owner|$%s|"
+	    "$kind|$%s|$fence|$%s", t, event, owner, kind, fence);
+	assert_int_equal(rl_decode_event(R(spec), ev, &arena), 0);
+}
+
+/* The event names of EV (N of them), joined by spaces, into BUF. */
+static const char *
+ev_names(const struct rl_event *ev, size_t n, char *buf, size_t len)
+{
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++)
+		at += snprintf(buf + at, len - at, "%s%s:%s", i ? " " : "",
+		    ev[i].event, ev[i].owner);
+	return buf;
+}
+
+/* Shared kinds: readers and permits overlap, so that one acquisition
+ * after another proves no expiry; an exclusive one (plain or write)
+ * after another owner's hold does, and so does any after another
+ * owner's exclusive hold, or the same owner's fresh hold of a kind. */
+static void
+test_events_infer_kinds(void **state)
+{
+	struct rl_event ev[12];
+	char names[512];
+
+	(void)state;
+	/* Two readers, then a writer after both were released. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "read", "2");
+	ev_set(&ev[2], 5, "released", "b", "read", "");
+	ev_set(&ev[3], 9, "released", "a", "read", "");
+	ev_set(&ev[4], 10, "acquired", "w", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 5, 12), 5);
+	assert_string_equal(ev_names(ev, 5, names, sizeof(names)),
+	    "acquired:a acquired:b released:b released:a acquired:w");
+	assert_string_equal(ev[2].fence, "2");
+	assert_string_equal(ev[3].fence, "1");
+	assert_true(ev[3].hold_ms == 8);
+	/* A writer after two readers never released: both expired, in
+	 * the order they were taken, with their kind. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "read", "2");
+	ev_set(&ev[2], 10, "acquired", "w", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 12), 5);
+	assert_string_equal(ev_names(ev, 5, names, sizeof(names)),
+	    "acquired:a acquired:b expired:a expired:b acquired:w");
+	assert_string_equal(ev[2].kind, "read");
+	assert_string_equal(ev[3].fence, "2");
+	assert_true(ev[3].time_ms == 10);
+	/* Permits overlap; a plain lock's acquisition (no kind) after
+	 * them proves that they ended; one released is not expired. */
+	ev_set(&ev[0], 1, "acquired", "a", "permit", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "permit", "2");
+	ev_set(&ev[2], 3, "acquired", "c", "permit", "3");
+	ev_set(&ev[3], 4, "released", "b", "permit", "");
+	ev_set(&ev[4], 9, "acquired", "d", "", "4");
+	assert_int_equal(rl_events_infer(ev, 5, 12), 7);
+	assert_string_equal(ev_names(ev, 7, names, sizeof(names)),
+	    "acquired:a acquired:b acquired:c released:b expired:a "
+	    "expired:c acquired:d");
+	/* A reader after another owner's write: the write had ended; a
+	 * writer's own read beside its write proves nothing. */
+	ev_set(&ev[0], 1, "acquired", "w", "write", "1");
+	ev_set(&ev[1], 2, "acquired", "w", "read", "2");
+	ev_set(&ev[2], 3, "acquired", "r", "read", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 12), 4);
+	assert_string_equal(ev_names(ev, 4, names, sizeof(names)),
+	    "acquired:w acquired:w expired:w acquired:r");
+	assert_string_equal(ev[2].kind, "write");
+	assert_string_equal(ev[2].fence, "1");
+	/* The same owner's fresh read after its read (re-entries are not
+	 * recorded), and a write after its read (no upgrade): expired. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "a", "read", "2");
+	ev_set(&ev[2], 3, "acquired", "a", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 12), 5);
+	assert_string_equal(ev_names(ev, 5, names, sizeof(names)),
+	    "acquired:a expired:a acquired:a expired:a acquired:a");
+	assert_string_equal(ev[1].fence, "1");
+	assert_string_equal(ev[3].fence, "2");
+	/* A release finds its acquisition by owner and kind: the writer's
+	 * read release its read, its write release its write. */
+	ev_set(&ev[0], 1, "acquired", "w", "write", "1");
+	ev_set(&ev[1], 2, "acquired", "w", "read", "2");
+	ev_set(&ev[2], 3, "released", "w", "read", "");
+	ev_set(&ev[3], 4, "released", "w", "write", "");
+	ev_set(&ev[4], 5, "acquired", "x", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 5, 12), 5);
+	assert_string_equal(ev[2].fence, "2");
+	assert_string_equal(ev[3].fence, "1");
+	assert_true(ev[3].hold_ms == 3);
+	/* Room for one expiry only: the first, and the rest dropped. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "read", "2");
+	ev_set(&ev[2], 3, "acquired", "w", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 4), 4);
+	assert_string_equal(ev_names(ev, 4, names, sizeof(names)),
+	    "acquired:a acquired:b expired:a acquired:w");
+}
+
 static void
 test_combine_status(void **state)
 {
@@ -1505,6 +1616,7 @@ main(void)
 		T(test_combine_status),
 		T(test_decode_event),
 		T(test_events_infer),
+		T(test_events_infer_kinds),
 		T(test_history_entry),
 	};
 
