@@ -192,8 +192,9 @@ enum rl_err rl_set_min_hold(rl_client *c, int64_t ms);
 /* History (the stream redlock_log:{NAME}): acquisitions, releases,
  * lost leases, forced removals, expiries and waiters that gave up are
  * recorded by the scripts that do them, about the last MAX per name (0:
- * none recorded), the stream expiring TTL_MS after its last event (0:
- * never). RL_EUSAGE for MAX below 0 or above RL_HISTORY_MAX_MAX. */
+ * none recorded), the stream expiring between TTL_MS and twice that
+ * after the last acquisition or event off the hot path (0: never).
+ * RL_EUSAGE for MAX below 0 or above RL_HISTORY_MAX_MAX. */
 #define RL_HISTORY_MAX 100
 #define RL_HISTORY_MAX_MAX 100000
 #define RL_HISTORY_TTL_MS (7LL * 24 * 3600 * 1000)

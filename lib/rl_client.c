@@ -174,7 +174,10 @@ rl_set_history(rl_client *c, int64_t max, int64_t ttl_ms)
 	else
 		snprintf(c->hist_max, sizeof(c->hist_max), "%lld",
 		    (long long)max);
-	snprintf(c->hist_ttl, sizeof(c->hist_ttl), "%lld", (long long)ttl_ms);
+	/* Twice: the scripts renew the stream's expiry once per half of
+	 * it (rl_log_renews), so that it lasts at least TTL_MS. */
+	snprintf(c->hist_ttl, sizeof(c->hist_ttl), "%lld",
+	    (long long)(ttl_ms > INT64_MAX / 2 ? INT64_MAX : 2 * ttl_ms));
 	return RL_OK;
 }
 

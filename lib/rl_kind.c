@@ -220,6 +220,55 @@ history_meta(const char *owner, const struct rl_meta *meta,
 	    "wait_ms", waited, "kind", kind }, kind != NULL ? 14 : 12);
 }
 
+/* S as a JSON string at P (room: 6 bytes a byte, and 3), as Lua's cjson
+ * writes it but for '/': quotes, backslashes and control characters
+ * escaped; the end of it. */
+static char *
+json_str(char *p, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*p++ = '"';
+	for (; s != NULL && *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			*p++ = '\\';
+			*p++ = (char)ch;
+		} else if (ch < 0x20) {
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[ch >> 4];
+			p[5] = hex[ch & 15];
+			p += 6;
+		} else
+			*p++ = (char)ch;
+	}
+	*p++ = '"';
+	return p;
+}
+
+char *
+rl_holder_json(const struct rl_meta *meta)
+{
+	const char *f[3] = { meta ? meta->host : NULL, meta ? meta->user :
+	    NULL, meta ? meta->cmd : NULL };
+	size_t len = 64, i;
+	char *s, *p;
+
+	for (i = 0; i < 3; i++)
+		len += (f[i] ? 6 * strlen(f[i]) : 0) + 16;
+	if ((s = malloc(len)) == NULL)
+		return NULL;
+	p = s + sprintf(s, "{\"host\":");
+	p = json_str(p, f[0]);
+	p += sprintf(p, ",\"pid\":%ld,\"user\":", meta ? meta->pid : 0L);
+	p = json_str(p, f[1]);
+	p += sprintf(p, ",\"cmd\":");
+	p = json_str(p, f[2]);
+	*p = '\0';
+	return s;
+}
+
 char *
 rl_history_meta(const char *owner, const struct rl_meta *meta,
     int64_t waited_ms)
@@ -285,7 +334,7 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->keys[6] = key(call, RL_PREFIX_LISTENER, name);
 		call->keys[7] = key(call, RL_PREFIX_LOG, name);
 		call->nkeys = 8;
-		call->nargs = 13;
+		call->nargs = 14;
 		call->args[1] = permit_key(call, owner);
 		call->args[2] = num(call, 1, c->limit);
 		meta_args(meta, call, 3);
@@ -294,6 +343,7 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		    join == RL_JOIN_YES ? "j" : "";
 		call->args[9] = num(call, 4, c->min_hold_ms);
 		history_args(c, owner, meta, call, 10);
+		call->args[13] = own(call, rl_holder_json(meta));
 		return made(c, call);
 	}
 	call->s = &rl_script_rw_acquire;
@@ -305,7 +355,7 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->keys[4] = key(call, RL_PREFIX_WRITER, name);
 	call->keys[5] = key(call, RL_PREFIX_LOG, name);
 	call->nkeys = 6;
-	call->nargs = 14;
+	call->nargs = 15;
 	call->args[1] = owner;
 	meta_args(meta, call, 2);
 	call->args[6] = mode(c);
@@ -314,6 +364,7 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->args[9] = key(call, RL_PREFIX_RWLOCK, name);
 	call->args[10] = num(call, 4, c->min_hold_ms);
 	history_args(c, owner, meta, call, 11);
+	call->args[14] = own(call, rl_holder_json(meta));
 	return made(c, call);
 }
 

@@ -52,6 +52,11 @@ char *rl_history_entry(const char *const *f, size_t n);
 /* That part for OWNER, described by META, having waited WAITED_MS. */
 char *rl_history_meta(const char *owner, const struct rl_meta *meta,
     int64_t waited_ms);
+/* The start of a holder record (see rl_holder_meta in lua/prelude.lua):
+ * a JSON object with META's host, pid, user and cmd, without its closing
+ * brace, for the script to add what the server knows. Malloc'd; NULL
+ * when out of memory. */
+char *rl_holder_json(const struct rl_meta *meta);
 /* A plain or --limit waiter that gives up leaves the room, recorded in
  * the name's history with META, having waited WAITED_MS. */
 enum rl_err rl_call_room_leave(rl_client *c, const char *name,

@@ -242,7 +242,7 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	keys[nkeys++] = keys[RL_KEYS_LOCK];
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, nkeys, keys, 14, args);
+	    &rl_script_acquire, nkeys, keys, 15, args);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
@@ -371,8 +371,8 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
     enum rl_join join, struct rl_attempt *a)
 {
 	struct rl_keys k;
-	char ttl[24], pid[24], wt[24], flags[8], mh[24], *entry;
-	const char *keys[RL_KEYS_LOCK + 1], *args[14];
+	char ttl[24], pid[24], wt[24], flags[8], mh[24], *entry, *json;
+	const char *keys[RL_KEYS_LOCK + 1], *args[15];
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -399,13 +399,15 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	args[12] = c->hist_ttl;
 	args[13] = entry = rl_history_meta(owner, meta, c->wait_since_ms > 0 ?
 	    rl_now_ms() - c->wait_since_ms : 0);
+	args[14] = json = rl_holder_json(meta);
 	keys[RL_KEYS_LOCK] = k.log;
 	a->sent_ms = rl_now_ms();
-	if (entry == NULL)
+	if (entry == NULL || json == NULL)
 		e = rl_seterr(c, RL_ENOMEM, "out of memory");
 	else if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
 		e = acquire_outcome(c, name, owner, ttl_ms, a);
 	free(entry);
+	free(json);
 	rl_keys_free(&k);
 	if (e == RL_EWRONGTYPE)
 		e = other_kind(c, name, a->badkey, 0);

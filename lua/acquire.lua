@@ -44,7 +44,8 @@
 -- ARGV[13] history: the stream's expiry after an event, in ms (0: never)
 -- ARGV[14] history: the caller's part of its entries (rl_history_entry:
 --          owner, host, pid, user, cmd, how long it waited, "event")
--- ARGV[15] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[15] the start of the caller's holder record (see rl_holder_meta)
+-- ARGV[16] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
 -- Returns {1, fence, holds, nopub, skipped}
@@ -76,7 +77,7 @@
 -- the length of the queue. A server out of memory refuses the first write
 -- of a fresh hold, re-entry or join, and nothing before it is changed
 -- (evicting dead waiters aside).
-rl_pubcmd = ARGV[15] or rl_pubcmd
+rl_pubcmd = ARGV[16] or rl_pubcmd
 local logkey = KEYS[#KEYS]
 local fair = ARGV[7] == 'fair'
 -- "queue": a plain waiter that queues as well (behind a Java holder, whose
@@ -149,15 +150,14 @@ local free = pttl == -2
 local head = fair and redis.call('LINDEX', KEYS[4], 0)
 if free and (not head or head == ARGV[2]) then
   -- The first write: a counter that cannot give a token stops it.
-  local fence
-  fence, bad = rl_take_fence(KEYS[2], now_us)
+  local fence, old
+  fence, bad, old = rl_take_fence(KEYS[2], now_us)
   if bad then return bad end
   -- The marker keeps Redisson's read and write locks out (see rl_mark).
   redis.call('HSET', KEYS[1], ARGV[2], 1, 'mode', rl_mark)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[2],
-             rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence,
-                            ARGV[11]))
+             rl_holder_meta(ARGV[15], now_ms, fence, ARGV[11]))
   -- The lock was free: no hold of its holders is left to outlive.
   redis.call('PEXPIRE', KEYS[3], ARGV[1])
   if fair then
@@ -181,7 +181,8 @@ if free and (not head or head == ARGV[2]) then
   end
   local skipped = ARGV[12] ~= '' and
       rl_log(logkey, ARGV[12], ARGV[13],
-             ARGV[14] .. 'acquired\31fence\31' .. fence, true)
+             ARGV[14] .. 'acquired\31fence\31' .. fence,
+             rl_log_renews(ARGV[13], now_us, old))
   return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10], skipped}
 end
 

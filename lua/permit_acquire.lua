@@ -30,7 +30,8 @@
 --          "event"): a fresh permit records "acquired" with its token, a
 --          caller without "j" that finds none free "busy"; a re-entry
 --          records nothing
--- ARGV[14] PUBLISH or SPUBLISH
+-- ARGV[14] the start of the caller's holder record (see rl_holder_meta)
+-- ARGV[15] PUBLISH or SPUBLISH
 -- The first caller sets the number of permits (as trySetPermits does);
 -- one that names another number is refused, and nothing is changed.
 -- Expiries are on the server's clock; expired permits are given back
@@ -59,7 +60,7 @@
 --                                      permit is finished (--min-hold)
 --         {-2, permits}                NAME has that many permits, not LIMIT
 --         {-1, key, type}              KEY is not of the type needed
-rl_pubcmd = ARGV[14] or rl_pubcmd
+rl_pubcmd = ARGV[15] or rl_pubcmd
 -- Only a caller that waits joins the room; one in it leaves it when it
 -- takes a permit, and wakes the next.
 local room = KEYS[7] ~= nil and string.find(ARGV[9] or '', 'j', 1, true)
@@ -139,12 +140,11 @@ if free < 1 then
           false, false, false, listen, false,
           d.finished and tonumber(d.until_ms) or false}
 end
-local fence = rl_next_fence(KEYS[4], now_us)
+local fence, old = rl_next_fence(KEYS[4], now_us)
 free = redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, id)
 -- The record names the owner token: the id, a hash of it, does not.
-local meta = rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence,
-                            ARGV[10])
+local meta = rl_holder_meta(ARGV[14], now_ms, fence, ARGV[10])
 redis.call('HSET', KEYS[3], id, string.sub(meta, 1, -2) .. ',"owner":' ..
            cjson.encode(rl_permit_owner(ARGV[2])) .. '}')
 rl_lengthen(KEYS[3], ARGV[1])
@@ -154,5 +154,6 @@ if member and not rl_room_leave(KEYS[6], KEYS[7], ARGV[2], KEYS[5],
 end
 local skipped = KEYS[8] and ARGV[11] ~= '' and
     rl_log(KEYS[8], ARGV[11], ARGV[12],
-           ARGV[13] .. 'acquired\31fence\31' .. fence, true)
+           ARGV[13] .. 'acquired\31fence\31' .. fence,
+           rl_log_renews(ARGV[12], now_us, old))
 return {1, fence, 1, nopub, skipped}

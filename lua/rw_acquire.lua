@@ -34,7 +34,8 @@
 --          "event"), as in acquire.lua: a fresh hold records "acquired"
 --          with its token, a caller without "j" that finds NAME busy
 --          "busy"; a re-entry records nothing
--- ARGV[15] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[15] the start of the caller's holder record (see rl_holder_meta)
+-- ARGV[16] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Returns the replies of acquire.lua:
 --         {1, fence, holds, nopub, skipped}
 --                                      acquired (holds > 1: re-entered the
@@ -59,7 +60,7 @@
 -- redlock's): busy for both; so is redlock's plain hold, its marker "mode"
 -- -> "write" without a writer's field OWNER:write. A writer ignores
 -- another writer's intent: whoever comes first to a free lock takes it.
-rl_pubcmd = ARGV[15] or rl_pubcmd
+rl_pubcmd = ARGV[16] or rl_pubcmd
 local lease, owner, kind = ARGV[1], ARGV[2], ARGV[7]
 local wfield = owner .. ':write'
 local want = {'hash', 'string', 'hash'}
@@ -120,13 +121,14 @@ local function granted(field, holds)
   elseif holds > 1 then
     fence = rl_fence(redis.call('HGET', KEYS[3], field)) or '0'
   else
-    fence = rl_next_fence(KEYS[2], now_us)
+    local old
+    fence, old = rl_next_fence(KEYS[2], now_us)
     redis.call('HSET', KEYS[3], field,
-               rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence,
-                              ARGV[11]))
+               rl_holder_meta(ARGV[15], now_ms, fence, ARGV[11]))
     skipped = KEYS[6] and ARGV[12] ~= '' and
         rl_log(KEYS[6], ARGV[12], ARGV[13],
-               ARGV[14] .. 'acquired\31fence\31' .. fence, true)
+               ARGV[14] .. 'acquired\31fence\31' .. fence,
+               rl_log_renews(ARGV[13], now_us, old))
   end
   rl_lengthen(KEYS[3], lease)
   return {1, fence, holds, (not rl_may_publish(ARGV[10])) and ARGV[10],

@@ -184,14 +184,43 @@ kill_all() {
 	# MAXLEN ~ 100: whole nodes of 100 entries are trimmed.
 	[ "$n" -ge 100 ]
 	[ "$n" -le 200 ]
+	# It lives at least REDLOCK_HISTORY_TTL (seven days) after the last
+	# acquisition, at most twice that.
 	ttl=$(rcli pttl 'redlock_log:{x}')
 	[ "$ttl" -gt $((7 * 24 * 3600 * 1000 - 60000)) ]
+	[ "$ttl" -le $((14 * 24 * 3600 * 1000)) ]
 	REDLOCK_HISTORY=10 REDLOCK_HISTORY_TTL=5s rl exec y -- true
-	[ "$(rcli pttl 'redlock_log:{y}')" -le 5000 ]
+	[ "$(rcli pttl 'redlock_log:{y}')" -le 10000 ]
 	REDLOCK_HISTORY=0 rl exec z -- true
 	[ "$(rcli exists 'redlock_log:{z}')" = 0 ]
 	run -64 --separate-stderr env REDLOCK_HISTORY=-1 "$RL" -u "redis://127.0.0.1:$R_PORT" exec z -- true
 	[[ $stderr == *"REDLOCK_HISTORY: '-1' is not a number"* ]]
+}
+
+@test "the history's expiry: renewed once per half of it, never less than REDLOCK_HISTORY_TTL after an acquisition" {
+	export REDLOCK_HISTORY_TTL=1s
+	# Runs 150 ms apart for 3 s: most skip the PEXPIRE, yet right after
+	# each the stream has more than 1 s to live (less the time since).
+	for _ in $(seq 1 20); do
+		t0=$(now_ms)
+		rl exec x -- true
+		ttl=$(rcli pttl 'redlock_log:{x}')
+		[ "$ttl" -gt $((1000 - ($(now_ms) - t0))) ]
+		[ "$ttl" -le 2000 ]
+		nap 0.15
+	done
+	# Deleted behind redlock's back: the next event makes it anew, with
+	# the expiry, whether that acquisition renews it or not.
+	for _ in 1 2 3; do
+		rcli del 'redlock_log:{x}' >/dev/null
+		rl exec x -- true
+		[ "$(rcli pttl 'redlock_log:{x}')" -gt 0 ]
+		[ "$(rcli xlen 'redlock_log:{x}')" = 2 ]
+	done
+	# 0: for ever.
+	rcli del 'redlock_log:{x}' >/dev/null
+	REDLOCK_HISTORY_TTL=0 rl exec x -- true
+	[ "$(rcli pttl 'redlock_log:{x}')" = -1 ]
 }
 
 @test "a history key of another type: the lock works, history is skipped, log exits 65 saying why" {
@@ -246,6 +275,7 @@ kill_all() {
 	[ "$(jq -s '.[0].owner == .[1].owner' <<<"$ev")" = true ]
 	[[ $text == *" undone by "*"(true): an attempt given back unused"* ]]
 	jq -e '.held == false and .last == null' <<<"$st"
+}
 
 @test "-s, --write and --limit: a run is recorded with its kind and token, the release with COMMAND's exit status" {
 	for k in read write permit; do
