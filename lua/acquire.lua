@@ -157,7 +157,8 @@ if free and (not head or head == ARGV[2]) then
   redis.call('HSET', KEYS[1], ARGV[2], 1, 'mode', rl_mark)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[2],
-             rl_holder_meta(ARGV[15], now_ms, fence, ARGV[11]))
+             rl_holder_meta(ARGV[15] or rl_holder_start(ARGV[3], ARGV[4],
+                            ARGV[5], ARGV[6]), now_ms, fence, ARGV[11]))
   -- The lock was free: no hold of its holders is left to outlive.
   redis.call('PEXPIRE', KEYS[3], ARGV[1])
   if fair then

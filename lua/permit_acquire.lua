@@ -144,7 +144,8 @@ local fence, old = rl_next_fence(KEYS[4], now_us)
 free = redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, id)
 -- The record names the owner token: the id, a hash of it, does not.
-local meta = rl_holder_meta(ARGV[14], now_ms, fence, ARGV[10])
+local meta = rl_holder_meta(ARGV[14] or rl_holder_start(ARGV[4], ARGV[5],
+                            ARGV[6], ARGV[7]), now_ms, fence, ARGV[10])
 redis.call('HSET', KEYS[3], id, string.sub(meta, 1, -2) .. ',"owner":' ..
            cjson.encode(rl_permit_owner(ARGV[2])) .. '}')
 rl_lengthen(KEYS[3], ARGV[1])

@@ -199,6 +199,15 @@ local function rl_take_fence(key, now_us)
   return redis.call('GET', key)
 end
 
+-- The start of a holder record as rl_holder_json writes it, from HOST,
+-- PID, USER and CMD: for a call that does not pass one (the tests that
+-- run a script by hand).
+local function rl_holder_start(host, pid, user, cmd)
+  local meta = cjson.encode({host = host, pid = tonumber(pid), user = user,
+                             cmd = cmd})
+  return string.sub(meta, 1, -2)
+end
+
 -- A holder's metadata: JSON with host, pid, user and cmd, from START
 -- (the object without its closing brace, written by rl_kind.c's
 -- rl_holder_json: cheaper than cjson here), since_ms and fence; with

@@ -124,7 +124,8 @@ local function granted(field, holds)
     local old
     fence, old = rl_next_fence(KEYS[2], now_us)
     redis.call('HSET', KEYS[3], field,
-               rl_holder_meta(ARGV[15], now_ms, fence, ARGV[11]))
+               rl_holder_meta(ARGV[15] or rl_holder_start(ARGV[3], ARGV[4],
+                              ARGV[5], ARGV[6]), now_ms, fence, ARGV[11]))
     skipped = KEYS[6] and ARGV[12] ~= '' and
         rl_log(KEYS[6], ARGV[12], ARGV[13],
                ARGV[14] .. 'acquired\31fence\31' .. fence,
