@@ -59,6 +59,7 @@ extern const struct cmd cmd_unlock;
 extern const struct cmd cmd_status;
 extern const struct cmd cmd_exec;
 extern const struct cmd cmd_queue;
+extern const struct cmd cmd_log;
 
 /* "redlock: " and the message, one line on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -387,6 +388,8 @@ struct watch {
 	int child_status;	/* wait status of COMMAND */
 	enum lost lost;
 	int lost_how;		/* enum gone: how LOST_GONE found it */
+	char removed_by[400];	/* GONE_REMOVED by unlock --force, as its
+				 * history tells: who did it; or "" */
 	int max_held;		/* COMMAND was stopped at --max-hold */
 	int64_t lost_after_ms;	/* since the last confirmation, at loss */
 	int unacked;		/* the last renewal failed for want of

@@ -339,6 +339,32 @@ client_open(const struct globals *g, int64_t ttl_ms, int *status)
 	return client_open_pubsub(g, ttl_ms, RL_PUBSUB_AUTO, status);
 }
 
+/* The history's bounds from REDLOCK_HISTORY (events kept per name, 0:
+ * none) and REDLOCK_HISTORY_TTL (how long an unused name's history
+ * stays, 0: for ever); set and empty, each counts as unset. 0, or -1
+ * when one is bad (said). */
+static int
+history_env(rl_client *c)
+{
+	const char *max = getenv("REDLOCK_HISTORY");
+	const char *ttl = getenv("REDLOCK_HISTORY_TTL");
+	long n = RL_HISTORY_MAX;
+	int64_t ms = RL_HISTORY_TTL_MS;
+
+	if (max != NULL && max[0] != '\0' &&
+	    parse_number(max, 0, RL_HISTORY_MAX_MAX, &n) < 0) {
+		msg("REDLOCK_HISTORY: '%s' is not a number of events from 0 "
+		    "to %d; fix it or unset it", esc(max), RL_HISTORY_MAX_MAX);
+		return -1;
+	}
+	if (ttl != NULL && ttl[0] != '\0' && rl_duration_parse(ttl, &ms) != 0) {
+		msg("REDLOCK_HISTORY_TTL: '%s' is not a duration (250ms, 30s, "
+		    "5m, 168h; 0: for ever); fix it or unset it", esc(ttl));
+		return -1;
+	}
+	return rl_set_history(c, n, ms) == RL_OK ? 0 : -1;
+}
+
 rl_client *
 client_open_pubsub(const struct globals *g, int64_t ttl_ms,
     enum rl_pubsub pubsub, int *status)
@@ -350,6 +376,11 @@ client_open_pubsub(const struct globals *g, int64_t ttl_ms,
 	if (c == NULL) {
 		msg("out of memory");
 		*status = EXIT_SOFTWARE;
+		return NULL;
+	}
+	if (history_env(c) < 0) {
+		rl_client_free(c);
+		*status = EXIT_USAGE;
 		return NULL;
 	}
 	rl_set_node_timeout(c, g->timeout_given ? g->timeout_ms :

@@ -51,6 +51,8 @@ struct report {
 	int gone;		/* enum gone: what the release found */
 	int max_held;		/* COMMAND was stopped at --max-hold */
 	int released;
+	char removed_by[400];	/* removed by unlock --force: who, from
+				 * the history (watch removed_by); or "" */
 };
 enum { REPORT_STARTED = 1, REPORT_DONE };
 
@@ -217,6 +219,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	r.gone = w.gone_at_release;
 	r.max_held = w.max_held;
 	r.released = w.released;
+	memcpy(r.removed_by, w.removed_by, sizeof(r.removed_by));
 	report(report_fd, &r);
 	rl_client_free(rc);
 	exit(0);
@@ -504,6 +507,9 @@ relay(int sig_fd, int report_fd, pid_t *child, struct report *done)
 static const char *
 lost_text(const struct report *done)
 {
+	if (done->lost == LOST_GONE && done->lost_how == GONE_REMOVED &&
+	    done->removed_by[0] != '\0')
+		return done->removed_by;
 	if (done->lost == LOST_GONE)
 		return gone_why(done->lost_how);
 	if (done->lost == LOST_LATE)
@@ -557,7 +563,8 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		msg("lost the lock on %s before its release (COMMAND exited "
 		    "%d): %s; another holder may have run beside COMMAND",
 		    esc(j->name), child_exit(done->status),
-		    gone_why(done->gone));
+		    done->gone == GONE_REMOVED && done->removed_by[0] != '\0' ?
+		    done->removed_by : gone_why(done->gone));
 		if (j->on_lost != ON_LOST_IGNORE)
 			return EXIT_LOST;
 	}

@@ -659,6 +659,9 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	if (a->acquired) {
 		if (a->nopub != NULL)
 			warn_nopub(rc, name, a->nopub, 0);
+		if (a->skipped != NULL)
+			event(o, "not recorded in the history of %s: %s",
+			    esc(name), esc(a->skipped));
 		if (a->holds > 1)
 			event(o, "re-entered %s (holds %lld, fence %lld)",
 			    esc(name), (long long)a->holds,

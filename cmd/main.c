@@ -19,6 +19,7 @@ static const struct cmd *commands[] = {
 	&cmd_unlock,
 	&cmd_status,
 	&cmd_queue,
+	&cmd_log,
 };
 
 static const char global_help[] =
@@ -35,6 +36,8 @@ static const char global_help[] =
     "  status [--json] [NAME]  who holds NAME, or every lock\n"
     "  queue [--json] [--watch[=INTERVAL]] NAME\n"
     "                          the holder and the fair waiters of NAME\n"
+    "  log [--json] [-n N] [--follow] NAME\n"
+    "                          NAME's history: holds, releases, losses\n"
     "\n"
     "Global options:\n"
     "  -u, --url URL           redis://[[user]:password@]host[:port][/db] or\n"

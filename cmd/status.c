@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "cmd.h"
 
@@ -126,8 +127,78 @@ json_readers(const struct rl_status *st)
 	fputs("]", stdout);
 }
 
+/* How event EV ended a hold, for status of a free lock. */
+static const char *
+ended(const struct rl_event *ev)
+{
+	if (strcmp(ev->event, "released") == 0)
+		return "released";
+	if (strcmp(ev->event, "forced") == 0)
+		return "removed by unlock --force";
+	/* An acquisition last, and the lock free: its lease ran out. */
+	if (strcmp(ev->event, "expired") == 0 ||
+	    strcmp(ev->event, "acquired") == 0)
+		return "expired";
+	if (strcmp(ev->event, "lost") == 0)
+		return "lost";
+	return NULL;
+}
+
+/* The last event of NAME's history that ended a hold, or NULL (none, or
+ * the history cannot be read); it is *EV's (malloc'd: free it). */
+static const struct rl_event *
+last_end(rl_client *rc, const char *name, struct rl_event **ev)
+{
+	const char *undone = NULL;
+	size_t n, i;
+
+	if (rl_log_read(rc, name, 10, NULL, 0, ev, &n) != RL_OK)
+		return NULL;
+	/* An attempt undone is no hold: neither it nor its acquisition. */
+	for (i = n; i > 0; i--) {
+		const struct rl_event *e = &(*ev)[i - 1];
+
+		if (strcmp(e->event, "undone") == 0)
+			undone = e->owner;
+		else if (undone != NULL && strcmp(e->owner, undone) == 0)
+			undone = NULL;
+		else if (ended(e) != NULL)
+			return e;
+	}
+	return NULL;
+}
+
+/* A free lock's status in JSON: ,"last":{...} (who held it last, how
+ * and when that ended), or null. */
 static void
-print_json(rl_client *rc, const char *name, const struct rl_status *st)
+json_last(rl_client *rc, const char *name)
+{
+	struct rl_event *ev = NULL;
+	const struct rl_event *e = last_end(rc, name, &ev);
+	char when[40];
+
+	fputs(",\"last\":", stdout);
+	if (e == NULL) {
+		fputs("null", stdout);
+		free(ev);
+		return;
+	}
+	format_time(e->time_ms, when, sizeof(when));
+	printf("{\"ended\":\"%s\",\"time\":\"%s\"", ended(e), when);
+	json_int(stdout, "time_ms", e->time_ms, 1);
+	fputc(',', stdout);
+	json_who(stdout, e->owner, e->host, e->pid, e->user, e->cmd);
+	fputs(",\"fence\":", stdout);
+	fputs(e->fence[0] != '\0' ? e->fence : "null", stdout);
+	json_int(stdout, "hold_ms", e->hold_ms, e->hold_ms >= 0);
+	json_int(stdout, "exit", e->exit_status, e->exit_status >= 0);
+	fputc('}', stdout);
+	free(ev);
+}
+
+static void
+print_json(rl_client *rc, const char *name, const struct rl_status *st,
+    int last)
 {
 	int rw = st->kind == RL_KIND_RWLOCK;
 
@@ -156,6 +227,9 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st)
 	json_int(stdout, "waiting", st->waiting, 1);
 	if (rl_nodes(rc) > 1)
 		json_nodes(rc, st);
+	/* A free lock's last holder (LAST): a round of its own. */
+	if (last && !st->held)
+		json_last(rc, name);
 	fputs("}", stdout);
 }
 
@@ -475,7 +549,7 @@ list_one(void *arg, const char *name)
 		return 0;	/* expired since SCAN saw it */
 	if (l->json) {
 		fputs(l->count ? ",\n " : "\n ", stdout);
-		print_json(l->rc, name, &st);
+		print_json(l->rc, name, &st, 0);
 	} else
 		print_line(name, &st);
 	l->count++;
@@ -504,6 +578,38 @@ list_all(rl_client *rc, int json)
 	if ((status = flush_stdout()) != 0)
 		return status;
 	return l.count > 0 ? EXIT_HELD : EXIT_NOT_HELD;
+}
+
+/* Under a free lock's status: who held it last and how that ended, from
+ * its history (nothing when there is none, or it cannot be read). */
+static void
+print_last(rl_client *rc, const char *name)
+{
+	struct rl_event *ev = NULL;
+	const struct rl_event *e = last_end(rc, name, &ev);
+	struct timeval tv;
+	char ago[32], d[32];
+
+	if (e != NULL) {
+		gettimeofday(&tv, NULL);
+		rl_duration_format((int64_t)tv.tv_sec * 1000 +
+		    tv.tv_usec / 1000 - e->time_ms, ago, sizeof(ago));
+		printf("  last     held by ");
+		if (e->host[0] != '\0')
+			printf("%s pid %ld (%s)", esc(e->host), e->pid,
+			    esc(e->cmd));
+		else
+			printf("owner %s", esc(e->owner));
+		printf(", %s %s ago", ended(e), ago);
+		if (e->hold_ms >= 0) {
+			rl_duration_format(e->hold_ms, d, sizeof(d));
+			printf(" after %s", d);
+		}
+		if (e->exit_status >= 0)
+			printf(", exit %d", e->exit_status);
+		putchar('\n');
+	}
+	free(ev);
 }
 
 static int
@@ -559,12 +665,15 @@ run(struct globals *g, int argc, char **argv)
 		return status;
 	}
 	if (json) {
-		print_json(rc, name, &st);
+		print_json(rc, name, &st, 1);
 		putchar('\n');
 	} else {
 		print_long(name, &st);
 		if (rl_nodes(rc) > 1)
 			print_nodes(rc, &st);
+		/* Last: it reads the history, a round of its own. */
+		if (!st.held)
+			print_last(rc, name);
 		if (st.held)
 			print_gone(g, name, &st);
 	}

@@ -96,25 +96,56 @@ parse(int argc, char **argv, struct job *j)
 	return settle_owner(j);
 }
 
-/* --force: delete NAME whoever holds it. */
+/* What --force removed, on stdout: its holder, where known. */
+static void
+say_removed(const char *name, const struct rl_attempt *a)
+{
+	char d[32];
+
+	printf("removed %s", esc(name));
+	if (a->owner == NULL) {
+		printf("\n");
+		return;
+	}
+	printf(": held by %s", esc(a->owner));
+	if (a->host != NULL && a->host[0] != '\0')
+		printf(" on %s", esc(a->host));
+	if (a->pid > 0)
+		printf(" pid %ld", a->pid);
+	if (a->user != NULL && a->user[0] != '\0')
+		printf(" (%s)", esc(a->user));
+	if (a->held_ms >= 0) {
+		rl_duration_format(a->held_ms, d, sizeof(d));
+		printf(" for %s", d);
+	}
+	printf("\n");
+}
+
+/* --force: delete NAME whoever holds it, and say what it removed; the
+ * history records who did (this host, pid and user). */
 static int
 force_delete(rl_client *rc, const char *name, struct rl_attempt *a)
 {
+	struct rl_meta by = { 0 };
 	enum rl_err e;
 	int deleted;
 
-	e = rl_force_release(rc, name, &deleted, a);
+	by.host = self_host();
+	by.pid = (long)getpid();
+	by.user = self_user();
+	e = rl_force_release(rc, name, &by, &deleted, a);
 	/* A string at NAME: a semaphore, deleted with its permits. */
 	if (e == RL_EWRONGTYPE && a->badtype != NULL &&
 	    strcmp(a->badtype, "string") == 0 &&
 	    rl_set_kind(rc, RL_PERMIT, 1) == RL_OK)
-		e = rl_force_release(rc, name, &deleted, a);
+		e = rl_force_release(rc, name, &by, &deleted, a);
 	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (!deleted) {
 		msg("%s was not held; nothing to delete", esc(name));
 		return EXIT_NOT_HELD;
 	}
+	say_removed(name, a);
 	return 0;
 }
 

@@ -38,6 +38,9 @@ gone_why(int gone)
 static const char *
 lost_why(const struct watch *w, enum lost why, int terse)
 {
+	if (why == LOST_GONE && w->lost_how == GONE_REMOVED &&
+	    w->removed_by[0] != '\0')
+		return w->removed_by;
 	if (why == LOST_GONE)
 		return gone_why(w->lost_how);
 	if (why == LOST_LATE)
@@ -288,6 +291,34 @@ on_pid(struct loop *l)
 	l->w->pid_fd = -1;
 }
 
+/* A hold found removed: who removed it, if its history says that an
+ * unlock --force took this owner's hold (into w->removed_by). */
+static void
+find_remover(struct watch *w)
+{
+	struct rl_event *ev;
+	size_t n, i;
+
+	w->removed_by[0] = '\0';
+	if (rl_log_read(w->rc, w->name, 5, NULL, 0, &ev, &n) != RL_OK)
+		n = 0;
+	/* Newest first, back to this owner's acquisition at most (its
+	 * release may have recorded the loss after the removal). */
+	for (i = n; i > 0; i--) {
+		const struct rl_event *e = &ev[i - 1];
+
+		if (strcmp(e->owner, w->owner) != 0)
+			continue;
+		if (strcmp(e->event, "forced") == 0)
+			snprintf(w->removed_by, sizeof(w->removed_by),
+			    "removed by unlock --force from %s pid %ld (%s)",
+			    esc(e->by_host), e->by_pid, esc(e->by_user));
+		if (strcmp(e->event, "lost") != 0)
+			break;
+	}
+	free(ev);
+}
+
 /* One renewal step; a lease found gone ends the keeping. */
 static void
 keeper_turn(struct loop *l, int64_t now)
@@ -304,6 +335,8 @@ keeper_turn(struct loop *l, int64_t now)
 		w->lost_how = st == RL_KEEP_TAKEN ? GONE_TAKEN :
 		    now >= rl_keeper_deadline_ms(l->k) ? GONE_EXPIRED :
 		    GONE_REMOVED;
+		if (w->lost_how == GONE_REMOVED)
+			find_remover(w);
 		if (w->lost == LOST_NO)
 			l->kill_at = earliest(l->kill_at,
 			    lose(w, l->k, LOST_GONE, now));
@@ -339,6 +372,15 @@ release(struct watch *w, rl_keeper *k)
 	char when[40];
 	int gone;
 
+	/* A hold found gone: a release that records the loss in the
+	 * history, and changes nothing else (it is not this owner's). */
+	if (w->lost == LOST_GONE) {
+		if (w->child <= 0)
+			rl_set_exit_status(w->rc, -2);
+		rl_keeper_settle(k);
+		rl_release(w->rc, w->name, w->owner, &rel, &holds, &a);
+		return;
+	}
 	if (w->lost != LOST_NO && !(w->lost == LOST_LATE && w->child > 0) &&
 	    !(w->lost == LOST_UNREACHABLE &&
 	    (w->on_lost == ON_LOST_IGNORE || w->unacked)))
@@ -355,6 +397,8 @@ release(struct watch *w, rl_keeper *k)
 		gone = holds != 0 && w->lo->kind != RL_PERMIT ? GONE_TAKEN :
 		    rl_now_ms() >= rl_keeper_deadline_ms(k) ? GONE_EXPIRED :
 		    GONE_REMOVED;
+		if (gone == GONE_REMOVED)
+			find_remover(w);
 		if (w->lost == LOST_LATE) {
 			w->lost = LOST_GONE;
 			w->lost_how = gone;
@@ -431,6 +475,12 @@ watch_run(struct watch *w)
 		if (w->child > 0 && finished(&l))
 			break;
 	}
+	/* The release records how COMMAND ended in the history. */
+	if (w->child > 0 && l.child_done)
+		rl_set_exit_status(w->rc, WIFEXITED(w->child_status) ?
+		    WEXITSTATUS(w->child_status) :
+		    WIFSIGNALED(w->child_status) ?
+		    128 + WTERMSIG(w->child_status) : -1);
 	release(w, l.k);
 	rl_keeper_free(l.k);
 }

@@ -134,6 +134,7 @@ int rl_key_names(const char *prefix, const char *key, size_t keylen,
 #define RL_PREFIX_LISTENER "redlock_listener"
 #define RL_PREFIX_WRITER "redlock_writer"
 #define RL_PREFIX_RWLOCK "redisson_rwlock"
+#define RL_PREFIX_LOG "redlock_log"
 /* The ACL channel rule that lets a user wake and wait for every lock. */
 #define RL_ACL_CHANNELS "&" RL_PREFIX_CHANNEL ":*"
 
@@ -188,6 +189,20 @@ enum rl_err rl_set_waiter_timeout(rl_client *c, int64_t ms);
  * RL_MIN_HOLD_MAX_MS. */
 #define RL_MIN_HOLD_MAX_MS (24LL * 3600 * 1000)
 enum rl_err rl_set_min_hold(rl_client *c, int64_t ms);
+/* History (the stream redlock_log:{NAME}): acquisitions, releases,
+ * lost leases, forced removals, expiries and waiters that gave up are
+ * recorded by the scripts that do them, about the last MAX per name (0:
+ * none recorded), the stream expiring between TTL_MS and twice that
+ * after the last acquisition or event off the hot path (0: never).
+ * RL_EUSAGE for MAX below 0 or above RL_HISTORY_MAX_MAX. */
+#define RL_HISTORY_MAX 100
+#define RL_HISTORY_MAX_MAX 100000
+#define RL_HISTORY_TTL_MS (7LL * 24 * 3600 * 1000)
+enum rl_err rl_set_history(rl_client *c, int64_t max, int64_t ttl_ms);
+/* COMMAND's exit status (or 128+N), which the next release records;
+ * -1: none; -2: none known, but a release that finds the hold gone
+ * records it lost (a watchdog's). */
+void rl_set_exit_status(rl_client *c, int status);
 /* Which pub/sub releases wake waiters with, and waiters listen to: both
  * sides of a name must use the same, or neither hears the other. */
 enum rl_pubsub {
@@ -277,6 +292,7 @@ struct rl_attempt {
 	const char *host;	/* busy: holder's host, pid, ... if recorded */
 	long pid;
 	const char *cmd;
+	const char *user;	/* forced: the removed holder's user */
 	int64_t held_ms;	/* busy: how long it has been held, -1 unknown */
 	int64_t position;	/* fair, asked for: place in the queue, 1 first */
 	int64_t queued;		/* fair: waiters in the queue */
@@ -291,6 +307,9 @@ struct rl_attempt {
 	const char *nopub;	/* acquired or released: the channel this user
 				 * may not PUBLISH on (ACL), so releases wake
 				 * nobody; NULL when it may or it is unknown */
+	const char *skipped;	/* acquired: why the server refused to record
+				 * it in the history (ACL, a key of another
+				 * type, out of memory); NULL when recorded */
 	const char *badkey;	/* RL_EWRONGTYPE: the key and its type */
 	const char *badtype;
 	const char *lost;	/* waiting: why the server (every master) is
@@ -384,9 +403,56 @@ enum rl_err rl_release_unused(rl_client *c, const char *name,
     struct rl_attempt *a);
 
 /* Delete the lock whoever holds it; *DELETED says whether one was held;
- * A->nopub as for rl_release. */
-enum rl_err rl_force_release(rl_client *c, const char *name, int *deleted,
-    struct rl_attempt *a);
+ * A->nopub as for rl_release; A->owner, host, pid, user, cmd and held_ms:
+ * the holder removed, where known. Its history records BY (host, pid,
+ * user) as who removed it. */
+enum rl_err rl_force_release(rl_client *c, const char *name,
+    const struct rl_meta *by, int *deleted, struct rl_attempt *a);
+
+/* One event of a name's history (rl_log_read). Strings point into the
+ * client and stay valid until its next call; "" when not recorded. */
+struct rl_event {
+	char id[48];		/* the stream entry's id, "MS-SEQ" */
+	int64_t time_ms;	/* when, on the server's clock */
+	const char *event;	/* acquired, released, lost, forced, expired,
+				 * gave_up, busy (did not wait) */
+	const char *owner, *host, *user, *cmd, *fence;
+	const char *kind;	/* read, write, permit; "" for a plain lock */
+	long pid;		/* 0: not known */
+	int64_t wait_ms;	/* -1: not known */
+	int64_t hold_ms;	/* -1: not known */
+	int exit_status;	/* COMMAND's (128+N: signal N); -1 unknown */
+	int64_t until_ms;	/* released before the end of its --min-hold:
+				 * that end (it holds NAME until then); -1 */
+	const char *by_host, *by_user;	/* forced: who removed it */
+	const char *holder;	/* busy: the owner that held it */
+	long by_pid;
+};
+/* NAME's history from the first master that answers: with AFTER NULL,
+ * its last N events; else the events after entry id AFTER ("$": from
+ * now), waiting up to BLOCK_MS for the first (XREAD BLOCK). Releases
+ * and losses get their holder's host, pid, user, command, token and hold
+ * time from its acquisition, and an acquisition never ended (its lease
+ * ran out) an "expired" event where the next acquisition found it (id
+ * ""): the scripts leave both out of the hot path. Oldest first into
+ * *EV (malloc'd, *NEV of them, with their strings: free it).
+ * RL_EWRONGTYPE when the history's key holds another type; RL_EAUTH when
+ * the user may not read it (ACL). */
+enum rl_err rl_log_read(rl_client *c, const char *name, int64_t n,
+    const char *after, int64_t block_ms, struct rl_event **ev, size_t *nev);
+/* What the scripts leave out of a name's history, to keep its hot path
+ * short, put back in EV (N events, oldest first, room for CAP): a
+ * release's or a loss's host, pid, user, command, kind and token from its
+ * owner's acquisition (of the same kind) before it, and how long it held
+ * NAME (from one event's time to the other's); an "expired" event (at the
+ * time of the acquisition that found it) for an acquisition not ended by
+ * a release, removal or loss when a later one proves that it had ended:
+ * an exclusive one (a plain lock's or a write) after any hold of another
+ * owner, any after an exclusive hold of another owner, and any after a
+ * hold of the same owner and kind (re-entries are not recorded). Read
+ * holds and permits overlap: one after another proves nothing. The new
+ * count. */
+size_t rl_events_infer(struct rl_event *ev, size_t n, size_t cap);
 
 /* Extend the lease; *OURS is 0 when the lock is gone or not ours. */
 enum rl_err rl_renew(rl_client *c, const char *name, const char *owner,

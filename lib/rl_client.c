@@ -84,6 +84,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->intr_fd = -1;
 	c->until_ms = -1;
 	c->waiter_ms = RL_WAITER_TIMEOUT_MS;
+	rl_set_history(c, RL_HISTORY_MAX, RL_HISTORY_TTL_MS);
 	if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL) {
 		free(c);
 		return NULL;
@@ -159,6 +160,36 @@ rl_set_min_hold(rl_client *c, int64_t ms)
 		    (long long)RL_MIN_HOLD_MAX_MS);
 	c->min_hold_ms = ms;
 	return RL_OK;
+}
+
+enum rl_err
+rl_set_history(rl_client *c, int64_t max, int64_t ttl_ms)
+{
+	if (max < 0 || max > RL_HISTORY_MAX_MAX || ttl_ms < 0)
+		return rl_seterr(c, RL_EUSAGE, "a history of %lld events is not "
+		    "from 0 to %lld", (long long)max,
+		    (long long)RL_HISTORY_MAX_MAX);
+	if (max == 0)
+		c->hist_max[0] = '\0';
+	else
+		snprintf(c->hist_max, sizeof(c->hist_max), "%lld",
+		    (long long)max);
+	/* Twice: the scripts renew the stream's expiry once per half of
+	 * it (rl_log_renews), so that it lasts at least TTL_MS. */
+	snprintf(c->hist_ttl, sizeof(c->hist_ttl), "%lld",
+	    (long long)(ttl_ms > INT64_MAX / 2 ? INT64_MAX : 2 * ttl_ms));
+	return RL_OK;
+}
+
+void
+rl_set_exit_status(rl_client *c, int status)
+{
+	if (status < -1)
+		snprintf(c->exit_status, sizeof(c->exit_status), "-");
+	else if (status < 0)
+		c->exit_status[0] = '\0';
+	else
+		snprintf(c->exit_status, sizeof(c->exit_status), "%d", status);
 }
 
 void

@@ -22,6 +22,10 @@ struct rl_client {
 	long limit;		/* RL_PERMIT: how many */
 	int64_t waiter_ms;	/* rl_set_waiter_timeout */
 	int64_t min_hold_ms;	/* rl_set_min_hold */
+	char hist_max[24];	/* rl_set_history: events kept ("": none) */
+	char hist_ttl[24];	/* and the stream's expiry in ms */
+	char exit_status[16];	/* rl_set_exit_status: "" when none */
+	int64_t wait_since_ms;	/* rl_acquire: its wait began (0: none) */
 	int intr_fd;
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */

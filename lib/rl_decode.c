@@ -1,5 +1,6 @@
 /* rl_decode.c: script replies into lib's structures, no I/O. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,7 @@ rl_decode_acquire(const redisReply *r, struct rl_attempt *a)
 		a->fence = rl_elem_int(r, RL_ACQ_FENCE, 0);
 		a->holds = rl_elem_int(r, RL_ACQ_HOLDS, 1);
 		a->nopub = rl_elem_str(r, RL_ACQ_NOPUB);
+		a->skipped = rl_elem_str(r, RL_ACQ_SKIPPED);
 		return v;
 	case RL_V_NO:
 		holder(r, a);
@@ -138,6 +140,263 @@ rl_decode_force(const redisReply *r, const char **nopub)
 
 	*nopub = v == RL_V_YES ? rl_elem_str(r, RL_FORCE_NOPUB) : NULL;
 	return v == RL_V_RELEASED ? RL_V_BAD : v;
+}
+
+void
+rl_decode_forced(const redisReply *r, struct rl_attempt *a)
+{
+	if (rl_verdict(r) != RL_V_YES || rl_elem_str(r, RL_FORCE_OWNER) == NULL)
+		return;
+	a->owner = rl_elem_str(r, RL_FORCE_OWNER);
+	a->host = rl_elem_str(r, RL_FORCE_HOST);
+	a->pid = (long)rl_elem_int(r, RL_FORCE_PID, 0);
+	a->user = rl_elem_str(r, RL_FORCE_USER);
+	a->cmd = rl_elem_str(r, RL_FORCE_CMD);
+	a->held_ms = rl_elem_int(r, RL_FORCE_HELD, -1);
+}
+
+/* A decimal field value S, or DEF when empty or not a number. */
+static int64_t
+field_int(const char *s, int64_t def)
+{
+	long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return def;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	return errno == 0 && *end == '\0' ? v : def;
+}
+
+/* Field F's value in EV's string fields, by name. */
+static void
+event_field(struct rl_event *ev, const char *f, const char *v)
+{
+	static const struct { const char *name; size_t off; } str[] = {
+		{ "event", offsetof(struct rl_event, event) },
+		{ "owner", offsetof(struct rl_event, owner) },
+		{ "host", offsetof(struct rl_event, host) },
+		{ "user", offsetof(struct rl_event, user) },
+		{ "cmd", offsetof(struct rl_event, cmd) },
+		{ "fence", offsetof(struct rl_event, fence) },
+		{ "kind", offsetof(struct rl_event, kind) },
+		{ "by_host", offsetof(struct rl_event, by_host) },
+		{ "by_user", offsetof(struct rl_event, by_user) },
+		{ "holder", offsetof(struct rl_event, holder) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(str) / sizeof(str[0]); i++)
+		if (strcmp(f, str[i].name) == 0)
+			*(const char **)(void *)((char *)ev + str[i].off) = v;
+	if (strcmp(f, "pid") == 0)
+		ev->pid = (long)field_int(v, 0);
+	else if (strcmp(f, "by_pid") == 0)
+		ev->by_pid = (long)field_int(v, 0);
+	else if (strcmp(f, "wait_ms") == 0)
+		ev->wait_ms = field_int(v, -1);
+	else if (strcmp(f, "hold_ms") == 0)
+		ev->hold_ms = field_int(v, -1);
+	else if (strcmp(f, "exit") == 0)
+		ev->exit_status = (int)field_int(v, -1);
+	else if (strcmp(f, "held_until") == 0)
+		ev->until_ms = field_int(v, -1);
+}
+
+/* The field "e" of a history entry V: field/value pairs, each string
+ * but the last followed by byte 31 (or NUL), copied to *ARENA (which
+ * moves past the copy) with those bytes made NULs, into EV. */
+static void
+packed(struct rl_event *ev, const redisReply *v, char **arena)
+{
+	char *p = *arena, *end = p + v->len, *k;
+	size_t i;
+
+	for (i = 0; i < v->len; i++)
+		p[i] = v->str[i] == '\037' ? '\0' : v->str[i];
+	*end = '\0';
+	*arena = end + 1;
+	while (p < end) {
+		k = p;
+		p += strlen(p) + 1;
+		if (p > end)
+			break;
+		event_field(ev, k, p);
+		p += strlen(p) + 1;
+	}
+}
+
+size_t
+rl_event_room(const redisReply *r)
+{
+	const redisReply *f = elem(r, 1);
+	size_t i, n = 0;
+
+	for (i = 0; f != NULL && f->type == REDIS_REPLY_ARRAY &&
+	    i + 1 < f->elements; i += 2)
+		n += f->element[i + 1]->len + 1;
+	return n;
+}
+
+int
+rl_decode_event(const redisReply *r, struct rl_event *ev, char **arena)
+{
+	const redisReply *id = elem(r, 0), *f = elem(r, 1);
+	size_t i;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->event = ev->owner = ev->host = ev->user = ev->cmd = ev->fence =
+	    ev->kind = ev->by_host = ev->by_user = ev->holder = "";
+	ev->wait_ms = ev->hold_ms = ev->until_ms = -1;
+	ev->exit_status = -1;
+	if (id == NULL || id->type != REDIS_REPLY_STRING || f == NULL ||
+	    f->type != REDIS_REPLY_ARRAY || id->len >= sizeof(ev->id))
+		return -1;
+	memcpy(ev->id, id->str, id->len + 1);
+	ev->time_ms = field_int(ev->id, -1);
+	if (ev->time_ms < 0)	/* "MS-SEQ": the milliseconds before '-' */
+		ev->time_ms = strtoll(ev->id, NULL, 10);
+	for (i = 0; i + 1 < f->elements; i += 2)
+		if (f->element[i]->type == REDIS_REPLY_STRING &&
+		    f->element[i + 1]->type == REDIS_REPLY_STRING &&
+		    strcmp(f->element[i]->str, "e") == 0)
+			packed(ev, f->element[i + 1], arena);
+		else if (f->element[i]->type == REDIS_REPLY_STRING &&
+		    f->element[i + 1]->type == REDIS_REPLY_STRING)
+			event_field(ev, f->element[i]->str,
+			    f->element[i + 1]->str);
+	return 0;
+}
+
+static int
+is(const struct rl_event *e, const char *what)
+{
+	return strcmp(e->event, what) == 0;
+}
+
+/* Release (or loss, or removal) E's holder, kind, token and hold time,
+ * where not recorded, from its acquisition A. */
+static void
+fill_from(struct rl_event *e, const struct rl_event *a)
+{
+	if (e->host[0] == '\0') {
+		e->host = a->host;
+		e->pid = a->pid;
+		e->user = a->user;
+		e->cmd = a->cmd;
+	}
+	if (e->kind[0] == '\0')
+		e->kind = a->kind;
+	if (e->fence[0] == '\0')
+		e->fence = a->fence;
+	if (e->hold_ms < 0 && a->time_ms > 0 && e->time_ms >= a->time_ms)
+		e->hold_ms = e->time_ms - a->time_ms;
+}
+
+/* A hold nobody else holds beside it: a plain lock's (no kind) or a
+ * write lock's. */
+static int
+exclusive(const struct rl_event *e)
+{
+	return e->kind[0] == '\0' || strcmp(e->kind, "write") == 0;
+}
+
+/* Whether end event E (a release, loss or removal) is of the hold that
+ * acquisition A took: the same owner, and the same kind where both say
+ * (a writer may hold reads of its own beside its write). */
+static int
+same_hold(const struct rl_event *a, const struct rl_event *e)
+{
+	return strcmp(a->owner, e->owner) == 0 && (a->kind[0] == '\0' ||
+	    e->kind[0] == '\0' || strcmp(a->kind, e->kind) == 0);
+}
+
+/* Whether acquisition E proves that the hold of an earlier acquisition
+ * A, not ended since, had ended when E was made: one of them holds
+ * alone (of another owner), or the same owner took the same kind afresh
+ * (a re-entry is not recorded) or a write after its read (a reader does
+ * not upgrade). Readers and permits overlap: they prove nothing, nor
+ * does a writer's own read beside its write. */
+static int
+ended(const struct rl_event *a, const struct rl_event *e)
+{
+	if (strcmp(a->owner, e->owner) == 0)
+		return strcmp(a->kind, e->kind) == 0 || exclusive(e);
+	return exclusive(a) || exclusive(e);
+}
+
+/* An "expired" event for acquisition A put in at EV[I] (N events before,
+ * room for one more), at the time of the event that was there. */
+static void
+expire(struct rl_event *ev, size_t n, size_t i, const struct rl_event *a)
+{
+	struct rl_event acq = *a, *e = &ev[i];
+
+	memmove(e + 1, e, (n - i) * sizeof(*e));
+	e->event = "expired";
+	e->id[0] = '\0';
+	e->wait_ms = e->hold_ms = e->until_ms = -1;
+	e->owner = acq.owner;
+	e->host = acq.host;
+	e->pid = acq.pid;
+	e->user = acq.user;
+	e->cmd = acq.cmd;
+	e->kind = acq.kind;
+	e->fence = acq.fence;
+	e->exit_status = -1;
+	e->holder = e->by_host = e->by_user = "";
+	e->by_pid = 0;
+}
+
+/* Take entry K out of the N of OPEN, keeping the others' order. */
+static void
+drop(size_t *open, size_t *n, size_t k)
+{
+	memmove(open + k, open + k + 1, (*n - k - 1) * sizeof(*open));
+	(*n)--;
+}
+
+size_t
+rl_events_infer(struct rl_event *ev, size_t n, size_t cap)
+{
+	size_t *open, nopen = 0, i, j, k;	/* acquisitions not ended */
+
+	if ((open = malloc((n + 1) * sizeof(*open))) == NULL)
+		return n;
+	for (i = 0; i < n; i++) {
+		if (is(&ev[i], "acquired")) {
+			/* Open holds come before I: the insertions (at I)
+			 * move none of them. */
+			for (k = 0; k < nopen;) {
+				if (!ended(&ev[open[k]], &ev[i])) {
+					k++;
+					continue;
+				}
+				if (n < cap)
+					expire(ev, n++, i++, &ev[open[k]]);
+				drop(open, &nopen, k);
+			}
+			open[nopen++] = i;
+			continue;
+		}
+		if (!is(&ev[i], "released") && !is(&ev[i], "lost") &&
+		    !is(&ev[i], "forced") && !is(&ev[i], "undone"))
+			continue;
+		for (j = i; j > 0; j--)
+			if (is(&ev[j - 1], "acquired") &&
+			    same_hold(&ev[j - 1], &ev[i])) {
+				fill_from(&ev[i], &ev[j - 1]);
+				break;
+			}
+		for (k = 0; k < nopen;)
+			if (same_hold(&ev[open[k]], &ev[i]))
+				drop(open, &nopen, k);
+			else
+				k++;
+	}
+	free(open);
+	return n;
 }
 
 enum rl_verdict

@@ -32,8 +32,8 @@ enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS,
 enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
 	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE, RL_PM_OWNER,
 	RL_PM_UNTIL };
-/* acquire: {1, fence, holds, nopub} */
-enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB };
+/* acquire: {1, fence, holds, nopub, skipped} */
+enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB, RL_ACQ_SKIPPED };
 /* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,
  * queued, head_wait_ms, rejoined, ahead, listen, announced, held_until} */
 enum { RL_BUSY_PTTL = 1, RL_BUSY_OWNER, RL_BUSY_HOST, RL_BUSY_PID,
@@ -43,8 +43,9 @@ enum { RL_BUSY_PTTL = 1, RL_BUSY_OWNER, RL_BUSY_HOST, RL_BUSY_PID,
 /* release: {2, nopub, held_until} | {1, holds} | {0, exists} */
 enum { RL_REL_NOPUB = 1, RL_REL_HOLDS = 1, RL_REL_EXISTS = 1,
 	RL_REL_UNTIL = 2 };
-/* force: {1, nopub} | {0} */
-enum { RL_FORCE_NOPUB = 1 };
+/* force: {1, nopub, owner, host, pid, user, cmd, held_ms} | {0} */
+enum { RL_FORCE_NOPUB = 1, RL_FORCE_OWNER, RL_FORCE_HOST, RL_FORCE_PID,
+	RL_FORCE_USER, RL_FORCE_CMD, RL_FORCE_HELD };
 /* leave: {n, position, nopub} */
 enum { RL_LEAVE_POSITION = 1 };
 /* status: {1, waiting, pttl, owner, holds, host, pid, user, cmd,
@@ -82,6 +83,17 @@ enum rl_verdict rl_decode_release(const redisReply *r, int64_t *holds,
  * finished (--min-hold); 0 when it gave the hold back. */
 int64_t rl_decode_release_until(const redisReply *r);
 enum rl_verdict rl_decode_force(const redisReply *r, const char **nopub);
+/* The holder a force reply R removed into A (owner, host, pid, user, cmd,
+ * held_ms); A untouched when R names none. */
+void rl_decode_forced(const redisReply *r, struct rl_attempt *a);
+/* One stream entry R ({id, {field, value...}}) of a name's history into
+ * EV, its strings copied to *ARENA (room: rl_event_room), which moves
+ * past them; -1 when R is not one. */
+int rl_decode_event(const redisReply *r, struct rl_event *ev,
+    char **arena);
+/* The room in bytes that rl_decode_event needs at *ARENA for entry R. */
+size_t rl_event_room(const redisReply *r);
+
 /* renew: RL_V_YES, RL_V_NO, or RL_V_BAD/NONE. */
 enum rl_verdict rl_decode_renew(const redisReply *r);
 /* renew said no because another owner holds the name: 1, else 0. */

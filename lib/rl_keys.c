@@ -21,6 +21,7 @@ rl_keys_free(struct rl_keys *k)
 	free(k->tag);
 	free(k->permits);
 	free(k->rwchannel);
+	free(k->log);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -43,9 +44,10 @@ rl_keys_make(rl_client *c, const char *name, struct rl_keys *k)
 	k->tag = rl_key_suffix(name, NULL);
 	k->permits = rl_key_suffix(name, "timeout");
 	k->rwchannel = rl_key(RL_PREFIX_RWLOCK, name);
+	k->log = rl_key(RL_PREFIX_LOG, name);
 	if (!k->lock || !k->channel || !k->holder || !k->token || !k->queue ||
 	    !k->timeout || !k->waiter || !k->room || !k->listener ||
-	    !k->writer || !k->tag || !k->permits || !k->rwchannel) {
+	    !k->writer || !k->tag || !k->permits || !k->rwchannel || !k->log) {
 		rl_keys_free(k);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}

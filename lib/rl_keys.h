@@ -12,6 +12,7 @@ struct rl_keys {
 	 * "{NAME}:timeout" (a permit-expirable semaphore's permits). */
 	char *tag, *permits;
 	char *rwchannel;	/* a read-write lock's channel */
+	char *log;		/* redlock_log:{NAME}: history */
 };
 
 /* All keys of NAME in Redisson's layout; RL_EUSAGE for an empty name. */

@@ -46,6 +46,25 @@ own(struct rl_call *call, char *s)
 	return s;
 }
 
+char *
+rl_history_entry(const char *const *f, size_t n)
+{
+	size_t i, len = sizeof("event\037");
+	char *s, *p;
+
+	for (i = 0; i < n; i++)
+		len += (f[i] ? strlen(f[i]) : 0) + 1;
+	if ((s = p = malloc(len)) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		for (const char *v = f[i] ? f[i] : ""; *v != '\0'; v++)
+			*p++ = *v == '\037' ? '?' : *v;
+		*p++ = '\037';
+	}
+	memcpy(p, "event\037", sizeof("event\037"));
+	return s;
+}
+
 static const char *
 num(struct rl_call *call, size_t i, int64_t v)
 {
@@ -169,6 +188,133 @@ meta_args(const struct rl_meta *meta, struct rl_call *call, int at)
 	call->args[at + 3] = meta && meta->cmd ? meta->cmd : "";
 }
 
+/* The kind a name's history records for C's holds: NULL for a plain
+ * lock's, whose entries have no "kind". */
+static const char *
+kind_name(const rl_client *c)
+{
+	switch (c->kind) {
+	case RL_SHARED:
+		return "read";
+	case RL_WRITE:
+		return "write";
+	case RL_PERMIT:
+		return "permit";
+	default:
+		return NULL;
+	}
+}
+
+/* rl_history_meta with KIND last, when not NULL. */
+static char *
+history_meta(const char *owner, const struct rl_meta *meta,
+    int64_t waited_ms, const char *kind)
+{
+	char pid[24], waited[24];
+
+	snprintf(pid, sizeof(pid), "%ld", meta ? meta->pid : 0L);
+	snprintf(waited, sizeof(waited), "%lld", (long long)waited_ms);
+	return rl_history_entry((const char *[]){ "owner", owner,
+	    "host", meta ? meta->host : NULL, "pid", pid,
+	    "user", meta ? meta->user : NULL, "cmd", meta ? meta->cmd : NULL,
+	    "wait_ms", waited, "kind", kind }, kind != NULL ? 14 : 12);
+}
+
+/* S as a JSON string at P (room: 6 bytes a byte, and 3), as Lua's cjson
+ * writes it but for '/': quotes, backslashes and control characters
+ * escaped; the end of it. */
+static char *
+json_str(char *p, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*p++ = '"';
+	for (; s != NULL && *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\') {
+			*p++ = '\\';
+			*p++ = (char)ch;
+		} else if (ch < 0x20) {
+			memcpy(p, "\\u00", 4);
+			p[4] = hex[ch >> 4];
+			p[5] = hex[ch & 15];
+			p += 6;
+		} else
+			*p++ = (char)ch;
+	}
+	*p++ = '"';
+	return p;
+}
+
+char *
+rl_holder_json(const struct rl_meta *meta)
+{
+	const char *f[3] = { meta ? meta->host : NULL, meta ? meta->user :
+	    NULL, meta ? meta->cmd : NULL };
+	size_t len = 64, i;
+	char *s, *p;
+
+	for (i = 0; i < 3; i++)
+		len += (f[i] ? 6 * strlen(f[i]) : 0) + 16;
+	if ((s = malloc(len)) == NULL)
+		return NULL;
+	p = s + sprintf(s, "{\"host\":");
+	p = json_str(p, f[0]);
+	p += sprintf(p, ",\"pid\":%ld,\"user\":", meta ? meta->pid : 0L);
+	p = json_str(p, f[1]);
+	p += sprintf(p, ",\"cmd\":");
+	p = json_str(p, f[2]);
+	*p = '\0';
+	return s;
+}
+
+char *
+rl_history_meta(const char *owner, const struct rl_meta *meta,
+    int64_t waited_ms)
+{
+	return history_meta(owner, meta, waited_ms, NULL);
+}
+
+/* The history's three arguments at AT of CALL for C's caller OWNER
+ * (META), as rl_try_acquire passes them for a plain lock. */
+static void
+history_args(rl_client *c, const char *owner, const struct rl_meta *meta,
+    struct rl_call *call, int at)
+{
+	call->args[at] = c->hist_max;
+	call->args[at + 1] = c->hist_ttl;
+	call->args[at + 2] = own(call, history_meta(owner, meta,
+	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0,
+	    kind_name(c)));
+}
+
+/* A release's history arguments at AT of CALL (max, expiry, OWNER's
+ * entry with COMMAND's exit status where known, and the kind), and its
+ * flags after them: "l" for the watchdog's release, which has an exit
+ * status to record, so that a hold it finds gone is recorded as lost. */
+static void
+release_args(rl_client *c, const char *owner, struct rl_call *call, int at)
+{
+	const char *kind = kind_name(c), *f[6] = { "owner", owner };
+	size_t n = 2;
+
+	if (c->exit_status[0] != '\0') {
+		f[n] = "exit";
+		f[n + 1] = c->exit_status;
+		n += 2;
+	}
+	if (kind != NULL) {
+		f[n] = "kind";
+		f[n + 1] = kind;
+		n += 2;
+	}
+	call->args[at] = c->hist_max;
+	call->args[at + 1] = c->hist_ttl;
+	call->args[at + 2] = own(call, rl_history_entry(f, n));
+	call->args[at + 3] = c->exit_status[0] == '\0' ? "" : "l";
+}
+
 enum rl_err
 rl_call_acquire(rl_client *c, const char *name, const char *owner,
     int64_t ttl_ms, const struct rl_meta *meta, enum rl_join join,
@@ -186,8 +332,9 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->keys[4] = key(call, RL_PREFIX_SEMAPHORE, name);
 		call->keys[5] = key(call, RL_PREFIX_ROOM, name);
 		call->keys[6] = key(call, RL_PREFIX_LISTENER, name);
-		call->nkeys = 7;
-		call->nargs = 10;
+		call->keys[7] = key(call, RL_PREFIX_LOG, name);
+		call->nkeys = 8;
+		call->nargs = 14;
 		call->args[1] = permit_key(call, owner);
 		call->args[2] = num(call, 1, c->limit);
 		meta_args(meta, call, 3);
@@ -195,6 +342,8 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->args[8] = join == RL_JOIN_AGAIN ? "jw" :
 		    join == RL_JOIN_YES ? "j" : "";
 		call->args[9] = num(call, 4, c->min_hold_ms);
+		history_args(c, owner, meta, call, 10);
+		call->args[13] = own(call, rl_holder_json(meta));
 		return made(c, call);
 	}
 	call->s = &rl_script_rw_acquire;
@@ -204,7 +353,9 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
 	call->keys[3] = read_leases(call, name, owner);
 	call->keys[4] = key(call, RL_PREFIX_WRITER, name);
-	call->nargs = 11;
+	call->keys[5] = key(call, RL_PREFIX_LOG, name);
+	call->nkeys = 6;
+	call->nargs = 15;
 	call->args[1] = owner;
 	meta_args(meta, call, 2);
 	call->args[6] = mode(c);
@@ -212,6 +363,8 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->args[8] = join != RL_JOIN_NO ? "j" : "";
 	call->args[9] = key(call, RL_PREFIX_RWLOCK, name);
 	call->args[10] = num(call, 4, c->min_hold_ms);
+	history_args(c, owner, meta, call, 11);
+	call->args[14] = own(call, rl_holder_json(meta));
 	return made(c, call);
 }
 
@@ -258,17 +411,19 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		/* Where Redisson's read and write locks wait behind the
 		 * marker of a plain hold. */
 		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
-		call->nargs = 3;
+		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+		call->nargs = 6;
 		call->args[0] = owner;
 		call->args[1] = "0";
-		call->args[2] = "";
+		release_args(c, owner, call, 2);
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_release;
 		semaphore_keys(call, name);
-		call->nargs = 2;
+		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+		call->nargs = 5;
 		call->args[0] = permit_key(call, owner);
-		call->args[1] = "";
+		release_args(c, owner, call, 1);
 		break;
 	default:
 		call->s = &rl_script_rw_release;
@@ -286,11 +441,12 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->keys[8] = key(call, RL_PREFIX_WAITER, name);
 		call->keys[9] = key(call, RL_PREFIX_ROOM, name);
 		call->keys[10] = key(call, RL_PREFIX_LISTENER, name);
-		call->nkeys = 11;
-		call->nargs = 3;
+		call->keys[11] = key(call, RL_PREFIX_LOG, name);
+		call->nkeys = 12;
+		call->nargs = 6;
 		call->args[0] = owner;
 		call->args[1] = mode(c);
-		call->args[2] = "";
+		release_args(c, owner, call, 2);
 		break;
 	}
 	return made(c, call);
@@ -334,40 +490,58 @@ rl_call_renew(rl_client *c, const char *name, const char *owner,
 }
 
 enum rl_err
-rl_call_force(rl_client *c, const char *name, struct rl_call *call)
+rl_call_force(rl_client *c, const char *name, const struct rl_meta *by,
+    struct rl_call *call)
 {
+	int at = 1;
+
 	memset(call, 0, sizeof(*call));
 	if (c->kind == RL_PERMIT) {
 		call->s = &rl_script_permit_force;
 		semaphore_keys(call, name);
-		return made(c, call);
+		at = 0;
+	} else {
+		call->s = &rl_script_force;
+		lock_keys(call, name);
+		call->keys[call->nkeys++] = suffixed(call, name, NULL);
+		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
+		call->args[0] = "0";
 	}
-	call->s = &rl_script_force;
-	lock_keys(call, name);
-	call->keys[call->nkeys++] = suffixed(call, name, NULL);
-	call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
-	call->nargs = 1;
-	call->args[0] = "0";
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+	call->nargs = at + 5;
+	call->args[at] = c->hist_max;
+	call->args[at + 1] = c->hist_ttl;
+	call->args[at + 2] = by && by->host ? by->host : "";
+	call->args[at + 3] = num(call, 0, by ? by->pid : 0);
+	call->args[at + 4] = by && by->user ? by->user : "";
 	return made(c, call);
 }
 
 enum rl_err
 rl_call_unannounce(rl_client *c, const char *name, const char *owner,
-    struct rl_call *call)
+    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
 	memset(call, 0, sizeof(*call));
 	call->s = &rl_script_rw_leave;
 	call->nkeys = 2;
 	call->keys[0] = key(call, RL_PREFIX_WRITER, name);
 	call->keys[1] = key(call, RL_PREFIX_RWLOCK, name);
-	call->nargs = 1;
+	call->nargs = 4;
 	call->args[0] = owner;
+	call->args[1] = call->args[2] = call->args[3] = "";
+	if (c->kind != RL_SHARED && c->kind != RL_WRITE)
+		return made(c, call);	/* its leaving the room records it */
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+	call->args[1] = c->hist_max;
+	call->args[2] = c->hist_ttl;
+	call->args[3] = own(call, history_meta(owner, meta, waited_ms,
+	    kind_name(c)));
 	return made(c, call);
 }
 
 enum rl_err
 rl_call_room_leave(rl_client *c, const char *name, const char *owner,
-    struct rl_call *call)
+    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
 	memset(call, 0, sizeof(*call));
 	call->s = &rl_script_room_leave;
@@ -377,6 +551,13 @@ rl_call_room_leave(rl_client *c, const char *name, const char *owner,
 	call->nargs = 2;
 	call->args[0] = c->kind == RL_PERMIT ? permit_key(call, owner) : owner;
 	call->args[1] = own(call, rl_kind_channel(c, name));
+	/* A waiter that gives up is recorded in the name's history. */
+	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
+	call->args[2] = c->hist_max;
+	call->args[3] = c->hist_ttl;
+	call->args[4] = own(call, history_meta(owner, meta, waited_ms,
+	    kind_name(c)));
+	call->nargs = 5;
 	return made(c, call);
 }
 

@@ -238,9 +238,11 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	int nkeys = join != RL_JOIN_NO ? RL_KEYS_LOCK : fair != NULL ? 6 : 3;
 	enum rl_err e;
 
+	/* The history's stream is always the last key. */
+	keys[nkeys++] = keys[RL_KEYS_LOCK];
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, nkeys, keys, 11, args);
+	    &rl_script_acquire, nkeys, keys, 15, args);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
@@ -369,8 +371,8 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
     enum rl_join join, struct rl_attempt *a)
 {
 	struct rl_keys k;
-	char ttl[24], pid[24], wt[24], flags[8], mh[24];
-	const char *keys[RL_KEYS_LOCK], *args[11];
+	char ttl[24], pid[24], wt[24], flags[8], mh[24], *entry, *json;
+	const char *keys[RL_KEYS_LOCK + 1], *args[15];
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -393,9 +395,19 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	rl_keys_lock(&k, keys);
 	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);
 	args[10] = min_hold_arg(c, mh, sizeof(mh));
+	args[11] = c->hist_max;
+	args[12] = c->hist_ttl;
+	args[13] = entry = rl_history_meta(owner, meta, c->wait_since_ms > 0 ?
+	    rl_now_ms() - c->wait_since_ms : 0);
+	args[14] = json = rl_holder_json(meta);
+	keys[RL_KEYS_LOCK] = k.log;
 	a->sent_ms = rl_now_ms();
-	if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
+	if (entry == NULL || json == NULL)
+		e = rl_seterr(c, RL_ENOMEM, "out of memory");
+	else if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
 		e = acquire_outcome(c, name, owner, ttl_ms, a);
+	free(entry);
+	free(json);
 	rl_keys_free(&k);
 	if (e == RL_EWRONGTYPE)
 		e = other_kind(c, name, a->badkey, 0);
@@ -407,7 +419,9 @@ rl_leave(rl_client *c, const char *name, const char *owner,
     int64_t *position)
 {
 	struct rl_keys k;
-	const char *keys[5], *args[1] = { owner };
+	const char *keys[6], *args[4] = { owner, c->hist_max, c->hist_ttl,
+	    NULL };
+	char waited[24];
 	struct rl_round_opts o = rl_opts_pub(c);
 	enum rl_err e;
 
@@ -420,7 +434,11 @@ rl_leave(rl_client *c, const char *name, const char *owner,
 	keys[2] = k.queue;
 	keys[3] = k.timeout;
 	keys[4] = k.waiter;
-	e = rl_run(c, &o, &rl_script_leave, 5, keys, 1, args);
+	keys[5] = k.log;
+	snprintf(waited, sizeof(waited), "%lld", (long long)(c->wait_since_ms >
+	    0 ? rl_now_ms() - c->wait_since_ms : 0));
+	args[3] = waited;
+	e = rl_run(c, &o, &rl_script_leave, 6, keys, 4, args);
 	rl_keys_free(&k);
 	if (e != RL_OK)
 		return e;
@@ -489,8 +507,8 @@ rl_release_unused(rl_client *c, const char *name, const char *owner,
 }
 
 enum rl_err
-rl_force_release(rl_client *c, const char *name, int *deleted,
-    struct rl_attempt *a)
+rl_force_release(rl_client *c, const char *name, const struct rl_meta *by,
+    int *deleted, struct rl_attempt *a)
 {
 	const char *np[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
@@ -504,7 +522,7 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 	*deleted = 0;
 	if (name[0] == '\0')
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
-	if ((e = rl_call_force(c, name, &call)) != RL_OK)
+	if ((e = rl_call_force(c, name, by, &call)) != RL_OK)
 		return e;
 	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
 	    call.args);
@@ -514,6 +532,8 @@ rl_force_release(rl_client *c, const char *name, int *deleted,
 	for (j = 0; j < c->n; j++)
 		v[j] = rl_decode_force(c->nodes[j].reply, &np[j]);
 	o = rl_combine_force(v, np, c->n, deleted, &a->nopub, &who);
+	for (j = 0; j < c->n && *deleted && a->owner == NULL; j++)
+		rl_decode_forced(c->nodes[j].reply, a);
 	if (o == RL_OUT_WRONGTYPE)
 		badtype(c->nodes[who].reply, a);
 	return outcome(c, o, who, "force", "delete", a->badkey,

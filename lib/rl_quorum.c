@@ -133,6 +133,8 @@ granted(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 			continue;
 		if (a->nopub == NULL)
 			a->nopub = per[j].nopub;
+		if (a->skipped == NULL)
+			a->skipped = per[j].skipped;
 		if (per[j].fence > a->fence)
 			a->fence = per[j].fence;
 		if (per[j].holds > a->holds)

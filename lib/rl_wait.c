@@ -805,7 +805,7 @@ last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 /* Stop waiting without the lock: leave the fair queue, or the room (the
  * listener hands its role on), and a writer, or an exclusive waiter that
  * announced itself, withdraws its announcement, so that readers held back
- * by it come in. */
+ * by it come in. Each records giving up in the name's history. */
 static void
 give_up(struct wait *w)
 {
@@ -819,11 +819,61 @@ give_up(struct wait *w)
 		leave_queue(w->c, w->name, w->owner, w->a);
 	if (w->room)
 		last_call(w->c, rl_call_room_leave(w->c, w->name, w->owner,
-		    &call), &call);
-	if (w->c->kind == RL_WRITE || w->announced)
+		    w->meta, rl_now_ms() - w->c->wait_since_ms, &call), &call);
+	/* A reader has no announcement, but is recorded giving up. */
+	if (w->c->kind == RL_WRITE || w->c->kind == RL_SHARED || w->announced)
 		last_call(w->c, rl_call_unannounce(w->c, w->name, w->owner,
-		    &call), &call);
+		    w->meta, rl_now_ms() - w->c->wait_since_ms, &call), &call);
 	memcpy(w->c->errstr, keep, sizeof(keep));
+}
+
+/* rl_acquire's steps, with c->wait_since_ms set. */
+static enum rl_err
+acquire_waiting(struct wait *w, int64_t wait_ms)
+{
+	rl_client *c = w->c;
+	const char *name = w->name, *owner = w->owner;
+	int64_t ttl_ms = w->ttl_ms;
+	const struct rl_meta *meta = w->meta;
+	const struct rl_fair *fair = w->fair;
+	struct rl_attempt *a = w->a;
+	enum rl_err e;
+	size_t j;
+
+	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
+	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
+	/* Refused for want of replicas in the Sentinel default: a master
+	 * being replaced, or one whose replicas the sentinels do not see
+	 * down yet; a waiter waits that out too. */
+	if (wait_ms != 0 && replaced(w, e)) {
+		w->try_failed = 1;
+		e = RL_OK;
+	}
+	if (e != RL_OK || a->acquired || wait_ms == 0)
+		return e;
+	w->room = fair == NULL && (c->kind == RL_EXCLUSIVE ||
+	    c->kind == RL_PERMIT);
+	if ((e = after_attempt(w)) != RL_OK)
+		return e;
+	if (queue_behind_java(w) && ((e = rl_try_acquire(c, name, owner,
+	    ttl_ms, meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
+		return e;
+	w->sub_at = rl_now_ms();
+	if (subscribe_cmd(w) < 0)
+		e = rl_seterr(c, RL_ENOMEM, "out of memory");
+	else
+		e = wait_loop(w);
+	for (j = 0; j < 2; j++) {
+		redisFreeCommand(w->subcmd[j]);
+		redisFreeCommand(w->headcmd[j]);
+	}
+	for (j = 0; j < c->n; j++) {
+		rl_conn_close(&c->nodes[j].sub);
+		rl_hops_clear(&w->hops[j]);
+	}
+	if (!a->acquired)
+		give_up(w);
+	return e;
 }
 
 enum rl_err
@@ -835,42 +885,11 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	    .ttl_ms = ttl_ms, .meta = meta, .fair = fair, .cb = cb,
 	    .cbarg = cbarg, .a = a, .deadline = -1 };
 	enum rl_err e;
-	size_t j;
 
 	if (wait_ms >= 0)
 		w.deadline = rl_now_ms() + wait_ms;
-	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
-	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
-	/* Refused for want of replicas in the Sentinel default: a master
-	 * being replaced, or one whose replicas the sentinels do not see
-	 * down yet; a waiter waits that out too. */
-	if (wait_ms != 0 && replaced(&w, e)) {
-		w.try_failed = 1;
-		e = RL_OK;
-	}
-	if (e != RL_OK || a->acquired || wait_ms == 0)
-		return e;
-	w.room = fair == NULL && (c->kind == RL_EXCLUSIVE ||
-	    c->kind == RL_PERMIT);
-	if ((e = after_attempt(&w)) != RL_OK)
-		return e;
-	if (queue_behind_java(&w) && ((e = rl_try_acquire(c, name, owner,
-	    ttl_ms, meta, w.fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
-		return e;
-	w.sub_at = rl_now_ms();
-	if (subscribe_cmd(&w) < 0)
-		e = rl_seterr(c, RL_ENOMEM, "out of memory");
-	else
-		e = wait_loop(&w);
-	for (j = 0; j < 2; j++) {
-		redisFreeCommand(w.subcmd[j]);
-		redisFreeCommand(w.headcmd[j]);
-	}
-	for (j = 0; j < c->n; j++) {
-		rl_conn_close(&c->nodes[j].sub);
-		rl_hops_clear(&w.hops[j]);
-	}
-	if (!a->acquired)
-		give_up(&w);
+	c->wait_since_ms = rl_now_ms();
+	e = acquire_waiting(&w, wait_ms);
+	c->wait_since_ms = 0;
 	return e;
 }

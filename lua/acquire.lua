@@ -19,6 +19,8 @@
 --          (KEYS[4..6] with ARGV[7] "fair" or "queue", KEYS[7..8] with a
 --          plain waiter's call, KEYS[9] with any waiter's: a fair call
 --          that does not wait passes six keys, a plain one three)
+-- KEYS[#KEYS] redlock_log:{NAME}          stream: history, always the last
+--                                          key, after those above
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner token
 -- ARGV[3..6] host, pid, user, command of the caller
@@ -38,14 +40,21 @@
 -- ARGV[11] --min-hold in ms (0: none): a fresh hold records its end,
 --          until_ms, in its holder record, and release.lua keeps the
 --          hold until then
--- ARGV[12] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[12] history: about how many events to keep ("": none kept)
+-- ARGV[13] history: the stream's expiry after an event, in ms (0: never)
+-- ARGV[14] history: the caller's part of its entries (rl_history_entry:
+--          owner, host, pid, user, cmd, how long it waited, "event")
+-- ARGV[15] the start of the caller's holder record (see rl_holder_meta)
+-- ARGV[16] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
--- Returns {1, fence, holds, nopub}     acquired (holds > 1: re-entered);
+-- Returns {1, fence, holds, nopub, skipped}
+--                                      acquired (holds > 1: re-entered);
 --                                      nopub: the channel this user may not
 --                                      PUBLISH on (its release would wake
 --                                      nobody), nil when it may or when the
---                                      server cannot tell
+--                                      server cannot tell; skipped: why the
+--                                      history's XADD was refused, or nil
 --         {0, pttl, owner, host, pid, user, cmd, held_ms,
 --          position, queued, head_wait_ms, rejoined, ahead, listen,
 --          announced, held_until}
@@ -68,7 +77,8 @@
 -- the length of the queue. A server out of memory refuses the first write
 -- of a fresh hold, re-entry or join, and nothing before it is changed
 -- (evicting dead waiters aside).
-rl_pubcmd = ARGV[12] or rl_pubcmd
+rl_pubcmd = ARGV[16] or rl_pubcmd
+local logkey = KEYS[#KEYS]
 local fair = ARGV[7] == 'fair'
 -- "queue": a plain waiter that queues as well (behind a Java holder, whose
 -- fair lock wakes only the head of the queue), taking a free lock as a
@@ -80,8 +90,9 @@ local room = not fair and KEYS[8] ~= nil
 local flags = ARGV[9] or ''
 -- A queued call checks every key first (dropping dead waiters writes).
 -- A plain one checks each key where a command would fail on it, before
--- anything is written: NAME by the HEXISTS below, the holder records here,
--- the counter by the INCR that takes a fresh hold's token, the first write.
+-- anything is written: NAME, when it exists, by the HMGET below, the
+-- holder records here, the counter by the SET (or INCR) that takes a
+-- fresh hold's token, the first write.
 local bad
 if queue then
   local want = {'hash', 'string', 'hash', 'list', 'zset', 'hash'}
@@ -107,10 +118,14 @@ end
 -- read) holds no lock of this kind: its hold is not re-entered, nor
 -- counted twice. A hold without the marker (an older redlock's) is
 -- re-entered as it is, so that the older redlock still gives it back.
-local mine = redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode',
-                         ARGV[2] .. ':write')
-if mine.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
-if mine[1] and rl_plain_hold(mine[2], mine[3]) then
+-- A free NAME (the common case) has no hold to re-enter: no read.
+local pttl = redis.call('PTTL', KEYS[1])
+local mine = pttl ~= -2 and redis.pcall('HMGET', KEYS[1], ARGV[2], 'mode',
+                                        ARGV[2] .. ':write')
+if mine and mine.err then
+  return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok}
+end
+if mine and mine[1] and rl_plain_hold(mine[2], mine[3]) then
   local rec = redis.call('HGET', KEYS[3], ARGV[2])
   local longer = rl_hold_longer(rec, now_ms, ARGV[11])
   if longer ~= rec then
@@ -131,20 +146,19 @@ if mine[1] and rl_plain_hold(mine[2], mine[3]) then
   return {1, rl_fence(redis.call('HGET', KEYS[3], ARGV[2])) or '0', holds}
 end
 
-local pttl = redis.call('PTTL', KEYS[1])
 local free = pttl == -2
 local head = fair and redis.call('LINDEX', KEYS[4], 0)
 if free and (not head or head == ARGV[2]) then
   -- The first write: a counter that cannot give a token stops it.
-  local fence
-  fence, bad = rl_take_fence(KEYS[2], now_us)
+  local fence, old
+  fence, bad, old = rl_take_fence(KEYS[2], now_us)
   if bad then return bad end
   -- The marker keeps Redisson's read and write locks out (see rl_mark).
   redis.call('HSET', KEYS[1], ARGV[2], 1, 'mode', rl_mark)
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   redis.call('HSET', KEYS[3], ARGV[2],
-             rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence,
-                            ARGV[11]))
+             rl_holder_meta(ARGV[15] or rl_holder_start(ARGV[3], ARGV[4],
+                            ARGV[5], ARGV[6]), now_ms, fence, ARGV[11]))
   -- The lock was free: no hold of its holders is left to outlive.
   redis.call('PEXPIRE', KEYS[3], ARGV[1])
   if fair then
@@ -163,10 +177,14 @@ if free and (not head or head == ARGV[2]) then
     rl_room_leave(KEYS[7], KEYS[8], ARGV[2], ARGV[10], '0')
   end
   -- Its announcement goes: the readers it held back now find NAME held.
-  if KEYS[9] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
+  if KEYS[9] and KEYS[10] and redis.pcall('GET', KEYS[9]) == ARGV[2] then
     redis.call('DEL', KEYS[9])
   end
-  return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10]}
+  local skipped = ARGV[12] ~= '' and
+      rl_log(logkey, ARGV[12], ARGV[13],
+             ARGV[14] .. 'acquired\31fence\31' .. fence,
+             rl_log_renews(ARGV[13], now_us, old))
+  return {1, fence, 1, (not rl_may_publish(ARGV[10])) and ARGV[10], skipped}
 end
 
 local owner, d, held = false, {}, false
@@ -243,13 +261,19 @@ end
 -- An exclusive waiter held up by readers announces itself (a key of
 -- another type, or a write the server refuses: it waits unannounced).
 local announced = false
-if KEYS[9] and not free and string.find(flags, 'j', 1, true) then
+if KEYS[9] and KEYS[10] and not free and string.find(flags, 'j', 1, true) then
   local w = redis.pcall('GET', KEYS[9])
   if w == ARGV[2] or (not w and
       redis.call('HGET', KEYS[1], 'mode') == 'read') then
     announced = not redis.pcall('SET', KEYS[9], ARGV[2], 'PX', ARGV[8]).err
         and 1
   end
+end
+-- A caller that does not wait (-n) goes without it: a busy skip.
+if not string.find(flags, 'j', 1, true) and ARGV[12] ~= '' then
+  rl_log(logkey, ARGV[12], ARGV[13],
+         ARGV[14] .. 'busy\31holder\31' ..
+         string.gsub(owner or '', '\31', '?'), true)
 end
 return {0, pttl, owner, d.host or false, tonumber(d.pid) or false,
         d.user or false, d.cmd or false, held, position, queued,

@@ -21,8 +21,17 @@
 -- ARGV[8]  waiter timeout in ms: how long a waiter stays in the room
 -- ARGV[9]  flags; "j": join the room when none is free, "w": the caller
 --          is in the room (it leaves it when it takes a permit)
+-- KEYS[8]  redlock_log:{NAME}             stream: history
 -- ARGV[10] --min-hold in ms (0: none), recorded as in acquire.lua
--- ARGV[11] PUBLISH or SPUBLISH
+-- ARGV[11] history: about how many events to keep ("": none kept)
+-- ARGV[12] history: the stream's expiry after an event, in ms (0: never)
+-- ARGV[13] history: the caller's part of its entries (rl_history_entry:
+--          owner, host, pid, user, cmd, how long it waited, kind,
+--          "event"): a fresh permit records "acquired" with its token, a
+--          caller without "j" that finds none free "busy"; a re-entry
+--          records nothing
+-- ARGV[14] the start of the caller's holder record (see rl_holder_meta)
+-- ARGV[15] PUBLISH or SPUBLISH
 -- The first caller sets the number of permits (as trySetPermits does);
 -- one that names another number is refused, and nothing is changed.
 -- Expiries are on the server's clock; expired permits are given back
@@ -32,10 +41,13 @@
 -- room, and wakes another waiter there when permits are still free
 -- (so that a release or unlock --force that frees several wakes them in
 -- turn).
--- Returns {1, fence, holds, nopub}     acquired; holds > 1: OWNER held a
+-- Returns {1, fence, holds, nopub, skipped}
+--                                      acquired; holds > 1: OWNER held a
 --                                      permit already (re-entered, lease
 --                                      lengthened); nopub: the channel this
---                                      user may not publish on, else nil
+--                                      user may not publish on, else nil;
+--                                      skipped: why the history's XADD was
+--                                      refused, or nil
 --         {0, wait_ms, id, host, pid, user, cmd, held_ms, nil, taken,
 --          nil, nil, nil, listen, nil, held_until}
 --                                      none free; the first permit to
@@ -48,7 +60,7 @@
 --                                      permit is finished (--min-hold)
 --         {-2, permits}                NAME has that many permits, not LIMIT
 --         {-1, key, type}              KEY is not of the type needed
-rl_pubcmd = ARGV[11] or rl_pubcmd
+rl_pubcmd = ARGV[15] or rl_pubcmd
 -- Only a caller that waits joins the room; one in it leaves it when it
 -- takes a permit, and wakes the next.
 local room = KEYS[7] ~= nil and string.find(ARGV[9] or '', 'j', 1, true)
@@ -108,11 +120,18 @@ if free < 1 then
     listen = rl_room_join(KEYS[6], KEYS[7], ARGV[2], now_ms, tonumber(ARGV[8]))
   end
   local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  local d = rl_decode(first[1] and redis.call('HGET', KEYS[3], first[1]))
+  -- A caller that does not wait goes without it: a busy skip, naming the
+  -- owner of the permit that expires first.
+  if not string.find(ARGV[9] or '', 'j', 1, true) and KEYS[8] and
+      ARGV[11] ~= '' then
+    rl_log(KEYS[8], ARGV[11], ARGV[12], ARGV[13] .. 'busy\31holder\31' ..
+           string.gsub(tostring(d.owner or ''), '\31', '?'), true)
+  end
   if not first[1] then
     return {0, false, false, false, false, false, false, false, false,
             false, false, false, false, listen, false, false}
   end
-  local d = rl_decode(redis.call('HGET', KEYS[3], first[1]))
   local since = tonumber(d.since_ms)
   return {0, tonumber(first[2]) - now_ms, rl_permit_hex(first[1]),
           d.host or false,
@@ -121,12 +140,12 @@ if free < 1 then
           false, false, false, listen, false,
           d.finished and tonumber(d.until_ms) or false}
 end
-local fence = rl_next_fence(KEYS[4], now_us)
+local fence, old = rl_next_fence(KEYS[4], now_us)
 free = redis.call('DECR', KEYS[1])
 redis.call('ZADD', KEYS[2], expiry, id)
 -- The record names the owner token: the id, a hash of it, does not.
-local meta = rl_holder_meta(ARGV[4], ARGV[5], ARGV[6], ARGV[7], now_ms, fence,
-                            ARGV[10])
+local meta = rl_holder_meta(ARGV[14] or rl_holder_start(ARGV[4], ARGV[5],
+                            ARGV[6], ARGV[7]), now_ms, fence, ARGV[10])
 redis.call('HSET', KEYS[3], id, string.sub(meta, 1, -2) .. ',"owner":' ..
            cjson.encode(rl_permit_owner(ARGV[2])) .. '}')
 rl_lengthen(KEYS[3], ARGV[1])
@@ -134,4 +153,8 @@ if member and not rl_room_leave(KEYS[6], KEYS[7], ARGV[2], KEYS[5],
                                 tostring(free)) and free > 0 then
   rl_room_wake(KEYS[6], KEYS[7], KEYS[5], tostring(free))
 end
-return {1, fence, 1, nopub}
+local skipped = KEYS[8] and ARGV[11] ~= '' and
+    rl_log(KEYS[8], ARGV[11], ARGV[12],
+           ARGV[13] .. 'acquired\31fence\31' .. fence,
+           rl_log_renews(ARGV[12], now_us, old))
+return {1, fence, 1, nopub, skipped}

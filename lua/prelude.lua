@@ -140,7 +140,8 @@ end
 
 -- The next fencing token from counter KEY (checked with rl_counter_bad,
 -- whose value is COUNTER: false when missing, nil when not read yet), as
--- a decimal string; at least the server's NOW_US + 1.
+-- a decimal string; at least the server's NOW_US + 1. Second, the
+-- counter's value before (see rl_log_renews).
 local function rl_next_fence(key, now_us, counter)
   if counter == nil then counter = redis.call('GET', key) end
   -- A counter of 17 digits or more is past any TIME in microseconds.
@@ -149,17 +150,32 @@ local function rl_next_fence(key, now_us, counter)
   end
   local fence = redis.call('INCR', key)
   if fence < 9007199254740992 then	-- 2^53: exact as a Lua number
-    return string.format('%.0f', fence)
+    return string.format('%.0f', fence), counter
   end
-  return redis.call('GET', key)
+  return redis.call('GET', key), counter
 end
 
 -- The next fencing token from counter KEY, as a decimal string; or nil and
 -- {-1, key, why} when KEY cannot give one (of another type, not a decimal
--- integer INCR takes, or at 2^63-1), and then nothing was written. One
--- INCR where the counter is ahead of the server's NOW_US, else the token
--- is NOW_US + 1.
+-- integer INCR takes, or at 2^63-1), and then nothing was written. The
+-- token is NOW_US + 1, or the counter's next value where the counter is
+-- ahead of the server's clock. Third, the token taken before, when the
+-- counter was behind the clock (about when it was taken, in us).
 local function rl_take_fence(key, now_us)
+  -- The common case in one write: the counter behind the clock (or
+  -- missing) is swapped for NOW_US + 1 by SET ... GET (Redis 6.2). One
+  -- ahead of the clock, or not a counter, is put back as it was (with its
+  -- expiry) and INCR decides, as it does on a server without GET.
+  local want = string.format('%.0f', now_us + 1)
+  local old = redis.pcall('SET', key, want, 'KEEPTTL', 'GET')
+  if not old then return want end
+  if type(old) == 'string' then
+    if (old == '0' or string.match(old, '^[1-9]%d*$')) and
+        (#old < #want or (#old == #want and old < want)) then
+      return want, nil, old
+    end
+    redis.call('SET', key, old, 'KEEPTTL')
+  end
   local fence = redis.pcall('INCR', key)
   if type(fence) == 'table' then
     local t = redis.call('TYPE', key).ok
@@ -183,16 +199,28 @@ local function rl_take_fence(key, now_us)
   return redis.call('GET', key)
 end
 
--- A holder's metadata: JSON with host, pid, user and cmd from HOST, PID,
--- USER and CMD, since_ms and fence; with MIN_HOLD (--min-hold, ms) above
--- 0, until_ms: the end of the minimum hold, NOW_MS + MIN_HOLD.
-local function rl_holder_meta(host, pid, user, cmd, now_ms, fence, min_hold)
+-- The start of a holder record as rl_holder_json writes it, from HOST,
+-- PID, USER and CMD: for a call that does not pass one (the tests that
+-- run a script by hand).
+local function rl_holder_start(host, pid, user, cmd)
   local meta = cjson.encode({host = host, pid = tonumber(pid), user = user,
                              cmd = cmd})
+  return string.sub(meta, 1, -2)
+end
+
+-- A holder's metadata: JSON with host, pid, user and cmd, from START
+-- (the object without its closing brace, written by rl_kind.c's
+-- rl_holder_json: cheaper than cjson here), since_ms and fence; with
+-- MIN_HOLD (--min-hold, ms) above 0, until_ms: the end of the minimum
+-- hold, NOW_MS + MIN_HOLD.
+local function rl_holder_meta(start, now_ms, fence, min_hold)
   local m = tonumber(min_hold) or 0
-  return string.sub(meta, 1, -2) ..
-         string.format(',"since_ms":%.0f,"fence":%s', now_ms, fence) ..
-         (m > 0 and string.format(',"until_ms":%.0f}', now_ms + m) or '}')
+  if m > 0 then
+    return start .. string.format(
+        ',"since_ms":%.0f,"fence":%s,"until_ms":%.0f}', now_ms, fence,
+        now_ms + m)
+  end
+  return start .. string.format(',"since_ms":%.0f,"fence":%s}', now_ms, fence)
 end
 
 -- --min-hold: the end (server clock, ms) of the minimum hold that holder
@@ -563,4 +591,71 @@ local function rl_room_leave(room, listener, waiter, channel, msg)
   redis.call('DEL', listener)
   rl_room_wake(room, listener, channel, msg)
   return true
+end
+
+-- History: ENTRY appended to stream KEY (redlock_log:{NAME}) as its one
+-- field "e", the stream trimmed to about MAX entries (MAX "": history is
+-- off). ENTRY is an event's field/value pairs, each string but the last
+-- followed by byte 31 (the unit separator), the pair "event" NAME last:
+-- the caller's part comes from rl_kind.c ready made (rl_history_entry),
+-- so that a script on the hot path adds only what the server knows (a
+-- token, which event it was) in one concatenation. The stream expires
+-- TTL ms (0: never) after an event that REFRESHes it (every event off
+-- the hot path, and the acquisitions that rl_log_renews picks). Any
+-- other event only appends to the stream, live (NOMKSTREAM), or makes it
+-- anew, with its expiry, when it is gone (expired, or deleted). Every call is a
+-- pcall: a stream key of another type, a user without XADD (ACL) or a
+-- server out of memory skips the event, never the lock's own work.
+-- Returns the server's refusal of XADD, or nil.
+local function rl_log(key, max, ttl, entry, refresh)
+  if not key or not max or max == '' then return end
+  local r
+  if not refresh then
+    r = redis.pcall('XADD', key, 'NOMKSTREAM', 'MAXLEN', '~', max, '*',
+                    'e', entry)
+    if type(r) == 'string' then return nil end
+    -- A server before Redis 6.2 knows no NOMKSTREAM: as a refresh.
+    if r and not string.find(r.err, 'syntax', 1, true) then return r.err end
+  end
+  r = redis.pcall('XADD', key, 'MAXLEN', '~', max, '*', 'e', entry)
+  if type(r) == 'table' and r.err then return r.err end
+  if ttl and ttl ~= '0' then redis.pcall('PEXPIRE', key, ttl) end
+end
+
+-- History: whether an acquisition at NOW_US, the one before it having
+-- taken the fencing token OLD (about its time in us; nil: unknown),
+-- renews the expiry of the stream, TTL ms: the first one in each period
+-- of TTL/2 does, so that the stream lives at least TTL/2 after the last
+-- acquisition, at most TTL, and most acquisitions skip the PEXPIRE.
+local function rl_log_renews(ttl, now_us, old)
+  local t = tonumber(ttl)
+  if not t or t <= 0 then return false end
+  old = tonumber(old)
+  return not old or
+      math.floor(now_us / (t * 500)) ~= math.floor(old / (t * 500))
+end
+
+-- History: event EV off the hot path, with the field/value pairs in list
+-- F (values from holder records may hold byte 31: made '?').
+local function rl_log_event(key, max, ttl, ev, f)
+  if not key or not max or max == '' then return end
+  for i = 2, #f, 2 do f[i] = string.gsub(f[i], '\31', '?') end
+  f[#f + 1] = 'event'
+  f[#f + 1] = ev
+  return rl_log(key, max, ttl, table.concat(f, '\31'), true)
+end
+
+-- History: the fields of holder metadata JSON REC (host, pid, user, cmd,
+-- fence) for OWNER, and hold_ms (from since_ms to NOW_MS), into a list
+-- of field/value pairs.
+local function rl_log_holder(owner, rec, now_ms)
+  local d = rl_decode(rec)
+  local f = {'owner', owner, 'host', d.host or '', 'pid', d.pid or '',
+             'user', d.user or '', 'cmd', d.cmd or '',
+             'fence', rl_fence(rec) or ''}
+  if tonumber(d.since_ms) then
+    f[#f + 1] = 'hold_ms'
+    f[#f + 1] = string.format('%.0f', now_ms - tonumber(d.since_ms))
+  end
+  return f
 end

@@ -20,9 +20,16 @@
 --          nobody (an attempt undone on the masters that granted it
 --          because another master's holder is a Java client's: only
 --          that holder's release frees NAME, and it wakes the waiters)
--- ARGV[3]  flags: "u", an acquisition undone (its minimum hold is not
---          kept)
--- ARGV[4]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- KEYS[10] redlock_log:{NAME}            stream: history
+-- ARGV[3]  history: about how many events to keep ("": none kept)
+-- ARGV[4]  history: the stream's expiry, in ms (0: never), should the
+--          release find it gone
+-- ARGV[5]  history: the caller's part of its entry (rl_history_entry:
+--          owner, COMMAND's exit status where known, "event")
+-- ARGV[6]  flags: "u", an acquisition undone (its minimum hold is not
+--          kept); "l", the watchdog's release, which records a hold that
+--          it finds gone as lost
+-- ARGV[7]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
 --                          waiters were not woken, else nil
@@ -36,7 +43,7 @@
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
 -- The last hold is given back with deletes only, which a server out of
 -- memory still runs.
-rl_pubcmd = ARGV[4] or rl_pubcmd
+rl_pubcmd = ARGV[7] or rl_pubcmd
 -- Each key is checked where a command would fail on it, before anything
 -- is written: NAME by this read, the holder records by the first write.
 local r = redis.pcall('HMGET', KEYS[1], ARGV[1], 'mode', ARGV[1] .. ':write')
@@ -46,19 +53,35 @@ local holds = tonumber(r[1])
 -- OWNER's write hold beside it, and a lease key per read hold) is never
 -- redlock's to give back: taking a count off would strand its keys.
 if not rl_plain_hold(r[2], r[3]) then holds = nil end
-if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
+if not holds then
+  if string.find(ARGV[6] or '', 'l', 1, true) then
+    rl_log(KEYS[10], ARGV[3], ARGV[4], ARGV[5] .. 'lost', true)
+  end
+  return {0, redis.call('EXISTS', KEYS[1])}
+end
 if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
 local rec = redis.pcall('HGET', KEYS[3], ARGV[1])
 if type(rec) == 'table' then
   return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
 end
-local _, now_ms = rl_time()
-local keep = rl_keep_until(rec, now_ms, ARGV[3])
+-- The clock is read for a minimum hold only (the history's entries are
+-- timed by their ids).
+local keep = rl_until(rec)
+local now_ms = 0
+if keep then
+  local _
+  _, now_ms = rl_time()
+  keep = rl_keep_until(rec, now_ms, ARGV[6])
+end
 if keep then
   if not rl_finished(rec) then
     redis.call('HSET', KEYS[3], ARGV[1], rl_set_finished(rec, true))
     redis.call('PEXPIRE', KEYS[1], keep - now_ms)
     redis.call('PEXPIRE', KEYS[3], keep - now_ms)
+    if KEYS[10] and ARGV[3] ~= '' then
+      rl_log(KEYS[10], ARGV[3], ARGV[4], ARGV[5] ..
+             string.format('released\31held_until\31%.0f', keep))
+    end
   end
   return {2, false, keep}
 end
@@ -66,6 +89,15 @@ if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
   return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
 end
 redis.call('DEL', KEYS[1])
+-- Recorded after the deletes, which a server out of memory still runs.
+-- The owner's host, pid, command and token are in its acquisition's
+-- event, and how long it held NAME between the two entries' ids.
+-- An acquisition undone (flags "u": it won too few masters, or was
+-- never used) is recorded as such, not as a run.
+if KEYS[10] and ARGV[3] ~= '' then
+  rl_log(KEYS[10], ARGV[3], ARGV[4],
+         ARGV[5] .. (ARGV[6] == 'u' and 'undone' or 'released'))
+end
 if ARGV[2] == '' then return {2, false} end
 local nopub = false
 -- No fair queue and no room (the common case): one call for both.

@@ -26,12 +26,24 @@
 --          there
 -- ARGV[10] redisson_rwlock:{NAME}, the channel a release publishes on
 -- ARGV[11] --min-hold in ms (0: none), recorded as in acquire.lua
--- ARGV[12] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- KEYS[6]  redlock_log:{NAME}              stream: history
+-- ARGV[12] history: about how many events to keep ("": none kept)
+-- ARGV[13] history: the stream's expiry after an event, in ms (0: never)
+-- ARGV[14] history: the caller's part of its entries (rl_history_entry:
+--          owner, host, pid, user, cmd, how long it waited, kind,
+--          "event"), as in acquire.lua: a fresh hold records "acquired"
+--          with its token, a caller without "j" that finds NAME busy
+--          "busy"; a re-entry records nothing
+-- ARGV[15] the start of the caller's holder record (see rl_holder_meta)
+-- ARGV[16] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Returns the replies of acquire.lua:
---         {1, fence, holds, nopub}     acquired (holds > 1: re-entered the
+--         {1, fence, holds, nopub, skipped}
+--                                      acquired (holds > 1: re-entered the
 --                                      same field); fence a decimal string;
 --                                      nopub: ARGV[10] when this user may
---                                      not PUBLISH there, else nil
+--                                      not PUBLISH there, else nil;
+--                                      skipped: why the history's XADD was
+--                                      refused, or nil
 --         {0, pttl, owner, host, pid, user, cmd, held_ms, nil, queued,
 --          nil, nil, nil, nil, nil, held_until}
 --                                      busy: pttl of NAME, or of KEYS[5]
@@ -48,7 +60,7 @@
 -- redlock's): busy for both; so is redlock's plain hold, its marker "mode"
 -- -> "write" without a writer's field OWNER:write. A writer ignores
 -- another writer's intent: whoever comes first to a free lock takes it.
-rl_pubcmd = ARGV[12] or rl_pubcmd
+rl_pubcmd = ARGV[16] or rl_pubcmd
 local lease, owner, kind = ARGV[1], ARGV[2], ARGV[7]
 local wfield = owner .. ':write'
 local want = {'hash', 'string', 'hash'}
@@ -77,6 +89,14 @@ end
 
 local function busy(pttl, who, writer_waits)
   local d = who and rl_decode(redis.call('HGET', KEYS[3], who)) or {}
+  -- A caller that does not wait goes without it: a busy skip, naming the
+  -- holder's owner (a writer's field less its ":write").
+  if not string.find(ARGV[9] or '', 'j', 1, true) and KEYS[6] and
+      ARGV[12] ~= '' then
+    local o = who and string.gsub(who, ':write$', '') or ''
+    rl_log(KEYS[6], ARGV[12], ARGV[13], ARGV[14] .. 'busy\31holder\31' ..
+           string.gsub(o, '\31', '?'), true)
+  end
   local since = tonumber(d.since_ms)
   return {0, pttl, who or false, d.host or false, tonumber(d.pid) or false,
           d.user or false, d.cmd or false, since and (now_ms - since) or false,
@@ -87,7 +107,7 @@ end
 -- One more hold of FIELD: a fresh one takes a fence and records the caller.
 local function granted(field, holds)
   rl_lengthen(KEYS[1], lease)
-  local fence
+  local fence, skipped
   local rec = redis.call('HGET', KEYS[3], field)
   local longer = holds > 1 and rl_hold_longer(rec, now_ms, ARGV[11])
   if longer and longer ~= rec then
@@ -101,13 +121,19 @@ local function granted(field, holds)
   elseif holds > 1 then
     fence = rl_fence(redis.call('HGET', KEYS[3], field)) or '0'
   else
-    fence = rl_next_fence(KEYS[2], now_us)
+    local old
+    fence, old = rl_next_fence(KEYS[2], now_us)
     redis.call('HSET', KEYS[3], field,
-               rl_holder_meta(ARGV[3], ARGV[4], ARGV[5], ARGV[6], now_ms, fence,
-                              ARGV[11]))
+               rl_holder_meta(ARGV[15] or rl_holder_start(ARGV[3], ARGV[4],
+                              ARGV[5], ARGV[6]), now_ms, fence, ARGV[11]))
+    skipped = KEYS[6] and ARGV[12] ~= '' and
+        rl_log(KEYS[6], ARGV[12], ARGV[13],
+               ARGV[14] .. 'acquired\31fence\31' .. fence,
+               rl_log_renews(ARGV[13], now_us, old))
   end
   rl_lengthen(KEYS[3], lease)
-  return {1, fence, holds, (not rl_may_publish(ARGV[10])) and ARGV[10]}
+  return {1, fence, holds, (not rl_may_publish(ARGV[10])) and ARGV[10],
+          skipped}
 end
 
 if kind == 'read' then

@@ -23,11 +23,21 @@
 --                                          listens to the lock's channel
 --          (KEYS[7..11]: a caller that passes six wakes no fair waiter and
 --          no waiter of the room on its own channel)
+-- KEYS[12] redlock_log:{NAME}              stream: history (with all
+--          eleven keys before it)
 -- ARGV[1]  owner token
 -- ARGV[2]  "read" or "write"
--- ARGV[3]  flags: "u", an acquisition undone (its minimum hold is not
---          kept)
--- ARGV[4]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- ARGV[3]  history: about how many events to keep ("": none kept)
+-- ARGV[4]  history: the stream's expiry, in ms (0: never), should the
+--          release find it gone
+-- ARGV[5]  history: the caller's part of its entry (rl_history_entry:
+--          owner, COMMAND's exit status where known, kind, "event"): the
+--          last hold of that kind given back records "released" (with
+--          held_until when its minimum hold is kept)
+-- ARGV[6]  flags: "u", an acquisition undone (its minimum hold is not
+--          kept); "l", the watchdog's release, which records a hold that
+--          it finds gone as lost
+-- ARGV[7]  PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       OWNER's last hold of that kind given back; nopub:
 --                          a channel the server refused PUBLISH on (ACL),
 --                          else nil
@@ -47,8 +57,9 @@
 -- The last write hold given back while the writer's own reads remain turns
 -- NAME to read mode, as Redisson does, and says so with "1" on KEYS[2]:
 -- waiting readers may come in. When NAME goes, the holder hash goes too.
-rl_pubcmd = ARGV[4] or rl_pubcmd
-local owner, kind = ARGV[1], ARGV[2]
+rl_pubcmd = ARGV[7] or rl_pubcmd
+local owner, kind, flags = ARGV[1], ARGV[2], ARGV[6] or ''
+local logkey = ARGV[3] ~= '' and KEYS[12]
 local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[4], 'hash')
 if bad then return bad end
 local mode = redis.call('HGET', KEYS[1], 'mode')
@@ -60,7 +71,12 @@ if kind == 'read' and mode == 'write' and
     redis.call('HEXISTS', KEYS[1], owner .. ':write') == 0 then
   holds = nil
 end
-if not holds then return {0, redis.call('EXISTS', KEYS[1])} end
+if not holds then
+  if logkey and string.find(flags, 'l', 1, true) then
+    rl_log(logkey, ARGV[3], ARGV[4], ARGV[5] .. 'lost', true)
+  end
+  return {0, redis.call('EXISTS', KEYS[1])}
+end
 
 -- NAME is gone: wake everyone; MSG on the read-write lock's channel.
 local function freed(msg)
@@ -101,6 +117,10 @@ end
 local function finish(rec, keep, ms)
   if rl_finished(rec) then return {2, false, keep} end
   redis.call('HSET', KEYS[4], field, rl_set_finished(rec, true))
+  if logkey then
+    rl_log(logkey, ARGV[3], ARGV[4], ARGV[5] ..
+           string.format('released\31held_until\31%.0f', keep))
+  end
   local alone = redis.call('HLEN', KEYS[1]) <= 2
   if kind == 'read' then
     redis.call('SET', KEYS[5] .. ':1', 1, 'PX', ms)
@@ -120,7 +140,7 @@ end
 if holds == 1 then
   local rec = redis.call('HGET', KEYS[4], field)
   local _, now_ms = rl_time()
-  local keep = rl_keep_until(rec, now_ms, ARGV[3])
+  local keep = rl_keep_until(rec, now_ms, flags)
   if keep then return finish(rec, keep, keep - now_ms) end
 end
 
@@ -131,6 +151,12 @@ end
 if left > 0 then return {1, left} end
 redis.call('HDEL', KEYS[1], field)
 redis.call('HDEL', KEYS[4], field)
+-- Recorded after the deletes, which a server out of memory still runs.
+-- An acquisition undone (flags "u") is no run: recorded as such.
+if logkey then
+  rl_log(logkey, ARGV[3], ARGV[4],
+         ARGV[5] .. (ARGV[6] == 'u' and 'undone' or 'released'))
+end
 if kind == 'write' then
   if redis.call('HLEN', KEYS[1]) <= 1 then return freed('1') end
   redis.call('HSET', KEYS[1], 'mode', 'read')

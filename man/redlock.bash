@@ -134,7 +134,7 @@ _redlock()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$global" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W 'exec lock unlock status queue' \
+			COMPREPLY=($(compgen -W 'exec lock unlock status queue log' \
 			    -- "$cur"))
 		fi
 		return
@@ -147,6 +147,7 @@ _redlock()
 	unlock) opts='--owner --force --pubsub -h --help' ;;
 	status) opts='--json -h --help' ;;
 	queue) opts='--json --watch --watch= -h --help' ;;
+	log) opts='--json -n --lines --follow -f -h --help' ;;
 	*) return ;;
 	esac
 	if [[ $cur == -* ]]; then
@@ -158,7 +159,7 @@ _redlock()
 	exec)
 		((npos == 1)) && COMPREPLY=(--)
 		;;
-	unlock | status | queue)
+	unlock | status | queue | log)
 		((npos == 0)) && _redlock_complete_names "${words[0]}"
 		;;
 	esac
@@ -178,7 +179,7 @@ _redlock_takes_arg()
 			return 0 ;;
 		esac
 		;;
-	unlock:--owner | unlock:--pubsub) return 0 ;;
+	unlock:--owner | unlock:--pubsub | log:-n | log:--lines) return 0 ;;
 	esac
 	return 1
 }

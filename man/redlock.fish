@@ -50,7 +50,7 @@ function __redlock_wants_name
     set -l j (math $i + 1)
     while test $j -le (count $words)
         switch $words[$j]
-            case --owner --label -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub
+            case --lines --owner --label -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub
                 set j (math $j + 1)
             case '-*'
             case '*'
@@ -134,6 +134,7 @@ complete -c redlock -n $g -a lock -d 'Acquire NAME and print the owner token'
 complete -c redlock -n $g -a unlock -d 'Release one hold of NAME'
 complete -c redlock -n $g -a status -d 'Who holds NAME, or every lock'
 complete -c redlock -n $g -a queue -d 'The holder and the fair waiters of NAME'
+complete -c redlock -n $g -a log -d 'The history of NAME'
 
 # exec and lock.
 set -l l '__redlock_sub exec lock; and not __redlock_after_dashdash'
@@ -169,9 +170,11 @@ complete -c redlock -n '__redlock_sub lock' -l pid -x -a '(__fish_complete_pids)
 complete -c redlock -n '__redlock_sub unlock' -l owner -x -d 'The token lock printed'
 complete -c redlock -n '__redlock_sub unlock' -l force -d 'Delete NAME whoever holds it'
 complete -c redlock -n '__redlock_sub unlock' -l pubsub -x -a "$pubsub" -d 'How the release wakes waiters'
-complete -c redlock -n '__redlock_sub status queue' -l json -d 'JSON output'
+complete -c redlock -n '__redlock_sub status queue log' -l json -d 'JSON output'
+complete -c redlock -n '__redlock_sub log' -s n -l lines -x -d 'The last N events'
+complete -c redlock -n '__redlock_sub log' -s f -l follow -d 'Then print new events as they come'
 # --watch takes its INTERVAL only as --watch=INTERVAL.
 complete -c redlock -n '__redlock_sub queue' -l watch -d 'Redraw every INTERVAL (--watch=INTERVAL)'
 complete -c redlock -n '__redlock_sub queue; and string match -q -- "--watch=*" (commandline -ct)' -l watch -x -a '(__redlock_durations)' -d 'Interval'
-complete -c redlock -n '__redlock_sub unlock status queue' -s h -l help -d 'Show the help'
-complete -c redlock -n '__redlock_sub unlock status queue; and __redlock_wants_name' -a '(__redlock_names)' -d 'Held lock'
+complete -c redlock -n '__redlock_sub unlock status queue log' -s h -l help -d 'Show the help'
+complete -c redlock -n '__redlock_sub unlock status queue log; and __redlock_wants_name' -a '(__redlock_names)' -d 'Held lock'

@@ -203,7 +203,7 @@ setup() {
 help_options() {
 	{
 		"$RL" --help
-		for c in exec lock unlock status queue; do "$RL" "$c" --help; done
+		for c in exec lock unlock status queue log; do "$RL" "$c" --help; done
 	} | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
 man_options() {

@@ -294,6 +294,7 @@ all_held() {
 	run -64 --separate-stderr rl lock --limit 2 --waiter-timeout 61m -w 1s s
 	assert_equal "$(rcli keys '*' | sort)" "redisson_lock_token:{x}
 redlock_holder:{x}
+redlock_log:{x}
 x"
 	# The longest: the listener keeps its role an hour after its last
 	# refresh, and the room, which holds only it, lasts as long...

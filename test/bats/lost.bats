@@ -37,7 +37,8 @@ LONG='echo $$ >"$0/cmd"; exec sleep 30'
 	st=0
 	reap -t 30 "$epid" || st=$?
 	[ "$st" = 79 ]
-	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was removed while held (unlock --force, a deleted key or data lost by the server); lease last confirmed "*" before the loss): COMMAND was terminated" ]]
+	# Who forced it, from the history.
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (removed by unlock --force from $(hostname) pid "*" ($(id -un)); lease last confirmed "*" before the loss): COMMAND was terminated" ]]
 	dead "$(cat "$D/cmd")"
 }
 

@@ -29,16 +29,16 @@ held_by() {
 	echo "$n"
 }
 
-# Script calls as the proxy sees them: a release has 16 arguments
-# (EVALSHA sha 9 keys, owner, 0, flags, PUBLISH), a waiter's acquisition
-# 23 (8 keys, 12 arguments).
+# Script calls as the proxy sees them: a release has 20 arguments
+# (EVALSHA sha 10 keys, owner, 0, the history's bound, expiry and entry,
+# flags, PUBLISH).
 
 @test "a late undo on a slow master runs before the newer acquisition, never after it" {
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	# M5 behind a proxy that holds the first release 4 s: twenty times
 	# the node timeout (200 ms), and well past the retry below.
 	p5=$(free_port)
-	start_proxy "$D/proxy" 4 --hold 16 1 "$D/forwarded" "$p5:$M5_PORT"
+	start_proxy "$D/proxy" 4 --hold 20 1 "$D/forwarded" "$p5:$M5_PORT"
 	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$p5"
 	# Another owner holds x on M1, M2, M3 and M5 until 1.5 s from now:
 	# the first attempts win only M4 and are undone everywhere (the undo
@@ -87,10 +87,11 @@ held_by() {
 	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
 	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
-	# A fair attempt is EVALSHA, its sha, the key count, 9 keys, 11
-	# arguments (the last --min-hold) and the publish command: 24
-	# arguments.
-	start_proxy "$D/proxy" 4 --hold 24 2 "$D/forwarded" "$p:$M1_PORT"
+	# A fair attempt is EVALSHA, its sha, the key count, 10 keys (the
+	# last the history's), 15 arguments (--min-hold, the history's bound,
+	# expiry and entry, the start of the holder record) and the publish
+	# command: 29 arguments.
+	start_proxy "$D/proxy" 4 --hold 29 2 "$D/forwarded" "$p:$M1_PORT"
 	run -75 --separate-stderr timeout 20 "$RL" --timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"

@@ -309,6 +309,7 @@ plain unlock of C: 1
 	run -0 rcli keys '*'
 	assert_equal "$(sort <<<"$output")" "redisson_lock_token:{x}
 redlock_holder:{x}
+redlock_log:{x}
 x"
 	# unlock --owner and --force do not read it.
 	REDLOCK_HELD='x=%zz' run -0 rl unlock --owner "$tok" x

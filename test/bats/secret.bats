@@ -48,9 +48,11 @@ no_secret_in_redis() {
 		string) all+=$(rcli get "$k") ;;
 		list) all+=$(rcli lrange "$k" 0 -1) ;;
 		zset) all+=$(rcli zrange "$k" 0 -1) ;;
+		stream) all+=$(rcli xrange "$k" - +) ;;
 		esac
 	done
 	[[ $all == *redlock_holder* ]]
+	[[ $all == *redlock_log* ]]
 	[[ $all != *"$SECRET"* ]]
 }
 
@@ -83,6 +85,13 @@ look_at_everything() {
 	run -0 rl queue deploy-prod
 	shown+=$output
 	run -0 rl queue --json deploy-prod
+	shown+=$output
+	# The history: acquisitions, the busy skip, the waiter that gave up.
+	run -0 rl log deploy-prod
+	[[ $output == *" gave_up: "* ]]
+	[[ $output == *" busy: "* ]]
+	shown+=$output
+	run -0 rl log --json deploy-prod
 	shown+=$output
 	no_secret_in_redis
 	[[ $shown != *"$SECRET"* ]]

@@ -7,7 +7,8 @@
  * --fair: the fair lock's acquire (nobody queued) and release. --renew:
  * one acquisition, then PAIRS renewals (the watchdog's script), then one
  * release; prints renewals per second. Every acquisition records holder
- * metadata as exec does (host, pid, user, command). rediss:// URLs are
+ * metadata as exec does (host, pid, user, command), and history as
+ * redlock does, unless REDLOCK_HISTORY is 0. rediss:// URLs are
  * verified with the CA in $REDLOCK_CACERT. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,9 @@ connect_to(int kind, long limit, struct rl_url *u, int nu)
 	}
 	c = nu == 1 ? rl_client_new(&u[0], 2000, 5000) :
 	    rl_client_new_multi(u, (size_t)nu, 2000, 5000);
+	if (c != NULL && getenv("REDLOCK_HISTORY") != NULL)
+		rl_set_history(c, atol(getenv("REDLOCK_HISTORY")),
+		    RL_HISTORY_TTL_MS);
 	if (c == NULL || rl_set_kind(c, (enum rl_lock_kind)kind, limit) !=
 	    RL_OK || rl_connect(c) != RL_OK) {
 		fprintf(stderr, "bench-lib: cannot connect%s%s\n",

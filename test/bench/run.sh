@@ -371,6 +371,8 @@ rsncost() {	# rsncost LABEL: Redisson's KIND LABEL, 5000 operations
 }
 for _ in 1 2 3 4 5; do
 	kindpairs lock
+	# The history's cost: the same pairs recording none.
+	REDLOCK_HISTORY=0 kindpairs nohist
 	rsncost lock
 	kindpairs renew --renew
 	rsncost renew
@@ -431,6 +433,7 @@ kmed() {	# kmed LABEL: "median-pairs/s median-us-per-pair"
 	    "$(cut -d' ' -f2 "$dir/k_$1" | sort -g | sed -n 3p)"
 }
 read -r kp_lock ku_lock < <(kmed lock)
+read -r kp_nohist ku_nohist < <(kmed nohist)
 read -r kp_write ku_write < <(kmed write)
 read -r kp_read ku_read < <(kmed read)
 read -r kp_permit ku_permit < <(kmed permit)
@@ -561,6 +564,7 @@ $(xrow "redlock \`--write\`" write)
 | library, one server: acquire+release of each kind (median of 5 x 5000) | pairs per second | pair takes x the lock's | server time per pair (EVALSHA usec) | server time x the lock's |
 | --- | --- | --- | --- | --- |
 $(krow "lock (exclusive)" "$kp_lock" "$ku_lock")
+$(krow "lock (exclusive), no history (\`REDLOCK_HISTORY=0\`)" "$kp_nohist" "$ku_nohist")
 $(krow "\`--write\` (write lock)" "$kp_write" "$ku_write")
 $(krow "\`-s\` (read lock)" "$kp_read" "$ku_read")
 $(krow "\`--limit 1\` (a permit)" "$kp_permit" "$ku_permit")

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "rl_kind.h"
 #include "rl_quorum.h"
 #include "rl_sentinel.h"
 
@@ -1133,6 +1134,225 @@ status_replies(size_t n, const char *const *specs, enum rl_verdict *v,
 		    &per[j]);
 }
 
+/* A history entry: fields by name, in any order; numbers where known. */
+static void
+test_decode_event(void **state)
+{
+	struct rl_event ev;
+	char buf[256], *arena = buf;
+
+	(void)state;
+	assert_int_equal(rl_decode_event(R("*2|$1795782429706-3|*10|$event|"
+	    "$released|$owner|$o:1|$hold_ms|$251000|$exit|$0|$fence|$17"), &ev,
+	    &arena), 0);
+	assert_string_equal(ev.id, "1795782429706-3");
+	assert_true(ev.time_ms == 1795782429706LL);
+	assert_string_equal(ev.event, "released");
+	assert_string_equal(ev.owner, "o:1");
+	assert_string_equal(ev.fence, "17");
+	assert_string_equal(ev.host, "");
+	assert_true(ev.hold_ms == 251000);
+	assert_int_equal(ev.exit_status, 0);
+	assert_true(ev.wait_ms == -1);
+	assert_true(ev.until_ms == -1);
+	assert_int_equal(ev.pid, 0);
+	/* Unknown fields are skipped; an empty exit is unknown. */
+	assert_int_equal(rl_decode_event(R("*2|$1-0|*6|$new|$x|$exit|$|"
+	    "$by_pid|$811"), &ev, &arena), 0);
+	assert_int_equal(ev.exit_status, -1);
+	assert_int_equal(ev.by_pid, 811);
+	assert_int_equal(rl_decode_event(R("*1|$1-0"), &ev, &arena), -1);
+	/* As the scripts write it: one field "e", pairs separated by byte
+	 * 31 (NUL bytes too), copied out of the reply. */
+	{
+		static const char v[] = "owner\037o:2\037pid\037811\037cmd"
+		    "\037\037event\037released\037held_until\03799\0fence"
+		    "\0007";
+		redisReply *r = R("*2|$5-0|*2|$e|$x");
+		char *start;
+
+		r->element[1]->element[1]->str = realloc(
+		    r->element[1]->element[1]->str, sizeof(v));
+		assert_non_null(r->element[1]->element[1]->str);
+		memcpy(r->element[1]->element[1]->str, v, sizeof(v));
+		r->element[1]->element[1]->len = sizeof(v) - 1;
+		assert_true(rl_event_room(r) == sizeof(v));
+		arena = start = buf;
+		assert_int_equal(rl_decode_event(r, &ev, &arena), 0);
+		assert_true(arena == start + sizeof(v));
+		assert_string_equal(ev.event, "released");
+		assert_string_equal(ev.owner, "o:2");
+		assert_int_equal(ev.pid, 811);
+		assert_string_equal(ev.cmd, "");
+		assert_string_equal(ev.fence, "7");
+		assert_true(ev.until_ms == 99);
+		/* The reply is left as it was. */
+		assert_int_equal(r->element[1]->element[1]->str[5], 037);
+	}
+	assert_int_equal(rl_decode_event(NULL, &ev, &arena), -1);
+}
+
+/* The caller's part of an entry: pairs and "event", each followed by
+ * byte 31; a byte 31 in a value is made '?'. */
+static void
+test_history_entry(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = rl_history_entry((const char *[]){ "owner", "o:1", "cmd",
+	    "a\037b", "user", NULL }, 6);
+	assert_non_null(s);
+	assert_string_equal(s, "owner\037o:1\037cmd\037a?b\037user\037"
+	    "\037event\037");
+	free(s);
+}
+
+/* A release gets its holder, token and hold time from the acquisition
+ * before it; an acquisition never ended becomes an "expired" event
+ * before the next. */
+static void
+test_events_infer(void **state)
+{
+	struct rl_event ev[7];
+	char buf[256], *arena = buf;
+
+	(void)state;
+	memset(ev, 0, sizeof(ev));
+	assert_int_equal(rl_decode_event(R("*2|$1-0|*8|$event|$acquired|"
+	    "$owner|$a|$host|$web2|$pid|$811"), &ev[0], &arena), 0);
+	assert_int_equal(rl_decode_event(R("*2|$2-0|*6|$event|$acquired|"
+	    "$owner|$b|$fence|$12"), &ev[1], &arena), 0);
+	assert_int_equal(rl_decode_event(R("*2|$3000-0|*6|$event|$released|"
+	    "$owner|$b|$exit|$3"), &ev[2], &arena), 0);
+	assert_int_equal(rl_events_infer(ev, 3, 7), 4);
+	assert_string_equal(ev[0].event, "acquired");
+	assert_string_equal(ev[1].event, "expired");
+	assert_string_equal(ev[1].owner, "a");
+	assert_string_equal(ev[1].host, "web2");
+	assert_int_equal(ev[1].pid, 811);
+	assert_true(ev[1].time_ms == 2);
+	assert_string_equal(ev[1].id, "");
+	assert_string_equal(ev[2].event, "acquired");
+	assert_string_equal(ev[3].event, "released");
+	assert_int_equal(ev[3].exit_status, 3);
+	assert_string_equal(ev[3].fence, "12");
+	assert_true(ev[3].hold_ms == 2998);
+	/* No room: nothing inserted. */
+	assert_int_equal(rl_events_infer(ev, 2, 2), 2);
+}
+
+/* Event I of EV: EVENT by OWNER at time T (ms), of KIND ("" for a plain
+ * lock's), with token FENCE ("" for none). */
+static void
+ev_set(struct rl_event *ev, int t, const char *event, const char *owner,
+    const char *kind, const char *fence)
+{
+	char spec[256], buf[8], *arena = buf;
+
+	snprintf(spec, sizeof(spec), "*2|$%d-0|*8|$event|$%s|$owner|$%s|"
+	    "$kind|$%s|$fence|$%s", t, event, owner, kind, fence);
+	assert_int_equal(rl_decode_event(R(spec), ev, &arena), 0);
+}
+
+/* The event names of EV (N of them), joined by spaces, into BUF. */
+static const char *
+ev_names(const struct rl_event *ev, size_t n, char *buf, size_t len)
+{
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++)
+		at += snprintf(buf + at, len - at, "%s%s:%s", i ? " " : "",
+		    ev[i].event, ev[i].owner);
+	return buf;
+}
+
+/* Shared kinds: readers and permits overlap, so that one acquisition
+ * after another proves no expiry; an exclusive one (plain or write)
+ * after another owner's hold does, and so does any after another
+ * owner's exclusive hold, or the same owner's fresh hold of a kind. */
+static void
+test_events_infer_kinds(void **state)
+{
+	struct rl_event ev[12];
+	char names[512];
+
+	(void)state;
+	/* Two readers, then a writer after both were released. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "read", "2");
+	ev_set(&ev[2], 5, "released", "b", "read", "");
+	ev_set(&ev[3], 9, "released", "a", "read", "");
+	ev_set(&ev[4], 10, "acquired", "w", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 5, 12), 5);
+	assert_string_equal(ev_names(ev, 5, names, sizeof(names)),
+	    "acquired:a acquired:b released:b released:a acquired:w");
+	assert_string_equal(ev[2].fence, "2");
+	assert_string_equal(ev[3].fence, "1");
+	assert_true(ev[3].hold_ms == 8);
+	/* A writer after two readers never released: both expired, in
+	 * the order they were taken, with their kind. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "read", "2");
+	ev_set(&ev[2], 10, "acquired", "w", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 12), 5);
+	assert_string_equal(ev_names(ev, 5, names, sizeof(names)),
+	    "acquired:a acquired:b expired:a expired:b acquired:w");
+	assert_string_equal(ev[2].kind, "read");
+	assert_string_equal(ev[3].fence, "2");
+	assert_true(ev[3].time_ms == 10);
+	/* Permits overlap; a plain lock's acquisition (no kind) after
+	 * them proves that they ended; one released is not expired. */
+	ev_set(&ev[0], 1, "acquired", "a", "permit", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "permit", "2");
+	ev_set(&ev[2], 3, "acquired", "c", "permit", "3");
+	ev_set(&ev[3], 4, "released", "b", "permit", "");
+	ev_set(&ev[4], 9, "acquired", "d", "", "4");
+	assert_int_equal(rl_events_infer(ev, 5, 12), 7);
+	assert_string_equal(ev_names(ev, 7, names, sizeof(names)),
+	    "acquired:a acquired:b acquired:c released:b expired:a "
+	    "expired:c acquired:d");
+	/* A reader after another owner's write: the write had ended; a
+	 * writer's own read beside its write proves nothing. */
+	ev_set(&ev[0], 1, "acquired", "w", "write", "1");
+	ev_set(&ev[1], 2, "acquired", "w", "read", "2");
+	ev_set(&ev[2], 3, "acquired", "r", "read", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 12), 4);
+	assert_string_equal(ev_names(ev, 4, names, sizeof(names)),
+	    "acquired:w acquired:w expired:w acquired:r");
+	assert_string_equal(ev[2].kind, "write");
+	assert_string_equal(ev[2].fence, "1");
+	/* The same owner's fresh read after its read (re-entries are not
+	 * recorded), and a write after its read (no upgrade): expired. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "a", "read", "2");
+	ev_set(&ev[2], 3, "acquired", "a", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 12), 5);
+	assert_string_equal(ev_names(ev, 5, names, sizeof(names)),
+	    "acquired:a expired:a acquired:a expired:a acquired:a");
+	assert_string_equal(ev[1].fence, "1");
+	assert_string_equal(ev[3].fence, "2");
+	/* A release finds its acquisition by owner and kind: the writer's
+	 * read release its read, its write release its write. */
+	ev_set(&ev[0], 1, "acquired", "w", "write", "1");
+	ev_set(&ev[1], 2, "acquired", "w", "read", "2");
+	ev_set(&ev[2], 3, "released", "w", "read", "");
+	ev_set(&ev[3], 4, "released", "w", "write", "");
+	ev_set(&ev[4], 5, "acquired", "x", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 5, 12), 5);
+	assert_string_equal(ev[2].fence, "2");
+	assert_string_equal(ev[3].fence, "1");
+	assert_true(ev[3].hold_ms == 3);
+	/* Room for one expiry only: the first, and the rest dropped. */
+	ev_set(&ev[0], 1, "acquired", "a", "read", "1");
+	ev_set(&ev[1], 2, "acquired", "b", "read", "2");
+	ev_set(&ev[2], 3, "acquired", "w", "write", "3");
+	assert_int_equal(rl_events_infer(ev, 3, 4), 4);
+	assert_string_equal(ev_names(ev, 4, names, sizeof(names)),
+	    "acquired:a acquired:b expired:a acquired:w");
+}
+
 static void
 test_combine_status(void **state)
 {
@@ -1394,6 +1614,10 @@ main(void)
 		T(test_combine_renew),
 		T(test_combine_renew_taken),
 		T(test_combine_status),
+		T(test_decode_event),
+		T(test_events_infer),
+		T(test_events_infer_kinds),
+		T(test_history_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
