@@ -636,7 +636,10 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	struct rl_fair fair = { 0 };
 	char who[1024], waited[32];
 	enum rl_err e;
+	const char *note = rl_connect_note(rc);
 
+	if (note != NULL)
+		event(o, "%s", esc(note));
 	rl_set_replicas(rc, o->replicas);
 	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
 	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK ||
