@@ -269,6 +269,27 @@ json_meta(FILE *f, const char *host, long pid, const char *user,
 	json_str(f, cmd);
 }
 
+/* Set by client_open: the URL is RL_DEFAULT_URL because neither -u nor
+ * REDLOCK_URL named one, which an operator may not know. */
+static int default_url;
+
+/* A server out of reach: ERR's line, where the default URL (when it was
+ * not chosen) says so and how to choose another. */
+static void
+unreachable(const char *err)
+{
+	const char *s = esc(err), *p = strstr(s, RL_DEFAULT_URL);
+	int n;
+
+	if (!default_url || p == NULL) {
+		msg("%s; check --url and that the server is up", s);
+		return;
+	}
+	n = (int)(p - s + strlen(RL_DEFAULT_URL));
+	msg("%.*s (the default: set REDLOCK_URL or give -u URL)%s; check "
+	    "that the server is up", n, s, s + n);
+}
+
 int
 fail(rl_client *c, enum rl_err e, const char *name)
 {
@@ -286,8 +307,7 @@ fail(rl_client *c, enum rl_err e, const char *name)
 		if (rl_err_refused(c))
 			msg("%s", esc(rl_errstr(c)));
 		else
-			msg("%s; check --url and that the server is up",
-			    esc(rl_errstr(c)));
+			unreachable(rl_errstr(c));
 		return EXIT_UNAVAILABLE;
 	case RL_EAUTH:
 	case RL_ESERVER:
@@ -372,6 +392,10 @@ client_open_pubsub(const struct globals *g, int64_t ttl_ms,
 	rl_client *c = rl_client_new_multi(g->url, g->nurl,
 	    g->connect_timeout_ms, g->timeout_ms);
 	enum rl_err e;
+	const char *env = getenv("REDLOCK_URL");
+
+	/* An empty REDLOCK_URL is as good as unset (main.c). */
+	default_url = !g->url_given && (env == NULL || env[0] == '\0');
 
 	if (c == NULL) {
 		msg("out of memory");

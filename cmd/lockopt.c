@@ -12,7 +12,9 @@
 
 #define DEFAULT_TTL_MS 30000
 #define DEFAULT_WAITER_TIMEOUT_MS 5000
-/* Renewed every ttl/3, a shorter lease leaves no time for a renewal. */
+/* The shortest lease: a plain lock's, and one renewed every ttl/3 (a
+ * shorter one leaves no time for a renewal). */
+#define TTL_MIN_MS 10
 #define RENEW_TTL_MIN_MS 30
 /* More replicas than any server would have; WAIT takes an int. */
 #define REPLICAS_MAX 1000
@@ -158,13 +160,8 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		o->wait_ms = 0;
 		return 1;
 	case 't':
-		if (parse_duration(c, "--ttl", arg, &o->ttl_ms) < 0)
-			return -1;
-		if (o->ttl_ms < 10) {
-			usage_error(c, "--ttl must be at least 10ms");
-			return -1;
-		}
-		return 1;
+		/* Its floor depends on what renews it: lockopts_check. */
+		return parse_duration(c, "--ttl", arg, &o->ttl_ms) < 0 ? -1 : 1;
 	case 'E':
 		if (parse_number(arg, 0, 255, &v) < 0) {
 			usage_error(c, "--conflict-exit-code: '%s' is not a "
@@ -226,9 +223,14 @@ lockopts_check(const struct cmd *c, struct lockopts *o,
 	/* An empty REDLOCK_LABEL is as good as unset. */
 	if (o->label == NULL && label != NULL && label[0] != '\0')
 		set_label(o, label);
+	/* One check, so that the first refusal states the real floor. */
 	if (renewer != NULL && o->ttl_ms < RENEW_TTL_MIN_MS) {
-		usage_error(c, "%s needs --ttl of at least %dms to renew it "
-		    "every ttl/3", renewer, RENEW_TTL_MIN_MS);
+		usage_error(c, "--ttl must be at least %dms for %s, which "
+		    "renews the lease every ttl/3", RENEW_TTL_MIN_MS, renewer);
+		return -1;
+	}
+	if (o->ttl_ms < TTL_MIN_MS) {
+		usage_error(c, "--ttl must be at least %dms", TTL_MIN_MS);
 		return -1;
 	}
 	if (o->fair && o->kind != RL_EXCLUSIVE) {
@@ -636,7 +638,10 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	struct rl_fair fair = { 0 };
 	char who[1024], waited[32];
 	enum rl_err e;
+	const char *note = rl_connect_note(rc);
 
+	if (note != NULL)
+		event(o, "%s", esc(note));
 	rl_set_replicas(rc, o->replicas);
 	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
 	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK ||

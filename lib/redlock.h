@@ -231,6 +231,10 @@ int64_t rl_validity_ms(int64_t ttl_ms, int64_t elapsed_ms);
 int rl_node_status(rl_client *c, size_t i, struct rl_status *st,
     char *url, size_t urllen, const char **err);
 enum rl_err rl_connect(rl_client *c);
+/* After rl_connect: what it went on without, for a line with -v; NULL
+ * when nothing. A password was given, but the server has none and
+ * refused AUTH for that, so the connections go on without AUTH. */
+const char *rl_connect_note(rl_client *c);
 const char *rl_errstr(const rl_client *c);
 /* The last error is a server's refusal, in its words with what to do (a
  * cluster moving a slot, a server loading): no hint to add. */

@@ -505,3 +505,15 @@ rl_connect(rl_client *c)
 			return RL_OK;
 	return rl_no_quorum(c, "connect");
 }
+
+const char *
+rl_connect_note(rl_client *c)
+{
+	for (size_t j = 0; j < c->n; j++)
+		if (c->nodes[j].conn.nopass) {
+			rl_note_nopass(&c->nodes[j].url, c->note,
+			    sizeof(c->note));
+			return c->note;
+		}
+	return NULL;
+}

@@ -31,6 +31,7 @@ struct rl_client {
 				 * deadline); -1: no limit but the timeouts */
 	struct rl_round round;	/* the last round; replies in nodes */
 	char errstr[640];
+	char note[RL_WHY_MAX];	/* rl_connect_note's line */
 	int refused;		/* errstr is one master's own refusal, which
 				 * says what to do */
 };

@@ -114,6 +114,7 @@ rl_conn_open(struct rl_conn *c)
 	c->rx = 0;
 	c->sharded = c->pubsub == RL_PUBSUB_CLASSIC ? 0 : -1;
 	c->replicas = -1;
+	c->nopass = 0;
 	c->err = RL_OK;
 	c->why[0] = '\0';
 	if ((c->reader = redisReaderCreate()) == NULL ||
@@ -341,10 +342,16 @@ handshake_reply(struct rl_conn *c, redisReply *r)
 		c->err = RL_ECONNECT;
 		return RL_IO_FAIL;
 	}
-	/* A user that may not ask ROLE is let through: a replica still
-	 * refuses its writes (READONLY), which counts as a lost connection.
-	 * HELLO's refusals were judged above. */
-	if (r->type == REDIS_REPLY_ERROR && !hello &&
+	/* A server without a password refuses AUTH for that alone: what
+	 * the password would have opened is open, so go on, as redis-cli
+	 * does, and say so (rl_connect_note). A user that may not ask ROLE
+	 * is let through: a replica still refuses its writes (READONLY),
+	 * which counts as a lost connection. HELLO's refusals were judged
+	 * above. */
+	if (r->type == REDIS_REPLY_ERROR && strcmp(name, "AUTH") == 0 &&
+	    rl_error_nopass(r->str))
+		c->nopass = 1;
+	else if (r->type == REDIS_REPLY_ERROR && !hello &&
 	    !(strcmp(name, "ROLE") == 0 && strncmp(r->str, "NOPERM", 6) == 0)) {
 		c->err = rl_error_reply(c->url, r->str, name, c->why,
 		    sizeof(c->why));
@@ -438,6 +445,20 @@ hello_handshake(struct rl_conn *c, const redisReply *r)
 	return -1;
 }
 
+/* The reply reader gave up: out of memory, or the server speaks
+ * something else than RESP (an HTTP server at the port), which no bug of
+ * ours can cause. */
+static enum rl_io
+not_resp(struct rl_conn *c)
+{
+	if (c->reader->err == REDIS_ERR_OOM)
+		return fail(c, RL_ENOMEM, "lost connection to", "out of memory");
+	c->err = rl_error_proto(c->url, c->reader->errstr, c->why,
+	    sizeof(c->why));
+	rl_conn_close(c);
+	return RL_IO_FAIL;
+}
+
 /* The next reply that is someone's: handshake replies and those given up
  * on are taken here. */
 static enum rl_io
@@ -447,8 +468,7 @@ take(struct rl_conn *c, redisReply **out)
 
 	for (;;) {
 		if (redisReaderGetReply(c->reader, &v) != REDIS_OK)
-			return fail(c, RL_EPROTO, "bad reply from",
-			    c->reader->errstr);
+			return not_resp(c);
 		if (v == NULL)
 			return RL_IO_WAIT;
 		if (c->nhs > 0) {

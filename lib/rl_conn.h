@@ -99,6 +99,9 @@ struct rl_conn {
 				 * ran or were sent whole on this connection:
 				 * the server has them cached */
 	int nknown;
+	int nopass;		/* AUTH was refused as the server has no
+				 * password (rl_error_nopass): the handshake
+				 * went on without it */
 	int due;		/* replies due to commands sent */
 	int drop;		/* the first DROP of them were given up on */
 	enum rl_err err;

@@ -39,10 +39,34 @@ static const struct {
 	    "maxclients allows: try again later or raise it", 0 },
 };
 
+void
+rl_clip(const char *s, size_t n, size_t max, char *buf, size_t len)
+{
+	size_t cut = n;
+
+	if (n > max) {
+		/* s[max] exists: the blank there, or the last one before it,
+		 * ends the last whole word. */
+		for (cut = max; cut > 0 && s[cut] != ' '; cut--)
+			;
+		/* One word longer than MAX: cut it, but not inside a UTF-8
+		 * sequence. */
+		if (cut == 0)
+			for (cut = max; cut > 0 &&
+			    ((unsigned char)s[cut] & 0xc0) == 0x80; cut--)
+				;
+		while (cut > 0 && (s[cut - 1] == ' ' || s[cut - 1] == ',' ||
+		    s[cut - 1] == ':' || s[cut - 1] == ';'))
+			cut--;
+	}
+	snprintf(buf, len, "%.*s%s", (int)cut, s, cut < n ? "\u2026" : "");
+}
+
 /* The server's text up to where a script's location or a command's
- * arguments begin, for a line. */
-static int
-reason_len(const char *s)
+ * arguments begin, at most RL_REASON_MAX bytes of it (cut between words),
+ * into BUF, for a line. */
+static const char *
+reason(const char *s, char *buf, size_t len)
 {
 	const char *p = strstr(s, " script: ");
 	const char *q = strstr(s, ", with args beginning with");
@@ -52,7 +76,8 @@ reason_len(const char *s)
 		n = (size_t)(q - s);
 	while (n > 0 && (s[n - 1] == '.' || s[n - 1] == ' '))
 		n--;
-	return n > 160 ? 160 : (int)n;
+	rl_clip(s, n, RL_REASON_MAX, buf, len);
+	return buf;
 }
 
 static int
@@ -63,26 +88,24 @@ starts(const char *s, const char *prefix)
 
 /* Refused for want of a permission: which one to grant. */
 static enum rl_err
-noperm(const struct rl_url *u, const char *url, const char *str,
+noperm(const struct rl_url *u, const char *url, const char *why,
     const char *doing, char *buf, size_t len)
 {
 	const char *user = rl_url_user(u);
 
 	if (strncmp(doing, "SUBSCRIBE", 9) == 0 ||
 	    strncmp(doing, "SSUBSCRIBE", 10) == 0)
-		snprintf(buf, len, "%s refused %s for user %s (%.*s): a "
+		snprintf(buf, len, "%s refused %s for user %s (%s): a "
 		    "waiter needs it to be woken; grant it with ACL SETUSER "
-		    "%s " RL_ACL_CHANNELS, url, doing, user, reason_len(str),
-		    str, user);
+		    "%s " RL_ACL_CHANNELS, url, doing, user, why, user);
 	else if (strcmp(doing, "WAIT") == 0)
-		snprintf(buf, len, "%s refused WAIT for user %s (%.*s): "
+		snprintf(buf, len, "%s refused WAIT for user %s (%s): "
 		    "--replicas needs it; grant it with ACL SETUSER %s +wait",
-		    url, user, reason_len(str), str, user);
+		    url, user, why, user);
 	else
-		snprintf(buf, len, "%s refused %s for user %s (%.*s): grant it "
+		snprintf(buf, len, "%s refused %s for user %s (%s): grant it "
 		    "EVALSHA, EVAL, the commands the scripts run, the keys and "
-		    "the channels " RL_ACL_CHANNELS, url, doing, user,
-		    reason_len(str), str);
+		    "the channels " RL_ACL_CHANNELS, url, doing, user, why);
 	return RL_EAUTH;
 }
 
@@ -90,24 +113,25 @@ enum rl_err
 rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
     char *buf, size_t len)
 {
-	char url[512];
+	char url[512], why[RL_REASON_MAX + 8];
 	size_t i;
 
 	rl_url_format(u, url, sizeof(url));
+	reason(str, why, sizeof(why));
 	if (starts(str, "NOAUTH") || strstr(str, "unauthenticated") != NULL) {
 		snprintf(buf, len, "%s requires authentication: give the "
 		    "password in the URL or in REDLOCK_PASSWORD", url);
 		return RL_EAUTH;
 	}
 	if (starts(str, "WRONGPASS") || strstr(str, "invalid password") ||
-	    strstr(str, "without any password configured")) {
-		snprintf(buf, len, "authentication to %s refused (%.120s): "
-		    "check the user and password", url, str);
+	    rl_error_nopass(str)) {
+		snprintf(buf, len, "authentication to %s refused (%s): "
+		    "check the user and password", url, why);
 		return RL_EAUTH;
 	}
 	if (starts(str, "NOPERM") ||
 	    strstr(str, "user executing the script can't") != NULL)
-		return noperm(u, url, str, doing, buf, len);
+		return noperm(u, url, why, doing, buf, len);
 	/* A lost master, not a refusal: the round closes the connection,
 	 * and the next one connects again (through Sentinel: to the new
 	 * master). */
@@ -133,24 +157,59 @@ rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
 	}
 	if (starts(str, "LOADING") || starts(str, "BUSY") ||
 	    starts(str, "MASTERDOWN")) {
-		snprintf(buf, len, "%s cannot serve now (%.120s): try again "
-		    "shortly", url, str);
+		snprintf(buf, len, "%s cannot serve now (%s): try again "
+		    "shortly", url, why);
 		return RL_ECONNECT;
 	}
 	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
 		if (starts(str, refusals[i].code)) {
-			snprintf(buf, len, "%s refused %s (%.*s): %s", url,
-			    doing, reason_len(str), str, refusals[i].todo);
+			snprintf(buf, len, "%s refused %s (%s): %s", url,
+			    doing, why, refusals[i].todo);
 			return refusals[i].passes ? RL_ECONNECT : RL_ESERVER;
 		}
 	if (strcmp(doing, "AUTH") == 0 || strcmp(doing, "SELECT") == 0) {
-		snprintf(buf, len, "%s refused %s (%.120s): check the user, "
+		snprintf(buf, len, "%s refused %s (%s): check the user, "
 		    "the password and the database in the URL", url, doing,
-		    str);
+		    why);
 		return RL_EAUTH;
 	}
-	snprintf(buf, len, "%s failed on %s: %.160s", doing, url, str);
+	/* For a report: the whole text, a script's location too. */
+	rl_clip(str, strlen(str), RL_REASON_MAX, why, sizeof(why));
+	snprintf(buf, len, "%s failed on %s: %s", doing, url, why);
 	return RL_EPROTO;
+}
+
+int
+rl_error_nopass(const char *str)
+{
+	/* Redis 6 and later, Valkey: "ERR AUTH <password> called without
+	 * any password configured for the default user..."; Redis 5 and
+	 * older: "ERR Client sent AUTH, but no password is set". */
+	return strstr(str, "without any password configured") != NULL ||
+	    strstr(str, "no password is set") != NULL;
+}
+
+void
+rl_note_nopass(const struct rl_url *u, char *buf, size_t len)
+{
+	char url[512];
+
+	rl_url_format(u, url, sizeof(url));
+	snprintf(buf, len, "%s has no password set and refused AUTH: went on "
+	    "without it (the password given is not needed)", url);
+}
+
+enum rl_err
+rl_error_proto(const struct rl_url *u, const char *why, char *buf,
+    size_t len)
+{
+	char url[512];
+
+	rl_url_format(u, url, sizeof(url));
+	snprintf(buf, len, "%s answered something that is not the Redis "
+	    "protocol (%s): is this a Redis server? check the URL", url,
+	    why != NULL && why[0] != '\0' ? why : "unreadable reply");
+	return RL_ESERVER;
 }
 
 enum rl_err

@@ -458,18 +458,19 @@ rl_hops_why(const struct rl_url *at, char *host, int port,
     const char *doing, const char *str, int64_t ms, char *buf, size_t len)
 {
 	struct rl_url other = *at;
-	char a[256], b[256];
+	char a[256], b[256], why[80];
 
 	other.host = host;
 	other.port = port;
 	other.path = NULL;
 	rl_url_format(at, a, sizeof(a));
 	rl_url_format(&other, b, sizeof(b));
-	snprintf(buf, len, "%s and %s kept sending %s to each other (%.60s) "
+	rl_clip(str, strlen(str), 60, why, sizeof(why));
+	snprintf(buf, len, "%s and %s kept sending %s to each other (%s) "
 	    "for %lld ms (see --timeout): each says the other serves the "
 	    "slot (a move left half done?); finish the move with redis-cli "
 	    "--cluster fix, or CLUSTER SETSLOT <slot> NODE <owner-id> on both",
-	    a, b, doing, str, (long long)ms);
+	    a, b, doing, why, (long long)ms);
 }
 
 /* Send ND's command (again), on a new connection if need be: behind

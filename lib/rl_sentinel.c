@@ -106,16 +106,16 @@ forget_question(struct sentinel *s)
 static void
 none_answered(struct rl_conn *c, struct sentinel *s)
 {
-	char last[RL_WHY_MAX];
+	char last[112];	/* 100 bytes, an ellipsis */
 	char url[512];
 
 	if (s->rank == RK_ANSWER || c->url->nsentinels == 0)
 		return;
 	/* Every one unreachable: c->why names the last and its errno. */
-	snprintf(last, sizeof(last), "%s", c->why);
+	rl_clip(c->why, strlen(c->why), 100, last, sizeof(last));
 	rl_url_format(c->url, url, sizeof(url));
 	snprintf(c->why, sizeof(c->why), "no sentinel of %.200s answered "
-	    "(%.100s): check the sentinel addresses in the URL and that they "
+	    "(%s): check the sentinel addresses in the URL and that they "
 	    "run", url, last);
 }
 
@@ -203,9 +203,12 @@ static void
 auth_refused(struct rl_conn *c, struct sentinel *s, const char *a,
     const char *str)
 {
-	note(c, s, RK_ANSWER, "sentinel %s refused AUTH (%.100s): check "
+	char why[RL_REASON_MAX + 8];
+
+	rl_clip(str, strlen(str), 100, why, sizeof(why));
+	note(c, s, RK_ANSWER, "sentinel %s refused AUTH (%s): check "
 	    "--sentinel-user and --sentinel-password (or "
-	    "REDLOCK_SENTINEL_PASSWORD)", a, str);
+	    "REDLOCK_SENTINEL_PASSWORD)", a, why);
 }
 
 enum rl_sentinel_said
@@ -275,6 +278,7 @@ answer(struct rl_conn *c, struct sentinel *s, const redisReply *r,
     const char *a)
 {
 	const char *name = c->url->master;
+	char why[RL_REASON_MAX + 8];
 
 	if (s->authwhy != NULL) {
 		auth_refused(c, s, a, s->authwhy);
@@ -288,9 +292,10 @@ answer(struct rl_conn *c, struct sentinel *s, const redisReply *r,
 		    "give --sentinel-password or REDLOCK_SENTINEL_PASSWORD", a);
 		break;
 	case RL_SS_REFUSED:
+		rl_clip(r->str, strlen(r->str), 120, why, sizeof(why));
 		note(c, s, RK_ANSWER, "sentinel %s refused SENTINEL "
-		    "GET-MASTER-ADDR-BY-NAME (%.120s): is it a sentinel, and "
-		    "may this user ask it?", a, r->str);
+		    "GET-MASTER-ADDR-BY-NAME (%s): is it a sentinel, and "
+		    "may this user ask it?", a, why);
 		break;
 	case RL_SS_UNKNOWN:
 		note(c, s, RK_ANSWER, "sentinel %s does not know a master "
@@ -316,8 +321,9 @@ replies(struct rl_conn *c, struct sentinel *s, const char *a)
 
 	while (s->due > 0) {
 		if (redisReaderGetReply(s->reader, &v) != REDIS_OK) {
-			note(c, s, RK_ANSWER, "sentinel %s: bad reply (%s)", a,
-			    s->reader->errstr);
+			note(c, s, RK_ANSWER, "sentinel %s answered something "
+			    "that is not the Redis protocol (%s): is it a "
+			    "sentinel?", a, s->reader->errstr);
 			return -1;
 		}
 		if (v == NULL)

@@ -41,6 +41,24 @@ setup() {
 	done
 }
 
+@test "--ttl's floor is stated once, as the real one: 30ms for exec and lock --keepalive, 10ms for a plain lock" {
+	# Each refusal names the floor that applies, so that the value it
+	# asks for is then accepted (the server is unreachable: 69).
+	for t in 0 1ms 10ms 29ms 0.029; do
+		run -64 --separate-stderr "$RL" exec -t "$t" x -- true
+		[[ $stderr == "redlock: --ttl must be at least 30ms for exec, which renews the lease every ttl/3; usage: "* ]]
+		run -64 --separate-stderr "$RL" lock --keepalive -t "$t" x
+		[[ $stderr == "redlock: --ttl must be at least 30ms for --keepalive, which renews the lease every ttl/3; usage: "* ]]
+	done
+	run -69 "$RL" exec -t 30ms x -- true
+	run -69 "$RL" lock --keepalive -t 30ms x
+	for t in 0 9ms 0.009; do
+		run -64 --separate-stderr "$RL" lock -t "$t" x
+		[[ $stderr == "redlock: --ttl must be at least 10ms; usage: "* ]]
+	done
+	run -69 "$RL" lock -t 10ms x
+}
+
 @test "-E takes 0 to 255 and nothing else" {
 	for n in -1 256 600 x 3x ''; do
 		run -64 --separate-stderr "$RL" lock -E "$n" x

@@ -18,6 +18,11 @@ setup() {
 	redis-cli -p "$A_PORT" -a s3cret --no-auth-warning flushall >/dev/null
 }
 acli() { redis-cli -p "$A_PORT" -a s3cret --no-auth-warning "$@"; }
+# The fake servers a test started (answer, below).
+teardown() {
+	# shellcheck disable=SC2086
+	[ -z "${apid-}" ] || kill $apid 2>/dev/null || :
+}
 
 @test "nothing listening: exit 69 at once, not after --connect-timeout, naming the URL without its password" {
 	port=$(free_port)
@@ -95,6 +100,88 @@ time.sleep(20)
 	run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$A_PORT" lock x
 	[[ $stderr == *"requires authentication"* ]]
 	[ "$(acli dbsize)" = 0 ]
+}
+
+@test "a password given to a server that has none: the lock is taken, and only -v says that AUTH was refused" {
+	# Redis and Valkey refuse AUTH when no password is set ("ERR AUTH
+	# <password> called without any password configured for the
+	# default user..."): nothing to open, so redlock goes on without it.
+	REDLOCK_PASSWORD=s3cret run -0 --separate-stderr "$RL" \
+	    -u "redis://127.0.0.1:$R_PORT" lock x
+	assert_equal "$stderr" ''
+	[ "$(rcli exists x)" = 1 ]
+	REDLOCK_PASSWORD=s3cret run -0 --separate-stderr "$RL" \
+	    -u "redis://127.0.0.1:$R_PORT" status x
+	assert_equal "$stderr" ''
+	run -0 --separate-stderr "$RL" -u "redis://:s3cret@127.0.0.1:$R_PORT" \
+	    exec -v y -- true
+	[ "$(grep -c 'AUTH' <<<"$stderr")" = 1 ]
+	[[ $stderr == *"redis://127.0.0.1:$R_PORT has no password set and refused AUTH: went on without it (the password given is not needed)"* ]]
+	[[ $stderr != *s3cret* ]]
+	[ "$(rcli exists y)" = 0 ]
+	# An ACL user that does not exist is refused, as before.
+	run -69 --separate-stderr "$RL" -u "redis://bob:pw@127.0.0.1:$R_PORT" lock z
+	[[ $stderr == *"authentication to redis://bob@127.0.0.1:$R_PORT refused (WRONGPASS "* ]]
+}
+
+# answer REPLY: test/bats/answer.py on a free port ($port), answering
+# every command with REPLY; its pid in $apid.
+answer() {
+	port=$(free_port)
+	python3 "$BATS_TEST_DIRNAME/answer.py" "$port" "$1" \
+	    >"$BATS_TEST_TMPDIR/answer" 3>&- &
+	apid=$!
+	wait_for 5 grep -q ready "$BATS_TEST_TMPDIR/answer"
+}
+
+@test "a server's message too long to quote whole is cut between words, with an ellipsis" {
+	long="MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error."
+	answer "-$long\r\n"
+	run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$port" lock x
+	# What is quoted is the message's first words, whole, then "…".
+	quoted=${stderr#*(}
+	quoted=${quoted%%): *}
+	[[ $quoted == *… ]]
+	quoted=${quoted%…}
+	[[ $long == "$quoted "* ]]
+	[ "${#quoted}" -le 160 ]
+	[[ $stderr == *"): the server cannot save to disk and refuses writes"* ]]
+}
+
+@test "a port that does not speak Redis (an HTTP server): exit 69 asking whether it is a Redis server, not 70" {
+	answer 'HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'
+	for cmd in "status" "status x" "lock -n x" "unlock --force x"; do
+		# shellcheck disable=SC2086
+		run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$port" $cmd
+		assert_equal "$stderr" "redlock: redis://127.0.0.1:$port answered something that is not the Redis protocol (Protocol error, got \"H\" as reply type byte): is this a Redis server? check the URL"
+	done
+	# Python's own HTTP server, which answers the first command's first
+	# line (HTTP/0.9: an HTML page, no status line).
+	port=$(free_port)
+	python3 -m http.server "$port" --bind 127.0.0.1 \
+	    >"$BATS_TEST_TMPDIR/http" 2>&1 3>&- &
+	apid="$apid $!"
+	wait_for 5 bash -c "exec 9<>/dev/tcp/127.0.0.1/$port" 2>/dev/null
+	run -69 --separate-stderr "$RL" -u "redis://127.0.0.1:$port" exec -w 2s x -- true
+	[[ $stderr == *"answered something that is not the Redis protocol"*"is this a Redis server?"* ]]
+	[[ $stderr != *"please report"* ]]
+}
+
+@test "nothing at the default URL (no -u, no REDLOCK_URL): the message says it is the default and how to choose another" {
+	# A network namespace of its own: port 6379 of this host is never
+	# touched.
+	unshare -rn true 2>/dev/null || skip "unshare -rn is not permitted here"
+	inns() { unshare -rn sh -c 'ip link set lo up 2>/dev/null; "$@"' sh "$@"; }
+	run -69 --separate-stderr inns env -u REDLOCK_URL "$RL" status x
+	assert_equal "$stderr" "redlock: cannot connect to redis://127.0.0.1:6379 (the default: set REDLOCK_URL or give -u URL): Connection refused; check that the server is up"
+	# An empty REDLOCK_URL is unset.
+	REDLOCK_URL= run -69 --separate-stderr inns "$RL" lock x
+	[[ $stderr == *"6379 (the default: set REDLOCK_URL or give -u URL)"* ]]
+	# Chosen, even as the default's address, it is not called the default.
+	REDLOCK_URL=redis://127.0.0.1:6379 run -69 --separate-stderr inns "$RL" status x
+	assert_equal "$stderr" "redlock: cannot connect to redis://127.0.0.1:6379: Connection refused; check --url and that the server is up"
+	run -69 --separate-stderr inns env -u REDLOCK_URL "$RL" -u redis://127.0.0.1:6379 status x
+	assert_equal "$stderr" "redlock: cannot connect to redis://127.0.0.1:6379: Connection refused; check --url and that the server is up"
 }
 
 @test "a database number selects the database, once per connection" {

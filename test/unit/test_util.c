@@ -1,4 +1,4 @@
-/* test_util.c: durations, URLs, owner tokens and key names. */
+/* test_util.c: durations, URLs, owner tokens, key names, quoting. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "redlock.h"
+#include "rl_error.h"
 
 static int64_t
 dur(const char *s)
@@ -369,6 +370,49 @@ test_keys(void **state)
 	assert_int_equal(names("redlock_holder:{a\0b}", 20, n), 0);
 }
 
+/* S clipped to MAX bytes, as rl_clip does it. */
+static const char *
+clip(const char *s, size_t max)
+{
+	static char buf[256];
+
+	rl_clip(s, strlen(s), max, buf, sizeof(buf));
+	return buf;
+}
+
+static void
+test_clip(void **state)
+{
+	const char *auth = "ERR AUTH <password> called without any password "
+	    "configured for the default user. Are you sure your "
+	    "configuration is correct?";
+	char buf[32];
+
+	(void)state;
+	/* What fits is whole, however close to the limit. */
+	assert_string_equal(clip(auth, 160), auth);
+	assert_string_equal(clip(auth, strlen(auth)), auth);
+	/* Cut after the last whole word, never inside one; the blank or
+	 * punctuation before the cut goes. */
+	assert_string_equal(clip(auth, 120), "ERR AUTH <password> called "
+	    "without any password configured for the default user. Are you "
+	    "sure your configuration is\u2026");
+	assert_string_equal(clip(auth, 72), "ERR AUTH <password> called "
+	    "without any password configured for the\u2026");
+	assert_string_equal(clip("one two, three", 12), "one two\u2026");
+	/* A blank right at the limit: the word before it is whole. */
+	assert_string_equal(clip("abc def", 3), "abc\u2026");
+	/* Only the first N bytes of S count. */
+	rl_clip(auth, 8, 160, buf, sizeof(buf));
+	assert_string_equal(buf, "ERR AUTH");
+	rl_clip(auth, 8, 5, buf, sizeof(buf));
+	assert_string_equal(buf, "ERR\u2026");
+	/* One word longer than the limit is cut, but not inside a UTF-8
+	 * sequence (\xc3\xa9 is one character). */
+	assert_string_equal(clip("abcdefgh", 4), "abcd\u2026");
+	assert_string_equal(clip("ab\xc3\xa9" "cd", 3), "ab\u2026");
+}
+
 int
 main(void)
 {
@@ -383,6 +427,7 @@ main(void)
 		cmocka_unit_test(test_url_sentinel),
 		cmocka_unit_test(test_owner_token),
 		cmocka_unit_test(test_keys),
+		cmocka_unit_test(test_clip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
