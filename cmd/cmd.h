@@ -296,9 +296,12 @@ void json_finished(int64_t until_ms);
 /* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
  * is not above 0. */
 const char *finished_text(int64_t until_ms, char *buf, size_t len);
-/* ARGV (up to a NULL) joined by blanks into BUF, as holder metadata:
- * the values that look like secrets replaced by "***", as the manual's
- * HOLDER METADATA says (secret.c). */
+/* The size of a stored command line, its NUL included. */
+#define CMDLINE_MAX 512
+/* ARGV (up to a NULL) into BUF as holder metadata: each word quoted for a
+ * shell where it needs it, joined by blanks, the values that look like
+ * secrets replaced by "***", as the manual's HOLDER METADATA says, and a
+ * cut marked with "\u2026" (secret.c). */
 void cmdline_masked(char *const *argv, char *buf, size_t len);
 /* S on F as one shell word, quoted only when it needs it. */
 void shell_word(FILE *f, const char *s);

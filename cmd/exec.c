@@ -387,7 +387,7 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
     struct rl_attempt *a)
 {
 	struct rl_meta meta;
-	char cmdline[512];
+	char cmdline[CMDLINE_MAX];
 	int status, s;
 
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));

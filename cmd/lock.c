@@ -250,7 +250,7 @@ take(struct globals *g, struct job *j, int pid_fd)
 	struct rl_attempt a;
 	struct rl_meta meta;
 	rl_client *rc;
-	char cmdline[512];
+	char cmdline[CMDLINE_MAX];
 	int status, sig_fd, s;
 
 	parent_cmd(cmdline, sizeof(cmdline));

@@ -188,11 +188,11 @@ mask() {
 	mask 'GITHUB_TOKEN=*** db.password=*** MYSQL_PWD=*** AWS_SECRET_ACCESS_KEY=***' \
 	    GITHUB_TOKEN=abc db.password=abc MYSQL_PWD=abc AWS_SECRET_ACCESS_KEY=abc
 	mask 'mode=fast x=1' mode=fast x=1
-	mask '-H Authorization: *** -H PRIVATE-TOKEN:*** -H X-Api-Key: ***' \
+	mask "-H 'Authorization: ***' -H PRIVATE-TOKEN:*** -H X-Api-Key: ***" \
 	    -H 'Authorization: Bearer abc' -H 'PRIVATE-TOKEN:abc' \
 	    -H X-Api-Key: abc
-	mask '-H Accept: text/plain' -H 'Accept: text/plain'
-	mask 'redis://***@host:6379/0 --url=https://***@h/x https://h/x?access_token=***' \
+	mask "-H 'Accept: text/plain'" -H 'Accept: text/plain'
+	mask "redis://***@host:6379/0 --url=https://***@h/x 'https://h/x?access_token=***'" \
 	    redis://user:pw@host:6379/0 --url=https://u:p@h/x \
 	    'https://h/x?access_token=abc'
 	mask 'DATABASE_URL=postgres://***@db/app postgres://***@db' \
@@ -215,10 +215,10 @@ mask() {
 }
 
 @test "masking: the blank-separated words of a shell script (sh -c)" {
-	mask 'sh -c mysql -p*** db; deploy --token *** x' \
+	mask "sh -c 'mysql -p*** db; deploy --token *** x'" \
 	    sh -c 'mysql -pabc db; deploy --token abc x'
-	mask 'sh -c TOKEN=*** ./run' sh -c 'TOKEN=abc ./run'
-	mask 'sh -c curl -H "Authorization: ***' \
+	mask "sh -c 'TOKEN=*** ./run'" sh -c 'TOKEN=abc ./run'
+	mask "sh -c 'curl -H \"Authorization: ***'" \
 	    sh -c 'curl -H "Authorization: Bearer abc" https://h'
 }
 

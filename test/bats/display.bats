@@ -1,0 +1,44 @@
+#!/usr/bin/env bats
+# What redlock shows people: holder commands shell-quoted, queue at 80
+# columns, the watchdog's own name in ps, and log lines that say what
+# happened (issue 32).
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup_file() { start_redis R; }
+teardown_file() { stop_redis "$R_PID"; }
+setup() {
+	rcli flushall >/dev/null
+	D=$BATS_TEST_TMPDIR
+	export REDLOCK_URL=redis://127.0.0.1:$R_PORT
+	# cmd NAME: the stored command of NAME's holder.
+	printf '#!/bin/sh\n"%s" status --json "$1" | jq -r .cmd\n' "$RL" \
+	    >"$D/cmd"
+	chmod +x "$D/cmd"
+}
+teardown() { stop_strays; }
+
+@test "a holder's command is stored shell-quoted, ready to copy" {
+	run -0 --separate-stderr "$RL" exec backup -- \
+	    sh -c 'echo "A: backing up"; "$0" backup' "$D/cmd"
+	assert_equal "${lines[0]}" "A: backing up"
+	assert_equal "${lines[1]}" \
+	    "sh -c 'echo \"A: backing up\"; \"\$0\" backup' $D/cmd"
+	run -0 "$RL" exec x -- "$D/cmd" x "it's" '' 'a$b' "$(printf 'l1\nl2')"
+	assert_output "$D/cmd x 'it'\\''s' '' 'a\$b' \$'l1\\x0al2'"
+	# The history shows the same.
+	run -0 "$RL" log backup
+	[[ $output == *"sh -c 'echo \"A: backing up\"; \"\$0\" backup' $D/cmd"* ]]
+}
+
+@test "a cut command line is marked; a --label is shown as given" {
+	run -0 "$RL" exec x -- "$D/cmd" x "$(printf 'a%.0s' {1..600})" b
+	[[ $output == "$D/cmd x aaaa"*"a…" ]]
+	(( $(printf %s "$output" | wc -c) <= 511 ))
+	run -0 "$RL" exec --label "it's a label" x -- "$D/cmd" x
+	assert_output "it's a label"
+	# The mask stays bare where its word needs no quotes.
+	run -0 "$RL" exec x -- "$D/cmd" x --token=abc -H 'Authorization: x y'
+	assert_output "$D/cmd x --token=*** -H 'Authorization: ***'"
+}
