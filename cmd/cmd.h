@@ -296,6 +296,16 @@ void json_finished(int64_t until_ms);
 /* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
  * is not above 0. */
 const char *finished_text(int64_t until_ms, char *buf, size_t len);
+/* The watchdog's name in ps -e, top and pgrep (15 bytes at most). */
+#define PROC_COMM "redlock-wd"
+/* Move the words of the command line ARGC, ARGV to the heap (ARGV made
+ * to point there), keeping the kernel's area for proc_title. */
+void proc_args_save(int argc, char **argv);
+/* Copy the words back to that area after a change (hidden passwords). */
+void proc_args_sync(void);
+/* TITLE as this process's command line in ps (its words no longer), and
+ * PROC_COMM as its name. */
+void proc_title(const char *title);
 /* The size of a stored command line, its NUL included. */
 #define CMDLINE_MAX 512
 /* ARGV (up to a NULL) into BUF as holder metadata: each word quoted for a

@@ -142,6 +142,16 @@ report(int fd, const struct report *r)
 	while (n < 0 && errno == EINTR);
 }
 
+/* "redlock: watchdog for NAME" as this process's line in ps. */
+static void
+set_title(const char *name)
+{
+	char title[256];
+
+	snprintf(title, sizeof(title), "redlock: watchdog for %s", esc(name));
+	proc_title(title);
+}
+
 /* The watchdog: start COMMAND, keep the lease, release, report. */
 static void __attribute__((noreturn))
 watchdog(rl_client *rc, char **cmd, const struct globals *g,
@@ -194,6 +204,9 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	r.kind = REPORT_STARTED;
 	r.child = pid;
 	report(report_fd, &r);
+	/* Not its parent's line in ps: a name of its own. COMMAND has its
+	 * own copy of the words by now. */
+	set_title(name);
 
 	w.rc = rc;
 	w.name = name;

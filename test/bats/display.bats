@@ -42,3 +42,21 @@ teardown() { stop_strays; }
 	run -0 "$RL" exec x -- "$D/cmd" x --token=abc -H 'Authorization: x y'
 	assert_output "$D/cmd x --token=*** -H 'Authorization: ***'"
 }
+
+@test "the watchdog has a name of its own in ps: redlock: watchdog for NAME" {
+	run -0 "$RL" exec wd -- sh -c 'ps -o comm=,args= -p $PPID'
+	assert_output --regexp '^redlock-wd +redlock: watchdog for wd$'
+	# Its parent, redlock, keeps its own line.
+	run -0 "$RL" exec wd -- sh -c 'ps -o args= -p $(ps -o ppid= -p $PPID)'
+	assert_output "$RL exec wd -- sh -c ps -o args= -p \$(ps -o ppid= -p \$PPID)"
+	# A title longer than the words: the environment's room is used,
+	# COMMAND's environment unharmed.
+	ln -s "$RL" "$D/r"
+	printf '#!/bin/sh\nps -o args= -p $PPID\necho "$MARK"\n' >"$D/p"
+	chmod +x "$D/p"
+	name=$(printf 'n%.0s' {1..60})
+	cd "$D"
+	MARK=intact run -0 ./r exec "$name" -- ./p
+	assert_equal "${lines[0]}" "redlock: watchdog for $name"
+	assert_equal "${lines[1]}" intact
+}

@@ -227,17 +227,16 @@ mask() {
 	pw_url="redis://:s3cretpw@127.0.0.1:$P_PORT"
 	run -0 "$RL" -u "$pw_url" exec x -- sh -c \
 	    'ps -o args= -p $PPID >"$0/watchdog"; ps -o args= -p $(ps -o ppid= -p $PPID) >"$0/redlock"' "$D"
+	# The watchdog shows a line of its own, with no URL in it.
 	run -0 cat "$D/watchdog"
-	[[ $output == *" exec x -- sh -c "* ]]
-	[[ $output != *s3cretpw* ]]
-	[[ $output == *"-u redis://:xxxxxxxx@127.0.0.1:$P_PORT exec"* ]]
+	assert_output "redlock: watchdog for x"
 	run -0 cat "$D/redlock"
 	[[ $output == *" exec x -- sh -c "* ]]
 	[[ $output != *s3cretpw* ]]
 	[[ $output == *"-u redis://:xxxxxxxx@127.0.0.1:$P_PORT exec"* ]]
 	# --url=URL and several URLs in one word: every password.
 	run -0 "$RL" --url="redis://default:s3cretpw@127.0.0.1:$P_PORT" exec y \
-	    -- sh -c 'ps -o args= -p $PPID'
+	    -- sh -c 'ps -o args= -p $(ps -o ppid= -p $PPID)'
 	[[ $output != *s3cretpw* ]]
 	[[ $output == *"--url=redis://default:xxxxxxxx@127.0.0.1"* ]]
 	stop_redis "$P_PID"
