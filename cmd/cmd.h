@@ -159,6 +159,7 @@ struct lockopts {
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
 	int busy;		/* lock_acquire: not acquired, NAME busy */
+	int64_t wait_start_ms;	/* lock_acquire: when it began (monotonic) */
 	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */
 	char label_buf[LABEL_MAX + 1];
 	char owner_buf[RL_OWNER_MAX];
@@ -273,6 +274,9 @@ void say_finished(int64_t until_ms, char *buf, size_t len);
 /* With -v: a timestamped line on stderr. */
 void event(const struct lockopts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A wait for NAME that signal SIG ended (0: unknown, SIGINT): says so
+ * unless -q, with how long it waited; 128 + the signal. */
+int wait_interrupted(const struct lockopts *o, const char *name, int sig);
 /* This host's name and the effective user, for the holder metadata. */
 const char *self_host(void);
 const char *self_user(void);
@@ -405,6 +409,9 @@ struct watch {
 				 * history tells: who did it; or "" */
 	int max_held;		/* COMMAND was stopped at --max-hold */
 	int64_t lost_after_ms;	/* since the last confirmation, at loss */
+	int lost_signal;	/* what the loss sent COMMAND: SIGTERM,
+				 * SIGKILL, or 0 (ignored, or it had
+				 * ended) */
 	int unacked;		/* the last renewal failed for want of
 				 * replicas (--replicas) */
 	int orphaned;		/* redlock died first */

@@ -278,7 +278,7 @@ take(struct globals *g, struct job *j, int pid_fd)
 		rl_client_free(rc);
 		if (pid_fd >= 0)
 			close(pid_fd);
-		return 128 + (s ? s : SIGINT);
+		return wait_interrupted(&j->o, j->name, s);
 	}
 	if (a.acquired)
 		status = hand_over(rc, j->name, &j->o, &a, pid_fd);

@@ -60,3 +60,72 @@ teardown() { stop_strays; }
 	assert_equal "${lines[0]}" "redlock: watchdog for $name"
 	assert_equal "${lines[1]}" intact
 }
+
+# lost_run ARGS...: exec ARGS in the background, its hold forced away once
+# COMMAND has started ($D/s); its status in $st, its stderr in $D/err.
+lost_run() {
+	rm -f "$D/s"
+	"$RL" exec --ttl 600ms "$@" 2>"$D/err" 3>&- &
+	local p=$!
+	wait_for 10 test -e "$D/s"
+	"$RL" unlock --force x >/dev/null
+	st=0
+	wait "$p" || st=$?
+}
+
+@test "the lease-lost line says what became of COMMAND: SIGTERM, SIGKILL, or its own exit" {
+	lost_run x -- sh -c 'touch "$0/s"; exec sleep 30' "$D"
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == *"before the loss): COMMAND was terminated (SIGTERM)" ]]
+	lost_run --on-lost kill x -- sh -c 'touch "$0/s"; exec sleep 30' "$D"
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == *"before the loss): COMMAND was killed (SIGKILL)" ]]
+	lost_run --kill-after 300ms x -- sh -c \
+	    'trap "" TERM; touch "$0/s"; sleep 30' "$D"
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == *"before the loss): COMMAND was sent SIGTERM, then killed (SIGKILL) when it outlived --kill-after" ]]
+	lost_run x -- sh -c 'trap "exit 3" TERM; touch "$0/s"; sleep 30 & wait' "$D"
+	[ "$st" = 79 ]
+	[[ $(cat "$D/err") == *"before the loss): COMMAND was sent SIGTERM and exited 3" ]]
+	[[ $(cat "$D/err") != *"was terminated"* ]]
+}
+
+@test "a waiter ended by a signal says so: gave up on NAME after waiting X: interrupted by SIGTERM" {
+	"$RL" exec x -- sh -c 'touch "$0/s"; exec sleep 30' "$D" 3>&- &
+	h=$!
+	wait_for 10 test -e "$D/s"
+	"$RL" exec -w 30s x -- true 2>"$D/err" 3>&- &
+	w=$!
+	wait_for 10 test -s "$D/err"
+	kill -TERM "$w"
+	st=0
+	wait "$w" || st=$?
+	[ "$st" = 143 ]
+	run -0 tail -n 1 "$D/err"
+	assert_output --regexp '^redlock: gave up on x after waiting [0-9.]+m?s: interrupted by SIGTERM$'
+	kill "$h"
+	wait "$h" || :
+}
+
+@test "-v logs the wait before an acquisition and COMMAND's exit status" {
+	run -3 --separate-stderr "$RL" exec -v x -- sh -c 'exit 3'
+	[[ $stderr == *"Z acquired x (fence "* ]]
+	[[ $stderr != *"of waiting"* ]]
+	[[ $stderr == *"Z COMMAND exited 3"* ]]
+	"$RL" exec x -- sh -c 'touch "$0/s"; sleep 1' "$D" 3>&- &
+	h=$!
+	wait_for 10 test -e "$D/s"
+	run -0 --separate-stderr "$RL" exec -v -w 10s x -- true
+	[[ $stderr =~ Z\ acquired\ x\ after\ [0-9.]+m?s\ of\ waiting\ \(fence ]]
+	[[ $stderr == *"Z COMMAND exited 0"* ]]
+	wait "$h"
+}
+
+@test "waiting lines on a stderr that is not a terminal carry the time" {
+	"$RL" exec x -- sh -c 'touch "$0/s"; sleep 1' "$D" 3>&- &
+	h=$!
+	wait_for 10 test -e "$D/s"
+	run -0 --separate-stderr "$RL" exec -w 10s x -- true
+	[[ ${stderr_lines[0]} =~ ^redlock:\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z\ waiting\ for\ x:\ held\ by\  ]]
+	wait "$h"
+}
