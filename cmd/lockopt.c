@@ -547,6 +547,8 @@ struct progress {
 	int log;		/* not a terminal: lines now and then */
 	int drawn;
 	int waited;		/* an attempt found NAME busy */
+	int head;		/* a fair waiter, first in the queue... */
+	char head_of[RL_OWNER_MAX];	/* ...while this owner held NAME */
 	int64_t rejoin_sent_ms;	/* the attempt whose rejoin was said */
 	int lost;		/* the loss of the server was said */
 	int said;		/* a log line was written... */
@@ -601,6 +603,33 @@ log_line(struct progress *p, const struct rl_attempt *a)
 	stamped("waiting for %s%s: %s", esc(p->name), place, who);
 }
 
+/* -v: a fair waiter first in the queue sees NAME change hands to
+ * someone else. Nobody fair could have come before it, so a caller
+ * without --fair took it: a plain lock takes a free one ahead of the
+ * queue, as Redisson's RLock does beside an RFairLock. */
+static void
+passed_over(struct progress *p, const struct rl_attempt *a)
+{
+	char who[1024];
+
+	if (!p->o->fair || a->lost != NULL || a->ahead != 0) {
+		p->head = 0;
+		return;
+	}
+	if (p->head && a->owner != NULL && strcmp(a->owner, p->head_of) != 0 &&
+	    strcmp(a->owner, p->o->owner) != 0) {
+		describe(p->o, a, who, sizeof(who));
+		if (p->drawn)
+			fputs("\r\033[K", stderr);
+		p->drawn = 0;
+		event(p->o, "passed over for %s, first in its queue: taken by a "
+		    "caller without --fair (%s)", esc(p->name), who);
+	}
+	p->head = 1;
+	snprintf(p->head_of, sizeof(p->head_of), "%s",
+	    a->owner != NULL ? a->owner : "");
+}
+
 /* While waiting: -v events, and the waiting line on a terminal, redrawn
  * in place. */
 static int
@@ -634,6 +663,8 @@ waiting(void *arg, const struct rl_attempt *a)
 			event(p->o, "reconnected; waiting for %s again",
 			    esc(p->name));
 	}
+	if (p->o->verbose)
+		passed_over(p, a);
 	if (p->log)
 		log_line(p, a);
 	if (!p->line)

@@ -129,3 +129,23 @@ lost_run() {
 	[[ ${stderr_lines[0]} =~ ^redlock:\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{6}Z\ waiting\ for\ x:\ held\ by\  ]]
 	wait "$h"
 }
+
+@test "-v: a fair waiter first in the queue says when a caller without --fair takes the lock ahead of it" {
+	tok=$("$RL" lock -t 60s x)
+	"$RL" exec -v --fair --waiter-timeout 3s -w 30s x -- true \
+	    2>"$D/f" 3>&- &
+	f=$!
+	wait_for 10 test "$(rcli llen 'redisson_lock_queue:{x}')" = 1
+	wait_for 10 grep -q 'waiting for x' "$D/f"
+	# The hold changes hands at once, to an owner outside the queue
+	# (a plain lock's way: no message wakes the queue).
+	rcli eval "redis.call('del', KEYS[1]); redis.call('hset', KEYS[1], 'other:1', 1); redis.call('pexpire', KEYS[1], 60000)" 1 x >/dev/null
+	wait_for 10 grep -q 'passed over' "$D/f"
+	run -0 grep 'passed over' "$D/f"
+	assert_output --regexp '^redlock: [0-9TZ:.-]+ passed over for x, first in its queue: taken by a caller without --fair \(held by owner other:1, lease [0-9.]+s left\)$'
+	rcli del x >/dev/null
+	rcli publish 'redisson_lock__channel:{x}' 0 >/dev/null
+	wait "$f"
+	# Once, not at every attempt.
+	[ "$(grep -c 'passed over' "$D/f")" = 1 ]
+}
