@@ -135,7 +135,7 @@ lost_run() {
 	"$RL" exec -v --fair --waiter-timeout 3s -w 30s x -- true \
 	    2>"$D/f" 3>&- &
 	f=$!
-	wait_for 10 test "$(rcli llen 'redisson_lock_queue:{x}')" = 1
+	wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{x}")" = 1 ]'
 	wait_for 10 grep -q 'waiting for x' "$D/f"
 	# The hold changes hands at once, to an owner outside the queue
 	# (a plain lock's way: no message wakes the queue).
@@ -148,4 +148,33 @@ lost_run() {
 	wait "$f"
 	# Once, not at every attempt.
 	[ "$(grep -c 'passed over' "$D/f")" = 1 ]
+}
+
+@test "queue fits 80 columns: long fields cut with …, GIVES UP is the waiter's own -w or forever" {
+	tok=$("$RL" lock -t 60s x)
+	long=$(printf 'w%.0s' {1..100})
+	"$RL" exec --fair -w 20s x -- sh -c 'true' "$long" 2>/dev/null 3>&- &
+	a=$!
+	wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{x}")" = 1 ]'
+	"$RL" exec --fair x -- true 2>/dev/null 3>&- &
+	b=$!
+	wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{x}")" = 2 ]'
+	# A Redisson waiter, whose wait is not recorded, with a long owner.
+	j="$(printf 'j%.0s' {1..50}):7"
+	rcli rpush 'redisson_lock_queue:{x}' "$j" >/dev/null
+	rcli zadd 'redisson_lock_timeout:{x}' "$(( $(date +%s%3N) + 60000 ))" "$j" >/dev/null
+	COLUMNS=200 run -0 "$RL" queue x
+	for l in "${lines[@]}"; do (( $(printf %s "$l" | LC_ALL=C.UTF-8 wc -m) <= 80 )); done
+	assert_line --index 1 --regexp '^POS +WAITER +WAITING +GIVES UP +COMMAND$'
+	assert_line --index 2 --regexp "^1 +$(hostname) $a +[0-9.]+m?s +(1[0-9]|20)\\.[0-9]s +sh -c true w+…$"
+	assert_line --index 3 --regexp "^2 +$(hostname) $b +[0-9.]+m?s +forever +true$"
+	assert_line --index 4 --regexp "^3 +j{23}… +- +- +-$"
+	# The full values stay in --json.
+	run -0 "$RL" queue --json x
+	jq -e --arg l "$long" --arg j "$j" '.waiters[0].cmd == "sh -c true \($l)"
+	    and .waiters[0].gives_up_ms <= 20000 and .waiters[1].gives_up_ms == -1
+	    and .waiters[2].owner == $j and .waiters[2].gives_up_ms == null' <<<"$output"
+	rcli lrem 'redisson_lock_queue:{x}' 0 "$j" >/dev/null
+	"$RL" unlock --owner "$tok" x
+	wait "$a" "$b"
 }
