@@ -159,6 +159,7 @@ struct lockopts {
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
 	int busy;		/* lock_acquire: not acquired, NAME busy */
+	int64_t wait_start_ms;	/* lock_acquire: when it began (monotonic) */
 	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */
 	char label_buf[LABEL_MAX + 1];
 	char owner_buf[RL_OWNER_MAX];
@@ -273,6 +274,9 @@ void say_finished(int64_t until_ms, char *buf, size_t len);
 /* With -v: a timestamped line on stderr. */
 void event(const struct lockopts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A wait for NAME that signal SIG ended (0: unknown, SIGINT): says so
+ * unless -q, with how long it waited; 128 + the signal. */
+int wait_interrupted(const struct lockopts *o, const char *name, int sig);
 /* This host's name and the effective user, for the holder metadata. */
 const char *self_host(void);
 const char *self_user(void);
@@ -296,9 +300,22 @@ void json_finished(int64_t until_ms);
 /* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
  * is not above 0. */
 const char *finished_text(int64_t until_ms, char *buf, size_t len);
-/* ARGV (up to a NULL) joined by blanks into BUF, as holder metadata:
- * the values that look like secrets replaced by "***", as the manual's
- * HOLDER METADATA says (secret.c). */
+/* The watchdog's name in ps -e, top and pgrep (15 bytes at most). */
+#define PROC_COMM "redlock-wd"
+/* Move the words of the command line ARGC, ARGV to the heap (ARGV made
+ * to point there), keeping the kernel's area for proc_title. */
+void proc_args_save(int argc, char **argv);
+/* Copy the words back to that area after a change (hidden passwords). */
+void proc_args_sync(void);
+/* TITLE as this process's command line in ps (its words no longer), and
+ * PROC_COMM as its name. */
+void proc_title(const char *title);
+/* The size of a stored command line, its NUL included. */
+#define CMDLINE_MAX 512
+/* ARGV (up to a NULL) into BUF as holder metadata: each word quoted for a
+ * shell where it needs it, joined by blanks, the values that look like
+ * secrets replaced by "***", as the manual's HOLDER METADATA says, and a
+ * cut marked with "\u2026" (secret.c). */
 void cmdline_masked(char *const *argv, char *buf, size_t len);
 /* S on F as one shell word, quoted only when it needs it. */
 void shell_word(FILE *f, const char *s);
@@ -392,6 +409,9 @@ struct watch {
 				 * history tells: who did it; or "" */
 	int max_held;		/* COMMAND was stopped at --max-hold */
 	int64_t lost_after_ms;	/* since the last confirmation, at loss */
+	int lost_signal;	/* what the loss sent COMMAND: SIGTERM,
+				 * SIGKILL, or 0 (ignored, or it had
+				 * ended) */
 	int unacked;		/* the last renewal failed for want of
 				 * replicas (--replicas) */
 	int orphaned;		/* redlock died first */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sys/prctl.h>
 
 #include "cmd.h"
 
@@ -537,4 +538,72 @@ flush_stdout(void)
 		return EXIT_SOFTWARE;
 	}
 	return 0;
+}
+
+/* The process's own argument area, which ps reads (/proc/PID/cmdline):
+ * its words are moved to the heap at start, so that it can be rewritten
+ * (proc_title) without pulling strings from under anyone. */
+static struct {
+	char *start;		/* argv[0] as the kernel laid it out */
+	size_t len;		/* through the last word's NUL */
+	char *copy;		/* the words everyone else reads */
+} args;
+
+void
+proc_args_save(int argc, char **argv)
+{
+	size_t n;
+	int i;
+
+	free(args.copy);
+	args.copy = NULL;
+	args.start = argc > 0 ? argv[0] : NULL;
+	args.len = 0;
+	for (i = 0; i < argc; i++) {
+		/* Only a contiguous area, as the kernel makes it. */
+		if (argv[i] != args.start + args.len)
+			break;
+		args.len += strlen(argv[i]) + 1;
+	}
+	if (i < argc || args.len == 0 ||
+	    (args.copy = malloc(args.len)) == NULL) {
+		args.len = 0;
+		return;
+	}
+	memcpy(args.copy, args.start, args.len);
+	for (i = 0, n = 0; i < argc; i++) {
+		argv[i] = args.copy + n;
+		n += strlen(argv[i]) + 1;
+	}
+}
+
+void
+proc_args_sync(void)
+{
+	if (args.len > 0)
+		memcpy(args.start, args.copy, args.len);
+}
+
+void
+proc_title(const char *title)
+{
+	char **e;
+	size_t n = strlen(title);
+
+	(void)prctl(PR_SET_NAME, PROC_COMM);
+	if (args.len == 0)
+		return;
+	/* Too long for the words: the environment's strings, when they
+	 * follow, are moved to the heap to make room (nginx's way). */
+	for (e = environ; n >= args.len && *e != NULL; e++) {
+		if (*e != args.start + args.len)
+			break;
+		args.len += strlen(*e) + 1;
+		if ((*e = strdup(*e)) == NULL)
+			_exit(EXIT_SOFTWARE);
+	}
+	if (n >= args.len)
+		n = args.len - 1;
+	memset(args.start, 0, args.len);
+	memcpy(args.start, title, n);
 }

@@ -51,6 +51,7 @@ struct report {
 	int gone;		/* enum gone: what the release found */
 	int max_held;		/* COMMAND was stopped at --max-hold */
 	int released;
+	int lost_signal;	/* watch lost_signal */
 	char removed_by[400];	/* removed by unlock --force: who, from
 				 * the history (watch removed_by); or "" */
 };
@@ -142,6 +143,16 @@ report(int fd, const struct report *r)
 	while (n < 0 && errno == EINTR);
 }
 
+/* "redlock: watchdog for NAME" as this process's line in ps. */
+static void
+set_title(const char *name)
+{
+	char title[256];
+
+	snprintf(title, sizeof(title), "redlock: watchdog for %s", esc(name));
+	proc_title(title);
+}
+
 /* The watchdog: start COMMAND, keep the lease, release, report. */
 static void __attribute__((noreturn))
 watchdog(rl_client *rc, char **cmd, const struct globals *g,
@@ -194,6 +205,9 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	r.kind = REPORT_STARTED;
 	r.child = pid;
 	report(report_fd, &r);
+	/* Not its parent's line in ps: a name of its own. COMMAND has its
+	 * own copy of the words by now. */
+	set_title(name);
 
 	w.rc = rc;
 	w.name = name;
@@ -215,6 +229,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	r.lost = w.lost;
 	r.lost_how = w.lost_how;
 	r.lost_after_ms = w.lost_after_ms;
+	r.lost_signal = w.lost_signal;
 	r.unacked = w.unacked;
 	r.gone = w.gone_at_release;
 	r.max_held = w.max_held;
@@ -229,12 +244,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 static int
 interrupted(int sig_fd, const char *name, const struct lockopts *o)
 {
-	int s = sig_next(sig_fd);
-
-	if (s == 0)
-		s = SIGINT;
-	event(o, "left the wait for %s on signal %d", esc(name), s);
-	return 128 + s;
+	return wait_interrupted(o, name, sig_next(sig_fd));
 }
 
 static int
@@ -387,7 +397,7 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
     struct rl_attempt *a)
 {
 	struct rl_meta meta;
-	char cmdline[512];
+	char cmdline[CMDLINE_MAX];
 	int status, s;
 
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
@@ -521,13 +531,39 @@ lost_text(const struct report *done)
 	return "the server stopped answering";
 }
 
+/* What became of COMMAND at the loss, for its line: what the watchdog
+ * sent it and how it ended, into BUF. */
+static const char *
+lost_fate(const struct report *done, char *buf, size_t len)
+{
+	int st = done->status, sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+
+	if (done->lost_signal == 0)
+		snprintf(buf, len, "COMMAND was not signalled: it had ended, "
+		    "status %d", child_exit(st));
+	else if (done->lost_signal == SIGKILL)
+		snprintf(buf, len, "COMMAND was killed (SIGKILL)");
+	else if (sig == SIGTERM)
+		snprintf(buf, len, "COMMAND was terminated (SIGTERM)");
+	else if (sig == SIGKILL)
+		snprintf(buf, len, "COMMAND was sent SIGTERM, then killed "
+		    "(SIGKILL) when it outlived --kill-after");
+	else if (sig != 0)
+		snprintf(buf, len, "COMMAND was sent SIGTERM and ended on "
+		    "signal %d", sig);
+	else
+		snprintf(buf, len, "COMMAND was sent SIGTERM and exited %d",
+		    child_exit(st));
+	return buf;
+}
+
 /* The exit status, once the watchdog WD has ended. */
 static int
 finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
     int reported, const struct report *done)
 {
 	rl_client *rc;
-	char ago[32];
+	char ago[32], fate[120];
 	int status, s;
 
 	while (waitpid(wd, &status, 0) < 0 && errno == EINTR)
@@ -552,11 +588,16 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 	}
 	if (done->status == -1)
 		return EXIT_SOFTWARE;
+	if (WIFSIGNALED(done->status))
+		event(&j->o, "COMMAND ended on signal %d (status %d)",
+		    WTERMSIG(done->status), child_exit(done->status));
+	else
+		event(&j->o, "COMMAND exited %d", child_exit(done->status));
 	if (done->lost != LOST_NO && j->on_lost != ON_LOST_IGNORE) {
 		rl_duration_format(done->lost_after_ms, ago, sizeof(ago));
 		msg("lost the lock on %s while COMMAND ran (%s; lease last "
-		    "confirmed %s before the loss): COMMAND was terminated",
-		    esc(j->name), lost_text(done), ago);
+		    "confirmed %s before the loss): %s", esc(j->name),
+		    lost_text(done), ago, lost_fate(done, fate, sizeof(fate)));
 		return EXIT_LOST;
 	}
 	if (done->gone != GONE_NO) {

@@ -250,7 +250,7 @@ take(struct globals *g, struct job *j, int pid_fd)
 	struct rl_attempt a;
 	struct rl_meta meta;
 	rl_client *rc;
-	char cmdline[512];
+	char cmdline[CMDLINE_MAX];
 	int status, sig_fd, s;
 
 	parent_cmd(cmdline, sizeof(cmdline));
@@ -278,7 +278,7 @@ take(struct globals *g, struct job *j, int pid_fd)
 		rl_client_free(rc);
 		if (pid_fd >= 0)
 			close(pid_fd);
-		return 128 + (s ? s : SIGINT);
+		return wait_interrupted(&j->o, j->name, s);
 	}
 	if (a.acquired)
 		status = hand_over(rc, j->name, &j->o, &a, pid_fd);

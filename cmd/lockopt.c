@@ -366,24 +366,66 @@ say_finished(int64_t until_ms, char *buf, size_t len)
 	snprintf(buf, len, "finished, held until %s (--min-hold)", when);
 }
 
-void
-event(const struct lockopts *o, const char *fmt, ...)
+/* "redlock: 2026-11-27T15:00:00.123456Z " into HEAD, now. */
+static void
+stamp(char *head, size_t len)
 {
 	struct timeval tv;
-	char when[40], head[64];
-	va_list ap;
+	char when[40];
 
-	if (!o->verbose)
-		return;
 	/* Microseconds: handoffs between processes take less than one. */
 	gettimeofday(&tv, NULL);
 	format_time((int64_t)tv.tv_sec * 1000, when, sizeof(when));
 	when[strlen(when) - 5] = '\0';		/* drop ".000Z" */
-	snprintf(head, sizeof(head), "redlock: %s.%06ldZ ", when,
-	    (long)tv.tv_usec);
+	snprintf(head, len, "redlock: %s.%06ldZ ", when, (long)tv.tv_usec);
+}
+
+/* A line on stderr with the time, as -v writes them. */
+static void __attribute__((format(printf, 1, 2)))
+stamped(const char *fmt, ...)
+{
+	char head[64];
+	va_list ap;
+
+	stamp(head, sizeof(head));
 	va_start(ap, fmt);
 	vline(head, fmt, ap);
 	va_end(ap);
+}
+
+void
+event(const struct lockopts *o, const char *fmt, ...)
+{
+	char head[64];
+	va_list ap;
+
+	if (!o->verbose)
+		return;
+	stamp(head, sizeof(head));
+	va_start(ap, fmt);
+	vline(head, fmt, ap);
+	va_end(ap);
+}
+
+int
+wait_interrupted(const struct lockopts *o, const char *name, int sig)
+{
+	char waited[32];
+	const char *abbrev;
+
+	if (sig == 0)
+		sig = SIGINT;
+	abbrev = sigabbrev_np(sig);
+	rl_duration_format(rl_now_ms() - o->wait_start_ms, waited,
+	    sizeof(waited));
+	/* Without it a cancelled job leaves no trace in its log. */
+	if (o->quiet)
+		event(o, "left the wait for %s on signal %d", esc(name), sig);
+	else
+		msg("gave up on %s after waiting %s: interrupted by %s%s",
+		    esc(name), waited, abbrev != NULL ? "SIG" : "signal ",
+		    abbrev != NULL ? abbrev : "?");
+	return 128 + sig;
 }
 
 const char *
@@ -506,6 +548,9 @@ struct progress {
 	int line;		/* a terminal: one line redrawn in place */
 	int log;		/* not a terminal: lines now and then */
 	int drawn;
+	int waited;		/* an attempt found NAME busy */
+	int head;		/* a fair waiter, first in the queue... */
+	char head_of[RL_OWNER_MAX];	/* ...while this owner held NAME */
 	int64_t rejoin_sent_ms;	/* the attempt whose rejoin was said */
 	int lost;		/* the loss of the server was said */
 	int said;		/* a log line was written... */
@@ -556,7 +601,35 @@ log_line(struct progress *p, const struct rl_attempt *a)
 		snprintf(who, sizeof(who), "free, handing over");
 	else
 		describe(p->o, a, who, sizeof(who));
-	msg("waiting for %s%s: %s", esc(p->name), place, who);
+	/* A log, not a terminal: when each line was written matters. */
+	stamped("waiting for %s%s: %s", esc(p->name), place, who);
+}
+
+/* -v: a fair waiter first in the queue sees NAME change hands to
+ * someone else. Nobody fair could have come before it, so a caller
+ * without --fair took it: a plain lock takes a free one ahead of the
+ * queue, as Redisson's RLock does beside an RFairLock. */
+static void
+passed_over(struct progress *p, const struct rl_attempt *a)
+{
+	char who[1024];
+
+	if (!p->o->fair || a->lost != NULL || a->ahead != 0) {
+		p->head = 0;
+		return;
+	}
+	if (p->head && a->owner != NULL && strcmp(a->owner, p->head_of) != 0 &&
+	    strcmp(a->owner, p->o->owner) != 0) {
+		describe(p->o, a, who, sizeof(who));
+		if (p->drawn)
+			fputs("\r\033[K", stderr);
+		p->drawn = 0;
+		event(p->o, "passed over for %s, first in its queue: taken by a "
+		    "caller without --fair (%s)", esc(p->name), who);
+	}
+	p->head = 1;
+	snprintf(p->head_of, sizeof(p->head_of), "%s",
+	    a->owner != NULL ? a->owner : "");
 }
 
 /* While waiting: -v events, and the waiting line on a terminal, redrawn
@@ -566,6 +639,8 @@ waiting(void *arg, const struct rl_attempt *a)
 {
 	struct progress *p = arg;
 	char held[32], place[64] = "", line[768];
+
+	p->waited = 1;
 
 	/* Said once per attempt: ticks pass the same attempt again. */
 	if (a->rejoined && a->sent_ms != p->rejoin_sent_ms) {
@@ -590,6 +665,8 @@ waiting(void *arg, const struct rl_attempt *a)
 			event(p->o, "reconnected; waiting for %s again",
 			    esc(p->name));
 	}
+	if (p->o->verbose)
+		passed_over(p, a);
 	if (p->log)
 		log_line(p, a);
 	if (!p->line)
@@ -629,6 +706,40 @@ waiting(void *arg, const struct rl_attempt *a)
 	return 0;
 }
 
+/* -v's lines of an acquisition; STARTED: when the wait for it began, or
+ * -1 when there was none. */
+static void
+acquired_events(rl_client *rc, const char *name, const struct lockopts *o,
+    const struct rl_attempt *a, int64_t started)
+{
+	char after[64] = "";
+
+	if (a->nopub != NULL)
+		warn_nopub(rc, name, a->nopub, 0);
+	if (a->skipped != NULL)
+		event(o, "not recorded in the history of %s: %s",
+		    esc(name), esc(a->skipped));
+	if (started >= 0) {
+		memcpy(after, " after ", 8);
+		rl_duration_format(rl_now_ms() - started, after + 7,
+		    sizeof(after) - 7);
+		strcat(after, " of waiting");
+	}
+	if (a->holds > 1)
+		event(o, "re-entered %s%s (holds %lld, fence %lld)",
+		    esc(name), after, (long long)a->holds,
+		    (long long)a->fence);
+	else if (rl_nodes(rc) > 1)
+		event(o, "acquired %s%s on %zu masters (fence %lld, "
+		    "lease %lldms, validity %lldms)", esc(name), after,
+		    a->nodes_ok, (long long)a->fence,
+		    (long long)o->ttl_ms, (long long)a->validity_ms);
+	else
+		event(o, "acquired %s%s (fence %lld, lease %lldms)",
+		    esc(name), after, (long long)a->fence,
+		    (long long)o->ttl_ms);
+}
+
 int
 lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a)
@@ -647,6 +758,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK ||
 	    (e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
 		return fail(rc, e, name);
+	o->wait_start_ms = start;
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	p.log = !o->quiet && o->wait_ms != 0 && !p.line;
 	fair.waiter_timeout_ms = o->waiter_timeout_ms;
@@ -662,24 +774,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (a->acquired) {
-		if (a->nopub != NULL)
-			warn_nopub(rc, name, a->nopub, 0);
-		if (a->skipped != NULL)
-			event(o, "not recorded in the history of %s: %s",
-			    esc(name), esc(a->skipped));
-		if (a->holds > 1)
-			event(o, "re-entered %s (holds %lld, fence %lld)",
-			    esc(name), (long long)a->holds,
-			    (long long)a->fence);
-		else if (rl_nodes(rc) > 1)
-			event(o, "acquired %s on %zu masters (fence %lld, "
-			    "lease %lldms, validity %lldms)", esc(name),
-			    a->nodes_ok, (long long)a->fence,
-			    (long long)o->ttl_ms, (long long)a->validity_ms);
-		else
-			event(o, "acquired %s (fence %lld, lease %lldms)",
-			    esc(name), (long long)a->fence,
-			    (long long)o->ttl_ms);
+		acquired_events(rc, name, o, a, p.waited ? start : -1);
 		return 0;
 	}
 	o->busy = 1;

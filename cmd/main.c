@@ -438,6 +438,7 @@ parse_globals(int argc, char **argv)
 		case 'u':
 			status = add_urls(&g, "--url", optarg);
 			hide_passwords(optarg);
+			proc_args_sync();
 			if (status != 0)
 				return status;
 			g.url_given = 1;
@@ -507,6 +508,7 @@ redlock_main(int argc, char **argv)
 
 	if (start_afresh() < 0)
 		return EXIT_SOFTWARE;
+	proc_args_save(argc, argv);
 	if ((status = parse_globals(argc, argv)) >= 0)
 		return status;
 	if (optind >= argc)

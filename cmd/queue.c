@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -17,8 +18,8 @@ static int run(struct globals *, int, char **);
 const struct cmd cmd_queue = {
 	"queue", "queue [--json] [--watch[=INTERVAL]] NAME",
 	"Show who holds NAME and who waits for it in its fair queue, in order:\n"
-	"position, owner, host, pid, waiting for, deadline; and how many wait\n"
-	"without --fair, in no order.\n\n"
+	"position, host and pid (or owner), waiting for, gives up in, command;\n"
+	"and how many wait without --fair, in no order.\n\n"
 	"      --json              one JSON object (one per line with --watch)\n"
 	"      --watch[=INTERVAL]  redraw every INTERVAL (default: 1s) until\n"
 	"                          interrupted\n"
@@ -57,6 +58,8 @@ print_json(const char *name, const struct rl_queue *q)
 		json_who(stdout, w->owner, w->host, w->pid, w->user, w->cmd);
 		json_int(stdout, "waiting_ms", w->since_ms, w->since_ms >= 0);
 		json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
+		json_int(stdout, "gives_up_ms", w->gives_up_ms,
+		    w->gives_up_ms != INT64_MIN);
 		putchar('}');
 	}
 	printf("],\"unordered\":%lld", (long long)q->unordered);
@@ -91,11 +94,117 @@ print_rw(const struct rl_queue *q)
 	}
 }
 
+#define WHO_W 24		/* "host pid", or the owner without them */
+#define TIME_W 8
+
+/* S, as esc() shows it, cut to W characters with "\u2026" as the last
+ * one when it is longer, padded with blanks to W unless LAST. */
+static void
+put_cut(const char *s, size_t w, int last)
+{
+	const unsigned char *p = (const unsigned char *)esc(s);
+	size_t n, used = 0, total = 0;
+	const unsigned char *q;
+
+	for (q = p; *q != '\0'; q += n ? n : 1, total++)
+		n = utf8_len(q);
+	for (; *p != '\0' && used < w; used++) {
+		if (total > w && used == w - 1) {
+			fputs("\xe2\x80\xa6", stdout);
+			used++;
+			break;
+		}
+		n = utf8_len(p);
+		fwrite(p, 1, n ? n : 1, stdout);
+		p += n ? n : 1;
+	}
+	while (!last && used++ < w)
+		putchar(' ');
+}
+
+/* The width to fit: the terminal's, else 80 columns. */
+static size_t
+width(void)
+{
+	struct winsize ws;
+
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+	    ws.ws_col >= 60)
+		return ws.ws_col;
+	return 80;
+}
+
+/* How much longer W will wait (its -w), into BUF: "forever", "-" when
+ * not recorded (Redisson's waiters, older redlock's), "expired" once its
+ * heartbeat has stopped (it is dropped at the head). */
+static const char *
+gives_up(const struct rl_qentry *w, char *buf, size_t len)
+{
+	if (w->ms != INT64_MIN && w->ms <= 0)
+		return "expired";
+	if (w->gives_up_ms == INT64_MIN)
+		return "-";
+	if (w->gives_up_ms < 0)
+		return "forever";
+	rl_duration_format(w->gives_up_ms, buf, len);
+	return buf;
+}
+
+/* The fair waiters, one line each, fitted to the width (full values in
+ * --json): who waits, for how long so far, how long it will still wait,
+ * and its command. */
+static void
+print_waiters(const struct rl_queue *q)
+{
+	char who[320], waiting[32], left[32];
+	size_t i, cmd_w = width() - (4 + WHO_W + 2 + TIME_W + 2 + TIME_W + 2);
+
+	printf("%-4s%-*s  %-*s  %-*s  %s\n", "POS", WHO_W, "WAITER", TIME_W,
+	    "WAITING", TIME_W, "GIVES UP", "COMMAND");
+	for (i = 0; i < q->n; i++) {
+		const struct rl_qentry *w = &q->waiters[i];
+
+		if (w->host != NULL && w->pid > 0)
+			snprintf(who, sizeof(who), "%s %ld", w->host, w->pid);
+		else
+			snprintf(who, sizeof(who), "%s",
+			    w->owner != NULL ? w->owner : "-");
+		rl_duration_format(w->since_ms, waiting, sizeof(waiting));
+		printf("%-4zu", i + 1);
+		put_cut(who, WHO_W, 0);
+		printf("  %-*s  %-*s  ", TIME_W, w->since_ms >= 0 ? waiting :
+		    "-", TIME_W, gives_up(w, left, sizeof(left)));
+		put_cut(w->cmd != NULL ? w->cmd : "-", cmd_w, 1);
+		putchar('\n');
+	}
+}
+
+/* "NAME: held by HOST pid N (CMD) for HELD, lease LEASE left", CMD cut
+ * so that the line fits the width. */
+static void
+print_holder(const char *name, const struct rl_qentry *h, const char *held,
+    const char *lease)
+{
+	char head[1200], tail[200], fin[80];
+	size_t used, w = width();
+
+	snprintf(head, sizeof(head), "%s: held by %s pid %ld%s (", esc(name),
+	    esc(h->host), h->pid, hold_running(h->host, h->pid, h->since_ms,
+	    h->held_until_ms) == 0 ? " (not running)" : "");
+	snprintf(tail, sizeof(tail), ") for %s%s, lease %s left", held,
+	    finished_text(h->held_until_ms, fin, sizeof(fin)), lease);
+	used = strlen(head) + strlen(tail);
+	fputs(head, stdout);
+	/* At least a few characters of it, however long the rest is. */
+	put_cut(h->cmd != NULL ? h->cmd : "-", used + 12 < w ? w - used : 12,
+	    1);
+	puts(tail);
+}
+
 static void
 print_text(const char *name, const struct rl_queue *q)
 {
-	char held[32], lease[32], waiting[32], deadline[32], pid[24], fin[80];
-	size_t i;
+	char held[32], lease[32];
 
 	if (q->held) {
 		rl_duration_format(q->holder.since_ms, held, sizeof(held));
@@ -105,14 +214,7 @@ print_text(const char *name, const struct rl_queue *q)
 			    esc(name), (long long)q->readers,
 			    q->readers == 1 ? "" : "s", lease);
 		else if (q->holder.host != NULL)
-			printf("%s: held by %s pid %ld%s (%s) for %s%s, lease "
-			    "%s left\n", esc(name), esc(q->holder.host),
-			    q->holder.pid, hold_running(q->holder.host,
-			    q->holder.pid, q->holder.since_ms,
-			    q->holder.held_until_ms) == 0 ? " (not running)" :
-			    "", esc(q->holder.cmd), held,
-			    finished_text(q->holder.held_until_ms, fin,
-			    sizeof(fin)), lease);
+			print_holder(name, &q->holder, held, lease);
 		else
 			printf("%s: held by owner %s, lease %s left\n",
 			    esc(name), esc(q->holder.owner), lease);
@@ -128,26 +230,7 @@ print_text(const char *name, const struct rl_queue *q)
 			printf("no one waiting\n");
 		return;
 	}
-	printf("%-4s %-45s %-16s %-8s %-9s %-9s %s\n", "POS", "OWNER", "HOST",
-	    "PID", "WAITING", "DEADLINE", "COMMAND");
-	for (i = 0; i < q->n; i++) {
-		const struct rl_qentry *w = &q->waiters[i];
-
-		rl_duration_format(w->since_ms, waiting, sizeof(waiting));
-		if (w->ms == INT64_MIN)
-			snprintf(deadline, sizeof(deadline), "-");
-		else if (w->ms > 0)
-			rl_duration_format(w->ms, deadline, sizeof(deadline));
-		else
-			snprintf(deadline, sizeof(deadline), "expired");
-		if (w->pid > 0)
-			snprintf(pid, sizeof(pid), "%ld", w->pid);
-		else
-			snprintf(pid, sizeof(pid), "-");
-		printf("%-4zu %-45s %-16s %-8s %-9s %-9s %s\n", i + 1,
-		    esc(w->owner), esc(w->host), pid, waiting, deadline,
-		    esc(w->cmd));
-	}
+	print_waiters(q);
 }
 
 static int

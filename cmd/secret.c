@@ -32,6 +32,7 @@ static const struct tool {
 
 struct mask {
 	char *buf;
+	char *ismask;		/* per byte of buf: written by the mask */
 	size_t len, n;
 	int next;		/* the next word is a secret */
 	int rest;		/* so is the rest of this word */
@@ -41,9 +42,22 @@ struct mask {
 static void
 put(struct mask *m, const char *s, size_t n)
 {
-	while (n-- > 0 && m->n + 1 < m->len)
+	while (n-- > 0 && m->n + 1 < m->len) {
+		m->ismask[m->n] = 0;
 		m->buf[m->n++] = *s++;
+	}
 	m->buf[m->n] = '\0';
+}
+
+/* The mask, marked as such: quoting leaves it bare where the rest of
+ * its word needs none (--token=***, not '--token=***'). */
+static void
+put_mask(struct mask *m)
+{
+	size_t from = m->n;
+
+	put(m, MASK, strlen(MASK));
+	memset(m->ismask + from, 1, m->n - from);
 }
 
 static int
@@ -79,7 +93,7 @@ put_urls(struct mask *m, const char *s, size_t n)
 			continue;
 		}
 		put(m, s, (size_t)(p - s));
-		put(m, MASK, strlen(MASK));
+		put_mask(m);
 		s = at;
 	}
 	put(m, s, (size_t)(e - s));
@@ -186,7 +200,7 @@ mask_word(struct mask *m, const char *w)
 		w += n;
 		if (m->next) {
 			m->next = 0;
-			put(m, MASK, strlen(MASK));
+			put_mask(m);
 			continue;
 		}
 		k = token_keep(m, t, n);
@@ -196,35 +210,126 @@ mask_word(struct mask *m, const char *w)
 			 * next word. */
 			m->rest = 0;
 			w += k < n ? 0 : strspn(w, " \t\n");
-			if (k < n || w < e)
-				put(m, k < n ? MASK : " " MASK,
-				    strlen(MASK) + (k == n));
-			else
+			if (k < n || w < e) {
+				put(m, " ", k == n);
+				put_mask(m);
+			} else
 				m->next = 1;
 			return;
 		}
 		if (k < n)
-			put(m, MASK, strlen(MASK));
+			put_mask(m);
 		else if ((tl = find_tool(t, n)) != NULL)
 			m->tool = tl;
 	}
 }
 
+/* The quoted command line being built: all of a piece or nothing of it,
+ * CUT set at the first that does not fit (room kept for the mark). */
+struct out {
+	char *buf;
+	size_t len, n;
+	int cut;
+};
+
+#define CUT_MARK "\xe2\x80\xa6"	/* U+2026 HORIZONTAL ELLIPSIS */
+
+static void
+out_put(struct out *o, const char *s, size_t n)
+{
+	if (o->cut || o->n + n + strlen(CUT_MARK) + 1 > o->len) {
+		o->cut = 1;
+		return;
+	}
+	memcpy(o->buf + o->n, s, n);
+	o->n += n;
+	o->buf[o->n] = '\0';
+}
+
+/* Characters that need no quoting in a shell word (as alive.c's
+ * shell_word, whose quoting this follows). */
+static int
+plain(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || strchr("@%+=:,./_-", c) != NULL;
+}
+
+/* The masked word W (ISMASK marking the mask's bytes) on O, quoted for a
+ * shell so that the line can be copied: bare when it needs no quotes,
+ * else in '...', or $'...' when it holds a control character (the
+ * line stays one line). */
+static void
+quote_word(struct out *o, const char *w, const char *ismask, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)w;
+	int quote = n == 0, ctl = 0;
+	char esc[8];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		quote |= !ismask[i] && !plain(p[i]);
+		ctl |= p[i] < 0x20 || p[i] == 0x7f;
+	}
+	if (!quote) {
+		/* Bytewise: a long word is cut where the line ends. */
+		for (i = 0; i < n; i++)
+			out_put(o, w + i, 1);
+		return;
+	}
+	out_put(o, ctl ? "$'" : "'", ctl ? 2 : 1);
+	for (i = 0; i < n; i++)
+		if (ctl && (p[i] < 0x20 || p[i] == 0x7f)) {
+			snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
+			out_put(o, esc, 4);
+		} else if (ctl && (p[i] == '\\' || p[i] == '\''))
+			out_put(o, p[i] == '\\' ? "\\\\" : "\\'", 2);
+		else if (p[i] == '\'')
+			out_put(o, "'\\''", 4);
+		else
+			out_put(o, w + i, 1);
+	out_put(o, "'", 1);
+}
+
+/* Where O was cut: no partial UTF-8 character before the mark. */
+static void
+out_cut(struct out *o)
+{
+	if (!o->cut)
+		return;
+	while (o->n > 0 && ((unsigned char)o->buf[o->n - 1] & 0xc0) == 0x80)
+		o->n--;
+	if (o->n > 0 && (unsigned char)o->buf[o->n - 1] >= 0xc0)
+		o->n--;
+	memcpy(o->buf + o->n, CUT_MARK, strlen(CUT_MARK) + 1);
+}
+
+/* Each word is masked on its own (the mask's state, such as "the next
+ * word is a secret", carried over), then quoted: masking sees the words
+ * as given, and the quotes cannot hide a secret from it. */
 void
 cmdline_masked(char *const *argv, char *buf, size_t len)
 {
-	struct mask m = { buf, len, 0, 0, 0, NULL };
+	char word[CMDLINE_MAX], ismask[CMDLINE_MAX];
+	struct mask m = { word, ismask, sizeof(word), 0, 0, 0, NULL };
+	struct out o = { buf, len, 0, 0 };
 	int i;
 
 	buf[0] = '\0';
-	for (i = 0; argv[i] != NULL && m.n + 1 < len; i++) {
+	for (i = 0; argv[i] != NULL && !o.cut; i++) {
+		m.n = 0;
+		word[0] = '\0';
 		if (i > 0)
-			put(&m, " ", 1);
+			out_put(&o, " ", 1);
 		if (m.next) {
 			/* The value of --token VALUE, whole. */
 			m.next = 0;
-			put(&m, MASK, strlen(MASK));
+			put_mask(&m);
 		} else
 			mask_word(&m, argv[i]);
+		quote_word(&o, word, ismask, m.n);
+		/* A word longer than the masking buffer was cut there. */
+		o.cut |= m.n + 1 == sizeof(word);
 	}
+	out_cut(&o);
 }

@@ -67,6 +67,8 @@ lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 	    lost_why(w, why, 0), ago);
 	if (w->child <= 0)
 		return -1;
+	if (w->on_lost != ON_LOST_IGNORE)
+		w->lost_signal = w->on_lost == ON_LOST_KILL ? SIGKILL : SIGTERM;
 	switch (w->on_lost) {
 	case ON_LOST_TERM:
 		signal_child(w, SIGTERM);

@@ -563,6 +563,8 @@ struct rl_qentry {
 	int64_t since_ms;	/* held for / waiting for; -1 when unknown */
 	int64_t held_until_ms;	/* holder: finished (--min-hold), held until
 				 * then (server clock, epoch ms); else -1 */
+	int64_t gives_up_ms;	/* waiter: until it gives up (its -w); -1:
+				 * it waits for ever; INT64_MIN: unknown */
 };
 
 struct rl_queue {

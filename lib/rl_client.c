@@ -83,6 +83,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
 	c->until_ms = -1;
+	c->wait_until_ms = -2;
 	c->waiter_ms = RL_WAITER_TIMEOUT_MS;
 	rl_set_history(c, RL_HISTORY_MAX, RL_HISTORY_TTL_MS);
 	if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL) {

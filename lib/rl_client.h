@@ -26,6 +26,8 @@ struct rl_client {
 	char hist_ttl[24];	/* and the stream's expiry in ms */
 	char exit_status[16];	/* rl_set_exit_status: "" when none */
 	int64_t wait_since_ms;	/* rl_acquire: its wait began (0: none) */
+	int64_t wait_until_ms;	/* rl_acquire: its wait ends (monotonic);
+				 * -1: never; -2: not waiting */
 	int intr_fd;
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */

@@ -568,6 +568,7 @@ qentry(const redisReply *e, struct rl_qentry *q)
 	q->cmd = rl_elem_str(e, RL_QE_CMD);
 	q->since_ms = rl_elem_int(e, RL_QE_SINCE, -1);
 	q->held_until_ms = rl_elem_int(e, RL_QE_UNTIL, -1);
+	q->gives_up_ms = rl_elem_int(e, RL_QE_GIVES_UP, INT64_MIN);
 }
 
 int

@@ -64,7 +64,7 @@ enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_RW, RL_Q_WAITERS };
 enum { RL_QRW_MODE, RL_QRW_READERS, RL_QRW_WAITING, RL_QRW_WRITER,
 	RL_QRW_WRITER_MS };
 enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,
-	RL_QE_CMD, RL_QE_SINCE, RL_QE_UNTIL };
+	RL_QE_CMD, RL_QE_SINCE, RL_QE_UNTIL, RL_QE_GIVES_UP };
 
 /* Element I of array reply R: DEF or NULL when missing, nil or of another
  * type. Integers may come as decimal strings (fences past 2^53). */

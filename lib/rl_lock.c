@@ -77,6 +77,23 @@ min_hold_arg(const rl_client *c, char *buf, size_t len)
 	return buf;
 }
 
+/* The acquire script's sixteenth argument, into BUF: how long the
+ * caller will still wait, for queue ("" when it does not wait, "-1" for
+ * ever). */
+static const char *
+gives_up_arg(const rl_client *c, char *buf, size_t len)
+{
+	int64_t left;
+
+	if (c->wait_until_ms < -1)
+		return "";
+	if (c->wait_until_ms == -1)
+		return "-1";
+	left = c->wait_until_ms - rl_now_ms();
+	snprintf(buf, len, "%lld", (long long)(left > 0 ? left : 0));
+	return buf;
+}
+
 /* The acquire script's flags: a caller that waits joins the fair queue,
  * or the room of plain waiters; one already in the room (every attempt of
  * its wait after the first, and a plain waiter that queues) leaves it when
@@ -242,7 +259,7 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 	keys[nkeys++] = keys[RL_KEYS_LOCK];
 	o.pub = 1;
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, nkeys, keys, 15, args);
+	    &rl_script_acquire, nkeys, keys, 16, args);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
@@ -371,8 +388,8 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
     enum rl_join join, struct rl_attempt *a)
 {
 	struct rl_keys k;
-	char ttl[24], pid[24], wt[24], flags[8], mh[24], *entry, *json;
-	const char *keys[RL_KEYS_LOCK + 1], *args[15];
+	char ttl[24], pid[24], wt[24], flags[8], mh[24], gu[24], *entry, *json;
+	const char *keys[RL_KEYS_LOCK + 1], *args[16];
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -400,6 +417,7 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	args[13] = entry = rl_history_meta(owner, meta, c->wait_since_ms > 0 ?
 	    rl_now_ms() - c->wait_since_ms : 0);
 	args[14] = json = rl_holder_json(meta);
+	args[15] = gives_up_arg(c, gu, sizeof(gu));
 	keys[RL_KEYS_LOCK] = k.log;
 	a->sent_ms = rl_now_ms();
 	if (entry == NULL || json == NULL)

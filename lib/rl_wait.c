@@ -889,7 +889,9 @@ rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	if (wait_ms >= 0)
 		w.deadline = rl_now_ms() + wait_ms;
 	c->wait_since_ms = rl_now_ms();
+	c->wait_until_ms = w.deadline;
 	e = acquire_waiting(&w, wait_ms);
 	c->wait_since_ms = 0;
+	c->wait_until_ms = -2;
 	return e;
 }

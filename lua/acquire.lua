@@ -45,7 +45,10 @@
 -- ARGV[14] history: the caller's part of its entries (rl_history_entry:
 --          owner, host, pid, user, cmd, how long it waited, "event")
 -- ARGV[15] the start of the caller's holder record (see rl_holder_meta)
--- ARGV[16] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
+-- ARGV[16] how long the caller will still wait, in ms: a fair waiter's
+--          entry keeps when it gives up (gives_up_ms, server clock; -1:
+--          never), for queue; "" when not known
+-- ARGV[17] PUBLISH or SPUBLISH: how releases wake waiters (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
 -- Returns {1, fence, holds, nopub, skipped}
@@ -77,7 +80,7 @@
 -- the length of the queue. A server out of memory refuses the first write
 -- of a fresh hold, re-entry or join, and nothing before it is changed
 -- (evicting dead waiters aside).
-rl_pubcmd = ARGV[16] or rl_pubcmd
+rl_pubcmd = ARGV[17] or rl_pubcmd
 local logkey = KEYS[#KEYS]
 local fair = ARGV[7] == 'fair'
 -- "queue": a plain waiter that queues as well (behind a Java holder, whose
@@ -228,8 +231,14 @@ if queue then
     redis.call('ZADD', KEYS[5], score, ARGV[2])
     w = cjson.encode({host = ARGV[3], pid = tonumber(ARGV[4]),
                       user = ARGV[5], cmd = ARGV[6]})
+    local gives = tonumber(ARGV[16])
+    if gives then
+      gives = string.format(',"gives_up_ms":%.0f',
+                            gives < 0 and -1 or now_ms + gives)
+    end
     w = string.sub(w, 1, -2) ..
-        string.format(',"since_ms":%.0f,"deadline_ms":%.0f}', now_ms, deadline)
+        string.format(',"since_ms":%.0f,"deadline_ms":%.0f', now_ms, deadline) ..
+        (gives or '') .. '}'
     redis.call('HSET', KEYS[6], ARGV[2], w)
   else
     ahead = redis.call('LLEN', KEYS[4])	-- not queued: all are ahead

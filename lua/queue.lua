@@ -19,7 +19,9 @@
 --   channel, its waiting readers and writers, redlock's and Redisson's;
 --   writer: the owner of the writer that waits first, announced in
 --   KEYS[8] for writer_ms more, else nil), and each waiter is
---   {owner, deadline_ms_left, host, pid, user, cmd, waiting_ms};
+--   {owner, deadline_ms_left, host, pid, user, cmd, waiting_ms, nil,
+--   gives_up_ms_left} (deadline: its heartbeat's; gives_up: its own wait,
+--   -1 when it waits for ever);
 --   unknown fields are nil.
 local want = {'hash', 'hash', 'list', 'zset', 'hash'}
 for i = 1, 5 do
@@ -61,8 +63,10 @@ for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
   local dl = rl_waiter_deadline(KEYS[5], w) or
              rl_score_deadline(tonumber(redis.call('ZSCORE', KEYS[4], w)))
   local d = rl_decode(redis.call('HGET', KEYS[5], w))
+  local g = tonumber(d.gives_up_ms)
+  if g and g >= 0 then g = math.max(g - now_ms, 0) end
   out[#out + 1] = {w, dl and (dl - now_ms) or false, d.host or false,
                    tonumber(d.pid) or false, d.user or false,
-                   d.cmd or false, since(d)}
+                   d.cmd or false, since(d), false, g or false}
 end
 return out

@@ -26,6 +26,9 @@ ROOT=$BATS_TEST_DIRNAME/../..
 	pub=$(mktemp -d /tmp/redlock-deps.XXXXXX)
 	chmod 755 "$pub"
 	cp "$ROOT/test/deps.sh" "$pub/"
+	# cp keeps the checkout's mode, less the umask: a clone made or
+	# copied under umask 077 gives 0700, which nobody cannot run.
+	chmod 755 "$pub/deps.sh"
 	run -1 env DEPS="gcc no-such-package-redlock" setpriv --reuid=65534 \
 	    --regid=65534 --clear-groups "$pub/deps.sh" -c build
 	rm -rf "$pub"

@@ -10,7 +10,7 @@ load helpers
 	assert_line '(exit 75)'
 	assert_line 'backup: held'
 	assert_line 'C: my turn'
-	assert_line --regexp '^POS +OWNER +HOST +PID +WAITING +DEADLINE +COMMAND$'
+	assert_line --regexp '^POS +WAITER +WAITING +GIVES UP +COMMAND$'
 	run -0 grep -E '^deploy [123]$' <<<"$output"
 	assert_output $'deploy 1\ndeploy 2\ndeploy 3'
 	run -0 --separate-stderr "$BATS_TEST_DIRNAME/../demo.sh" "$RL"

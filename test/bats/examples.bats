@@ -185,7 +185,7 @@ most() {
 	# Behind another pipeline's deploy, the job log says whom it waits for.
 	tok=$(rl lock -t 60s deploy-prod)
 	run -75 --separate-stderr env REDLOCK_URL="$U" bash -c "${d/-w 1h/-w 1s}"
-	[[ $stderr == "redlock: waiting for deploy-prod (1st of 1): held by $(hostname) pid "* ]]
+	[[ $stderr == "redlock: "20[0-9][0-9]-*"Z waiting for deploy-prod (1st of 1): held by $(hostname) pid "* ]]
 }
 
 @test "the Kubernetes CronJob: valid YAML; its pods in three clusters, started apart, run the report once, and all succeed" {

@@ -435,10 +435,10 @@ setsid_exec() {
 	tok=$(rl lock -t 1500ms x)
 	run -0 script -qfec "$RL -u redis://127.0.0.1:$R_PORT exec -w 5s x -- true" /dev/null
 	assert_output --partial $'\r\033[Kwaiting for x: held by '"$(hostname) pid "
-	refute_output --partial 'redlock: waiting for'
+	refute_output --regexp 'redlock: [0-9TZ:.-]+ waiting for'
 	rl lock -t 1500ms y >/dev/null
 	run -0 --separate-stderr rl exec -w 5s y -- true
-	[[ $stderr == "redlock: waiting for y: held by $(hostname) pid "* ]]
+	[[ $stderr == "redlock: "20[0-9][0-9]-*"Z waiting for y: held by $(hostname) pid "* ]]
 	[[ $stderr != *$'\r'* ]] && [[ $stderr != *$'\033'* ]]
 }
 
@@ -497,13 +497,13 @@ setsid_exec() {
 	w=$!
 	wait_for 2 grep -q . "$D/log"
 	run cat "$D/log"
-	assert_output --regexp "^redlock: waiting for x: held by $(hostname) pid [0-9]+ \\(.*\\) for [0-9.]+m?s, lease [0-9.]+s left\$"
+	assert_output --regexp "^redlock: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z waiting for x: held by $(hostname) pid [0-9]+ \\(.*\\) for [0-9.]+m?s, lease [0-9.]+s left\$"
 	# Another holder, and a wake-up that tells the waiter: a second line.
 	rcli eval "redis.call('del', KEYS[1]); redis.call('hset', KEYS[1], 'other:1', 1); redis.call('pexpire', KEYS[1], 60000)" 1 x >/dev/null
 	rcli publish 'redisson_lock__channel:{x}' 0 >/dev/null
 	wait_for 5 eval '[ "$(wc -l <"$D/log")" = 2 ]'
 	run sed -n 2p "$D/log"
-	assert_output --regexp '^redlock: waiting for x: held by owner other:1, lease [0-9.]+s left$'
+	assert_output --regexp '^redlock: [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z waiting for x: held by owner other:1, lease [0-9.]+s left$'
 	# Woken again by nothing new: no line.
 	rcli publish 'redisson_lock__channel:{x}' 0 >/dev/null
 	sleep 0.3

@@ -287,7 +287,7 @@ dead_head() {
 	[ "$worst" -lt 3000 ]
 }
 
-@test "queue: holder line, then position, owner, host, pid, waiting, deadline" {
+@test "queue: holder line, then position, host and pid, waiting, gives up in, command, in 80 columns" {
 	tok=$(rl lock x)
 	run -0 rl queue x
 	assert_line --index 0 --regexp "^x: held by $(hostname) pid [0-9]+ \(.*\) for [0-9.]+m?s, lease [0-9.]+s left$"
@@ -299,9 +299,11 @@ dead_head() {
 	pb=$fpid
 	wait_for 5 qlen_is 2
 	run -0 rl queue x
-	assert_line --index 1 --regexp '^POS +OWNER +HOST +PID +WAITING +DEADLINE +COMMAND$'
-	assert_line --index 2 --regexp "^1 +[0-9a-f-]{36}:[0-9]+ +$(hostname) +[0-9]+ +[0-9.]+m?s +[0-9.]+s +sh -c "
-	assert_line --index 3 --regexp "^2 +[0-9a-f-]{36}:[0-9]+ +$(hostname) +[0-9]+ +[0-9.]+m?s +[0-9.]+s +sh -c "
+	assert_line --index 1 --regexp '^POS +WAITER +WAITING +GIVES UP +COMMAND$'
+	# GIVES UP: the waiter's own -w 30s, not its heartbeat's deadline.
+	assert_line --index 2 --regexp "^1 +$(hostname) [0-9]+ +[0-9.]+m?s +(2[0-9]|30)\.[0-9]s +sh -c "
+	assert_line --index 3 --regexp "^2 +$(hostname) [0-9]+ +[0-9.]+m?s +(2[0-9]|30)\.[0-9]s +sh -c "
+	for l in "${lines[@]}"; do (( ${#l} <= 80 )); done
 	run -0 rl status --json x
 	echo "$output" | jq -e '.waiting == 2'
 	rl unlock --owner "$tok" x
@@ -320,7 +322,8 @@ dead_head() {
 	    and .unordered == 0
 	    and (.holder | keys == ["cmd", "finished", "held_ms", "held_until_ms", "host", "lease_ms", "owner", "pid", "running", "user"]) and .holder.running and .holder.finished == false
 	    and (.waiters | length == 1)
-	    and (.waiters[0] | keys == ["cmd", "deadline_ms", "host", "owner", "pid", "position", "user", "waiting_ms"])
+	    and (.waiters[0] | keys == ["cmd", "deadline_ms", "gives_up_ms", "host", "owner", "pid", "position", "user", "waiting_ms"])
+	    and .waiters[0].gives_up_ms > 20000 and .waiters[0].gives_up_ms <= 30000
 	    and .waiters[0].position == 1 and .waiters[0].host == $h
 	    and (.waiters[0].pid | type) == "number" and .waiters[0].deadline_ms > 0
 	    and .waiters[0].waiting_ms >= 0'
@@ -368,10 +371,10 @@ dead_head() {
 	rcli rpush "$Q" 'java-a:41' 'java-b:42' >/dev/null
 	rcli zadd "$Z" $((now - 1000)) 'java-a:41' $((now + 60000)) 'java-b:42' >/dev/null
 	run -0 rl queue x
-	assert_line --index 2 --regexp '^1 +java-a:41 +- +- +- +expired +-$'
-	assert_line --index 3 --regexp '^2 +java-b:42 +- +- +- +[0-9.]+s +-$'
+	assert_line --index 2 --regexp '^1 +java-a:41 +- +expired +-$'
+	assert_line --index 3 --regexp '^2 +java-b:42 +- +- +-$'
 	run -0 rl queue --json x
-	echo "$output" | jq -e '.waiters[0] | .owner == "java-a:41" and .host == null and .pid == null and .deadline_ms < 0'
+	echo "$output" | jq -e '.waiters[0] | .owner == "java-a:41" and .host == null and .pid == null and .deadline_ms < 0 and .gives_up_ms == null'
 	run -75 rl lock --fair -n x
 	run -0 rcli lrange "$Q" 0 -1
 	assert_output 'java-b:42'

@@ -48,16 +48,16 @@ kill_all() {
 	assert_equal "${#lines[@]}" 2
 	echo "${lines[0]}" | jq -e --arg h "$(hostname)" --arg u "$(id -un)" \
 	    '.event == "acquired" and .host == $h and .user == $u and .pid > 0
-	    and .cmd == "sh -c exit 3" and .fence > 0 and .wait_ms >= 0
+	    and .cmd == "sh -c '\''exit 3'\''" and .fence > 0 and .wait_ms >= 0
 	    and (.owner | length > 0) and .time_ms > 0'
 	echo "${lines[1]}" | jq -e '.event == "released" and .exit == 3
-	    and .hold_ms >= 0 and .cmd == "sh -c exit 3"'
+	    and .hold_ms >= 0 and .cmd == "sh -c '\''exit 3'\''"'
 	# The same owner and fence in both.
 	[ "$(echo "${lines[0]}" | jq .owner)" = "$(echo "${lines[1]}" | jq .owner)" ]
 	[ "$(echo "${lines[0]}" | jq .fence)" = "$(echo "${lines[1]}" | jq .fence)" ]
 	run -0 --separate-stderr rl log x
-	assert_line --index 0 --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} acquired by .* pid [0-9]+ \(sh -c exit 3\) after [0-9.]+m?s, fence [0-9]+$'
-	assert_line --index 1 --regexp '^[0-9-]{10} [0-9:]{8} released by .* \(sh -c exit 3\), held [0-9.]+m?s, exit 3, fence [0-9]+$'
+	assert_line --index 0 --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} acquired by .* pid [0-9]+ \(sh -c '\''exit 3'\''\) after [0-9.]+m?s, fence [0-9]+$'
+	assert_line --index 1 --regexp '^[0-9-]{10} [0-9:]{8} released by .* \(sh -c '\''exit 3'\''\), held [0-9.]+m?s, exit 3, fence [0-9]+$'
 	# -n: the last N, oldest first.
 	run -0 --separate-stderr rl log -n 1 x
 	assert_equal "${#lines[@]}" 1
@@ -91,10 +91,10 @@ kill_all() {
 	run -0 --separate-stderr rl log --json -n 2 x
 	echo "${lines[0]}" | jq -e --arg h "$(hostname)" '.event == "forced"
 	    and .by.host == $h and .by.pid > 0 and (.by.user | length > 0)
-	    and .hold_ms >= 0 and .cmd == "sh -c sleep 0.5; exit 4"'
+	    and .hold_ms >= 0 and .cmd == "sh -c '\''sleep 0.5; exit 4'\''"'
 	echo "${lines[1]}" | jq -e '.event == "lost" and .exit == 4'
 	run -0 --separate-stderr rl log -n 2 x
-	[[ ${lines[0]} == *" forced by unlock --force from $(hostname) pid "*" ($(id -un)): removed "*"(sh -c sleep 0.5; exit 4), held "* ]]
+	[[ ${lines[0]} == *" forced by unlock --force from $(hostname) pid "*" ($(id -un)): removed "*"(sh -c 'sleep 0.5; exit 4'), held "* ]]
 }
 
 @test "unlock --force says what it removed, or that nothing was held" {
@@ -132,12 +132,12 @@ kill_all() {
 	run -5 rl exec x -- sh -c 'exit 5'
 	run -1 --separate-stderr rl status x
 	assert_line --index 0 'x: free'
-	assert_line --index 1 --regexp "^  last     held by $(hostname) pid [0-9]+ \(sh -c exit 5\), released [0-9.]+m?s ago after [0-9.]+m?s, exit 5$"
+	assert_line --index 1 --regexp "^  last     held by $(hostname) pid [0-9]+ \(sh -c 'exit 5'\), released [0-9.]+m?s ago after [0-9.]+m?s, exit 5$"
 	# JSON: the same, as "last"; null where nothing ended.
 	run -1 --separate-stderr rl status --json x
 	echo "$output" | jq -e --arg h "$(hostname)" '.held == false and
 	    .last.ended == "released" and .last.host == $h and .last.pid > 0
-	    and .last.cmd == "sh -c exit 5" and .last.exit == 5
+	    and .last.cmd == "sh -c '\''exit 5'\''" and .last.exit == 5
 	    and .last.hold_ms >= 0 and .last.fence > 0 and .last.time_ms > 0'
 	run -1 --separate-stderr rl status --json never-used
 	echo "$output" | jq -e '.held == false and .last == null'
@@ -288,16 +288,16 @@ kill_all() {
 		assert_equal "${#lines[@]}" 2
 		echo "${lines[0]}" | jq -e --arg k "$k" --arg h "$(hostname)" \
 		    '.event == "acquired" and .kind == $k and .host == $h
-		    and .pid > 0 and .cmd == "sh -c exit 3" and .fence > 0
+		    and .pid > 0 and .cmd == "sh -c '\''exit 3'\''" and .fence > 0
 		    and .wait_ms >= 0 and (.owner | length > 0)'
 		echo "${lines[1]}" | jq -e --arg k "$k" '.event == "released"
 		    and .kind == $k and .exit == 3 and .hold_ms >= 0
-		    and .cmd == "sh -c exit 3"'
+		    and .cmd == "sh -c '\''exit 3'\''"'
 		[ "$(echo "${lines[0]}" | jq .owner)" = "$(echo "${lines[1]}" | jq .owner)" ]
 		[ "$(echo "${lines[0]}" | jq .fence)" = "$(echo "${lines[1]}" | jq .fence)" ]
 		run -0 --separate-stderr rl log "n$k"
-		assert_line --index 0 --regexp "^[0-9-]{10} [0-9:]{8} acquired \($k\) by .* pid [0-9]+ \(sh -c exit 3\) after [0-9.]+m?s, fence [0-9]+\$"
-		assert_line --index 1 --regexp "^[0-9-]{10} [0-9:]{8} released \($k\) by .* \(sh -c exit 3\), held [0-9.]+m?s, exit 3, fence [0-9]+\$"
+		assert_line --index 0 --regexp "^[0-9-]{10} [0-9:]{8} acquired \($k\) by .* pid [0-9]+ \(sh -c 'exit 3'\) after [0-9.]+m?s, fence [0-9]+\$"
+		assert_line --index 1 --regexp "^[0-9-]{10} [0-9:]{8} released \($k\) by .* \(sh -c 'exit 3'\), held [0-9.]+m?s, exit 3, fence [0-9]+\$"
 	done
 	# A plain lock's events have no kind.
 	run -0 rl exec x -- true
@@ -370,10 +370,10 @@ kill_all() {
 		run -0 --separate-stderr rl log --json -n 2 "f$k"
 		echo "${lines[0]}" | jq -e --arg h "$(hostname)" '.event == "forced"
 		    and .by.host == $h and .by.pid > 0 and (.by.user | length > 0)
-		    and .hold_ms >= 0 and .cmd == "sh -c sleep 0.5; exit 4"'
+		    and .hold_ms >= 0 and .cmd == "sh -c '\''sleep 0.5; exit 4'\''"'
 		echo "${lines[1]}" | jq -e '.event == "lost" and .exit == 4'
 		run -0 --separate-stderr rl log -n 2 "f$k"
-		[[ ${lines[0]} == *" forced ($k) by unlock --force from $(hostname) pid "*" ($(id -un)): removed "*"(sh -c sleep 0.5; exit 4), held "* ]]
+		[[ ${lines[0]} == *" forced ($k) by unlock --force from $(hostname) pid "*" ($(id -un)): removed "*"(sh -c 'sleep 0.5; exit 4'), held "* ]]
 	done
 }
 

@@ -38,7 +38,7 @@ LONG='echo $$ >"$0/cmd"; exec sleep 30'
 	reap -t 30 "$epid" || st=$?
 	[ "$st" = 79 ]
 	# Who forced it, from the history.
-	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (removed by unlock --force from $(hostname) pid "*" ($(id -un)); lease last confirmed "*" before the loss): COMMAND was terminated" ]]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (removed by unlock --force from $(hostname) pid "*" ($(id -un)); lease last confirmed "*" before the loss): COMMAND was terminated (SIGTERM)" ]]
 	dead "$(cat "$D/cmd")"
 }
 
@@ -50,7 +50,7 @@ LONG='echo $$ >"$0/cmd"; exec sleep 30'
 	st=0
 	reap -t 30 "$epid" || st=$?
 	[ "$st" = 79 ]
-	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was taken by another owner; lease last confirmed "*" before the loss): COMMAND was terminated" ]]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (it was taken by another owner; lease last confirmed "*" before the loss): COMMAND was terminated (SIGTERM)" ]]
 	[ "$(rcli hget x "$(cat "$D/other")")" = 1 ]
 }
 
@@ -76,7 +76,7 @@ LONG='echo $$ >"$0/cmd"; exec sleep 30'
 	st=0
 	reap -t 30 "$epid" || st=$?
 	[ "$st" = 79 ]
-	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (its lease had expired; lease last confirmed "*" before the loss): COMMAND was terminated" ]]
+	[[ $(cat "$D/err") == "redlock: lost the lock on x while COMMAND ran (its lease had expired; lease last confirmed "*" before the loss): COMMAND was terminated (SIGTERM)" ]]
 	dead "$(cat "$D/cmd")"
 }
 

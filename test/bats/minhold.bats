@@ -234,7 +234,7 @@ schedule() {
 	until=$(rl status --json w | jq -er .held_until_ms)
 	run -0 --separate-stderr rl exec -w 30s w -- bash -c 'echo "${EPOCHREALTIME/./}" >"$0"' "$D/in"
 	# Its log line (stderr is no terminal) names the holder as finished.
-	[[ $stderr == "redlock: waiting for w: held by "*", finished, held until "*"Z (--min-hold)"* ]]
+	[[ $stderr == "redlock: "20[0-9][0-9]-*"Z waiting for w: held by "*", finished, held until "*"Z (--min-hold)"* ]]
 	got=$(($(cat "$D/in") / 1000))
 	echo "in $((got - until)) ms after the end" >&3
 	[ "$got" -ge "$((until - 5))" ]

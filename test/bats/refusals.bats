@@ -54,7 +54,7 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	run -69 --separate-stderr alice exec -w 10s x -- echo ran
 	refute_output ran
 	# The waiting line (not a terminal), then the refusal.
-	[[ ${stderr_lines[0]} == "redlock: waiting for x: held by "* ]]
+	[[ ${stderr_lines[0]} == "redlock: "20[0-9][0-9]-*"Z waiting for x: held by "* ]]
 	[[ ${stderr_lines[1]} == "redlock: redis://alice@127.0.0.1:$R_PORT refused SUBSCRIBE to redisson_lock__channel:{x}:"*" for user alice (NOPERM"*"a waiter needs it to be woken; $ALICE_RULE" ]]
 	[ "${#stderr_lines[@]}" = 2 ]
 	[ "$(rcli hget x "$tok")" = 1 ]

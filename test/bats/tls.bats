@@ -161,7 +161,7 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	t1=$(now_ms)
 	reap "$upid"
 	assert_output ran
-	[[ $stderr == "redlock: waiting for job: held by "* ]]
+	[[ $stderr == "redlock: "20[0-9][0-9]-*"Z waiting for job: held by "* ]]
 	# Pushed: about 0.5 s; the lease (60 s) would be polled.
 	[ $((t1 - t0)) -lt 12000 ]
 }
