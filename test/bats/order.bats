@@ -88,10 +88,10 @@ held_by() {
 	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
 	# A fair attempt is EVALSHA, its sha, the key count, 10 keys (the
-	# last the history's), 15 arguments (--min-hold, the history's bound,
-	# expiry and entry, the start of the holder record) and the publish
-	# command: 29 arguments.
-	start_proxy "$D/proxy" 4 --hold 29 2 "$D/forwarded" "$p:$M1_PORT"
+	# last the history's), 16 arguments (--min-hold, the history's bound,
+	# expiry and entry, the start of the holder record, how long it will
+	# still wait) and the publish command: 30 arguments.
+	start_proxy "$D/proxy" 4 --hold 30 2 "$D/forwarded" "$p:$M1_PORT"
 	run -75 --separate-stderr timeout 20 "$RL" --timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"
