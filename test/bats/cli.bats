@@ -17,7 +17,7 @@ setup() {
 	done
 	run -64 --separate-stderr "$RL" --connect-timeout 2y status x
 	[[ $stderr == *"--connect-timeout: bad duration '2y'"* ]]
-	run -64 --separate-stderr "$RL" --timeout 0 status x
+	run -64 --separate-stderr "$RL" --reply-timeout 0 status x
 	run -64 --separate-stderr "$RL" lock -t 0 x
 	[[ $stderr == *"--ttl must be at least 10ms"* ]]
 }
@@ -28,8 +28,8 @@ setup() {
 		run -64 --separate-stderr "$RL" lock --wait "$d" x
 		assert_equal "$stderr" "redlock: --wait: '$d' is longer than the limit of 87840h (10 years); usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
 	done
-	run -64 --separate-stderr "$RL" --timeout 99999999999h status x
-	assert_equal "$stderr" "redlock: --timeout: '99999999999h' is longer than the limit of 87840h (10 years); see redlock --help"
+	run -64 --separate-stderr "$RL" --reply-timeout 99999999999h status x
+	assert_equal "$stderr" "redlock: --reply-timeout: '99999999999h' is longer than the limit of 87840h (10 years); see redlock --help"
 	# The limit itself is accepted (then the server is unreachable: 69).
 	run -69 "$RL" lock -w 87840h x
 	run -69 "$RL" lock -w 316224000 x
@@ -70,8 +70,8 @@ setup() {
 		[[ $stderr == "redlock: --kill-after: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" exec --max-hold "$d" x -- true
 		[[ $stderr == "redlock: --max-hold: bad duration '$d'"* ]]
-		run -64 --separate-stderr "$RL" --timeout "$d" status x
-		[[ $stderr == "redlock: --timeout: bad duration '$d'"* ]]
+		run -64 --separate-stderr "$RL" --reply-timeout "$d" status x
+		[[ $stderr == "redlock: --reply-timeout: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" --connect-timeout "$d" status x
 		[[ $stderr == "redlock: --connect-timeout: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" queue --watch="$d" x

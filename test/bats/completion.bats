@@ -150,7 +150,7 @@ lock_options() {
 		each_shell examples "redlock exec $o "
 	done
 	each_shell examples 'redlock --connect-timeout '
-	each_shell examples 'redlock --timeout '
+	each_shell examples 'redlock --reply-timeout '
 	each_shell units 'redlock exec -w 15'
 }
 
