@@ -245,6 +245,7 @@ struct lockopts {
 	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
 	"                          an exec that holds NAME above this one; else a\n" \
 	"                          new token; $REDLOCK_OWNER is not read)\n" \
+	"      --unlock, --fcntl   flock(1)'s, refused: release with redlock unlock\n" \
 	"  -q, --quiet             no waiting lines, no message when NAME is busy\n" \
 	"  -v, --verbose           timestamped events on standard error\n"
 

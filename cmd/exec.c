@@ -55,6 +55,7 @@ const struct cmd cmd_exec = {
 	"                          beside it serialises writers)\n"
 	"  -o, --close             flock(1)'s; nothing to do: COMMAND never has\n"
 	"                          the lock's connection\n"
+	"  -F, --no-fork           flock(1)'s, refused: COMMAND runs in a child\n"
 	"  -h, --help              show this help\n",
 	run,
 	EXEC_SHORT,

@@ -69,8 +69,10 @@ static const char global_help[] =
     "      --sni NAME          server name to send and to verify\n"
     "      --insecure          verify neither the certificate nor the name\n"
     "  -h, --help              show this help; COMMAND --help for a command\n"
-    "      --version           print the version, and those of hiredis and\n"
+    "  -V, --version           print the version, and those of hiredis and\n"
     "                          of OpenSSL (loaded for rediss://)\n"
+    "Global options may also come after COMMAND, before NAME; where COMMAND\n"
+    "has an option of the same name (-h), it is COMMAND's.\n"
     "\n"
     "Durations: 250ms, 30s, 5m, 2h, or seconds (1.5). See redlock(1).\n";
 
