@@ -98,6 +98,19 @@ function __redlock_names
         end
         set j (math $j + 1)
     end
+    # And those given after the subcommand (before NAME, so no words
+    # but options there).
+    set j (math $i + 1)
+    while test $j -le (count $words)
+        switch $words[$j]
+            case -u --url --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
+                set -a conn $words[$j] $words[(math $j + 1)]
+                set j (math $j + 1)
+            case '--url=*' '--cacert=*' '--cacertdir=*' '--cert=*' '--key=*' '--sni=*' '--sentinel-user=*' '--sentinel-password=*' --insecure
+                set -a conn $words[$j]
+        end
+        set j (math $j + 1)
+    end
     timeout -k 1 1 $words[1] --connect-timeout 300ms --reply-timeout 300ms $conn status --json 2>/dev/null </dev/null |
         sed -n 's/^ *{"name":"\(\([^"\\\\]\|\\\\["\\\\/]\)*\)",.*/\1/p' |
         sed 's/\\\\\(["\\\\/]\)/\1/g'
