@@ -383,7 +383,6 @@ refuse(int ch, int dashdash, int name_at, char **argv)
 {
 	const char *word = argv[optind - 1];
 	char opt[8];
-	int r;
 
 	if (ch == '?' && !unknown_option(argv))
 		return bad_option(&cmd_exec, argv, EXEC_SHORT, longopts);
@@ -397,9 +396,11 @@ refuse(int ch, int dashdash, int name_at, char **argv)
 		return usage_error(&cmd_exec, "-F (--no-fork) is flock's: "
 		    "redlock runs COMMAND in a child of its own, beside the "
 		    "watchdog that renews the lease; drop -F");
-	if (ch != '?' && (r = lockopts_parse(&cmd_exec, NULL, ch, NULL)) < 0)
-		return EXIT_USAGE;
-	return bad_option(&cmd_exec, argv, EXEC_SHORT, longopts);
+	if (ch == '?')
+		return bad_option(&cmd_exec, argv, EXEC_SHORT, longopts);
+	/* --unlock, --fcntl: lockopts_parse says what to do instead. */
+	lockopts_parse(&cmd_exec, &(struct lockopts){ 0 }, ch, NULL);
+	return EXIT_USAGE;
 }
 
 /* Exec's own options, CH with ARG, into J: 1, 0 when CH is not one of
