@@ -36,7 +36,8 @@ struct globals {
 	char url_text[4096];	/* comma-separated, without passwords */
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
-	int timeout_given;
+	int timeout_given;	/* --reply-timeout (or --timeout) */
+	int old_timeout_said;	/* --timeout's deprecation line */
 	const char *sentinel_user;	/* --sentinel-user */
 	const char *sentinel_password;	/* --sentinel-password */
 	int stdout_closed;	/* at start: /dev/null was put in its place */
@@ -49,6 +50,10 @@ struct cmd {
 	const char *usage;	/* after "redlock [GLOBAL OPTIONS] " */
 	const char *help;	/* the option list printed by --help */
 	int (*run)(struct globals *g, int argc, char **argv);
+	/* Its options, for main.c to find the global options given among
+	 * them, before NAME. */
+	const char *shortopts;
+	const struct option *longopts;
 };
 
 /* The whole command line; main() calls it (and so can a fuzzer). */
@@ -104,8 +109,8 @@ void warn_nopub(rl_client *c, const char *name, const char *channel,
 /* The exit status for a library error, after printing its message. */
 int fail(rl_client *c, enum rl_err e, const char *name);
 /* A connected client for the global URL(s), or NULL with *STATUS set.
- * With several masters, TTL_MS sets the node timeout unless --timeout
- * was given. */
+ * With several masters, TTL_MS sets the node timeout unless
+ * --reply-timeout was given. */
 rl_client *client_open(const struct globals *g, int64_t ttl_ms, int *status);
 /* The same for pub/sub as MODE (rl_set_pubsub): --pubsub, else
  * REDLOCK_PUBSUB, for the commands that publish or subscribe. */
@@ -146,6 +151,7 @@ struct lockopts {
 	int quiet;
 	int verbose;
 	int fair;
+	int exclusive;		/* -x: flock's spelling of the default */
 	int64_t waiter_timeout_ms;
 	int waiter_timeout_given;
 	int replicas;		/* --replicas: WAIT for this many; 0: not;
@@ -165,7 +171,7 @@ struct lockopts {
 	char owner_buf[RL_OWNER_MAX];
 };
 
-#define LOCKOPTS_SHORT "w:nt:E:qvs"
+#define LOCKOPTS_SHORT "w:nt:E:qvsxe"
 #define OPT_FAIR 0x100
 #define OPT_WAITER_TIMEOUT 0x101
 #define OPT_REPLICAS 0x102
@@ -174,6 +180,9 @@ struct lockopts {
 #define OPT_PUBSUB 0x105
 #define OPT_MIN_HOLD 0x106
 #define OPT_LABEL 0x107
+#define OPT_EXCLUSIVE 0x108
+#define OPT_FLOCK_UNLOCK 0x109
+#define OPT_FLOCK_FCNTL 0x10a
 #define LOCKOPTS_LONG \
 	{ "wait", required_argument, NULL, 'w' }, \
 	{ "no-wait", no_argument, NULL, 'n' }, \
@@ -190,10 +199,18 @@ struct lockopts {
 	{ "replicas", required_argument, NULL, OPT_REPLICAS }, \
 	{ "pubsub", required_argument, NULL, OPT_PUBSUB }, \
 	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD }, \
-	{ "label", required_argument, NULL, OPT_LABEL }
+	{ "label", required_argument, NULL, OPT_LABEL }, \
+	/* flock(1)'s spellings, typed by habit. */ \
+	{ "exclusive", no_argument, NULL, OPT_EXCLUSIVE }, \
+	{ "nonblock", no_argument, NULL, 'n' }, \
+	{ "nb", no_argument, NULL, 'n' }, \
+	{ "unlock", no_argument, NULL, OPT_FLOCK_UNLOCK }, \
+	{ "fcntl", no_argument, NULL, OPT_FLOCK_FCNTL }
 #define LOCKOPTS_HELP \
 	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
-	"  -n, --no-wait           give up at once if NAME is held\n" \
+	"  -n, --no-wait           give up at once if NAME is held (also\n" \
+	"                          --nonblock, --nb, as flock(1) spells it)\n" \
+	"  -x, -e, --exclusive     an exclusive lock, the default (as flock(1))\n" \
 	"  -t, --ttl DURATION      lease (default: 30s)\n" \
 	"      --fair              first come, first served: wait in NAME's queue\n" \
 	"  -s, --shared            a shared (read) lock: shared holders exclude\n" \
@@ -209,10 +226,10 @@ struct lockopts {
 	"                          place every third); else how often a waiter\n" \
 	"                          refreshes its place in the waiting room\n" \
 	"      --replicas N        after each acquisition and renewal, WAIT until\n" \
-	"                          N replicas have it (within --timeout); too few:\n" \
-	"                          released, exit 69 (a renewal: retried); default:\n" \
-	"                          1 through Sentinel when the master has replicas,\n" \
-	"                          else 0\n" \
+	"                          N replicas have it (within --reply-timeout);\n" \
+	"                          too few: released, exit 69 (a renewal:\n" \
+	"                          retried); default: 1 through Sentinel when the\n" \
+	"                          master has replicas, else 0\n" \
 	"      --pubsub MODE       how releases wake waiters: auto (sharded on a\n" \
 	"                          Redis 7 cluster, else classic), sharded or\n" \
 	"                          classic, as the Java services' Redisson does\n" \
@@ -229,6 +246,7 @@ struct lockopts {
 	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
 	"                          an exec that holds NAME above this one; else a\n" \
 	"                          new token; $REDLOCK_OWNER is not read)\n" \
+	"      --unlock, --fcntl   flock(1)'s, refused: release with redlock unlock\n" \
 	"  -q, --quiet             no waiting lines, no message when NAME is busy\n" \
 	"  -v, --verbose           timestamped events on standard error\n"
 

@@ -16,10 +16,30 @@
 
 static int run(struct globals *, int, char **);
 
+#define EXEC_SHORT LOCKOPTS_SHORT "hc:oF"
+
+/* Also read by main.c, which takes the global options out from among
+ * them (struct cmd). */
+static const struct option longopts[] = {
+	LOCKOPTS_LONG,
+	{ "on-lost", required_argument, NULL, 'L' },
+	{ "kill-after", required_argument, NULL, 'K' },
+	{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+	/* flock(1)'s. */
+	{ "command", required_argument, NULL, 'c' },
+	{ "close", no_argument, NULL, 'o' },
+	{ "no-fork", no_argument, NULL, 'F' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 const struct cmd cmd_exec = {
 	"exec", "exec [OPTIONS] NAME -- COMMAND [ARG...]",
 	"Acquire NAME, run COMMAND (no shell), renew the lease every ttl/3\n"
 	"until it exits, release, and exit with its status.\n\n"
+	"  -c, --command STRING    run STRING with /bin/sh -c as COMMAND, as\n"
+	"                          flock(1) does (not with -- COMMAND)\n"
 	LOCKOPTS_HELP
 	"      --on-lost ACTION    when the lease is lost: term (SIGTERM, then\n"
 	"                          SIGKILL after --kill-after), kill, or ignore\n"
@@ -33,8 +53,13 @@ const struct cmd cmd_exec = {
 	"      --metrics-file FILE write NAME's last run and counts to FILE, in\n"
 	"                          node_exporter's textfile format (FILE.lock\n"
 	"                          beside it serialises writers)\n"
+	"  -o, --close             flock(1)'s; nothing to do: COMMAND never has\n"
+	"                          the lock's connection\n"
+	"  -F, --no-fork           flock(1)'s, refused: COMMAND runs in a child\n"
 	"  -h, --help              show this help\n",
-	run
+	run,
+	EXEC_SHORT,
+	longopts
 };
 
 #define DEFAULT_KILL_AFTER_MS 5000
@@ -99,6 +124,7 @@ become(char **cmd, const struct globals *g, const char *name,
     const struct lockopts *o, int64_t fence, int tty, pid_t watchdog_pid)
 {
 	char num[32], *held;
+	int e;
 
 	/* If the watchdog dies too, the kernel kills COMMAND. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != watchdog_pid)
@@ -129,8 +155,15 @@ become(char **cmd, const struct globals *g, const char *name,
 	if (o->pubsub_given)
 		put_env(PUBSUB_VAR, pubsub_name(o->pubsub));
 	execvp(cmd[0], cmd);
-	msg("cannot run %s: %s", esc(cmd[0]), strerror(errno));
-	_exit(errno == ENOENT || errno == ENOTDIR ? 127 : 126);
+	e = errno;
+	/* "./deploy.sh 1 0" quoted as one word: meant for a shell. */
+	if (e == ENOENT && cmd[1] == NULL && strchr(cmd[0], ' ') != NULL)
+		msg("cannot run %s: %s; to have /bin/sh split it into words, "
+		    "give it as -c '%s' instead of after --", esc(cmd[0]),
+		    strerror(e), esc(cmd[0]));
+	else
+		msg("cannot run %s: %s", esc(cmd[0]), strerror(e));
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
 static void
@@ -271,6 +304,8 @@ struct job {
 	const char *metrics_file;	/* --metrics-file; or NULL */
 	const char *name;
 	char **cmd;
+	const char *shell;	/* -c STRING; or NULL */
+	char *sh_argv[4];	/* /bin/sh -c STRING */
 };
 
 /* --max-hold goes with an --on-lost that stops COMMAND, and is no
@@ -307,68 +342,177 @@ check_max_hold(const struct job *j)
 	return -1;
 }
 
-/* The command line into J: -1 to go on, else the exit status. */
+/* Index of the first word of ARGV (ARGC words) that is neither an
+ * option nor an option's value, as written: NAME; ARGC when none is. */
 static int
-parse(struct globals *g, int argc, char **argv, struct job *j)
+first_operand(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		LOCKOPTS_LONG,
-		{ "on-lost", required_argument, NULL, 'L' },
-		{ "kill-after", required_argument, NULL, 'K' },
-		{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
-		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int ch, r, dd;
+	int ch, at = argc;
 
-	lockopts_init(&j->o);
-	j->on_lost = ON_LOST_TERM;
-	j->kill_after = DEFAULT_KILL_AFTER_MS;
-	j->max_hold = 0;
-	j->metrics_file = NULL;
-	/* Our words end at "--"; COMMAND's begin after it. */
-	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
-		;
-	while ((ch = getopt_long(dd, argv, LOCKOPTS_SHORT "h", longopts,
-	    NULL)) != -1) {
-		if (ch == 'h')
-			return print_help(&cmd_exec);
-		if (ch == 'L' && parse_on_lost(optarg, &j->on_lost) < 0)
-			return usage_error(&cmd_exec, "--on-lost: '%s' is not "
-			    "term, kill or ignore", esc(optarg));
-		if (ch == 'K' && parse_duration(&cmd_exec, "--kill-after",
-		    optarg, &j->kill_after) < 0)
-			return EXIT_USAGE;
-		if (ch == OPT_MAX_HOLD && parse_duration(&cmd_exec,
-		    "--max-hold", optarg, &j->max_hold) < 0)
-			return EXIT_USAGE;
-		if (ch == OPT_MAX_HOLD)
-			j->max_hold_arg = optarg;
-		if (ch == OPT_METRICS_FILE)
-			j->metrics_file = optarg;
-		if (ch == 'L' || ch == 'K' || ch == OPT_MAX_HOLD ||
-		    ch == OPT_METRICS_FILE)
-			continue;
-		if ((r = lockopts_parse(&cmd_exec, &j->o, ch, optarg)) < 0)
-			return EXIT_USAGE;
-		if (r == 0)
-			return bad_option(&cmd_exec, argv, LOCKOPTS_SHORT "h",
-			    longopts);
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "-" EXEC_SHORT, longopts,
+	    NULL)) != -1)
+		if (ch == 1) {
+			at = optind - 1;
+			break;
+		}
+	optind = 0;
+	return at;
+}
+
+/* Whether getopt's '?' was for an option exec does not have, rather
+ * than for one without its value. */
+static int
+unknown_option(char **argv)
+{
+	const char *word = argv[optind - 1];
+	const struct option *o;
+	size_t n;
+
+	if (optopt == 0)
+		return 1;
+	if (strncmp(word, "--", 2) == 0) {
+		n = strcspn(word + 2, "=");
+		for (o = longopts; o->name != NULL; o++)
+			if (o->val == optopt && strncmp(o->name, word + 2,
+			    n) == 0)
+				return 0;
 	}
+	return strchr(EXEC_SHORT, optopt) == NULL;
+}
+
+/*
+ * An option getopt stopped at that exec does not take (unknown, or
+ * flock's -F, --unlock, --fcntl), CH as it returned it. Without "--",
+ * one after NAME (NAME_AT below optind: getopt leaves the words it
+ * passed over just before the one it is in) is COMMAND's: redlock exec
+ * -n backup pg_dump -Fc db. Said so; EXIT_USAGE.
+ */
+static int
+refuse(int ch, int dashdash, int name_at, char **argv)
+{
+	const char *word = argv[optind - 1];
+	char opt[8];
+
+	if (ch == '?' && !unknown_option(argv))
+		return bad_option(&cmd_exec, argv, EXEC_SHORT, longopts);
+	snprintf(opt, sizeof(opt), "-%c", ch == 'F' ? 'F' : optopt);
+	if (!dashdash && name_at < optind)
+		return usage_error(&cmd_exec, "unknown option '%s' after NAME: "
+		    "put -- before COMMAND (redlock exec [options] NAME -- "
+		    "COMMAND...)", ch == '?' && optopt == 0 ? esc(word) :
+		    ch == '?' || ch == 'F' ? opt : esc(word));
+	if (ch == 'F')
+		return usage_error(&cmd_exec, "-F (--no-fork) is flock's: "
+		    "redlock runs COMMAND in a child of its own, beside the "
+		    "watchdog that renews the lease; drop -F");
+	if (ch == '?')
+		return bad_option(&cmd_exec, argv, EXEC_SHORT, longopts);
+	/* --unlock, --fcntl: lockopts_parse says what to do instead. */
+	lockopts_parse(&cmd_exec, &(struct lockopts){ 0 }, ch, NULL);
+	return EXIT_USAGE;
+}
+
+/* Exec's own options, CH with ARG, into J: 1, 0 when CH is not one of
+ * them, or the exit status. */
+static int
+exec_option(struct job *j, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'L':
+		if (parse_on_lost(arg, &j->on_lost) < 0)
+			return usage_error(&cmd_exec, "--on-lost: '%s' is not "
+			    "term, kill or ignore", esc(arg));
+		return 1;
+	case 'K':
+		return parse_duration(&cmd_exec, "--kill-after", arg,
+		    &j->kill_after) < 0 ? EXIT_USAGE : 1;
+	case OPT_MAX_HOLD:
+		j->max_hold_arg = arg;
+		return parse_duration(&cmd_exec, "--max-hold", arg,
+		    &j->max_hold) < 0 ? EXIT_USAGE : 1;
+	case OPT_METRICS_FILE:
+		j->metrics_file = arg;
+		return 1;
+	case 'c':
+		j->shell = arg;
+		return 1;
+	case 'o':
+		/* flock's --close: COMMAND never has the lock's
+		 * connection (close-on-exec), so there is nothing to do. */
+		return 1;
+	}
+	return 0;
+}
+
+/* NAME and COMMAND, after the options, into J (DD: where "--" is, or
+ * ARGC): -1 to go on, else the exit status. */
+static int
+operands(struct job *j, int argc, char **argv, int dd)
+{
 	if (optind >= dd)
 		return usage_error(&cmd_exec, "missing NAME");
+	if (optind + 1 < dd && j->shell != NULL)
+		return usage_error(&cmd_exec, "one NAME, then -c STRING (or -- "
+		    "and COMMAND); got '%s' too", esc(argv[optind + 1]));
 	if (optind + 1 < dd)
 		return usage_error(&cmd_exec, "one NAME, then -- and COMMAND; "
 		    "got '%s' before --", esc(argv[optind + 1]));
 	j->name = argv[optind];
 	if (j->name[0] == '\0')
 		return usage_error(&cmd_exec, "NAME is empty");
+	if (j->shell != NULL && dd < argc)
+		return usage_error(&cmd_exec, "-c STRING and -- COMMAND do not "
+		    "go together: give COMMAND one way");
+	if (j->shell != NULL) {
+		/* /bin/sh, not flock's $SHELL: a cron job runs the same
+		 * whoever's login shell it inherits. */
+		j->sh_argv[0] = (char *)"/bin/sh";
+		j->sh_argv[1] = (char *)"-c";
+		j->sh_argv[2] = (char *)j->shell;
+		j->sh_argv[3] = NULL;
+		j->cmd = j->sh_argv;
+		return -1;
+	}
 	if (dd >= argc)
 		return usage_error(&cmd_exec, "missing -- before COMMAND");
 	if (dd + 1 >= argc)
 		return usage_error(&cmd_exec, "missing COMMAND after --");
 	j->cmd = argv + dd + 1;
+	return -1;
+}
+
+/* The command line into J: -1 to go on, else the exit status. */
+static int
+parse(struct globals *g, int argc, char **argv, struct job *j)
+{
+	int ch, r, dd, name_at;
+
+	lockopts_init(&j->o);
+	j->on_lost = ON_LOST_TERM;
+	j->kill_after = DEFAULT_KILL_AFTER_MS;
+	j->max_hold = 0;
+	j->metrics_file = NULL;
+	j->shell = NULL;
+	/* Our words end at "--"; COMMAND's begin after it. */
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
+		;
+	name_at = first_operand(dd, argv);
+	while ((ch = getopt_long(dd, argv, EXEC_SHORT, longopts, NULL)) !=
+	    -1) {
+		if (ch == 'h')
+			return print_help(&cmd_exec);
+		if (ch == '?' || ch == 'F' || ch == OPT_FLOCK_UNLOCK ||
+		    ch == OPT_FLOCK_FCNTL)
+			return refuse(ch, dd < argc, name_at, argv);
+		if ((r = exec_option(j, ch, optarg)) > 1)
+			return r;
+		if (r == 0 && lockopts_parse(&cmd_exec, &j->o, ch,
+		    optarg) < 0)
+			return EXIT_USAGE;
+	}
+	if ((r = operands(j, argc, argv, dd)) >= 0)
+		return r;
 	if (lockopts_check(&cmd_exec, &j->o, g, "exec") < 0 ||
 	    lockopts_finish(j->name, &j->o) < 0 || check_max_hold(j) < 0 ||
 	    (j->metrics_file != NULL &&

@@ -13,6 +13,18 @@
 
 static int run(struct globals *, int, char **);
 
+/* Also read by main.c, which takes the global options out from among
+ * them (struct cmd). */
+static const struct option longopts[] = {
+	LOCKOPTS_LONG,
+	{ "keepalive", no_argument, NULL, 'k' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 const struct cmd cmd_lock = {
 	"lock", "lock [OPTIONS] NAME",
 	"Acquire NAME and print the owner token; the lease lasts --ttl.\n"
@@ -23,7 +35,9 @@ const struct cmd cmd_lock = {
 	"      --pid PID           with --keepalive: the process to outlive\n"
 	"                          (default: the caller, redlock's parent)\n"
 	"  -h, --help              show this help\n",
-	run
+	run,
+	LOCKOPTS_SHORT "h",
+	longopts
 };
 
 /* The calling process's command line, for status ("deploy.sh"), its
@@ -164,15 +178,6 @@ parse_pid(const char *arg, pid_t *pid)
 static int
 parse(struct globals *g, int argc, char **argv, struct job *j)
 {
-	static const struct option longopts[] = {
-		LOCKOPTS_LONG,
-		{ "keepalive", no_argument, NULL, 'k' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
-		{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ch, r;
 
 	lockopts_init(&j->o);

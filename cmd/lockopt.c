@@ -208,6 +208,21 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 	case 'v':
 		o->verbose = 1;
 		return 1;
+	case 'x':
+	case 'e':
+	case OPT_EXCLUSIVE:
+		o->exclusive = 1;
+		return 1;
+	/* flock(1)'s, with no meaning here: said, not taken as unknown. */
+	case OPT_FLOCK_UNLOCK:
+		usage_error(c, "--unlock is flock's: release a lock with "
+		    "redlock unlock NAME (exec releases NAME when COMMAND "
+		    "exits)");
+		return -1;
+	case OPT_FLOCK_FCNTL:
+		usage_error(c, "--fcntl is flock's: redlock's locks are keys "
+		    "in Redis, not locks on a file");
+		return -1;
 	}
 	return 0;
 }
@@ -231,6 +246,12 @@ lockopts_check(const struct cmd *c, struct lockopts *o,
 	}
 	if (o->ttl_ms < TTL_MIN_MS) {
 		usage_error(c, "--ttl must be at least %dms", TTL_MIN_MS);
+		return -1;
+	}
+	if (o->exclusive && o->kind != RL_EXCLUSIVE) {
+		usage_error(c, "-x (--exclusive) and %s do not go together: "
+		    "-x asks for an exclusive lock, %s for another kind; drop "
+		    "one", kind_option(o->kind), kind_option(o->kind));
 		return -1;
 	}
 	if (o->fair && o->kind != RL_EXCLUSIVE) {

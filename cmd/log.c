@@ -11,6 +11,16 @@
 
 static int run(struct globals *, int, char **);
 
+/* Also read by main.c, which takes the global options out from among
+ * them (struct cmd). */
+static const struct option longopts[] = {
+	{ "json", no_argument, NULL, 'J' },
+	{ "lines", required_argument, NULL, 'n' },
+	{ "follow", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 const struct cmd cmd_log = {
 	"log", "log [--json] [-n N] [--follow] NAME",
 	"Show NAME's history, oldest first, one event a line: acquisitions,\n"
@@ -22,7 +32,9 @@ const struct cmd cmd_log = {
 	"  -f, --follow            then print new events as they come, until\n"
 	"                          interrupted\n"
 	"  -h, --help              show this help\n",
-	run
+	run,
+	"fhn:",
+	longopts
 };
 
 #define DEFAULT_LINES 20
@@ -300,13 +312,6 @@ follow(rl_client *rc, const struct view *v, char *last, size_t len)
 static int
 parse(int argc, char **argv, struct view *v)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "lines", required_argument, NULL, 'n' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ch;
 
 	v->json = v->follow = 0;

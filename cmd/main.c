@@ -49,8 +49,11 @@ static const char global_help[] =
     "                          the sentinels name, asked at every connect\n"
     "      --connect-timeout DURATION\n"
     "                          give up connecting after DURATION (default: 2s)\n"
-    "      --timeout DURATION  give up on a reply after DURATION (default: 5s;\n"
+    "      --reply-timeout DURATION\n"
+    "                          give up on a reply after DURATION (default: 5s;\n"
     "                          with several masters ttl/100, 5ms to 50ms)\n"
+    "      --timeout DURATION  the old name of --reply-timeout (it never bounded\n"
+    "                          the wait for NAME: that is -w)\n"
     "      --sentinel-user USER\n"
     "                          the ACL user to AUTH to the sentinels as\n"
     "      --sentinel-password PASSWORD\n"
@@ -66,8 +69,10 @@ static const char global_help[] =
     "      --sni NAME          server name to send and to verify\n"
     "      --insecure          verify neither the certificate nor the name\n"
     "  -h, --help              show this help; COMMAND --help for a command\n"
-    "      --version           print the version, and those of hiredis and\n"
+    "  -V, --version           print the version, and those of hiredis and\n"
     "                          of OpenSSL (loaded for rediss://)\n"
+    "Global options may also come after COMMAND, before NAME; where COMMAND\n"
+    "has an option of the same name (-h), it is COMMAND's.\n"
     "\n"
     "Durations: 250ms, 30s, 5m, 2h, or seconds (1.5). See redlock(1).\n";
 
@@ -326,7 +331,7 @@ start_afresh(void)
 	return 0;
 }
 
-/* --connect-timeout and --timeout: a duration, and no zero. */
+/* --connect-timeout and --reply-timeout: a duration, and no zero. */
 static int
 nonzero_duration(const char *opt, const char *arg, int64_t *ms)
 {
@@ -343,7 +348,8 @@ enum {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_SNI,
-	OPT_INSECURE
+	OPT_INSECURE,
+	OPT_OLD_TIMEOUT
 };
 
 /* A TLS option into g.tls: 0, or a usage error for an empty value. */
@@ -394,8 +400,6 @@ setup_tls(void)
 	return rc == RL_TLS_NOLIB ? EXIT_UNAVAILABLE : EXIT_USAGE;
 }
 
-/* The global options, up to COMMAND: -1 to go on, else the exit
- * status. */
 /* --version: redlock's, and the libraries' it runs on. */
 static int
 print_version(void)
@@ -412,79 +416,198 @@ print_version(void)
 	return flush_stdout();
 }
 
+#define GLOBAL_SHORT "u:hV"
+
+static const struct option global_longopts[] = {
+	{ "url", required_argument, NULL, 'u' },
+	{ "connect-timeout", required_argument, NULL, 'C' },
+	{ "reply-timeout", required_argument, NULL, 'T' },
+	{ "timeout", required_argument, NULL, OPT_OLD_TIMEOUT },
+	{ "cacert", required_argument, NULL, OPT_CACERT },
+	{ "cacertdir", required_argument, NULL, OPT_CACERTDIR },
+	{ "cert", required_argument, NULL, OPT_CERT },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "sni", required_argument, NULL, OPT_SNI },
+	{ "insecure", no_argument, NULL, OPT_INSECURE },
+	{ "sentinel-user", required_argument, NULL, 'S' },
+	{ "sentinel-password", required_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* --reply-timeout, or its old name --timeout (OLD): 0, or the exit
+ * status. */
+static int
+reply_timeout(int old, const char *arg)
+{
+	int status;
+
+	/* flock's --timeout and consul's -timeout bound the wait; this one
+	 * never did. Said once, not refused: scripts that use it keep
+	 * working. */
+	if (old && !g.old_timeout_said)
+		msg("--timeout is the time allowed for each reply; it is now "
+		    "--reply-timeout (to bound the wait, use -w)");
+	g.old_timeout_said |= old;
+	if ((status = nonzero_duration(old ? "--timeout" : "--reply-timeout",
+	    arg, &g.timeout_ms)) != 0)
+		return status;
+	g.timeout_given = 1;
+	return 0;
+}
+
+/* Global option CH with ARG: -1 to go on, else the exit status. */
+static int
+global_option(int ch, char *arg)
+{
+	int status = 0;
+
+	switch (ch) {
+	case 'u':
+		status = add_urls(&g, "--url", arg);
+		hide_passwords(arg);
+		/* ARG is the heap copy (proc_args_save): ps reads the
+		 * original. */
+		proc_args_sync();
+		g.url_given = 1;
+		break;
+	case 'C':
+		status = nonzero_duration("--connect-timeout", arg,
+		    &g.connect_timeout_ms);
+		break;
+	case 'T':
+	case OPT_OLD_TIMEOUT:
+		status = reply_timeout(ch == OPT_OLD_TIMEOUT, arg);
+		break;
+	case 'S':
+		g.sentinel_user = arg;
+		break;
+	case 'P':
+		free(sentinel_password);
+		if ((sentinel_password = strdup(arg)) == NULL) {
+			msg("out of memory");
+			return EXIT_SOFTWARE;
+		}
+		/* Out of ps, as the passwords of -u. */
+		memset(arg, 'x', strlen(arg));
+		proc_args_sync();
+		g.sentinel_password = sentinel_password;
+		break;
+	case 'h':
+		fputs(global_help, stdout);
+		return flush_stdout();
+	case 'V':
+		return print_version();
+	default:
+		status = tls_option(ch, arg);
+		break;
+	}
+	return status != 0 ? status : -1;
+}
+
+/* The global options, up to COMMAND: -1 to go on, else the exit
+ * status. */
 static int
 parse_globals(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "url", required_argument, NULL, 'u' },
-		{ "connect-timeout", required_argument, NULL, 'C' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "cacert", required_argument, NULL, OPT_CACERT },
-		{ "cacertdir", required_argument, NULL, OPT_CACERTDIR },
-		{ "cert", required_argument, NULL, OPT_CERT },
-		{ "key", required_argument, NULL, OPT_KEY },
-		{ "sni", required_argument, NULL, OPT_SNI },
-		{ "insecure", no_argument, NULL, OPT_INSECURE },
-		{ "sentinel-user", required_argument, NULL, 'S' },
-		{ "sentinel-password", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ch, status;
 
-	while ((ch = getopt_long(argc, argv, "+u:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'u':
-			status = add_urls(&g, "--url", optarg);
-			hide_passwords(optarg);
-			proc_args_sync();
-			if (status != 0)
-				return status;
-			g.url_given = 1;
-			break;
-		case 'C':
-			if ((status = nonzero_duration("--connect-timeout",
-			    optarg, &g.connect_timeout_ms)) != 0)
-				return status;
-			break;
-		case 'T':
-			if ((status = nonzero_duration("--timeout", optarg,
-			    &g.timeout_ms)) != 0)
-				return status;
-			g.timeout_given = 1;
-			break;
-		case OPT_CACERT:
-		case OPT_CACERTDIR:
-		case OPT_CERT:
-		case OPT_KEY:
-		case OPT_SNI:
-		case OPT_INSECURE:
-			if ((status = tls_option(ch, optarg)) != 0)
-				return status;
-			break;
-		case 'S':
-			g.sentinel_user = optarg;
-			break;
-		case 'P':
-			free(sentinel_password);
-			if ((sentinel_password = strdup(optarg)) == NULL) {
-				msg("out of memory");
-				return EXIT_SOFTWARE;
-			}
-			/* Out of ps, as the passwords of -u. */
-			memset(optarg, 'x', strlen(optarg));
-			g.sentinel_password = sentinel_password;
-			break;
-		case 'h':
-			fputs(global_help, stdout);
-			return flush_stdout();
-		case 'V':
-			return print_version();
-		default:
-			return bad_option(NULL, argv, "+u:h", longopts);
-		}
+	while ((ch = getopt_long(argc, argv, "+" GLOBAL_SHORT,
+	    global_longopts, NULL)) != -1) {
+		if (ch == '?')
+			return bad_option(NULL, argv, "+" GLOBAL_SHORT,
+			    global_longopts);
+		if ((status = global_option(ch, optarg)) >= 0)
+			return status;
 	}
+	return -1;
+}
+
+/* C's options, then the global ones it has no option of the same
+ * spelling as, into LONGOPTS (N entries, NULL-ended) and SHORTOPTS (LEN
+ * bytes), "-" first: getopt_long then returns the words that are not
+ * options in order. The number of C's own long options. */
+static size_t
+merge_options(const struct cmd *c, struct option *longopts, size_t n,
+    char *shortopts, size_t len)
+{
+	const struct option *o;
+	size_t k = 0, nc;
+	const char *p;
+	size_t m;
+
+	for (o = c->longopts; o->name != NULL && k + 1 < n; o++)
+		longopts[k++] = *o;
+	nc = k;
+	for (o = global_longopts; o->name != NULL && k + 1 < n; o++) {
+		size_t i;
+
+		for (i = 0; i < nc && strcmp(longopts[i].name, o->name) != 0;
+		    i++)
+			;
+		if (i == nc)
+			longopts[k++] = *o;
+	}
+	memset(&longopts[k], 0, sizeof(longopts[k]));
+	snprintf(shortopts, len, "-%s", c->shortopts);
+	for (p = GLOBAL_SHORT; *p != '\0'; p++)
+		if (*p != ':' && strchr(c->shortopts, *p) == NULL &&
+		    (m = strlen(shortopts)) + 3 < len) {
+			shortopts[m++] = *p;
+			if (p[1] == ':')
+				shortopts[m++] = ':';
+			shortopts[m] = '\0';
+		}
+	return nc;
+}
+
+/*
+ * The global options given after COMMAND C, before NAME (redlock exec -u
+ * URL x -- true), as docker and kubectl take them: applied, and taken
+ * out of ARGV (*ARGC words, C's name first), which keeps C's own words
+ * in order. An option C has too (-h, --help) is C's. The first word
+ * that is not an option (NAME), "--", and a word C will refuse end the
+ * search: the rest is C's, even a -u among COMMAND's words. A cluster
+ * mixing C's options with a global one is left to C to refuse. -1 to go
+ * on, else the exit status.
+ */
+static int
+globals_after(const struct cmd *c, int *argc, char **argv)
+{
+	struct option longopts[64];
+	char shortopts[64];
+	size_t nc = merge_options(c, longopts, 64, shortopts, 64);
+	int ch, li, w = 1, out = 1, kinds = 0, status;
+
+	optind = 0;
+	for (;;) {
+		li = -1;
+		ch = getopt_long(*argc, argv, shortopts, longopts, &li);
+		if (ch == -1 || ch == 1 || ch == '?')
+			break;
+		if (li >= 0 ? (size_t)li < nc : strchr(c->shortopts, ch) !=
+		    NULL) {
+			kinds |= 1;
+		} else {
+			kinds |= 2;
+			if (kinds == 2 && (status = global_option(li >= 0 ?
+			    longopts[li].val : ch, optarg)) >= 0)
+				return status;
+		}
+		if (optind <= w)
+			continue;	/* more options in this word */
+		/* Words W to OPTIND are done: C's are kept. */
+		while (kinds != 2 && w < optind)
+			argv[out++] = argv[w++];
+		w = optind;
+		kinds = 0;
+	}
+	/* Back to W: the words from NAME (or "--", or what C refuses) on. */
+	memmove(argv + out, argv + w, (size_t)(*argc - w) * sizeof(*argv));
+	*argc = out + *argc - w;
+	argv[*argc] = NULL;
+	optind = 0;
 	return -1;
 }
 
@@ -516,14 +639,16 @@ redlock_main(int argc, char **argv)
 	if ((c = find(argv[optind])) == NULL)
 		return usage_error(NULL, "unknown command '%s'",
 		    esc(argv[optind]));
+	argc -= optind;
+	argv += optind;
+	if ((status = globals_after(c, &argc, argv)) >= 0)
+		return status;
 	if (g.nurl == 0 && (status = default_urls()) != 0)
 		return status;
 	if ((status = settle_urls(&g)) != 0 || (status = setup_tls()) != 0)
 		return status;
-
-	argc -= optind;
-	argv += optind;
-	optind = 0;	/* GNU getopt: start afresh on the command's words */
+	/* globals_after left optind 0: GNU getopt starts afresh on the
+	 * command's words. */
 	return c->run(&g, argc, argv);
 }
 

@@ -15,6 +15,15 @@
 
 static int run(struct globals *, int, char **);
 
+/* Also read by main.c, which takes the global options out from among
+ * them (struct cmd). */
+static const struct option longopts[] = {
+	{ "json", no_argument, NULL, 'J' },
+	{ "watch", optional_argument, NULL, 'W' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 const struct cmd cmd_queue = {
 	"queue", "queue [--json] [--watch[=INTERVAL]] NAME",
 	"Show who holds NAME and who waits for it in its fair queue, in order:\n"
@@ -22,9 +31,11 @@ const struct cmd cmd_queue = {
 	"and how many wait without --fair, in no order.\n\n"
 	"      --json              one JSON object (one per line with --watch)\n"
 	"      --watch[=INTERVAL]  redraw every INTERVAL (default: 1s) until\n"
-	"                          interrupted\n"
+	"                          interrupted; --watch INTERVAL NAME too\n"
 	"  -h, --help              show this help\n",
-	run
+	run,
+	"h",
+	longopts
 };
 
 #define DEFAULT_WATCH_MS 1000
@@ -262,12 +273,6 @@ struct view {
 static int
 parse(int argc, char **argv, struct view *v)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "watch", optional_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ch, status;
 
 	v->json = 0;
@@ -282,6 +287,13 @@ parse(int argc, char **argv, struct view *v)
 			if (optarg != NULL && (parse_duration(&cmd_queue,
 			    "--watch", optarg, &v->every) < 0))
 				return EXIT_USAGE;
+			/* --watch 2s NAME, as typed for --wait 2s: a word
+			 * that is a duration, with another after it, is the
+			 * interval, not NAME. */
+			if (optarg == NULL && optind + 1 < argc &&
+			    argv[optind][0] != '-' &&
+			    rl_duration_parse(argv[optind], &v->every) == 0)
+				optind++;
 			if (v->every < 100)
 				return usage_error(&cmd_queue,
 				    "--watch: redraw at most every 100ms");

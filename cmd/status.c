@@ -9,6 +9,14 @@
 
 static int run(struct globals *, int, char **);
 
+/* Also read by main.c, which takes the global options out from among
+ * them (struct cmd). */
+static const struct option longopts[] = {
+	{ "json", no_argument, NULL, 'J' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 const struct cmd cmd_status = {
 	"status", "status [--json] [NAME]",
 	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
@@ -18,7 +26,9 @@ const struct cmd cmd_status = {
 	"process is gone is \"not running\", with the line that frees NAME.\n\n"
 	"      --json              one JSON object (an array without NAME)\n"
 	"  -h, --help              show this help\n",
-	run
+	run,
+	"h",
+	longopts
 };
 
 struct listing {
@@ -620,11 +630,6 @@ print_last(rl_client *rc, const char *name)
 static int
 run(struct globals *g, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct rl_status st;
 	enum rl_err e;
 	rl_client *rc;

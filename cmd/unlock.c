@@ -7,6 +7,16 @@
 
 static int run(struct globals *, int, char **);
 
+/* Also read by main.c, which takes the global options out from among
+ * them (struct cmd). */
+static const struct option longopts[] = {
+	{ "owner", required_argument, NULL, 'O' },
+	{ "force", no_argument, NULL, 'F' },
+	{ "pubsub", required_argument, NULL, 'P' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
 const struct cmd cmd_unlock = {
 	"unlock", "unlock [--owner TOKEN | --force] [--pubsub MODE] NAME",
 	"Release one hold of NAME taken with TOKEN; the last one frees it\n"
@@ -19,7 +29,9 @@ const struct cmd cmd_unlock = {
 	"                          classic, as they wait (see lock --help; default:\n"
 	"                          $REDLOCK_PUBSUB, else auto)\n"
 	"  -h, --help              show this help\n",
-	run
+	run,
+	"h",
+	longopts
 };
 
 /* What one unlock is asked to do. */
@@ -56,13 +68,6 @@ settle_owner(struct job *j)
 static int
 parse(int argc, char **argv, struct job *j)
 {
-	static const struct option longopts[] = {
-		{ "owner", required_argument, NULL, 'O' },
-		{ "force", no_argument, NULL, 'F' },
-		{ "pubsub", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int ch, status, pubsub = 0;
 
 	j->owner = NULL;

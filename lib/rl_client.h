@@ -14,7 +14,7 @@ struct rl_client {
 	struct rl_node *nodes;
 	int checked;		/* connected once (and no server twice) */
 	int64_t connect_timeout_ms;
-	int64_t timeout_ms;	/* --timeout */
+	int64_t timeout_ms;	/* --reply-timeout */
 	int64_t node_timeout_ms;	/* several masters: per master */
 	int replicas;		/* --replicas: WAIT for this many; 0: not;
 				 * -1: the Sentinel default (rl_acks) */

@@ -116,12 +116,12 @@ rl_keeper_renewals(const rl_keeper *k)
 	return k->renewals;
 }
 
-/* How long a renewal WAITs for the replicas (0: it does not): --timeout,
- * but at most half a period, so that the renewal's reply fits in one; in
- * the Sentinel default a quarter, so that two fit, with the time to ask
- * the sentinels again: a WAIT blocks for its whole timeout when no
- * replica follows the master any more (after a failover), and the renewal
- * that finds that out is followed by one on a new connection. */
+/* How long a renewal WAITs for the replicas (0: it does not):
+ * --reply-timeout, but at most half a period, so that the renewal's
+ * reply fits in one; in the Sentinel default a quarter, so that two fit,
+ * with the time to ask the sentinels again: a WAIT blocks for its whole
+ * timeout when no replica follows the master any more (after a
+ * failover), and the renewal that finds that out is followed by one on a new connection. */
 static int64_t
 ack_ms(const rl_keeper *k)
 {

@@ -11,7 +11,7 @@
 #include "rl_decode.h"
 
 /* How long one master may take to answer once asked: with one master the
- * whole --timeout, with several the short node timeout, so that one slow
+ * whole --reply-timeout, with several the short node timeout, so that one slow
  * master does not eat the lease (Redlock). */
 int64_t rl_reply_timeout_ms(size_t n, int64_t node_ms, int64_t timeout_ms);
 /* Whether two URLs could name one server and count twice: worth a

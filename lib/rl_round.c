@@ -467,8 +467,8 @@ rl_hops_why(const struct rl_url *at, char *host, int port,
 	rl_url_format(&other, b, sizeof(b));
 	rl_clip(str, strlen(str), 60, why, sizeof(why));
 	snprintf(buf, len, "%s and %s kept sending %s to each other (%s) "
-	    "for %lld ms (see --timeout): each says the other serves the "
-	    "slot (a move left half done?); finish the move with redis-cli "
+	    "for %lld ms (see --reply-timeout): each says the other serves "
+	    "the slot (a move left half done?); finish the move with redis-cli "
 	    "--cluster fix, or CLUSTER SETSLOT <slot> NODE <owner-id> on both",
 	    a, b, doing, why, (long long)ms);
 }
@@ -690,7 +690,7 @@ node_late(struct rl_node *nd)
 		nd->phase = RL_PH_DONE;
 		if (nd->why[0] == '\0')
 			rl_error_io(&nd->url, "no replica count from", "WAIT "
-			    "timed out (see --timeout)", nd->why,
+			    "timed out (see --reply-timeout)", nd->why,
 			    sizeof(nd->why));
 		return;
 	}
@@ -704,7 +704,7 @@ node_late(struct rl_node *nd)
 		 * reply's place in line. */
 		rl_conn_late(&nd->conn);
 		rl_error_io(&nd->url, "no answer from", "timed out (see "
-		    "--timeout)", why, sizeof(why));
+		    "--reply-timeout)", why, sizeof(why));
 	}
 	node_fail(nd, RL_ECONNECT, why);
 	nd->conn.err = RL_ECONNECT;

@@ -14,7 +14,7 @@ _redlock_names()
 {
 	local cmd=$1
 	shift
-	timeout -k 1 1 "$cmd" --connect-timeout 300ms --timeout 300ms \
+	timeout -k 1 1 "$cmd" --connect-timeout 300ms --reply-timeout 300ms \
 	    "$@" status --json 2>/dev/null </dev/null |
 	    sed -n 's/^ *{"name":"\(\([^"\\]\|\\["\\/]\)*\)",.*/\1/p' |
 	    sed 's/\\\(["\\/]\)/\1/g'
@@ -33,13 +33,13 @@ _redlock()
 	fi
 
 	local durations='250ms 30s 5m 2h'
-	local global='-u --url --connect-timeout --timeout --sentinel-user
+	local global='-u --url --connect-timeout --reply-timeout --sentinel-user
 	    --sentinel-password --cacert --cacertdir --cert --key --sni
-	    --insecure -h --help --version'
-	local lockopts='-w --wait -n --no-wait -t --ttl --fair -s --shared
-	    --write --limit --waiter-timeout --min-hold --replicas --pubsub -E
-	    --conflict-exit-code --label --owner -q --quiet -v --verbose -h
-	    --help'
+	    --insecure -h --help -V --version'
+	local lockopts='-w --wait -n --no-wait --nonblock --nb -t --ttl --fair
+	    -x -e --exclusive -s --shared --write --limit --waiter-timeout
+	    --min-hold --replicas --pubsub -E --conflict-exit-code --label
+	    --owner -q --quiet -v --verbose -h --help'
 
 	# The subcommand, the global options before it (for the server the
 	# names come from), the words after it that are not options, and
@@ -55,7 +55,7 @@ _redlock()
 				conn+=("$w" "${words[i + 1]}")
 				((i++))
 				;;
-			--connect-timeout | --timeout) ((i++)) ;;
+			--connect-timeout | --reply-timeout | --timeout) ((i++)) ;;
 			--url=* | -u?* | --cacert=* | --cacertdir=* | --cert=* | \
 			    --key=* | --sni=* | --sentinel-user=* | \
 			    --sentinel-password=* | --insecure)
@@ -67,6 +67,11 @@ _redlock()
 		elif [[ $w == -- ]]; then
 			dashdash=$i
 			break
+		elif ((npos == 0)) && _redlock_global_arg "$w"; then
+			# A global option after the subcommand, before NAME.
+			[[ $w == --connect-timeout || $w == --reply-timeout ||
+			    $w == --timeout ]] || conn+=("$w" "${words[i + 1]}")
+			((i++))
 		elif _redlock_takes_arg "$sub" "$w"; then
 			((i++))
 		elif [[ $w != -* ]]; then
@@ -86,7 +91,8 @@ _redlock()
 	# The value of an option.
 	case $prev in
 	-w | --wait | -t | --ttl | --waiter-timeout | --min-hold | \
-	    --kill-after | --max-hold | --connect-timeout | --timeout)
+	    --kill-after | --max-hold | --connect-timeout | --reply-timeout | \
+	    --timeout)
 		_redlock_durations
 		return
 		;;
@@ -119,7 +125,7 @@ _redlock()
 		return
 		;;
 	--limit | --replicas | -E | --conflict-exit-code | --owner | --sni | \
-	    --sentinel-user | --sentinel-password | --label)
+	    --sentinel-user | --sentinel-password | --label | -c | --command)
 		return
 		;;
 	esac
@@ -142,7 +148,8 @@ _redlock()
 
 	local opts
 	case $sub in
-	exec) opts="$lockopts --on-lost --kill-after --max-hold --metrics-file" ;;
+	exec) opts="$lockopts -c --command -o --close --on-lost --kill-after
+	    --max-hold --metrics-file" ;;
 	lock) opts="$lockopts --keepalive --pid" ;;
 	unlock) opts='--owner --force --pubsub -h --help' ;;
 	status) opts='--json -h --help' ;;
@@ -175,11 +182,24 @@ _redlock_takes_arg()
 		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
 		    --min-hold | --replicas | -E | --conflict-exit-code | --owner | \
 		    --label | --on-lost | --kill-after | --max-hold | \
-		    --metrics-file | --pid | --pubsub)
+		    --metrics-file | --pid | --pubsub | -c | --command)
 			return 0 ;;
 		esac
 		;;
 	unlock:--owner | unlock:--pubsub | log:-n | log:--lines) return 0 ;;
+	esac
+	return 1
+}
+
+# _redlock_global_arg WORD: WORD is a global option that takes the next
+# word as its value (they may come after the subcommand, before NAME).
+_redlock_global_arg()
+{
+	case $1 in
+	-u | --url | --connect-timeout | --reply-timeout | --timeout | \
+	    --cacert | --cacertdir | --cert | --key | --sni | --sentinel-user | \
+	    --sentinel-password)
+		return 0 ;;
 	esac
 	return 1
 }

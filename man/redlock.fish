@@ -17,7 +17,7 @@ function __redlock_sub_index
     set -l i 2
     while test $i -le (count $words)
         switch $words[$i]
-            case -u --url --connect-timeout --timeout --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
+            case -u --url --connect-timeout --reply-timeout --timeout --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
                 set i (math $i + 2)
                 continue
             case '-*'
@@ -50,7 +50,7 @@ function __redlock_wants_name
     set -l j (math $i + 1)
     while test $j -le (count $words)
         switch $words[$j]
-            case --lines --owner --label -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub
+            case --lines --owner --label -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub -c --command -u --url --connect-timeout --reply-timeout --timeout --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
                 set j (math $j + 1)
             case '-*'
             case '*'
@@ -87,9 +87,9 @@ function __redlock_names
     set -l j 2
     while test $j -lt $i
         switch $words[$j]
-            case --connect-timeout --timeout
+            case --connect-timeout --reply-timeout --timeout
                 set j (math $j + 1)
-            case '--connect-timeout=*' '--timeout=*'
+            case '--connect-timeout=*' '--reply-timeout=*' '--timeout=*'
             case -u --url --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
                 set -a conn $words[$j] $words[(math $j + 1)]
                 set j (math $j + 1)
@@ -98,7 +98,20 @@ function __redlock_names
         end
         set j (math $j + 1)
     end
-    timeout -k 1 1 $words[1] --connect-timeout 300ms --timeout 300ms $conn status --json 2>/dev/null </dev/null |
+    # And those given after the subcommand (before NAME, so no words
+    # but options there).
+    set j (math $i + 1)
+    while test $j -le (count $words)
+        switch $words[$j]
+            case -u --url --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
+                set -a conn $words[$j] $words[(math $j + 1)]
+                set j (math $j + 1)
+            case '--url=*' '--cacert=*' '--cacertdir=*' '--cert=*' '--key=*' '--sni=*' '--sentinel-user=*' '--sentinel-password=*' --insecure
+                set -a conn $words[$j]
+        end
+        set j (math $j + 1)
+    end
+    timeout -k 1 1 $words[1] --connect-timeout 300ms --reply-timeout 300ms $conn status --json 2>/dev/null </dev/null |
         sed -n 's/^ *{"name":"\(\([^"\\\\]\|\\\\["\\\\/]\)*\)",.*/\1/p' |
         sed 's/\\\\\(["\\\\/]\)/\1/g'
 end
@@ -118,7 +131,7 @@ complete -c redlock -f
 set -l g '__redlock_no_sub'
 complete -c redlock -n $g -s u -l url -x -d 'Redis URL (repeat: Redlock across masters)' -a 'redis:// rediss:// unix:/// redis+sentinel://'
 complete -c redlock -n $g -l connect-timeout -x -d 'Give up connecting after DURATION' -a '(__redlock_durations)'
-complete -c redlock -n $g -l timeout -x -d 'Give up on a reply after DURATION' -a '(__redlock_durations)'
+complete -c redlock -n $g -l reply-timeout -x -d 'Give up on a reply after DURATION' -a '(__redlock_durations)'
 complete -c redlock -n $g -l sentinel-user -x -d 'ACL user for the sentinels'
 complete -c redlock -n $g -l sentinel-password -x -d 'Password of the sentinels'
 complete -c redlock -n $g -l cacert -r -F -d 'CA certificates to verify the server with'
@@ -128,7 +141,7 @@ complete -c redlock -n $g -l key -r -F -d 'Private key of the client certificate
 complete -c redlock -n $g -l sni -x -a '(__fish_print_hostnames)' -d 'Server name to send and to verify'
 complete -c redlock -n $g -l insecure -d 'Verify neither the certificate nor the name'
 complete -c redlock -n $g -s h -l help -d 'Show the help'
-complete -c redlock -n $g -l version -d 'Print the version'
+complete -c redlock -n $g -s V -l version -d 'Print the version'
 complete -c redlock -n $g -a exec -d 'Run COMMAND holding NAME'
 complete -c redlock -n $g -a lock -d 'Acquire NAME and print the owner token'
 complete -c redlock -n $g -a unlock -d 'Release one hold of NAME'
@@ -141,6 +154,9 @@ set -l l '__redlock_sub exec lock; and not __redlock_after_dashdash'
 set -l pubsub 'auto\t"Sharded on a Redis 7 cluster, else classic" sharded\t"SPUBLISH and SSUBSCRIBE" classic\t"PUBLISH and SUBSCRIBE"'
 complete -c redlock -n $l -s w -l wait -x -a '(__redlock_durations)' -d 'Wait at most DURATION for NAME'
 complete -c redlock -n $l -s n -l no-wait -d 'Give up at once if NAME is held'
+complete -c redlock -n $l -l nonblock -d 'Give up at once if NAME is held (flock)'
+complete -c redlock -n $l -l nb -d 'Give up at once if NAME is held (flock)'
+complete -c redlock -n $l -s x -s e -l exclusive -d 'An exclusive lock, the default (flock)'
 complete -c redlock -n $l -s t -l ttl -x -a '(__redlock_durations)' -d 'Lease'
 complete -c redlock -n $l -l fair -d 'First come, first served'
 complete -c redlock -n $l -s s -l shared -d 'A shared (read) lock'
@@ -161,6 +177,8 @@ complete -c redlock -n $e -l on-lost -x -a 'term\t"SIGTERM, then SIGKILL" kill\t
 complete -c redlock -n $e -l kill-after -x -a '(__redlock_durations)' -d 'SIGKILL this long after SIGTERM'
 complete -c redlock -n $e -l max-hold -x -a '(__redlock_durations)' -d 'Stop COMMAND once it has held NAME this long'
 complete -c redlock -n $e -l metrics-file -r -F -d 'Record each run in FILE for node_exporter'
+complete -c redlock -n $e -s c -l command -x -d 'Run STRING with /bin/sh -c as COMMAND'
+complete -c redlock -n $e -s o -l close -d 'Accepted for flock; nothing to do'
 complete -c redlock -n __redlock_exec_wants_dashdash -a -- -d 'COMMAND follows'
 complete -c redlock -n __redlock_after_dashdash -x -a '(__redlock_exec_command)'
 complete -c redlock -n '__redlock_sub lock' -l keepalive -d 'Renew the lease from a detached watchdog'

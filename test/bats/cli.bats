@@ -17,7 +17,7 @@ setup() {
 	done
 	run -64 --separate-stderr "$RL" --connect-timeout 2y status x
 	[[ $stderr == *"--connect-timeout: bad duration '2y'"* ]]
-	run -64 --separate-stderr "$RL" --timeout 0 status x
+	run -64 --separate-stderr "$RL" --reply-timeout 0 status x
 	run -64 --separate-stderr "$RL" lock -t 0 x
 	[[ $stderr == *"--ttl must be at least 10ms"* ]]
 }
@@ -28,8 +28,8 @@ setup() {
 		run -64 --separate-stderr "$RL" lock --wait "$d" x
 		assert_equal "$stderr" "redlock: --wait: '$d' is longer than the limit of 87840h (10 years); usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
 	done
-	run -64 --separate-stderr "$RL" --timeout 99999999999h status x
-	assert_equal "$stderr" "redlock: --timeout: '99999999999h' is longer than the limit of 87840h (10 years); see redlock --help"
+	run -64 --separate-stderr "$RL" --reply-timeout 99999999999h status x
+	assert_equal "$stderr" "redlock: --reply-timeout: '99999999999h' is longer than the limit of 87840h (10 years); see redlock --help"
 	# The limit itself is accepted (then the server is unreachable: 69).
 	run -69 "$RL" lock -w 87840h x
 	run -69 "$RL" lock -w 316224000 x
@@ -88,8 +88,8 @@ setup() {
 		[[ $stderr == "redlock: --kill-after: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" exec --max-hold "$d" x -- true
 		[[ $stderr == "redlock: --max-hold: bad duration '$d'"* ]]
-		run -64 --separate-stderr "$RL" --timeout "$d" status x
-		[[ $stderr == "redlock: --timeout: bad duration '$d'"* ]]
+		run -64 --separate-stderr "$RL" --reply-timeout "$d" status x
+		[[ $stderr == "redlock: --reply-timeout: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" --connect-timeout "$d" status x
 		[[ $stderr == "redlock: --connect-timeout: bad duration '$d'"* ]]
 		run -64 --separate-stderr "$RL" queue --watch="$d" x
@@ -265,4 +265,72 @@ man_options() {
 	grep -qx 'redlock_last_exit_status{name="x"} 69' "$BATS_TEST_TMPDIR/m.prom"
 	grep -qx 'redlock_runs_total{name="x"} 0' "$BATS_TEST_TMPDIR/m.prom"
 	grep -qx 'redlock_busy_total{name="x"} 0' "$BATS_TEST_TMPDIR/m.prom"
+}
+
+@test "exec: an unknown option after NAME, with no --, says to put -- before COMMAND" {
+	use="usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
+	run -64 --separate-stderr "$RL" exec -n backup pg_dump -Fc -f db.dump db
+	assert_equal "$stderr" "redlock: unknown option '-F' after NAME: put -- before COMMAND (redlock exec [options] NAME -- COMMAND...); $use"
+	run -64 --separate-stderr "$RL" exec backup pg_dump --format=c db
+	assert_equal "$stderr" "redlock: unknown option '--format=c' after NAME: put -- before COMMAND (redlock exec [options] NAME -- COMMAND...); $use"
+	# Before NAME, or with --, it is only unknown; a known option
+	# without its value is not called unknown.
+	run -64 --separate-stderr "$RL" exec -Z backup -- true
+	assert_equal "$stderr" "redlock: unknown option '-Z'; $use"
+	run -64 --separate-stderr "$RL" exec -n backup pg_dump -w
+	assert_equal "$stderr" "redlock: option '-w' needs a value; $use"
+}
+
+@test "global options are taken after the subcommand, before NAME; the subcommand's own spelling wins" {
+	port=$(free_port)
+	# -u after exec: the server it names is the one tried (none there).
+	run -69 --separate-stderr "$RL" exec -u "redis://127.0.0.1:$port" -n x -- true
+	[[ $stderr == *"127.0.0.1:$port"* ]]
+	run -69 --separate-stderr "$RL" status --url="redis://127.0.0.1:$port" --connect-timeout 1s x
+	[[ $stderr == *"127.0.0.1:$port"* ]]
+	run -69 --separate-stderr "$RL" lock --reply-timeout 1s -n x
+	run -64 --separate-stderr "$RL" queue --connect-timeout 0 x
+	assert_equal "$stderr" "redlock: --connect-timeout must be more than 0; see redlock --help"
+	# -h after the subcommand is its help, not the global one.
+	run -0 "$RL" lock -h
+	assert_line --index 0 'usage: redlock [GLOBAL OPTIONS] lock [OPTIONS] NAME'
+	# After NAME the words are the subcommand's (exec: COMMAND's).
+	run -64 --separate-stderr "$RL" lock x -u "redis://127.0.0.1:$port"
+	assert_equal "$stderr" "redlock: unknown option '-u'; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+}
+
+@test "--reply-timeout is the time allowed for each reply; --timeout still works, and says once that it is now --reply-timeout" {
+	run -69 --separate-stderr "$RL" --reply-timeout 1s status x
+	[[ $stderr != *"--timeout"* ]]
+	run -69 --separate-stderr "$RL" --timeout 1s --timeout 2s status x
+	[ "${#stderr_lines[@]}" = 2 ]
+	assert_equal "${stderr_lines[0]}" "redlock: --timeout is the time allowed for each reply; it is now --reply-timeout (to bound the wait, use -w)"
+	run -64 --separate-stderr "$RL" --timeout 0 status x
+	assert_equal "${stderr_lines[1]}" "redlock: --timeout must be more than 0; see redlock --help"
+	run -0 "$RL" --help
+	assert_output --partial "--reply-timeout DURATION"
+}
+
+@test "flock's spellings: -x, -e, --exclusive, --nonblock, --nb, -o, --close and -V are taken; -x with another kind, --unlock, --fcntl and -F are refused" {
+	for o in -x -e --exclusive --nonblock --nb; do
+		run -69 "$RL" lock "$o" x
+		run -69 "$RL" exec "$o" x -- true
+	done
+	run -69 "$RL" exec -o x -- true
+	run -69 "$RL" exec --close x -- true
+	run -0 "$RL" -V
+	assert_line --index 0 --regexp '^redlock [0-9]+\.[0-9]+\.[0-9]+$'
+	use="usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	run -64 --separate-stderr "$RL" lock -x -s x
+	assert_equal "$stderr" "redlock: -x (--exclusive) and --shared do not go together: -x asks for an exclusive lock, --shared for another kind; drop one; $use"
+	run -64 --separate-stderr "$RL" exec --exclusive --write x -- true
+	[[ $stderr == "redlock: -x (--exclusive) and --write do not go together"* ]]
+	run -64 --separate-stderr "$RL" lock --limit 2 -e x
+	[[ $stderr == "redlock: -x (--exclusive) and --limit do not go together"* ]]
+	run -64 --separate-stderr "$RL" lock --unlock x
+	assert_equal "$stderr" "redlock: --unlock is flock's: release a lock with redlock unlock NAME (exec releases NAME when COMMAND exits); $use"
+	run -64 --separate-stderr "$RL" exec --fcntl x -- true
+	[[ $stderr == "redlock: --fcntl is flock's: redlock's locks are keys in Redis, not locks on a file; "* ]]
+	run -64 --separate-stderr "$RL" exec -F x -- true
+	[[ $stderr == "redlock: -F (--no-fork) is flock's: redlock runs COMMAND in a child of its own, beside the watchdog that renews the lease; drop -F; "* ]]
 }

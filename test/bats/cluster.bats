@@ -323,7 +323,7 @@ finish_move() {
 	assign_slot "$1" "$src" "$2"
 }
 
-@test "TRYAGAIN while a lock's keys are half migrated: tried again until --timeout, and acquired once the move ends" {
+@test "TRYAGAIN while a lock's keys are half migrated: tried again until --reply-timeout, and acquired once the move ends" {
 	local lease
 	# The lock on the old master (TRYAGAIN there), and then expired
 	# (ASK to the new one, TRYAGAIN there).
@@ -334,7 +334,7 @@ finish_move() {
 		src=$(half_move "$name" "$dst")
 		[ "$lease" = 60s ] || sleep 1.2
 		t0=$(now_ms)
-		run -69 --separate-stderr "$RL" -u "$U" --timeout 500ms lock -n "$name"
+		run -69 --separate-stderr "$RL" -u "$U" --reply-timeout 500ms lock -n "$name"
 		t1=$(now_ms)
 		echo "lease $lease, half moved: $((t1 - t0)) ms: $stderr" >&3
 		[[ $stderr == *"(TRYAGAIN "*"the cluster is moving this slot: try again shortly"* ]]
@@ -383,14 +383,14 @@ take_over() {
 	assign_slot "$1" "$2" "$3"
 }
 
-@test "a slot its old owner hands on before the new one takes it: MOVED back and forth is tried again within --timeout, lock and unlock go through" {
+@test "a slot its old owner hands on before the new one takes it: MOVED back and forth is tried again within --reply-timeout, lock and unlock go through" {
 	name=$(elsewhere pingpong)
 	dst=$(masters | grep -vx "$(owner "$name")" | head -n 1)
 	src=$(hand_on "$name" "$dst" unaware)
-	# For as long as it lasts, and no longer than --timeout: one line
+	# For as long as it lasts, and no longer than --reply-timeout: one line
 	# that names both nodes and what to do.
 	t0=$(now_ms)
-	run -69 --separate-stderr "$RL" -u "$U" --timeout 500ms lock -n "$name"
+	run -69 --separate-stderr "$RL" -u "$U" --reply-timeout 500ms lock -n "$name"
 	t1=$(now_ms)
 	echo "back and forth: $((t1 - t0)) ms: $stderr" >&3
 	a=redis://127.0.0.1:$src b=redis://127.0.0.1:$dst
@@ -401,7 +401,7 @@ take_over() {
 	# Nothing was written anywhere.
 	for p in $(masters); do [ "$(redis-cli -p "$p" dbsize)" = 0 ]; done
 	# The new owner takes the slot a second into a lock that does not
-	# wait (-n; --timeout 5 s): acquired there.
+	# wait (-n; --reply-timeout 5 s): acquired there.
 	( sleep 1; take_over "$name" "$src" "$dst" ) 3>&- &
 	mpid=$!
 	t0=$(now_ms)

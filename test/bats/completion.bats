@@ -150,7 +150,7 @@ lock_options() {
 		each_shell examples "redlock exec $o "
 	done
 	each_shell examples 'redlock --connect-timeout '
-	each_shell examples 'redlock --timeout '
+	each_shell examples 'redlock --reply-timeout '
 	each_shell units 'redlock exec -w 15'
 }
 
@@ -251,4 +251,27 @@ timed() {
 	# The word after the label's is NAME: options are offered after it.
 	has_ttl() { grep -qx -- --ttl <<<"$output"; }
 	each_shell has_ttl 'redlock exec --label deploy --'
+}
+
+@test "flock's spellings, -c and --reply-timeout are offered; a global option's value after the subcommand is not NAME" {
+	flock_spellings() {
+		local o
+		for o in --exclusive --nonblock --nb --command --close; do
+			grep -qx -- "$o" <<<"$output" || return 1
+		done
+	}
+	each_shell flock_spellings 'redlock exec --'
+	reply_timeout() { grep -qx -- --reply-timeout <<<"$output" && ! grep -qx -- --timeout <<<"$output"; }
+	each_shell reply_timeout 'redlock --'
+	dashdash() { [ "$output" = -- ]; }
+	for sh in bcomp fcomp; do
+		run -0 "$sh" 'redlock exec -u redis://127.0.0.1:1 deploy '
+		dashdash || { echo "with $sh:"; echo "$output"; return 1; }
+	done
+	# The names come from the -u given after the subcommand.
+	export REDLOCK_URL=redis://127.0.0.1:$(free_port)
+	for sh in bcomp fcomp; do
+		run -0 "$sh" "redlock status -u redis://127.0.0.1:$R_PORT "
+		held_names_quoted || { echo "with $sh:"; echo "$output"; return 1; }
+	done
 }

@@ -38,11 +38,11 @@ teardown() {
 	assert_output ''
 }
 
-@test "a server that does not answer: exit 69 after --timeout, not the 20 s --connect-timeout" {
+@test "a server that does not answer: exit 69 after --reply-timeout, not the 20 s --connect-timeout" {
 	start_redis S
 	kill -STOP "$S_PID"
 	t0=$(now_ms)
-	run -69 --separate-stderr "$RL" --connect-timeout 20s --timeout 500ms \
+	run -69 --separate-stderr "$RL" --connect-timeout 20s --reply-timeout 500ms \
 	    -u "redis://127.0.0.1:$S_PORT" lock x
 	t1=$(now_ms)
 	stop_redis "$S_PID"
@@ -52,7 +52,7 @@ teardown() {
 	[[ $stderr == *"redis://127.0.0.1:$S_PORT: timed out"* ]]
 }
 
-@test "a connect that hangs: exit 69 after --connect-timeout, not the 20 s --timeout" {
+@test "a connect that hangs: exit 69 after --connect-timeout, not the 20 s --reply-timeout" {
 	# A listening socket that never accepts, with its backlog full, keeps
 	# new connections in SYN_SENT: connect(2) itself has to time out.
 	command -v python3 >/dev/null || skip "python3 is needed for the listener"
@@ -73,7 +73,7 @@ time.sleep(20)
 	lpid=$!
 	wait_for 5 grep -q ready "$BATS_TEST_TMPDIR/listener"
 	t0=$(now_ms)
-	run -69 --separate-stderr "$RL" --connect-timeout 300ms --timeout 20s \
+	run -69 --separate-stderr "$RL" --connect-timeout 300ms --reply-timeout 20s \
 	    -u "redis://127.0.0.1:$port" lock x
 	t1=$(now_ms)
 	kill "$lpid"

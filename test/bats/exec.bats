@@ -557,3 +557,30 @@ setsid_exec() {
 	run -0 --separate-stderr rl exec --on-lost ignore -t 30s x -- sleep 0.5
 	[[ $stderr == "redlock: lost the lock on x before its release (COMMAND exited 0): removed by unlock --force"* ]]
 }
+
+@test "-c STRING runs it with /bin/sh -c, as flock does, before or after NAME; with -- COMMAND too it is a usage error" {
+	run -0 --separate-stderr rl exec -n x -c 'echo "$REDLOCK_NAME" one two | tr a-z A-Z'
+	assert_output 'X ONE TWO'
+	run -3 rl exec x -c 'exit 3'
+	run -0 rl exec x --command 'echo $0'
+	assert_output /bin/sh
+	key_gone x
+	run -64 --separate-stderr rl exec x -c true -- true
+	[[ $stderr == "redlock: -c STRING and -- COMMAND do not go together: give COMMAND one way; usage: "* ]]
+	run -64 --separate-stderr rl exec -n x sh -c 'echo hi'
+	[[ $stderr == "redlock: one NAME, then -c STRING (or -- and COMMAND); got 'sh' too; "* ]]
+}
+
+@test "a one-word COMMAND with a blank that is not found (127) suggests -c" {
+	run -127 --separate-stderr rl exec x -- './deploy.sh 1 0'
+	assert_equal "$stderr" "redlock: cannot run ./deploy.sh 1 0: No such file or directory; to have /bin/sh split it into words, give it as -c './deploy.sh 1 0' instead of after --"
+	key_gone x
+}
+
+@test "flock's --nonblock and --nb give up at once as -n does; -x takes the default, exclusive, lock" {
+	rl lock -t 10s x >/dev/null
+	run -75 --separate-stderr rl exec --nonblock x -- true
+	run -75 --separate-stderr rl exec --nb x -- true
+	run -75 --separate-stderr rl lock -x -n x
+	run -0 rl exec -x -o y -- true
+}

@@ -348,7 +348,7 @@ dead_head() {
 
 @test "queue --watch rides out a server killed and restarted: the snapshots in between say why, the watch goes on" {
 	start_redis S
-	"$RL" -u "redis://127.0.0.1:$S_PORT" --timeout 300ms \
+	"$RL" -u "redis://127.0.0.1:$S_PORT" --reply-timeout 300ms \
 	    queue --watch=200ms x >"$D/watch" 2>"$D/err" 3>&- &
 	p=$!
 	wait_for 5 grep -q 'x: free' "$D/watch"

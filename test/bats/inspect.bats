@@ -124,3 +124,12 @@ snapshot() {
 	run -65 --separate-stderr rl exec --limit 2 -n l -- true
 	assert_equal "$stderr" "redlock: l is not a lock: key l holds a list; nothing was changed, choose another name"
 }
+
+@test "queue --watch INTERVAL NAME takes INTERVAL as the interval, as --watch=INTERVAL" {
+	run -124 timeout 1 "$RL" -u "redis://127.0.0.1:$R_PORT" queue --watch 2s x
+	assert_line --index 0 --regexp 'every 2\.0s: redlock queue x$'
+	run -124 timeout 1 "$RL" -u "redis://127.0.0.1:$R_PORT" queue --watch 300ms --json x
+	# One word: it is NAME, watched every second.
+	run -124 timeout 1 "$RL" -u "redis://127.0.0.1:$R_PORT" queue --watch 2s
+	assert_line --index 0 --regexp 'every 1\.0s: redlock queue 2s$'
+}

@@ -50,7 +50,7 @@ held_by() {
 		mcli "$m" hset x other 1 >/dev/null
 		mcli "$m" pexpireat x "$until" >/dev/null
 	done
-	"$RL" --timeout 200ms -u "$urls" exec -v -w 20s --ttl 20s x -- \
+	"$RL" --reply-timeout 200ms -u "$urls" exec -v -w 20s --ttl 20s x -- \
 	    sh -c 'echo "$REDLOCK_OWNER" >"$0/owner"
 	        i=0; while [ ! -e "$0/done" ] && [ $i -lt 400 ]; do
 	        sleep 0.05; i=$((i + 1)); done' "$D" 2>"$D/events" 3>&- &
@@ -83,7 +83,7 @@ held_by() {
 	u="redis://127.0.0.1:$M1_PORT"
 	tok=$("$RL" -u "$u" lock -t 30s x)
 	# The waiter's second attempt (the one after it subscribed) is held
-	# 4 s, thirteen times --timeout: the waiter retries behind it until
+	# 4 s, thirteen times --reply-timeout: the waiter retries behind it until
 	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
 	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
@@ -92,7 +92,7 @@ held_by() {
 	# expiry and entry, the start of the holder record, how long it will
 	# still wait) and the publish command: 30 arguments.
 	start_proxy "$D/proxy" 4 --hold 30 2 "$D/forwarded" "$p:$M1_PORT"
-	run -75 --separate-stderr timeout 20 "$RL" --timeout 300ms \
+	run -75 --separate-stderr timeout 20 "$RL" --reply-timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"
 	echo "$stderr"

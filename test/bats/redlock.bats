@@ -127,7 +127,7 @@ down() { stop_redis "$(pid_of "$1")"; }
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	p1=$(free_port) p2=$(free_port) p3=$(free_port)
 	start_proxy "$D/proxy" 0.6 "$p1:$M1_PORT" "$p2:$M2_PORT" "$p3:$M3_PORT"
-	run -75 --separate-stderr "$RL" --timeout 5s \
+	run -75 --separate-stderr "$RL" --reply-timeout 5s \
 	    -u "redis://127.0.0.1:$p1,redis://127.0.0.1:$p2,redis://127.0.0.1:$p3" \
 	    -u "redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT" \
 	    exec -n --ttl 300ms x -- touch "$D/ran"
@@ -389,7 +389,7 @@ refused_as_one() {
 @test "a master that failed the check is not waited for again by the acquisition right after it" {
 	kill -STOP "$(pid_of M3)"
 	t0=$(now_ms)
-	run -0 --separate-stderr timeout 20 "$RL" --timeout 2s -u "$URLS" lock -v x
+	run -0 --separate-stderr timeout 20 "$RL" --reply-timeout 2s -u "$URLS" lock -v x
 	took=$(($(now_ms) - t0))
 	kill -CONT "$(pid_of M3)"
 	echo "acquired $took ms after the start (node timeout 2 s)" >&3
@@ -433,7 +433,7 @@ calls() {
 @test "a check late on a majority of masters does not leave them out of the acquisition: it still gets a quorum" {
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	# M1-M3 each behind a proxy that holds its first 3-argument request
-	# (the run_id check, EVALSHA sha 0) 300 ms, past --timeout 200ms; the
+	# (the run_id check, EVALSHA sha 0) 300 ms, past --reply-timeout 200ms; the
 	# acquisition that follows on the same connections comes in time.
 	pids=
 	for m in M1 M2 M3; do
@@ -442,7 +442,7 @@ calls() {
 		start_proxy "$D/proxy-$m" 0.3 --hold 3 1 "$D/held-$m" "$p:$(eval echo "\$${m}_PORT")"
 		pids="$pids $proxy"
 	done
-	run -0 --separate-stderr timeout 20 "$RL" --timeout 200ms \
+	run -0 --separate-stderr timeout 20 "$RL" --reply-timeout 200ms \
 	    -u "redis://127.0.0.1:$P_M1,redis://127.0.0.1:$P_M2,redis://127.0.0.1:$P_M3" \
 	    -u "redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT" \
 	    exec -v x -- true

@@ -48,7 +48,7 @@ teardown() {
 @test "--replicas 2 with two healthy replicas: COMMAND runs, and its renewals WAIT too" {
 	# A 3s lease renews every 1s: a 3.5s COMMAND sees several. Healthy
 	# replicas get the time a loaded machine needs to acknowledge.
-	run -0 --separate-stderr rl --timeout 2s exec -t 3s --replicas 2 \
+	run -0 --separate-stderr rl --reply-timeout 2s exec -t 3s --replicas 2 \
 	    x -- sh -c 'redis-cli -p "$0" info commandstats |
 	    sed -n "s/^cmdstat_wait:calls=\([0-9]*\),.*/\1/p" >"$1/w0";
 	    sleep 3.5' "$R_PORT" "$D"
@@ -66,7 +66,7 @@ teardown() {
 }
 
 @test "--replicas 3 with two replicas: released, exit 69 naming 2 of 3, COMMAND never ran" {
-	run -69 --separate-stderr rl --timeout 2s exec --replicas 3 x -- \
+	run -69 --separate-stderr rl --reply-timeout 2s exec --replicas 3 x -- \
 	    touch "$D/ran"
 	assert_output ''
 	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 2.0s; released it. Check the replicas (INFO replication) or lower --replicas"
@@ -79,7 +79,7 @@ teardown() {
 }
 
 @test "lock --replicas 3 with two replicas: exit 69, nothing held, no token printed" {
-	run -69 --separate-stderr rl --timeout 2s lock --replicas 3 x
+	run -69 --separate-stderr rl --reply-timeout 2s lock --replicas 3 x
 	assert_output ''
 	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 2.0s; released it. Check the replicas (INFO replication) or lower --replicas"
 	run -0 rcli exists x
@@ -90,7 +90,7 @@ teardown() {
 	rcli script flush >/dev/null
 	kill -STOP "$S2_PID"
 	t0=$(now_ms)
-	run -69 --separate-stderr rl --timeout 1500ms exec --replicas 2 x -- true
+	run -69 --separate-stderr rl --reply-timeout 1500ms exec --replicas 2 x -- true
 	t1=$(now_ms)
 	kill -CONT "$S2_PID"
 	[[ $stderr == *"1 of 2 replicas"* ]]
@@ -102,10 +102,10 @@ teardown() {
 	[ $((t1 - t0)) -lt 2900 ]
 }
 
-@test "a replica stopped at acquisition: --replicas 2 gives up after --timeout with 1 of 2" {
+@test "a replica stopped at acquisition: --replicas 2 gives up after --reply-timeout with 1 of 2" {
 	kill -STOP "$S2_PID"
 	t0=$(now_ms)
-	run -69 --separate-stderr rl --timeout 2s exec --replicas 2 x -- \
+	run -69 --separate-stderr rl --reply-timeout 2s exec --replicas 2 x -- \
 	    touch "$D/ran"
 	t1=$(now_ms)
 	kill -CONT "$S2_PID"
@@ -118,7 +118,7 @@ teardown() {
 
 @test "replicas stopped while COMMAND runs: renewals fail, COMMAND is terminated before the lease ends, exit 79" {
 	# 3s lease: renewals every 1s, each WAITing at most 400ms.
-	rl --timeout 400ms exec -v -t 3s --replicas 1 x -- \
+	rl --reply-timeout 400ms exec -v -t 3s --replicas 1 x -- \
 	    sh -c 'echo $$ >"$0/c"; exec sleep 30' "$D" 2>"$D/err" 3>&- &
 	epid=$!
 	wait_for 5 test -s "$D/c"
@@ -145,7 +145,7 @@ teardown() {
 
 @test "a renewal that gets its acknowledgements again recovers" {
 	# 6s lease: renewals every 2s, each WAITing at most 500ms.
-	rl --timeout 500ms exec -v -t 6s --replicas 1 x -- \
+	rl --reply-timeout 500ms exec -v -t 6s --replicas 1 x -- \
 	    sh -c 'echo $$ >"$0/c"; exec sleep 7' "$D" 2>"$D/err" 3>&- &
 	epid=$!
 	wait_for 5 test -s "$D/c"
@@ -165,22 +165,22 @@ teardown() {
 
 @test "without --replicas a stopped replica disturbs nothing" {
 	kill -STOP "$S1_PID" "$S2_PID"
-	run -0 --separate-stderr rl --timeout 200ms exec -t 300ms x -- sleep 0.5
+	run -0 --separate-stderr rl --reply-timeout 200ms exec -t 300ms x -- sleep 0.5
 	assert_equal "$stderr" ''
 	run -0 rcli info commandstats
 	refute_output --partial cmdstat_wait
 }
 
 @test "re-entry with --replicas WAITs too" {
-	run -0 --separate-stderr rl --timeout 2s exec --replicas 2 x -- \
-	    "$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 2s exec \
+	run -0 --separate-stderr rl --reply-timeout 2s exec --replicas 2 x -- \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" --reply-timeout 2s exec \
 	    --replicas 2 x -- true
 	assert_equal "$stderr" ''
 	[ "$(wait_calls)" -ge 2 ]
 	# The nested exec's acquisition too few acknowledged: it gives back
 	# its hold (the outer one stays until the outer exec releases it).
-	run -69 --separate-stderr rl --timeout 2s exec --replicas 2 x -- \
-	    "$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 2s exec \
+	run -69 --separate-stderr rl --reply-timeout 2s exec --replicas 2 x -- \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" --reply-timeout 2s exec \
 	    --replicas 3 x -- touch "$D/ran"
 	assert_equal "$stderr" "redlock: acquired x but only 2 of 3 replicas acknowledged it within 2.0s; released it. Check the replicas (INFO replication) or lower --replicas"
 	[ ! -e "$D/ran" ]
@@ -189,13 +189,13 @@ teardown() {
 }
 
 @test "--fair --replicas: the first attempt and a handoff WAIT, heartbeats do not" {
-	rl --timeout 2s exec --fair --replicas 2 x -- \
+	rl --reply-timeout 2s exec --fair --replicas 2 x -- \
 	    sh -c 'touch "$0/held"; sleep 1.5' "$D" 3>&- &
 	epid=$!
 	wait_for 5 test -e "$D/held"
 	rcli config resetstat >/dev/null
 	# Waiting 1.5s with a 300ms waiter timeout: a heartbeat every 100ms.
-	run -0 --separate-stderr rl --timeout 2s exec --fair \
+	run -0 --separate-stderr rl --reply-timeout 2s exec --fair \
 	    --waiter-timeout 300ms --replicas 2 x -- true
 	reap "$epid"
 	calls=$(rcli info commandstats | tr -d '\r' |

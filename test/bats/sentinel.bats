@@ -305,9 +305,9 @@ watch_lease() {
 	refute_output --partial "lost x"
 }
 
-@test "a master stopped (SIGSTOP) during exec: with --timeout under ttl/3 the watchdog gives it up and renews on the promoted replica" {
+@test "a master stopped (SIGSTOP) during exec: with --reply-timeout under ttl/3 the watchdog gives it up and renews on the promoted replica" {
 	topology
-	"$RL" -u "$U" --timeout 500ms --connect-timeout 300ms exec -v -t 9s x -- sh -c 'touch "$0/started"
+	"$RL" -u "$U" --reply-timeout 500ms --connect-timeout 300ms exec -v -t 9s x -- sh -c 'touch "$0/started"
 	    while [ ! -e "$0/stop" ]; do sleep 0.1; done' "$D" 2>"$D/err" 3>&- &
 	epid=$!
 	wait_for 30 test -e "$D/started"
@@ -327,7 +327,7 @@ watch_lease() {
 	epid=
 	[ "$st" -eq 0 ]
 	run cat "$D/err"
-	assert_output --partial "timed out (see --timeout); retrying"
+	assert_output --partial "timed out (see --reply-timeout); retrying"
 	refute_output --partial "lost x"
 }
 
@@ -386,7 +386,7 @@ watch_lease() {
 	topology
 	tok=$("$RL" -u "$U" lock -t 60s x)
 	wait_for 10 exists_on "$R_PORT" x
-	"$RL" -u "$U" --timeout 300ms queue --watch=200ms x >"$D/watch" \
+	"$RL" -u "$U" --reply-timeout 300ms queue --watch=200ms x >"$D/watch" \
 	    2>"$D/err" 3>&- &
 	qpid=$!
 	track "$qpid"
@@ -525,13 +525,13 @@ overlaps() {
 # Sets st_w (W's exit status).
 failover_race() {
 	: >"$D/log"
-	"$RL" -u "$U" --timeout 500ms exec "$@" -t 6s SY -- sh -c 'echo "b $REDLOCK_FENCE A $(($(date +%s%N) / 1000000))" >>"$0/log"
+	"$RL" -u "$U" --reply-timeout 500ms exec "$@" -t 6s SY -- sh -c 'echo "b $REDLOCK_FENCE A $(($(date +%s%N) / 1000000))" >>"$0/log"
 	    while [ ! -e "$0/a.stop" ]; do sleep 0.05; done
 	    echo "e $REDLOCK_FENCE A $(($(date +%s%N) / 1000000))" >>"$0/log"' \
 	    "$D" 2>"$D/a.err" 3>&- &
 	apid=$!
 	wait_for 10 exists_on "$R_PORT" SY
-	"$RL" -u "$U" --timeout 500ms exec "$@" -w 60s -t 6s SY -- \
+	"$RL" -u "$U" --reply-timeout 500ms exec "$@" -w 60s -t 6s SY -- \
 	    sh -c "$(section)" "$D" W 8 2>"$D/w.err" 3>&- &
 	wpid=$!
 	epid="$apid $wpid"
@@ -546,7 +546,7 @@ failover_race() {
 	touch "$D/a.stop"
 	# B is a new process: it asks the sentinels, who name the new master
 	# (S2 and S3 when S1 is stopped).
-	"$RL" -u "${UB:-$U}" --timeout 500ms exec "$@" -w 60s -t 6s SY -- \
+	"$RL" -u "${UB:-$U}" --reply-timeout 500ms exec "$@" -w 60s -t 6s SY -- \
 	    sh -c "$(section)" "$D" B 2 2>"$D/b.err" 3>&- &
 	bpid=$!
 	epid="$apid $wpid $bpid"
@@ -619,7 +619,7 @@ failover_race() {
 	woke=$((($(cat "$D/ran") - t0) / 1000000))
 	echo "ran $woke ms after the release; WAIT calls ${calls0:-0} -> $calls1" >&3
 	[ "${calls1:-0}" -gt "${calls0:-0}" ]
-	# Pushed and acknowledged at once, not after --timeout (5 s).
+	# Pushed and acknowledged at once, not after --reply-timeout (5 s).
 	[ "$woke" -lt 4000 ]
 }
 
@@ -659,11 +659,11 @@ fast_info() {
 	# Every kind, as a new process (-n) and as a waiter (-w, which
 	# waits on and runs out).
 	for opt in "" --fair -s --write "--limit 2"; do
-		run -69 --separate-stderr "$RL" -u "$U" --timeout 1s exec \
+		run -69 --separate-stderr "$RL" -u "$U" --reply-timeout 1s exec \
 		    $opt -n -t 5s cut -- true
 		[[ $stderr == *"replicas acknowledged"* ]]
 		[[ $stderr == *"failover may be under way"* ]]
-		run -75 --separate-stderr "$RL" -u "$U" --timeout 300ms exec \
+		run -75 --separate-stderr "$RL" -u "$U" --reply-timeout 300ms exec \
 		    $opt -w 1500ms -t 5s cut -- true
 		# Nothing held: a semaphore keeps its count of free permits.
 		if [ "$opt" = "--limit 2" ]; then
@@ -688,7 +688,7 @@ fast_info() {
 	sentinels_say "$M_PORT"
 	# WAIT for 1 s, well within the 8 s after which the sentinels make
 	# a master they do not name a replica again.
-	run -69 --separate-stderr "$RL" -u "$U" --timeout 1s exec -n -t 5s \
+	run -69 --separate-stderr "$RL" -u "$U" --reply-timeout 1s exec -n -t 5s \
 	    early -- true
 	[[ $stderr == *"replicas acknowledged"* ]]
 	[ "$(mcli "$M_PORT" exists early)" = 0 ]

@@ -69,8 +69,8 @@ time.sleep(120)
 	grep -q 'renewing x: ' "$D/events"
 }
 
-@test "a renewal answered by NOSCRIPT as COMMAND ends: exec releases at once, not after --timeout" {
-	"$RL" -u "redis://127.0.0.1:$R_PORT" --timeout 20s exec -t 3s x -- \
+@test "a renewal answered by NOSCRIPT as COMMAND ends: exec releases at once, not after --reply-timeout" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" --reply-timeout 20s exec -t 3s x -- \
 	    sh -c 'touch "$0/started"; sleep 1.1' "$D" 2>"$D/err" 3>&- &
 	epid=$!
 	t0=$(now_ms)
@@ -84,17 +84,17 @@ time.sleep(120)
 	status=0
 	reap "$epid" || status=$?
 	took=$(($(now_ms) - t0))
-	echo "exec ended $took ms after it started (a hang lasts --timeout, 20 s)" >&3
+	echo "exec ended $took ms after it started (a hang lasts --reply-timeout, 20 s)" >&3
 	[ "$status" -eq 0 ]
 	[ "$took" -lt 10000 ]
 	key_gone x
 	[ ! -s "$D/err" ]
 }
 
-@test "three masters stopped: a renewal round never holds up SIGKILL past the lease, even with --timeout 2s" {
+@test "three masters stopped: a renewal round never holds up SIGKILL past the lease, even with --reply-timeout 2s" {
 	for m in M1 M2 M3; do start_redis "$m"; done
 	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT"
-	"$RL" -u "$urls" --timeout 2s exec -v -t 9s --kill-after 30s x -- \
+	"$RL" -u "$urls" --reply-timeout 2s exec -v -t 9s --kill-after 30s x -- \
 	    sh -c 'trap "" TERM; echo $$ >"$0/c"; while :; do sleep 0.05; done' "$D" \
 	    2>"$D/events" 3>&- &
 	epid=$!

@@ -138,7 +138,7 @@ test_node_timeout_clamps(void **state)
 	assert_int_equal(rl_node_timeout_for(RL_DURATION_MAX), 50);
 }
 
-/* One master may take the whole --timeout; several the node timeout. */
+/* One master may take the whole --reply-timeout; several the node timeout. */
 static void
 test_reply_timeout(void **state)
 {

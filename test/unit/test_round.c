@@ -1312,7 +1312,7 @@ ping_pong(struct rl_round *r)
 }
 
 /* Two nodes that never agree: the round gives up once a reply's time
- * (--timeout) has gone by, not before, with a line that names both and
+ * (--reply-timeout) has gone by, not before, with a line that names both and
  * what to do; a refusal that passes (the command ran on neither). */
 static void
 test_moved_back_and_forth_ends_by_the_reply_time(void **state)
