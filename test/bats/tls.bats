@@ -31,12 +31,24 @@ tls_args() {
 # start_tls VAR AUTH-CLIENTS [ARGS...]: a redis-server with a plain port
 # (VAR_PORT, for redis-cli) and a TLS port (VAR_TLS).
 start_tls() {
-	local var=$1 auth=$2 port
+	local var=$1 auth=$2 port i
 	shift 2
-	port=$(free_port)
-	# shellcheck disable=SC2046
-	start_redis "$var" $(tls_args "$port" "$auth") "$@"
-	export "${var}_TLS=$port"
+	# start_redis tries plain ports until one is free, but the TLS port
+	# is chosen here: taken meanwhile by another test's server, it fails
+	# every try ("Address already in use"). Another one, then.
+	for i in 1 2 3 4 5; do
+		port=$(free_port)
+		# shellcheck disable=SC2046
+		if start_redis "$var" $(tls_args "$port" "$auth") "$@" \
+		    2>"$BATS_FILE_TMPDIR/start_tls.err"; then
+			export "${var}_TLS=$port"
+			return 0
+		fi
+		grep -q 'Address already in use' \
+		    "$BATS_FILE_TMPDIR/start_tls.err" || break
+	done
+	cat "$BATS_FILE_TMPDIR/start_tls.err" >&2
+	return 1
 }
 
 held_on() { [ "$(redis-cli -p "$1" exists "$2")" = 1 ]; }
