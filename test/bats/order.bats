@@ -67,7 +67,8 @@ held_by() {
 	status=0
 	reap "$p" || status=$?
 	cat "$D/events"
-	believed=$(sed -n 's/.*acquired x on \([0-9]*\) masters.*/\1/p' "$D/events")
+	# "acquired x on N masters", or "... after T of waiting on N masters"
+	believed=$(sed -n 's/.*acquired x .*on \([0-9]*\) masters.*/\1/p' "$D/events")
 	echo "the client believed it held x on ${believed:-?} masters; $n hold it" >&3
 	[ "$status" -eq 0 ]
 	[ -n "$believed" ]
