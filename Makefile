@@ -125,11 +125,15 @@ deps:
 	test/deps.sh build
 
 # Structure: no include or call cycle between lib files (nm on their
-# objects), no function over 80 lines. Both run, then either fails it.
+# objects), no function over 80 lines, the Lua scripts' syntax as embedded
+# (luac5.1 -p) and embed.sh's checks on copies of lua/ with a mistake
+# each. All run, then any fails it.
 check:
 	test/deps.sh build
 	$(MAKE) $(LIB_OBJ)
 	@s=0; \
+	echo "== test/check-embed.sh (lua/ as embedded, then lua/ with mistakes)"; \
+	test/check-embed.sh || s=1; \
 	echo "== test/check-cycles.sh build/obj/lib"; \
 	test/check-cycles.sh build/obj/lib || s=1; \
 	echo "== test/check-length.sh 80 lib/*.c cmd/*.c"; \
