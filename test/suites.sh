@@ -23,7 +23,12 @@
 # loops.
 # The suite against valkey-server runs without LeakSanitizer's exit check
 # (see the Makefile); RELEASE, a release build, runs herd.bats' drains.
+# Each job prints one line as it ends (ok, FAILED, TIMED OUT, and its
+# seconds), so that a run shows where its time goes while it goes.
 # usage: test/suites.sh path/to/redlock LOGDIR [RELEASE]
+# Settings: SUITE_JOBS (6), SUITE_JOB_LIMIT (900 s a job), SUITE_DEADLINE
+# (2700 s to begin every bats job), SUITE_SERVERS (the servers to run
+# against; redis-server and valkey-server when it is installed).
 set -u
 rl=$1
 logs=$2
@@ -56,20 +61,103 @@ order() {
 	done
 }
 
+# Every job is bounded: a bats file or a torture still running after
+# SUITE_JOB_LIMIT seconds (900 unless told: the longest file takes some
+# 200 s on a quiet 2-core machine, 400 beside busy loops) is failed, with
+# what it was running then, and killed, so that one hang costs a file,
+# not the whole run, and says where it was. bats' own BATS_TEST_TIMEOUT
+# (helpers.bash) ends a test that runs too long; this ends what that
+# cannot: a setup_file, a teardown, or bats waiting at the end of a file
+# for a process that holds its output open.
+limit=${SUITE_JOB_LIMIT:-900}
+case $logs in /*) ;; *) logs=$(pwd -P)/$logs ;; esac
+
+# bounded LOG CMD...: CMD in a session of its own, its output added to
+# LOG; after $limit seconds, the session's processes are listed in LOG,
+# sent SIGTERM, and SIGKILL 10 s later. Then whatever CMD started and is
+# still running, in that session or having left it (a process of a
+# test's that made a session of its own, as the keepalive of `lock
+# --keepalive` does, holding bats' output open), is named there and
+# killed: each is found by SUITE_JOB in its environment, which only CMD
+# and what it starts have. CMD's exit status, 124 when it was ended.
+bounded() {
+	local log=$1 pid timer st
+	shift
+	SUITE_JOB=$log setsid "$@" >>"$log" 2>&1 &
+	pid=$!
+	(
+		trap 'kill "$s" 2>/dev/null; exit 0' TERM
+		sleep "$limit" &
+		s=$!
+		wait "$s" || exit 0
+		{
+			echo "== timed out after $limit s, still running:"
+			ps -o pid,ppid,pgid,stat,etime,args -s "$pid"
+		} >>"$log" 2>&1
+		touch "$log.timeout"
+		kill -15 "-$pid" 2>/dev/null
+		sleep 10
+		kill -9 "-$pid" 2>/dev/null
+	) &
+	timer=$!
+	wait "$pid" 2>/dev/null
+	st=$?
+	# Ended in time: the timer goes. Else it ends after its SIGKILL.
+	[ -e "$log.timeout" ] || kill "$timer" 2>/dev/null
+	wait "$timer" 2>/dev/null
+	[ ! -e "$log.timeout" ] || st=124
+	leftovers "$log"
+	return "$st"
+}
+
+# leftovers LOG: name in LOG and SIGKILL each process whose environment
+# has SUITE_JOB=LOG.
+leftovers() {
+	local f pid pids=
+	for f in $(grep -lsxz "SUITE_JOB=$1" /proc/[0-9]*/environ); do
+		pid=${f#/proc/}
+		pids="$pids ${pid%%/*}"
+	done
+	[ -n "$pids" ] || return 0
+	# shellcheck disable=SC2086
+	{
+		echo "== left running after the job, killed:"
+		ps -o pid,ppid,pgid,stat,etime,args -p "$(echo $pids | tr ' ' ,)"
+	} >>"$1" 2>&1
+	kill -9 $pids 2>/dev/null
+}
+
+# done_line SERVER JOB SECONDS: one line as each job ends, so that a run
+# shows its progress (the logs are shown whole only at the end).
+done_line() {
+	local how=ok
+	[ ! -e "$logs/$1/$2.failed" ] || how=FAILED
+	[ ! -e "$logs/$1/$2.log.timeout" ] || how="TIMED OUT"
+	echo "== $2 against $1: $how in $3 s"
+}
+
 # bats_job SERVER FILE: FILE's tests against SERVER, its output in
 # LOGDIR/SERVER/FILE.log, a failure marked by LOGDIR/SERVER/FILE.failed.
 bats_job() {
+	local t0
+	t0=$(date +%s)
+	: >"$logs/$1/$2.log"
 	(
 		[ "$1" = redis-server ] ||
 		    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-		REDLOCK_TEST_SERVER=$1 REDLOCK_BIN=$rl \
+		export REDLOCK_TEST_SERVER=$1 REDLOCK_BIN=$rl
+		bounded "$logs/$1/$2.log" \
 		    bats --timing --print-output-on-failure "test/bats/$2.bats" ||
 		    touch "$logs/$1/$2.failed"
-	) >"$logs/$1/$2.log" 2>&1
+	)
+	done_line "$1" "$2" $(($(date +%s) - t0))
 }
 
 # worker: take the jobs in turn (a job is taken by making its claim
-# directory, which only one worker can) and run those it took.
+# directory, which only one worker can) and run those it took. A job not
+# begun SUITE_DEADLINE seconds (2700 unless told) after the first is
+# failed, not run: with hangs each ended by $limit, the whole of make test
+# still ends within CI's 90 minutes, and says what it did not run.
 worker() {
 	local n srv
 	for n in $(order); do
@@ -78,6 +166,13 @@ worker() {
 			*" $n "*) [ "$srv" = redis-server ] || continue ;;
 			esac
 			mkdir "$logs/$srv/$n.claim" 2>/dev/null || continue
+			if [ "$(date +%s)" -ge "$deadline" ]; then
+				echo "== not run: the suite's $((deadline - start)) s had gone by" \
+				    >"$logs/$srv/$n.log"
+				touch "$logs/$srv/$n.failed"
+				done_line "$srv" "$n" 0
+				continue
+			fi
 			bats_job "$srv" "$n"
 		done
 	done
@@ -86,16 +181,25 @@ worker() {
 # torture SERVER TOPOLOGIES: the torture with the failovers of
 # TOPOLOGIES, against SERVER; its log is LOGDIR/SERVER/torture.log.
 torture() {
+	local t0
+	t0=$(date +%s)
+	: >"$logs/$1/torture.log"
 	(
 		[ "$1" = redis-server ] ||
 		    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-		REDLOCK_TEST_SERVER=$1 TORTURE_TOPOLOGIES=$2 \
-		    test/torture/run.sh "$rl" 30 || touch "$logs/$1/torture.failed"
-	) >"$logs/$1/torture.log" 2>&1
+		export REDLOCK_TEST_SERVER=$1 TORTURE_TOPOLOGIES=$2
+		bounded "$logs/$1/torture.log" test/torture/run.sh "$rl" 30 ||
+		    touch "$logs/$1/torture.failed"
+	)
+	done_line "$1" torture $(($(date +%s) - t0))
 }
 
+start=$(date +%s)
+deadline=$((start + ${SUITE_DEADLINE:-2700}))
 servers=redis-server
-if command -v valkey-server >/dev/null; then
+if [ -n "${SUITE_SERVERS-}" ]; then
+	servers=$SUITE_SERVERS
+elif command -v valkey-server >/dev/null; then
 	servers="$servers valkey-server"
 else
 	echo "== valkey-server is not installed: the suite runs against redis-server only"
@@ -140,6 +244,8 @@ done
 for srv in $servers; do
 	for n in $(order) torture; do
 		[ ! -e "$logs/$srv/$n.failed" ] || echo "== FAILED: $n against $srv"
+		[ ! -e "$logs/$srv/$n.log.timeout" ] ||
+		    echo "== (it ran out of its $limit s)"
 	done
 done
 exit $status

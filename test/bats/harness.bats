@@ -117,3 +117,61 @@ stick() {
 	assert_output --regexp "^reap: still running after 2s: pid $p \([^)]*redlock --version \): State: R \(running\) +PPid: [0-9]+ +TracerPid: [1-9][0-9]* *"
 	dead "$p"
 }
+
+# A tree that test/suites.sh runs as it runs the project's: two bats
+# files, one of which never ends (its test leaves a process in a session
+# of its own holding bats' output, so bats waits for it at the end of the
+# file, where no BATS_TEST_TIMEOUT reaches), and a torture that passes.
+suite_tree() {
+	local t=@test
+	mkdir -p "$1/test/bats" "$1/test/torture"
+	cat >"$1/test/bats/hang.bats" <<-EOF
+	$t "leaves a process behind" {
+		( setsid sleep 1000 & echo \$! >"$1/left" )
+	}
+	EOF
+	cat >"$1/test/bats/quick.bats" <<-EOF
+	$t "passes" { true; }
+	EOF
+	printf '#!/bin/sh\necho the torture ran\n' >"$1/test/torture/run.sh"
+	chmod +x "$1/test/torture/run.sh"
+}
+
+# outer_path: $PATH without bats' own directory, which bats puts first
+# (its bats there needs a function that only the bats on $PATH exports).
+outer_path() { tr : '\n' <<<"$PATH" | grep -v bats-core | paste -sd:; }
+
+@test "suites.sh: a bats file that never ends fails after SUITE_JOB_LIMIT, says what was running, and what it left behind is killed" {
+	local d=$BATS_TEST_TMPDIR/tree suites=$BATS_TEST_DIRNAME/../suites.sh
+	suite_tree "$d"
+	cd "$d"
+	start=$(date +%s)
+	run -1 env -i PATH="$(outer_path)" SUITE_SERVERS=redis-server SUITE_JOB_LIMIT=3 SUITE_JOBS=2 \
+	    sh "$suites" /bin/true logs 3>&-
+	took=$(($(date +%s) - start))
+	# bats is run as make test runs it, outside this one (env -i).
+	# 3 s, then 10 s between SIGTERM and SIGKILL: well within 60.
+	[ "$took" -lt 60 ]
+	assert_line --regexp '^== hang against redis-server: TIMED OUT in [0-9]+ s$'
+	assert_line --regexp '^== quick against redis-server: ok in [0-9]+ s$'
+	assert_line --regexp '^== torture against redis-server: ok in [0-9]+ s$'
+	assert_line '== timed out after 3 s, still running:'
+	assert_line '== left running after the job, killed:'
+	assert_line --partial 'sleep 1000'
+	assert_line '== FAILED: hang against redis-server'
+	refute_line '== FAILED: quick against redis-server'
+	assert_line 'the torture ran'
+	dead "$(cat "$d/left")"
+}
+
+@test "suites.sh: a job not begun by SUITE_DEADLINE is failed as not run, and the run ends" {
+	local d=$BATS_TEST_TMPDIR/tree suites=$BATS_TEST_DIRNAME/../suites.sh
+	suite_tree "$d"
+	rm "$d/test/bats/hang.bats"
+	cd "$d"
+	run -1 env -i PATH="$(outer_path)" SUITE_SERVERS=redis-server SUITE_DEADLINE=0 \
+	    sh "$suites" /bin/true logs 3>&-
+	assert_line "== not run: the suite's 0 s had gone by"
+	assert_line '== FAILED: quick against redis-server'
+	assert_line 'the torture ran'
+}
