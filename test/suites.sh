@@ -85,25 +85,25 @@ bounded() {
 	shift
 	SUITE_JOB=$log setsid "$@" >>"$log" 2>&1 &
 	pid=$!
-	(
-		trap 'kill "$s" 2>/dev/null; exit 0' TERM
-		sleep "$limit" &
-		s=$!
-		wait "$s" || exit 0
-		{
-			echo "== timed out after $limit s, still running:"
-			ps -o pid,ppid,pgid,stat,etime,args -s "$pid"
-		} >>"$log" 2>&1
-		touch "$log.timeout"
-		kill -15 "-$pid" 2>/dev/null
-		sleep 10
-		kill -9 "-$pid" 2>/dev/null
-	) &
+	# The timer: a session of its own too, so that one SIGKILL of its
+	# group ends it and its sleep, whenever it comes (a trap would leave
+	# the sleep running, holding the output, if the signal came before
+	# the shell knew the sleep's pid).
+	setsid sh -c '
+	    sleep "$1"
+	    echo "== timed out after $1 s, still running:"
+	    ps -o pid,ppid,pgid,stat,etime,args -s "$2"
+	    touch "$3.timeout"
+	    kill -15 "-$2" 2>/dev/null
+	    sleep 10
+	    kill -9 "-$2" 2>/dev/null' timer "$limit" "$pid" "$log" \
+	    </dev/null >>"$log" 2>&1 &
 	timer=$!
 	wait "$pid" 2>/dev/null
 	st=$?
-	# Ended in time: the timer goes. Else it ends after its SIGKILL.
-	[ -e "$log.timeout" ] || kill "$timer" 2>/dev/null
+	# Ended in time: the timer goes (its shell first, so that it starts
+	# nothing more, then its group). Else it ends after its SIGKILL.
+	[ -e "$log.timeout" ] || kill -9 "$timer" "-$timer" 2>/dev/null
 	wait "$timer" 2>/dev/null
 	[ ! -e "$log.timeout" ] || st=124
 	leftovers "$log"

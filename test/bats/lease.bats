@@ -61,6 +61,10 @@ check_nested() {
 	refute_output SECOND
 	touch "$D/go"
 	reap "$outer"
+	# What a master kept, if one did: its holds and lease left.
+	for m in $2; do
+		echo "$m after the release: $(mcli "$m" hgetall nest | tr '\n' ' ')pttl $(mcli "$m" pttl nest)" >&3
+	done
 	for m in $2; do [ "$(mcli "$m" exists nest)" = 0 ]; done
 }
 
