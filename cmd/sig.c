@@ -32,6 +32,7 @@ int
 sig_catch(const int *sigs, int n)
 {
 	struct sigaction sa;
+	sigset_t set;
 	int i;
 
 	if (!have_start_mask) {
@@ -39,6 +40,14 @@ sig_catch(const int *sigs, int n)
 		sigaction(SIGTTOU, NULL, &start_ttou);
 		have_start_mask = 1;
 	}
+	/* Caught means delivered: a mask inherited from whoever started
+	 * redlock (COMMAND gets it back, sig_restore) must not hold them
+	 * back. With SIGCHLD blocked, the end of COMMAND went unnoticed, and
+	 * the watchdog renewed for ever, even after redlock was killed. */
+	sigemptyset(&set);
+	for (i = 0; i < n; i++)
+		sigaddset(&set, sigs[i]);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	if (pipefd[0] >= 0) {
 		close(pipefd[0]);
 		close(pipefd[1]);

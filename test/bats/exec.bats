@@ -584,3 +584,33 @@ setsid_exec() {
 	run -75 --separate-stderr rl lock -x -n x
 	run -0 rl exec -x -o y -- true
 }
+
+@test "signals blocked by whatever started redlock: COMMAND's end is still seen, SIGTERM still reaches it, and COMMAND gets the mask redlock was given" {
+	# SIGCHLD blocked: the end of COMMAND went unnoticed, and the
+	# watchdog renewed for ever, even after redlock was killed.
+	# (To files, not through run: the orphaned watchdog would hold its
+	# pipe, and the test would hang rather than fail.)
+	st=0
+	timeout -k 2 10 python3 "$BATS_TEST_DIRNAME/sigmask.py" CHLD,INT,TERM \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" exec m -- sh -c 'exit 3' \
+	    >"$D/out" 2>&1 3>&- || st=$?
+	[ "$st" = 3 ]
+	[ "$(rcli exists m)" = 0 ]
+	# COMMAND (grep itself: a shell clears its mask) has the mask:
+	# INT (2), TERM (15) and CHLD (17), bits 1, 14 and 16.
+	timeout -k 2 10 python3 "$BATS_TEST_DIRNAME/sigmask.py" CHLD,INT,TERM \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" exec m -- \
+	    grep SigBlk /proc/self/status >"$D/out" 2>&1 3>&-
+	assert_equal "$(cat "$D/out")" "SigBlk:	0000000000014002"
+	# SIGTERM blocked: redlock still gets it, and relays it to COMMAND
+	# (a shell, which clears the mask it was given), which it ends.
+	python3 "$BATS_TEST_DIRNAME/sigmask.py" TERM \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" exec m -- sh -c 'sleep 60' 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(rcli exists m)" = 1 ]'
+	nap 0.3
+	kill -TERM "$epid"
+	reap -t 10 "$epid" || status=$?
+	[ "$status" -eq 143 ]
+	[ "$(rcli exists m)" = 0 ]
+}
