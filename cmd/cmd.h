@@ -270,10 +270,6 @@ int lockopts_finish(const char *name, struct lockopts *o);
 /* Make RC take, renew and release the kind of lock O asks for: 0, or
  * the exit status (reported). */
 int lockopts_kind(rl_client *rc, const struct lockopts *o);
-/* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the
- * wait, else the exit status (reported). */
-int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a);
 /* REDLOCK_HELD, the locks held by the exec chain above (held.c). The
  * owner it gives for NAME into BUF and, unless KIND is NULL, the kind
  * into *KIND (an enum rl_lock_kind, or HELD_UNKNOWN for an entry that
@@ -286,6 +282,12 @@ int held_owner(const char *name, char *buf, size_t len, int *kind);
  * KIND or added last; malloc'd, NULL when out of memory. */
 char *held_with(const char *name, const char *owner,
     enum rl_lock_kind kind);
+/* waiting.c: the acquisition lock and exec share, and what it shows
+ * while it waits. */
+/* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the
+ * wait, else the exit status (reported). */
+int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
+    const struct rl_meta *meta, struct rl_attempt *a);
 /* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into
  * BUF: what a finished hold is, held until UNTIL_MS (server clock). */
 void say_finished(int64_t until_ms, char *buf, size_t len);
@@ -295,7 +297,8 @@ void event(const struct lockopts *o, const char *fmt, ...)
 /* A wait for NAME that signal SIG ended (0: unknown, SIGINT): says so
  * unless -q, with how long it waited; 128 + the signal. */
 int wait_interrupted(const struct lockopts *o, const char *name, int sig);
-/* This host's name and the effective user, for the holder metadata. */
+/* This host's name and the effective user, for the holder metadata
+ * (lockopt.c). */
 const char *self_host(void);
 const char *self_user(void);
 
