@@ -321,6 +321,21 @@ void json_finished(int64_t until_ms);
 /* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
  * is not above 0. */
 const char *finished_text(int64_t until_ms, char *buf, size_t len);
+/* Who holds a lock, as the messages name it (held_by). */
+struct holder {
+	const char *owner;	/* named when HOST is NULL */
+	const char *host;	/* NULL: known by its owner token only */
+	long pid;
+	int not_running;	/* " (not running)" after the pid */
+	const char *cmd;	/* the command line (NULL: "-") */
+	const char *held;	/* " for HELD" after it; NULL: not said */
+	int upto_pid;		/* stop after the pid: the caller cuts the
+				 * command line to a width itself */
+};
+/* "held by web1 pid 4242 (pg_dump) for 1m12s", or "held by owner TOKEN"
+ * when H has no host, into BUF, every word escaped; returns BUF. The one
+ * spelling of a holder in messages, status and queue. */
+const char *held_by(const struct holder *h, char *buf, size_t len);
 /* The watchdog's name in ps -e, top and pgrep (15 bytes at most). */
 #define PROC_COMM "redlock-wd"
 /* Move the words of the command line ARGC, ARGV to the heap (ARGV made

@@ -80,6 +80,18 @@ wait_interrupted(const struct lockopts *o, const char *name, int sig)
 	return 128 + sig;
 }
 
+/* Who holds what attempt A found, into BUF: as held_by says, " for
+ * HELD" unless HELD is NULL. */
+static const char *
+attempt_holder(const struct rl_attempt *a, const char *held, char *buf,
+    size_t len)
+{
+	const struct holder h = { .owner = a->owner, .host = a->host,
+	    .pid = a->pid, .cmd = a->cmd, .held = held };
+
+	return held_by(&h, buf, len);
+}
+
 /* What a busy attempt of a permit or a shared lock found, into BUF: 1,
  * or 0 when it is said as for a lock. */
 static int
@@ -87,6 +99,7 @@ describe_kind(const struct lockopts *o, const struct rl_attempt *a,
     char *buf, size_t len)
 {
 	char held[32], lease[32], all[48] = "its one permit is taken", fin[96];
+	char who[1024];
 
 	rl_duration_format(a->held_ms, held, sizeof(held));
 	rl_duration_format(a->pttl, lease, sizeof(lease));
@@ -100,13 +113,12 @@ describe_kind(const struct lockopts *o, const struct rl_attempt *a,
 		    "shared holders wait behind it", esc(a->owner));
 	else if (o->kind == RL_PERMIT && a->host != NULL &&
 	    a->held_until_ms > 0)
-		snprintf(buf, len, "%s; the first to come back is held by %s "
-		    "pid %ld (%s), %s", all, esc(a->host), a->pid, esc(a->cmd),
-		    fin);
+		snprintf(buf, len, "%s; the first to come back is %s, %s", all,
+		    attempt_holder(a, NULL, who, sizeof(who)), fin);
 	else if (o->kind == RL_PERMIT && a->host != NULL)
-		snprintf(buf, len, "%s; the first to come back is held by %s "
-		    "pid %ld (%s) for %s, lease %s left", all, esc(a->host),
-		    a->pid, esc(a->cmd), held, lease);
+		snprintf(buf, len, "%s; the first to come back is %s, lease %s "
+		    "left", all, attempt_holder(a, held, who, sizeof(who)),
+		    lease);
 	else if (o->kind == RL_PERMIT && a->owner != NULL)
 		snprintf(buf, len, "%s; the first to come back is %s, lease %s "
 		    "left", all, esc(a->owner), lease);
@@ -120,7 +132,7 @@ static void
 describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
     size_t len)
 {
-	char held[32], lease[32], fin[96];
+	char held[32], lease[32], fin[96], who[1024];
 
 	rl_duration_format(a->held_ms, held, sizeof(held));
 	rl_duration_format(a->pttl, lease, sizeof(lease));
@@ -131,12 +143,8 @@ describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
 		/* "held by web1 pid 4242 (report), finished, held until T
 		 * (--min-hold)" */
 		say_finished(a->held_until_ms, fin, sizeof(fin));
-		if (a->host != NULL)
-			snprintf(buf, len, "held by %s pid %ld (%s), %s",
-			    esc(a->host), a->pid, esc(a->cmd), fin);
-		else
-			snprintf(buf, len, "held by owner %s, %s",
-			    esc(a->owner), fin);
+		snprintf(buf, len, "%s, %s", attempt_holder(a, NULL, who,
+		    sizeof(who)), fin);
 		return;
 	}
 	if (a->lost != NULL && a->owner == NULL)
@@ -146,12 +154,9 @@ describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
 		snprintf(buf, len, "%zu masters granted it, but too slowly: "
 		    "nothing was left of the lease after the drift; released "
 		    "everywhere (try a longer --ttl)", a->nodes_ok);
-	else if (a->host != NULL)
-		snprintf(buf, len, "held by %s pid %ld (%s) for %s, lease %s "
-		    "left", esc(a->host), a->pid, esc(a->cmd), held, lease);
-	else if (a->owner != NULL)
-		snprintf(buf, len, "held by owner %s, lease %s left",
-		    esc(a->owner), lease);
+	else if (a->host != NULL || a->owner != NULL)
+		snprintf(buf, len, "%s, lease %s left", attempt_holder(a, held,
+		    who, sizeof(who)), lease);
 	else if (a->ahead > 0)
 		snprintf(buf, len, "free, but %lld fair waiter%s ahead",
 		    (long long)a->ahead, a->ahead == 1 ? " is" : "s are");
@@ -265,7 +270,7 @@ static int
 waiting(void *arg, const struct rl_attempt *a)
 {
 	struct progress *p = arg;
-	char held[32], place[64] = "", line[768];
+	char held[32], place[64] = "", line[768], who[1024];
 
 	p->waited = 1;
 
@@ -318,13 +323,13 @@ waiting(void *arg, const struct rl_attempt *a)
 		    place, line);
 	} else if (a->host != NULL) {
 		rl_duration_format(a->held_ms, held, sizeof(held));
-		fprintf(stderr, "\r\033[Kwaiting for %s%s: held by %s pid %ld "
-		    "(%s) for %s", esc(p->name), place, esc(a->host), a->pid,
-		    esc(a->cmd), held);
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s", esc(p->name),
+		    place, attempt_holder(a, held, who, sizeof(who)));
 	} else if (a->owner != NULL) {
 		rl_duration_format(a->pttl, held, sizeof(held));
-		fprintf(stderr, "\r\033[Kwaiting for %s%s: held by owner %s, "
-		    "lease %s left", esc(p->name), place, esc(a->owner), held);
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s, lease %s left",
+		    esc(p->name), place, attempt_holder(a, NULL, who,
+		    sizeof(who)), held);
 	} else
 		fprintf(stderr, "\r\033[Kwaiting for %s%s: free, handing over",
 		    esc(p->name), place);
