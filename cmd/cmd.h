@@ -24,6 +24,22 @@ enum {
 	EXIT_MAX_HOLD = 124	/* exec --max-hold, as timeout(1) */
 };
 
+/*
+ * What cmd/'s functions return. A command's run, and a helper whose
+ * every outcome ends the command, return an exit status (the enum
+ * above). A helper with one way to fail returns 0, or -1 once it has
+ * said what failed. A helper after which the command may carry on
+ * returns an enum step, with the exit status in *STATUS when it is
+ * STEP_EXIT, so that no int means both "go on" and an exit status. (The
+ * command-line parsers, each command's parse and main.c's global
+ * options, still return -1 to go on, else the exit status.)
+ */
+enum step {
+	STEP_GO_ON,		/* done: the command carries on */
+	STEP_EXIT,		/* the command ends with *STATUS (reported) */
+	STEP_INTERRUPTED	/* a signal ended a wait; nothing said yet */
+};
+
 #define MAX_URLS 16
 /* The longest owner token, from --owner or REDLOCK_HELD. */
 #define OWNER_MAX_LEN 256
@@ -284,10 +300,11 @@ char *held_with(const char *name, const char *owner,
     enum rl_lock_kind kind);
 /* waiting.c: the acquisition lock and exec share, and what it shows
  * while it waits. */
-/* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the
- * wait, else the exit status (reported). */
-int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a);
+/* Acquire NAME as O says: STEP_GO_ON when held, STEP_INTERRUPTED when a
+ * signal ended the wait, else STEP_EXIT with *STATUS (reported; when
+ * NAME was busy, O's conflict status). */
+enum step lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
+    const struct rl_meta *meta, struct rl_attempt *a, int *status);
 /* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into
  * BUF: what a finished hold is, held until UNTIL_MS (server clock). */
 void say_finished(int64_t until_ms, char *buf, size_t len);

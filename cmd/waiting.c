@@ -372,9 +372,9 @@ acquired_events(rl_client *rc, const char *name, const struct lockopts *o,
 		    (long long)o->ttl_ms);
 }
 
-int
+enum step
 lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a)
+    const struct rl_meta *meta, struct rl_attempt *a, int *status)
 {
 	int64_t start = rl_now_ms();
 	struct progress p = { .name = name, .o = o, .rejoin_sent_ms = -1 };
@@ -388,8 +388,10 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	rl_set_replicas(rc, o->replicas);
 	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
 	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK ||
-	    (e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK)
-		return fail(rc, e, name);
+	    (e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK) {
+		*status = fail(rc, e, name);
+		return STEP_EXIT;
+	}
 	o->wait_start_ms = start;
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	p.log = !o->quiet && o->wait_ms != 0 && !p.line;
@@ -402,12 +404,14 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	if (p.drawn)
 		fputs("\r\033[K", stderr);
 	if (e == RL_EINTR)
-		return -1;
-	if (e != RL_OK)
-		return fail(rc, e, name);
+		return STEP_INTERRUPTED;
+	if (e != RL_OK) {
+		*status = fail(rc, e, name);
+		return STEP_EXIT;
+	}
 	if (a->acquired) {
 		acquired_events(rc, name, o, a, p.waited ? start : -1);
-		return 0;
+		return STEP_GO_ON;
 	}
 	o->busy = 1;
 	if (!o->quiet) {
@@ -420,5 +424,6 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 			msg("gave up on %s after waiting %s: %s; wait longer "
 			    "with -w", esc(name), waited, who);
 	}
-	return o->conflict;
+	*status = o->conflict;
+	return STEP_EXIT;
 }
