@@ -113,6 +113,27 @@ finished_text(int64_t until_ms, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+held_by(const struct holder *h, char *buf, size_t len)
+{
+	char held[48] = "";
+
+	if (h->host == NULL) {
+		snprintf(buf, len, "held by owner %s", esc(h->owner));
+		return buf;
+	}
+	if (h->held != NULL)
+		snprintf(held, sizeof(held), " for %s", h->held);
+	if (h->upto_pid)
+		snprintf(buf, len, "held by %s pid %ld%s", esc(h->host),
+		    h->pid, h->not_running ? " (not running)" : "");
+	else
+		snprintf(buf, len, "held by %s pid %ld%s (%s)%s", esc(h->host),
+		    h->pid, h->not_running ? " (not running)" : "",
+		    esc(h->cmd), held);
+	return buf;
+}
+
 int
 holder_running(const char *host, long pid, int64_t held_ms)
 {

@@ -24,6 +24,22 @@ enum {
 	EXIT_MAX_HOLD = 124	/* exec --max-hold, as timeout(1) */
 };
 
+/*
+ * What cmd/'s functions return. A command's run, and a helper whose
+ * every outcome ends the command, return an exit status (the enum
+ * above). A helper with one way to fail returns 0, or -1 once it has
+ * said what failed. A helper after which the command may carry on
+ * returns an enum step, with the exit status in *STATUS when it is
+ * STEP_EXIT, so that no int means both "go on" and an exit status. (The
+ * command-line parsers, each command's parse and main.c's global
+ * options, still return -1 to go on, else the exit status.)
+ */
+enum step {
+	STEP_GO_ON,		/* done: the command carries on */
+	STEP_EXIT,		/* the command ends with *STATUS (reported) */
+	STEP_INTERRUPTED	/* a signal ended a wait; nothing said yet */
+};
+
 #define MAX_URLS 16
 /* The longest owner token, from --owner or REDLOCK_HELD. */
 #define OWNER_MAX_LEN 256
@@ -270,10 +286,6 @@ int lockopts_finish(const char *name, struct lockopts *o);
 /* Make RC take, renew and release the kind of lock O asks for: 0, or
  * the exit status (reported). */
 int lockopts_kind(rl_client *rc, const struct lockopts *o);
-/* Acquire NAME as O says; 0 when held, -1 when a signal interrupted the
- * wait, else the exit status (reported). */
-int lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a);
 /* REDLOCK_HELD, the locks held by the exec chain above (held.c). The
  * owner it gives for NAME into BUF and, unless KIND is NULL, the kind
  * into *KIND (an enum rl_lock_kind, or HELD_UNKNOWN for an entry that
@@ -286,6 +298,13 @@ int held_owner(const char *name, char *buf, size_t len, int *kind);
  * KIND or added last; malloc'd, NULL when out of memory. */
 char *held_with(const char *name, const char *owner,
     enum rl_lock_kind kind);
+/* waiting.c: the acquisition lock and exec share, and what it shows
+ * while it waits. */
+/* Acquire NAME as O says: STEP_GO_ON when held, STEP_INTERRUPTED when a
+ * signal ended the wait, else STEP_EXIT with *STATUS (reported; when
+ * NAME was busy, O's conflict status). */
+enum step lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
+    const struct rl_meta *meta, struct rl_attempt *a, int *status);
 /* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into
  * BUF: what a finished hold is, held until UNTIL_MS (server clock). */
 void say_finished(int64_t until_ms, char *buf, size_t len);
@@ -295,7 +314,8 @@ void event(const struct lockopts *o, const char *fmt, ...)
 /* A wait for NAME that signal SIG ended (0: unknown, SIGINT): says so
  * unless -q, with how long it waited; 128 + the signal. */
 int wait_interrupted(const struct lockopts *o, const char *name, int sig);
-/* This host's name and the effective user, for the holder metadata. */
+/* This host's name and the effective user, for the holder metadata
+ * (lockopt.c). */
 const char *self_host(void);
 const char *self_user(void);
 
@@ -318,6 +338,21 @@ void json_finished(int64_t until_ms);
 /* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
  * is not above 0. */
 const char *finished_text(int64_t until_ms, char *buf, size_t len);
+/* Who holds a lock, as the messages name it (held_by). */
+struct holder {
+	const char *owner;	/* named when HOST is NULL */
+	const char *host;	/* NULL: known by its owner token only */
+	long pid;
+	int not_running;	/* " (not running)" after the pid */
+	const char *cmd;	/* the command line (NULL: "-") */
+	const char *held;	/* " for HELD" after it; NULL: not said */
+	int upto_pid;		/* stop after the pid: the caller cuts the
+				 * command line to a width itself */
+};
+/* "held by web1 pid 4242 (pg_dump) for 1m12s", or "held by owner TOKEN"
+ * when H has no host, into BUF, every word escaped; returns BUF. The one
+ * spelling of a holder in messages, status and queue. */
+const char *held_by(const struct holder *h, char *buf, size_t len);
 /* The watchdog's name in ps -e, top and pgrep (15 bytes at most). */
 #define PROC_COMM "redlock-wd"
 /* Move the words of the command line ARGC, ARGV to the heap (ARGV made

@@ -534,15 +534,16 @@ give_back(rl_client *rc, const struct job *j)
 	rl_release_unused(rc, j->name, j->o.owner, &rel, &holds, &a);
 }
 
-/* Acquire J's NAME on a new client *RC: -1 when held, else the exit
- * status (*RC freed). */
-static int
+/* Acquire J's NAME on a new client *RC: STEP_GO_ON when held, else
+ * STEP_EXIT with *STATUS (*RC freed). */
+static enum step
 acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
-    struct rl_attempt *a)
+    struct rl_attempt *a, int *status)
 {
 	struct rl_meta meta;
 	char cmdline[CMDLINE_MAX];
-	int status, s;
+	enum step step;
+	int s;
 
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
 	meta.host = self_host();
@@ -550,22 +551,22 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	meta.user = self_user();
 	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
 	if ((*rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
-	    &status)) == NULL)
-		return status;
+	    status)) == NULL)
+		return STEP_EXIT;
 	rl_set_interrupt_fd(*rc, sig_fd);
-	status = lock_acquire(*rc, j->name, &j->o, &meta, a);
-	if (status == -1)
-		status = interrupted(sig_fd, j->name, &j->o);
-	else if (a->acquired && (s = sig_next(sig_fd)) != 0) {
+	step = lock_acquire(*rc, j->name, &j->o, &meta, a, status);
+	if (step == STEP_INTERRUPTED)
+		*status = interrupted(sig_fd, j->name, &j->o);
+	else if (step == STEP_GO_ON && (s = sig_next(sig_fd)) != 0) {
 		/* A signal that came while acquiring: COMMAND never starts. */
 		give_back(*rc, j);
 		event(&j->o, "released %s: signal %d before COMMAND started",
 		    esc(j->name), s);
-		status = 128 + s;
-	} else if (a->acquired)
-		return -1;
+		*status = 128 + s;
+	} else if (step == STEP_GO_ON)
+		return STEP_GO_ON;
 	rl_client_free(*rc);
-	return status;
+	return STEP_EXIT;
 }
 
 /* Fork the watchdog, which takes RC over and starts COMMAND: its pid, and
@@ -772,12 +773,13 @@ run_job(struct globals *g, struct job *j, int sig_fd, struct metrics_run *m)
 	rl_client *rc;
 	pid_t wd, child = 0;
 	int status, report_fd, reported;
+	enum step step;
 	int64_t t0 = rl_now_ms(), held;
 
-	status = acquire(g, j, sig_fd, &rc, &a);
+	step = acquire(g, j, sig_fd, &rc, &a, &status);
 	held = rl_now_ms();
 	m->wait_ms = held - t0;
-	if (status >= 0) {
+	if (step == STEP_EXIT) {
 		m->busy = j->o.busy;
 		return status;
 	}

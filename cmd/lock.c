@@ -227,9 +227,9 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 }
 
 /* --keepalive: a pidfd on the process to outlive (--pid, else the
- * caller) into *PID_FD; 0, else the exit status (reported). */
-static int
-watch_pid(struct job *j, int *pid_fd)
+ * caller) into *PID_FD: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+watch_pid(struct job *j, int *pid_fd, int *status)
 {
 	if (j->watched == 0)
 		j->watched = getppid();
@@ -237,14 +237,18 @@ watch_pid(struct job *j, int *pid_fd)
 	 * its number is reused later. */
 	if ((*pid_fd = (int)pidfd_open(j->watched, 0)) < 0) {
 		if (errno == ESRCH)
-			return usage_error(&cmd_lock, "--pid: no process %ld",
-			    (long)j->watched);
-		msg("cannot watch process %ld: pidfd_open: %s (Linux 5.3 or "
-		    "later is needed)", (long)j->watched, strerror(errno));
-		return EXIT_SOFTWARE;
+			*status = usage_error(&cmd_lock, "--pid: no process "
+			    "%ld", (long)j->watched);
+		else {
+			msg("cannot watch process %ld: pidfd_open: %s (Linux "
+			    "5.3 or later is needed)", (long)j->watched,
+			    strerror(errno));
+			*status = EXIT_SOFTWARE;
+		}
+		return STEP_EXIT;
 	}
 	fcntl(*pid_fd, F_SETFD, FD_CLOEXEC);
-	return 0;
+	return STEP_GO_ON;
 }
 
 /* Acquire J's NAME and hand it over (PID_FD >= 0: to the keepalive
@@ -257,6 +261,7 @@ take(struct globals *g, struct job *j, int pid_fd)
 	rl_client *rc;
 	char cmdline[CMDLINE_MAX];
 	int status, sig_fd, s;
+	enum step step;
 
 	parent_cmd(cmdline, sizeof(cmdline));
 	meta.host = self_host();
@@ -277,15 +282,15 @@ take(struct globals *g, struct job *j, int pid_fd)
 	}
 	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
 	rl_set_interrupt_fd(rc, sig_fd);
-	status = lock_acquire(rc, j->name, &j->o, &meta, &a);
-	if (status == -1) {
+	step = lock_acquire(rc, j->name, &j->o, &meta, &a, &status);
+	if (step == STEP_INTERRUPTED) {
 		s = sig_next(sig_fd);
 		rl_client_free(rc);
 		if (pid_fd >= 0)
 			close(pid_fd);
 		return wait_interrupted(&j->o, j->name, s);
 	}
-	if (a.acquired)
+	if (step == STEP_GO_ON)
 		status = hand_over(rc, j->name, &j->o, &a, pid_fd);
 	if (pid_fd >= 0)
 		close(pid_fd);
@@ -308,7 +313,7 @@ run(struct globals *g, int argc, char **argv)
 		    "NAME)");
 		return EXIT_SOFTWARE;
 	}
-	if (j.keepalive && (status = watch_pid(&j, &pid_fd)) != 0)
+	if (j.keepalive && watch_pid(&j, &pid_fd, &status) == STEP_EXIT)
 		return status;
 	return take(g, &j, pid_fd);
 }

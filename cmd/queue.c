@@ -196,12 +196,14 @@ static void
 print_holder(const char *name, const struct rl_qentry *h, const char *held,
     const char *lease)
 {
-	char head[1200], tail[200], fin[80];
+	char head[1200], who[1100], tail[200], fin[80];
 	size_t used, w = width();
+	const struct holder hd = { .host = h->host, .pid = h->pid,
+	    .not_running = hold_running(h->host, h->pid, h->since_ms,
+	    h->held_until_ms) == 0, .upto_pid = 1 };
 
-	snprintf(head, sizeof(head), "%s: held by %s pid %ld%s (", esc(name),
-	    esc(h->host), h->pid, hold_running(h->host, h->pid, h->since_ms,
-	    h->held_until_ms) == 0 ? " (not running)" : "");
+	snprintf(head, sizeof(head), "%s: %s (", esc(name),
+	    held_by(&hd, who, sizeof(who)));
 	snprintf(tail, sizeof(tail), ") for %s%s, lease %s left", held,
 	    finished_text(h->held_until_ms, fin, sizeof(fin)), lease);
 	used = strlen(head) + strlen(tail);
@@ -215,7 +217,7 @@ print_holder(const char *name, const struct rl_qentry *h, const char *held,
 static void
 print_text(const char *name, const struct rl_queue *q)
 {
-	char held[32], lease[32];
+	char held[32], lease[32], who[1100];
 
 	if (q->held) {
 		rl_duration_format(q->holder.since_ms, held, sizeof(held));
@@ -227,8 +229,9 @@ print_text(const char *name, const struct rl_queue *q)
 		else if (q->holder.host != NULL)
 			print_holder(name, &q->holder, held, lease);
 		else
-			printf("%s: held by owner %s, lease %s left\n",
-			    esc(name), esc(q->holder.owner), lease);
+			printf("%s: %s, lease %s left\n", esc(name),
+			    held_by(&(struct holder){ .owner = q->holder.owner },
+			    who, sizeof(who)), lease);
 	} else
 		printf("%s: free\n", esc(name));
 	if (q->unordered > 0)

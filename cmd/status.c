@@ -358,11 +358,16 @@ print_long(const char *name, const struct rl_status *st)
 static void
 print_line(const char *name, const struct rl_status *st)
 {
-	char d[32], l[32], f[96];
+	char d[32], l[32], f[96], who[2200];
+	const struct holder h = { .owner = st->owner, .host = st->host,
+	    .pid = st->pid, .cmd = st->cmd, .held = d,
+	    .not_running = st->host != NULL && hold_running(st->host,
+	    st->pid, st->held_ms, st->held_until_ms) == 0 };
 
 	rl_duration_format(st->held_ms, d, sizeof(d));
 	rl_duration_format(st->pttl, l, sizeof(l));
 	finished_text(st->held_until_ms, f, sizeof(f));
+	held_by(&h, who, sizeof(who));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
 		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
 		    "lock), lease %s left, %lld waiting\n", esc(name),
@@ -370,14 +375,11 @@ print_line(const char *name, const struct rl_status *st)
 		    (long long)st->holds, st->holds == 1 ? "" : "s", l,
 		    (long long)st->waiting);
 	else if (st->host == NULL)
-		printf("%s: held by owner %s%s, lease %s left, %lld waiting\n",
-		    esc(name), esc(st->owner), f, l, (long long)st->waiting);
+		printf("%s: %s%s, lease %s left, %lld waiting\n", esc(name),
+		    who, f, l, (long long)st->waiting);
 	else
-		printf("%s: held by %s pid %ld%s (%s) for %s%s, lease %s left, "
-		    "fence %lld, %lld waiting\n", esc(name), esc(st->host),
-		    st->pid, hold_running(st->host, st->pid,
-		    st->held_ms, st->held_until_ms) == 0 ? " (not running)" : "",
-		    esc(st->cmd), d, f, l, (long long)st->fence,
+		printf("%s: %s%s, lease %s left, fence %lld, %lld waiting\n",
+		    esc(name), who, f, l, (long long)st->fence,
 		    (long long)st->waiting);
 }
 
@@ -421,14 +423,16 @@ json_permits(const struct rl_status *st)
 static void
 print_permit(const struct rl_permit *p)
 {
-	char t[48], d[32], who[640] = "", h[32], f[96];
+	char t[48], d[32], who[640] = "", h[32], f[96], by[2200];
+	struct holder hd = { .host = p->host, .pid = p->pid,
+	    .cmd = p->cmd, .held = h };
 
 	if (p->host != NULL) {
 		rl_duration_format(permit_held_ms(p), h, sizeof(h));
-		snprintf(who, sizeof(who), "held by %s pid %ld%s (%s) for %s%s, "
-		    "fence %lld, ", esc(p->host), p->pid, hold_running(p->host, p->pid, permit_held_ms(p),
-		    p->held_until_ms) == 0 ?
-		    " (not running)" : "", esc(p->cmd), h,
+		hd.not_running = hold_running(p->host, p->pid,
+		    permit_held_ms(p), p->held_until_ms) == 0;
+		snprintf(who, sizeof(who), "%s%s, fence %lld, ",
+		    held_by(&hd, by, sizeof(by)),
 		    finished_text(p->held_until_ms, f, sizeof(f)),
 		    (long long)p->fence);
 	}
@@ -603,19 +607,16 @@ print_last(rl_client *rc, const char *name)
 	struct rl_event *ev = NULL;
 	const struct rl_event *e = last_end(rc, name, &ev);
 	struct timeval tv;
-	char ago[32], d[32];
+	char ago[32], d[32], who[2200];
 
 	if (e != NULL) {
 		gettimeofday(&tv, NULL);
 		rl_duration_format((int64_t)tv.tv_sec * 1000 +
 		    tv.tv_usec / 1000 - e->time_ms, ago, sizeof(ago));
-		printf("  last     held by ");
-		if (e->host[0] != '\0')
-			printf("%s pid %ld (%s)", esc(e->host), e->pid,
-			    esc(e->cmd));
-		else
-			printf("owner %s", esc(e->owner));
-		printf(", %s %s ago", ended(e), ago);
+		printf("  last     %s, %s %s ago", held_by(&(struct holder){
+		    .owner = e->owner, .host = e->host[0] != '\0' ? e->host :
+		    NULL, .pid = e->pid, .cmd = e->cmd }, who, sizeof(who)),
+		    ended(e), ago);
 		if (e->hold_ms >= 0) {
 			rl_duration_format(e->hold_ms, d, sizeof(d));
 			printf(" after %s", d);

@@ -1,0 +1,429 @@
+/* waiting.c: the acquisition that lock and exec share, and what it shows
+ * meanwhile: the waiting lines, their progress, the -v events. */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+void
+say_finished(int64_t until_ms, char *buf, size_t len)
+{
+	char when[40];
+
+	format_time(until_ms, when, sizeof(when));
+	snprintf(buf, len, "finished, held until %s (--min-hold)", when);
+}
+
+/* "redlock: 2026-11-27T15:00:00.123456Z " into HEAD, now. */
+static void
+stamp(char *head, size_t len)
+{
+	struct timeval tv;
+	char when[40];
+
+	/* Microseconds: handoffs between processes take less than one. */
+	gettimeofday(&tv, NULL);
+	format_time((int64_t)tv.tv_sec * 1000, when, sizeof(when));
+	when[strlen(when) - 5] = '\0';		/* drop ".000Z" */
+	snprintf(head, len, "redlock: %s.%06ldZ ", when, (long)tv.tv_usec);
+}
+
+/* A line on stderr with the time, as -v writes them. */
+static void __attribute__((format(printf, 1, 2)))
+stamped(const char *fmt, ...)
+{
+	char head[64];
+	va_list ap;
+
+	stamp(head, sizeof(head));
+	va_start(ap, fmt);
+	vline(head, fmt, ap);
+	va_end(ap);
+}
+
+void
+event(const struct lockopts *o, const char *fmt, ...)
+{
+	char head[64];
+	va_list ap;
+
+	if (!o->verbose)
+		return;
+	stamp(head, sizeof(head));
+	va_start(ap, fmt);
+	vline(head, fmt, ap);
+	va_end(ap);
+}
+
+int
+wait_interrupted(const struct lockopts *o, const char *name, int sig)
+{
+	char waited[32];
+	const char *abbrev;
+
+	if (sig == 0)
+		sig = SIGINT;
+	abbrev = sigabbrev_np(sig);
+	rl_duration_format(rl_now_ms() - o->wait_start_ms, waited,
+	    sizeof(waited));
+	/* Without it a cancelled job leaves no trace in its log. */
+	if (o->quiet)
+		event(o, "left the wait for %s on signal %d", esc(name), sig);
+	else
+		msg("gave up on %s after waiting %s: interrupted by %s%s",
+		    esc(name), waited, abbrev != NULL ? "SIG" : "signal ",
+		    abbrev != NULL ? abbrev : "?");
+	return 128 + sig;
+}
+
+/* Who holds what attempt A found, into BUF: as held_by says, " for
+ * HELD" unless HELD is NULL. */
+static const char *
+attempt_holder(const struct rl_attempt *a, const char *held, char *buf,
+    size_t len)
+{
+	const struct holder h = { .owner = a->owner, .host = a->host,
+	    .pid = a->pid, .cmd = a->cmd, .held = held };
+
+	return held_by(&h, buf, len);
+}
+
+/* What a busy attempt of a permit or a shared lock found, into BUF: 1,
+ * or 0 when it is said as for a lock. */
+static int
+describe_kind(const struct lockopts *o, const struct rl_attempt *a,
+    char *buf, size_t len)
+{
+	char held[32], lease[32], all[48] = "its one permit is taken", fin[96];
+	char who[1024];
+
+	rl_duration_format(a->held_ms, held, sizeof(held));
+	rl_duration_format(a->pttl, lease, sizeof(lease));
+	if (a->held_until_ms > 0)
+		say_finished(a->held_until_ms, fin, sizeof(fin));
+	if (o->limit > 1)
+		snprintf(all, sizeof(all), "all %ld permits are taken",
+		    o->limit);
+	if (o->kind == RL_SHARED && a->queued > 0 && a->owner != NULL)
+		snprintf(buf, len, "a writer waits for it (owner %s), and new "
+		    "shared holders wait behind it", esc(a->owner));
+	else if (o->kind == RL_PERMIT && a->host != NULL &&
+	    a->held_until_ms > 0)
+		snprintf(buf, len, "%s; the first to come back is %s, %s", all,
+		    attempt_holder(a, NULL, who, sizeof(who)), fin);
+	else if (o->kind == RL_PERMIT && a->host != NULL)
+		snprintf(buf, len, "%s; the first to come back is %s, lease %s "
+		    "left", all, attempt_holder(a, held, who, sizeof(who)),
+		    lease);
+	else if (o->kind == RL_PERMIT && a->owner != NULL)
+		snprintf(buf, len, "%s; the first to come back is %s, lease %s "
+		    "left", all, esc(a->owner), lease);
+	else
+		return 0;
+	return 1;
+}
+
+/* "held by web1 pid 4242 (pg_dump) for 1m12s, lease 17.9s left" */
+static void
+describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
+    size_t len)
+{
+	char held[32], lease[32], fin[96], who[1024];
+
+	rl_duration_format(a->held_ms, held, sizeof(held));
+	rl_duration_format(a->pttl, lease, sizeof(lease));
+	if ((a->lost == NULL || a->owner != NULL) &&
+	    describe_kind(o, a, buf, len))
+		return;
+	if (a->owner != NULL && a->held_until_ms > 0) {
+		/* "held by web1 pid 4242 (report), finished, held until T
+		 * (--min-hold)" */
+		say_finished(a->held_until_ms, fin, sizeof(fin));
+		snprintf(buf, len, "%s, %s", attempt_holder(a, NULL, who,
+		    sizeof(who)), fin);
+		return;
+	}
+	if (a->lost != NULL && a->owner == NULL)
+		snprintf(buf, len, "the server was out of reach (%s)",
+		    esc(a->lost));
+	else if (a->too_slow)
+		snprintf(buf, len, "%zu masters granted it, but too slowly: "
+		    "nothing was left of the lease after the drift; released "
+		    "everywhere (try a longer --ttl)", a->nodes_ok);
+	else if (a->host != NULL || a->owner != NULL)
+		snprintf(buf, len, "%s, lease %s left", attempt_holder(a, held,
+		    who, sizeof(who)), lease);
+	else if (a->ahead > 0)
+		snprintf(buf, len, "free, but %lld fair waiter%s ahead",
+		    (long long)a->ahead, a->ahead == 1 ? " is" : "s are");
+	else if (a->queued > 0)
+		snprintf(buf, len, "free, but %lld fair waiter%s queued, this "
+		    "one among them", (long long)a->queued,
+		    a->queued == 1 ? " was" : "s were");
+	else
+		snprintf(buf, len, "no quorum of masters granted it (%zu "
+		    "did); released everywhere", a->nodes_ok);
+}
+
+/* Waiting, on standard error that is not a terminal (a CI log): a line
+ * when the wait starts, when the holder or the place changes, and at
+ * least this often. */
+#define PROGRESS_EVERY_MS 60000
+
+struct progress {
+	const char *name;
+	const struct lockopts *o;
+	int line;		/* a terminal: one line redrawn in place */
+	int log;		/* not a terminal: lines now and then */
+	int drawn;
+	int waited;		/* an attempt found NAME busy */
+	int head;		/* a fair waiter, first in the queue... */
+	char head_of[RL_OWNER_MAX];	/* ...while this owner held NAME */
+	int64_t rejoin_sent_ms;	/* the attempt whose rejoin was said */
+	int lost;		/* the loss of the server was said */
+	int said;		/* a log line was written... */
+	int64_t said_ms;	/* ...at this time... */
+	char said_of[320];	/* ...about this holder and place */
+};
+
+static const char *
+ordinal(int64_t n)
+{
+	static char buf[32];
+	const char *sfx = "th";
+
+	if (n % 100 < 11 || n % 100 > 13) {
+		if (n % 10 == 1)
+			sfx = "st";
+		else if (n % 10 == 2)
+			sfx = "nd";
+		else if (n % 10 == 3)
+			sfx = "rd";
+	}
+	snprintf(buf, sizeof(buf), "%lld%s", (long long)n, sfx);
+	return buf;
+}
+
+/* Not a terminal: "waiting for NAME (2nd of 3): held by web1 pid 4242
+ * (pg_dump) for 1m12s, lease 17.9s left", when it is news. */
+static void
+log_line(struct progress *p, const struct rl_attempt *a)
+{
+	char of[sizeof(p->said_of)], who[1024], place[64] = "";
+	int64_t now = rl_now_ms();
+
+	snprintf(of, sizeof(of), "%s|%lld|%lld|%d", a->owner ? a->owner : "",
+	    (long long)a->position, (long long)a->queued, a->lost != NULL);
+	if (p->said && strcmp(of, p->said_of) == 0 &&
+	    now - p->said_ms < PROGRESS_EVERY_MS)
+		return;
+	p->said = 1;
+	p->said_ms = now;
+	memcpy(p->said_of, of, sizeof(of));
+	if (a->position > 0)
+		snprintf(place, sizeof(place), " (%s of %lld)",
+		    ordinal(a->position), (long long)a->queued);
+	if (a->lost != NULL)
+		snprintf(who, sizeof(who), "reconnecting (%s)", esc(a->lost));
+	else if (a->owner == NULL && a->ahead <= 0 && a->queued <= 0)
+		snprintf(who, sizeof(who), "free, handing over");
+	else
+		describe(p->o, a, who, sizeof(who));
+	/* A log, not a terminal: when each line was written matters. */
+	stamped("waiting for %s%s: %s", esc(p->name), place, who);
+}
+
+/* -v: a fair waiter first in the queue sees NAME change hands to
+ * someone else. Nobody fair could have come before it, so a caller
+ * without --fair took it: a plain lock takes a free one ahead of the
+ * queue, as Redisson's RLock does beside an RFairLock. */
+static void
+passed_over(struct progress *p, const struct rl_attempt *a)
+{
+	char who[1024];
+
+	if (!p->o->fair || a->lost != NULL || a->ahead != 0) {
+		p->head = 0;
+		return;
+	}
+	if (p->head && a->owner != NULL && strcmp(a->owner, p->head_of) != 0 &&
+	    strcmp(a->owner, p->o->owner) != 0) {
+		describe(p->o, a, who, sizeof(who));
+		if (p->drawn)
+			fputs("\r\033[K", stderr);
+		p->drawn = 0;
+		event(p->o, "passed over for %s, first in its queue: taken by a "
+		    "caller without --fair (%s)", esc(p->name), who);
+	}
+	p->head = 1;
+	snprintf(p->head_of, sizeof(p->head_of), "%s",
+	    a->owner != NULL ? a->owner : "");
+}
+
+/* While waiting: -v events, and the waiting line on a terminal, redrawn
+ * in place. */
+static int
+waiting(void *arg, const struct rl_attempt *a)
+{
+	struct progress *p = arg;
+	char held[32], place[64] = "", line[768], who[1024];
+
+	p->waited = 1;
+
+	/* Said once per attempt: ticks pass the same attempt again. */
+	if (a->rejoined && a->sent_ms != p->rejoin_sent_ms) {
+		p->rejoin_sent_ms = a->sent_ms;
+		if (p->drawn)
+			fputs("\r\033[K", stderr);
+		p->drawn = 0;
+		event(p->o, "was dropped from the queue of %s (silent past "
+		    "--waiter-timeout); queued again at the tail", esc(p->name));
+	}
+	if ((a->lost != NULL) != p->lost) {
+		p->lost = a->lost != NULL;
+		if (p->drawn)
+			fputs("\r\033[K", stderr);
+		p->drawn = 0;
+		if (p->lost)
+			event(p->o, "lost the server while waiting for %s (%s); "
+			    "reconnecting %s", esc(p->name), esc(a->lost),
+			    p->o->wait_ms < 0 ? "until it is back (--wait is "
+			    "forever)" : "until --wait runs out");
+		else
+			event(p->o, "reconnected; waiting for %s again",
+			    esc(p->name));
+	}
+	if (p->o->verbose)
+		passed_over(p, a);
+	if (p->log)
+		log_line(p, a);
+	if (!p->line)
+		return 0;
+	if (a->lost != NULL) {
+		fprintf(stderr, "\r\033[Kwaiting for %s: reconnecting (%s)",
+		    esc(p->name), esc(a->lost));
+		fflush(stderr);
+		p->drawn = 1;
+		return 0;
+	}
+	if (a->position > 0)
+		snprintf(place, sizeof(place), " (%s of %lld)",
+		    ordinal(a->position), (long long)a->queued);
+	if (describe_kind(p->o, a, line, sizeof(line)))
+		fprintf(stderr, "\r\033[Kwaiting for %s: %s", esc(p->name),
+		    line);
+	else if (a->owner != NULL && a->held_until_ms > 0) {
+		/* A finished hold (--min-hold): until when. */
+		describe(p->o, a, line, sizeof(line));
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s", esc(p->name),
+		    place, line);
+	} else if (a->host != NULL) {
+		rl_duration_format(a->held_ms, held, sizeof(held));
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s", esc(p->name),
+		    place, attempt_holder(a, held, who, sizeof(who)));
+	} else if (a->owner != NULL) {
+		rl_duration_format(a->pttl, held, sizeof(held));
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s, lease %s left",
+		    esc(p->name), place, attempt_holder(a, NULL, who,
+		    sizeof(who)), held);
+	} else
+		fprintf(stderr, "\r\033[Kwaiting for %s%s: free, handing over",
+		    esc(p->name), place);
+	fflush(stderr);
+	p->drawn = 1;
+	return 0;
+}
+
+/* -v's lines of an acquisition; STARTED: when the wait for it began, or
+ * -1 when there was none. */
+static void
+acquired_events(rl_client *rc, const char *name, const struct lockopts *o,
+    const struct rl_attempt *a, int64_t started)
+{
+	char after[64] = "";
+
+	if (a->nopub != NULL)
+		warn_nopub(rc, name, a->nopub, 0);
+	if (a->skipped != NULL)
+		event(o, "not recorded in the history of %s: %s",
+		    esc(name), esc(a->skipped));
+	if (started >= 0) {
+		memcpy(after, " after ", 8);
+		rl_duration_format(rl_now_ms() - started, after + 7,
+		    sizeof(after) - 7);
+		strcat(after, " of waiting");
+	}
+	if (a->holds > 1)
+		event(o, "re-entered %s%s (holds %lld, fence %lld)",
+		    esc(name), after, (long long)a->holds,
+		    (long long)a->fence);
+	else if (rl_nodes(rc) > 1)
+		event(o, "acquired %s%s on %zu masters (fence %lld, "
+		    "lease %lldms, validity %lldms)", esc(name), after,
+		    a->nodes_ok, (long long)a->fence,
+		    (long long)o->ttl_ms, (long long)a->validity_ms);
+	else
+		event(o, "acquired %s%s (fence %lld, lease %lldms)",
+		    esc(name), after, (long long)a->fence,
+		    (long long)o->ttl_ms);
+}
+
+enum step
+lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
+    const struct rl_meta *meta, struct rl_attempt *a, int *status)
+{
+	int64_t start = rl_now_ms();
+	struct progress p = { .name = name, .o = o, .rejoin_sent_ms = -1 };
+	struct rl_fair fair = { 0 };
+	char who[1024], waited[32];
+	enum rl_err e;
+	const char *note = rl_connect_note(rc);
+
+	if (note != NULL)
+		event(o, "%s", esc(note));
+	rl_set_replicas(rc, o->replicas);
+	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
+	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK ||
+	    (e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK) {
+		*status = fail(rc, e, name);
+		return STEP_EXIT;
+	}
+	o->wait_start_ms = start;
+	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
+	p.log = !o->quiet && o->wait_ms != 0 && !p.line;
+	fair.waiter_timeout_ms = o->waiter_timeout_ms;
+	fair.want_position = p.line || p.log;
+	e = rl_acquire(rc, name, o->owner, o->ttl_ms, o->wait_ms, meta,
+	    o->fair ? &fair : NULL, p.line || p.log || o->verbose ? waiting :
+	    NULL, &p,
+	    a);
+	if (p.drawn)
+		fputs("\r\033[K", stderr);
+	if (e == RL_EINTR)
+		return STEP_INTERRUPTED;
+	if (e != RL_OK) {
+		*status = fail(rc, e, name);
+		return STEP_EXIT;
+	}
+	if (a->acquired) {
+		acquired_events(rc, name, o, a, p.waited ? start : -1);
+		return STEP_GO_ON;
+	}
+	o->busy = 1;
+	if (!o->quiet) {
+		describe(o, a, who, sizeof(who));
+		rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
+		if (o->wait_ms == 0)
+			msg("%s is busy: %s; wait for it with -w DURATION",
+			    esc(name), who);
+		else
+			msg("gave up on %s after waiting %s: %s; wait longer "
+			    "with -w", esc(name), waited, who);
+	}
+	*status = o->conflict;
+	return STEP_EXIT;
+}
