@@ -21,6 +21,127 @@
 /* More permits than any semaphore would need. */
 #define LIMIT_MAX 1000000
 
+#define LOCKING (CMD_EXEC | CMD_LOCK)
+
+const struct opt lock_opts[] = {
+	{ .name = "command", .letter = 'c', .arg = ARG_TEXT,
+	  .metavar = "STRING", .cmds = CMD_EXEC,
+	  .help = "run STRING with /bin/sh -c as COMMAND, as\n"
+	  "flock(1) does (not with -- COMMAND)" },
+	{ .name = "wait", .letter = 'w', .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "wait at most DURATION for NAME (default: forever)" },
+	{ .name = "no-wait", .letter = 'n', .cmds = LOCKING,
+	  .help = "give up at once if NAME is held (also\n"
+	  "--nonblock, --nb, as flock(1) spells it)" },
+	/* flock(1)'s spellings, typed by habit. */
+	{ .name = "nonblock", .val = 'n', .cmds = LOCKING },
+	{ .name = "nb", .val = 'n', .cmds = LOCKING },
+	{ .name = "exclusive", .letter = 'x', .val = OPT_EXCLUSIVE,
+	  .cmds = LOCKING, .left = "  -x, -e, --exclusive",
+	  .help = "an exclusive lock, the default (as flock(1))" },
+	{ .letter = 'e', .cmds = LOCKING },
+	{ .name = "ttl", .letter = 't', .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "lease (default: 30s)" },
+	{ .name = "fair", .val = OPT_FAIR, .cmds = LOCKING,
+	  .help = "first come, first served: wait in NAME's queue" },
+	{ .name = "shared", .letter = 's', .cmds = LOCKING,
+	  .help = "a shared (read) lock: shared holders exclude\n"
+	  "--write and exclusive ones, not each other" },
+	{ .name = "write", .val = OPT_WRITE, .cmds = LOCKING,
+	  .help = "the exclusive (write) lock of a read-write lock\n"
+	  "(Redisson's RWriteLock): waits for every reader,\n"
+	  "and new readers wait for it" },
+	{ .name = "limit", .val = OPT_LIMIT, .arg = ARG_N, .metavar = "N",
+	  .cmds = LOCKING,
+	  .help = "at most N holders of NAME at once (a semaphore\n"
+	  "of N leased permits); every caller gives one N" },
+	{ .name = "waiter-timeout", .val = OPT_WAITER_TIMEOUT,
+	  .arg = ARG_DURATION, .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "with --fair: a waiter silent this long leaves the\n"
+	  "queue (default: 5s, at most 1h; it refreshes its\n"
+	  "place every third); else how often a waiter\n"
+	  "refreshes its place in the waiting room" },
+	{ .name = "replicas", .val = OPT_REPLICAS, .arg = ARG_N,
+	  .metavar = "N", .cmds = LOCKING,
+	  .help = "after each acquisition and renewal, WAIT until\n"
+	  "N replicas have it (within --reply-timeout);\n"
+	  "too few: released, exit 69 (a renewal:\n"
+	  "retried); default: 1 through Sentinel when the\n"
+	  "master has replicas, else 0" },
+	{ .name = "pubsub", .val = OPT_PUBSUB, .arg = ARG_CHOICE,
+	  .metavar = "MODE", .choices = PUBSUB_CHOICES, .cmds = LOCKING,
+	  .help = "how releases wake waiters: auto (sharded on a\n"
+	  "Redis 7 cluster, else classic), sharded or\n"
+	  "classic, as the Java services' Redisson does\n"
+	  "(default: $REDLOCK_PUBSUB, else auto)" },
+	{ .name = "conflict-exit-code", .letter = 'E', .arg = ARG_N,
+	  .metavar = "N", .cmds = LOCKING,
+	  .help = "exit N, not 75, when NAME was not acquired" },
+	{ .name = "min-hold", .val = OPT_MIN_HOLD, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "hold NAME at least DURATION after acquiring it\n"
+	  "(at most 24h; 0: off): released sooner, it stays\n"
+	  "held, finished, until then, so that a fleet's\n"
+	  "runs of one schedule run once" },
+	{ .name = "label", .val = OPT_LABEL, .arg = ARG_TEXT,
+	  .metavar = "TEXT", .cmds = LOCKING,
+	  .help = "store and show TEXT as what holds NAME, instead\n"
+	  "of the command line (default: $REDLOCK_LABEL)" },
+	{ .name = "owner", .val = OPT_OWNER, .arg = ARG_TEXT,
+	  .metavar = "TOKEN", .cmds = LOCKING,
+	  .help = "acquire as TOKEN: re-enter a hold taken with it\n"
+	  "(default: NAME's owner in $REDLOCK_HELD, set by\n"
+	  "an exec that holds NAME above this one; else a\n"
+	  "new token; $REDLOCK_OWNER is not read)" },
+	/* flock(1)'s, with no meaning here: said, not taken as unknown. */
+	{ .name = "unlock", .val = OPT_FLOCK_UNLOCK, .cmds = LOCKING,
+	  .flags = OPT_NOCOMPLETE, .left = "      --unlock, --fcntl",
+	  .help = "flock(1)'s, refused: release with redlock unlock" },
+	{ .name = "fcntl", .val = OPT_FLOCK_FCNTL, .cmds = LOCKING,
+	  .flags = OPT_NOCOMPLETE },
+	{ .name = "quiet", .letter = 'q', .cmds = LOCKING,
+	  .help = "no waiting lines, no message when NAME is busy" },
+	{ .name = "verbose", .letter = 'v', .cmds = LOCKING,
+	  .help = "timestamped events on standard error" },
+	{ .name = "on-lost", .val = OPT_ON_LOST, .arg = ARG_CHOICE,
+	  .metavar = "ACTION", .choices = "term|kill|ignore",
+	  .cmds = CMD_EXEC,
+	  .help = "when the lease is lost: term (SIGTERM, then\n"
+	  "SIGKILL after --kill-after), kill, or ignore\n"
+	  "(default: term)" },
+	{ .name = "kill-after", .val = OPT_KILL_AFTER, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_EXEC,
+	  .help = "SIGKILL this long after SIGTERM (default: 5s)" },
+	{ .name = "max-hold", .val = OPT_MAX_HOLD, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_EXEC, .refused = CMD_LOCK,
+	  .help = "\nstop COMMAND (as --on-lost says) once it has\n"
+	  "held NAME this long, release, exit 124\n"
+	  "(default: 0, never; at least a renewal period)" },
+	{ .name = "metrics-file", .val = OPT_METRICS_FILE, .arg = ARG_FILE,
+	  .metavar = "FILE", .cmds = CMD_EXEC, .refused = CMD_LOCK,
+	  .help = "write NAME's last run and counts to FILE, in\n"
+	  "node_exporter's textfile format (FILE.lock\n"
+	  "beside it serialises writers)" },
+	{ .name = "close", .letter = 'o', .cmds = CMD_EXEC,
+	  .help = "flock(1)'s; nothing to do: COMMAND never has\n"
+	  "the lock's connection" },
+	{ .name = "no-fork", .letter = 'F', .cmds = CMD_EXEC,
+	  .flags = OPT_NOCOMPLETE,
+	  .help = "flock(1)'s, refused: COMMAND runs in a child" },
+	{ .name = "keepalive", .val = OPT_KEEPALIVE, .cmds = CMD_LOCK,
+	  .help = "renew the lease from a detached watchdog until\n"
+	  "unlock, or until the process --pid exits" },
+	{ .name = "pid", .val = OPT_PID, .arg = ARG_PID, .metavar = "PID",
+	  .cmds = CMD_LOCK,
+	  .help = "with --keepalive: the process to outlive\n"
+	  "(default: the caller, redlock's parent)" },
+	{ .name = "help", .letter = 'h', .cmds = LOCKING,
+	  .help = "show this help" },
+	OPT_END
+};
+
 void
 lockopts_init(struct lockopts *o)
 {
@@ -170,7 +291,7 @@ lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
 		}
 		o->conflict = (int)v;
 		return 1;
-	case 'O':
+	case OPT_OWNER:
 		return owner_parse(c, o, arg);
 	case OPT_FAIR:
 		o->fair = 1;
