@@ -74,6 +74,8 @@ enum {
 /* struct opt's flags. */
 #define OPT_NOCOMPLETE 1	/* shown by --help, not offered to complete */
 #define OPT_HEADING 2		/* no option: HELP is a heading line */
+struct lockopts;
+struct cmd;
 struct opt {
 	const char *name;	/* long name; NULL: a short option only */
 	int letter;		/* short option; 0: none */
@@ -89,9 +91,14 @@ struct opt {
 	const char *help;	/* --help's lines, '\n' between them (a
 				 * first '\n': below the left column); NULL:
 				 * none (an alias said in another's lines) */
+	/* lock_opts: what lockopts_parse does with it (CH: getopt_long's
+	 * value, ARG: its argument): 1, or -1 after a usage error. NULL:
+	 * the command's own, parsed by its file. */
+	int (*parse)(const struct cmd *c, struct lockopts *o, int ch,
+	    const char *arg);
 };
 /* A table's end. */
-#define OPT_END { NULL, 0, 0, ARG_NONE, NULL, NULL, 0, 0, 0, NULL, NULL }
+#define OPT_END { .name = NULL }
 /* getopt_long's arguments for one command. */
 #define OPTS_MAX 48
 struct getopts {
@@ -269,7 +276,9 @@ struct lockopts {
 extern const struct opt lock_opts[];
 
 void lockopts_init(struct lockopts *o);
-/* 1: CH was a lock option; 0: it was not; -1: bad value (reported). */
+/* Option CH of getopt_long, with ARG, by the handler lock_opts gives
+ * it: 1 when it was a lock option; 0 when it was not; -1: bad value
+ * (reported). */
 int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg);
 /* Once every option is parsed, the preconditions lock and exec share: a
