@@ -61,16 +61,93 @@ struct globals {
 	struct rl_tls_opts tls;
 };
 
+/* Option tables (opts.c): one array of struct opt per option set drives
+ * getopt_long's arguments, the option list of --help, and the listing
+ * that redlock --complete prints for the shell completions. */
+enum opt_arg {
+	ARG_NONE,
+	ARG_DURATION,
+	ARG_N,
+	ARG_TEXT,
+	ARG_FILE,
+	ARG_DIR,
+	ARG_URL,
+	ARG_HOST,
+	ARG_PID,
+	ARG_CHOICE,		/* one of CHOICES */
+	ARG_OPT_DURATION	/* optional, given as --NAME=DURATION */
+};
+/* Who takes an option: a command's bit, or the global options'. */
+enum {
+	CMD_EXEC = 1 << 0,
+	CMD_LOCK = 1 << 1,
+	CMD_UNLOCK = 1 << 2,
+	CMD_STATUS = 1 << 3,
+	CMD_QUEUE = 1 << 4,
+	CMD_LOG = 1 << 5,
+	CMD_GLOBAL = 1 << 6
+};
+/* struct opt's flags. */
+#define OPT_NOCOMPLETE 1	/* shown by --help, not offered to complete */
+#define OPT_HEADING 2		/* no option: HELP is a heading line */
+struct lockopts;
+struct cmd;
+struct opt {
+	const char *name;	/* long name; NULL: a short option only */
+	int letter;		/* short option; 0: none */
+	int val;		/* getopt_long's value; 0: LETTER */
+	enum opt_arg arg;
+	const char *metavar;	/* its value in --help: "DURATION" */
+	const char *choices;	/* ARG_CHOICE: "term|kill|ignore" */
+	unsigned cmds;		/* the commands (CMD_*) that take it */
+	unsigned refused;	/* those that parse it only to refuse it */
+	unsigned flags;
+	const char *left;	/* --help's left column, when not the usual
+				 * "  -x, --name METAVAR" */
+	const char *help;	/* --help's lines, '\n' between them (a
+				 * first '\n': below the left column); NULL:
+				 * none (an alias said in another's lines) */
+	/* lock_opts: what lockopts_parse does with it (CH: getopt_long's
+	 * value, ARG: its argument): 1, or -1 after a usage error. NULL:
+	 * the command's own, parsed by its file. */
+	int (*parse)(const struct cmd *c, struct lockopts *o, int ch,
+	    const char *arg);
+};
+/* A table's end. */
+#define OPT_END { .name = NULL }
+/* getopt_long's arguments for one command. */
+#define OPTS_MAX 48
+struct getopts {
+	char shortopts[2 * OPTS_MAX];
+	struct option longopts[OPTS_MAX + 1];
+};
+
 struct cmd {
 	const char *name;
 	const char *usage;	/* after "redlock [GLOBAL OPTIONS] " */
-	const char *help;	/* the option list printed by --help */
+	const char *help;	/* what --help prints before the options */
 	int (*run)(struct globals *g, int argc, char **argv);
-	/* Its options, for main.c to find the global options given among
-	 * them, before NAME. */
-	const char *shortopts;
-	const struct option *longopts;
+	/* Its options: those of OPTS that BIT is in. */
+	const struct opt *opts;
+	unsigned bit;
+	const char *brief;	/* one line, for redlock --complete */
 };
+
+/* TABLE's options for BIT (CMD_*) into G, shortopts after PREFIX ("",
+ * "-" or "+"). */
+void opts_getopt(const struct opt *table, unsigned bit, const char *prefix,
+    struct getopts *g);
+/* C's getopt_long arguments, built once. */
+const struct getopts *cmd_getopt(const struct cmd *c);
+/* TABLE's option list for BIT, as --help prints it, on F. */
+void opts_help(const struct opt *table, unsigned bit, FILE *f);
+/* TABLE's options for BIT, for the completions, on F, one spelling a
+ * line: "--ttl<TAB>DURATION<TAB>lease". The value's kind is empty
+ * (none), DURATION, N, TEXT, FILE, DIR, URL, HOST, PID, the choices
+ * ("term|kill|ignore"), or [DURATION] (optional, after "="). The last
+ * field, a description, is empty for an option not to offer
+ * (OPT_NOCOMPLETE): known, so that its value is not taken for NAME. */
+void opts_complete(const struct opt *table, unsigned bit, FILE *f);
 
 /* The whole command line; main() calls it (and so can a fuzzer). */
 int redlock_main(int argc, char **argv);
@@ -133,6 +210,8 @@ rl_client *client_open(const struct globals *g, int64_t ttl_ms, int *status);
 rl_client *client_open_pubsub(const struct globals *g, int64_t ttl_ms,
     enum rl_pubsub mode, int *status);
 #define PUBSUB_VAR "REDLOCK_PUBSUB"
+/* --pubsub's values, as redlock --complete lists them. */
+#define PUBSUB_CHOICES "auto|sharded|classic"
 /* --pubsub ARG into *MODE: 0, or -1 after a usage error. */
 int parse_pubsub(const struct cmd *c, const char *arg, enum rl_pubsub *mode);
 /* No --pubsub: REDLOCK_PUBSUB into *MODE (unset or empty: auto); 0, or
@@ -187,7 +266,7 @@ struct lockopts {
 	char owner_buf[RL_OWNER_MAX];
 };
 
-#define LOCKOPTS_SHORT "w:nt:E:qvsxe"
+/* getopt_long's values of the long options without a letter. */
 #define OPT_FAIR 0x100
 #define OPT_WAITER_TIMEOUT 0x101
 #define OPT_REPLICAS 0x102
@@ -199,75 +278,23 @@ struct lockopts {
 #define OPT_EXCLUSIVE 0x108
 #define OPT_FLOCK_UNLOCK 0x109
 #define OPT_FLOCK_FCNTL 0x10a
-#define LOCKOPTS_LONG \
-	{ "wait", required_argument, NULL, 'w' }, \
-	{ "no-wait", no_argument, NULL, 'n' }, \
-	{ "ttl", required_argument, NULL, 't' }, \
-	{ "conflict-exit-code", required_argument, NULL, 'E' }, \
-	{ "owner", required_argument, NULL, 'O' }, \
-	{ "quiet", no_argument, NULL, 'q' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "fair", no_argument, NULL, OPT_FAIR }, \
-	{ "shared", no_argument, NULL, 's' }, \
-	{ "write", no_argument, NULL, OPT_WRITE }, \
-	{ "limit", required_argument, NULL, OPT_LIMIT }, \
-	{ "waiter-timeout", required_argument, NULL, OPT_WAITER_TIMEOUT }, \
-	{ "replicas", required_argument, NULL, OPT_REPLICAS }, \
-	{ "pubsub", required_argument, NULL, OPT_PUBSUB }, \
-	{ "min-hold", required_argument, NULL, OPT_MIN_HOLD }, \
-	{ "label", required_argument, NULL, OPT_LABEL }, \
-	/* flock(1)'s spellings, typed by habit. */ \
-	{ "exclusive", no_argument, NULL, OPT_EXCLUSIVE }, \
-	{ "nonblock", no_argument, NULL, 'n' }, \
-	{ "nb", no_argument, NULL, 'n' }, \
-	{ "unlock", no_argument, NULL, OPT_FLOCK_UNLOCK }, \
-	{ "fcntl", no_argument, NULL, OPT_FLOCK_FCNTL }
-#define LOCKOPTS_HELP \
-	"  -w, --wait DURATION     wait at most DURATION for NAME (default: forever)\n" \
-	"  -n, --no-wait           give up at once if NAME is held (also\n" \
-	"                          --nonblock, --nb, as flock(1) spells it)\n" \
-	"  -x, -e, --exclusive     an exclusive lock, the default (as flock(1))\n" \
-	"  -t, --ttl DURATION      lease (default: 30s)\n" \
-	"      --fair              first come, first served: wait in NAME's queue\n" \
-	"  -s, --shared            a shared (read) lock: shared holders exclude\n" \
-	"                          --write and exclusive ones, not each other\n" \
-	"      --write             the exclusive (write) lock of a read-write lock\n" \
-	"                          (Redisson's RWriteLock): waits for every reader,\n" \
-	"                          and new readers wait for it\n" \
-	"      --limit N           at most N holders of NAME at once (a semaphore\n" \
-	"                          of N leased permits); every caller gives one N\n" \
-	"      --waiter-timeout DURATION\n" \
-	"                          with --fair: a waiter silent this long leaves the\n" \
-	"                          queue (default: 5s, at most 1h; it refreshes its\n" \
-	"                          place every third); else how often a waiter\n" \
-	"                          refreshes its place in the waiting room\n" \
-	"      --replicas N        after each acquisition and renewal, WAIT until\n" \
-	"                          N replicas have it (within --reply-timeout);\n" \
-	"                          too few: released, exit 69 (a renewal:\n" \
-	"                          retried); default: 1 through Sentinel when the\n" \
-	"                          master has replicas, else 0\n" \
-	"      --pubsub MODE       how releases wake waiters: auto (sharded on a\n" \
-	"                          Redis 7 cluster, else classic), sharded or\n" \
-	"                          classic, as the Java services' Redisson does\n" \
-	"                          (default: $REDLOCK_PUBSUB, else auto)\n" \
-	"  -E, --conflict-exit-code N\n" \
-	"                          exit N, not 75, when NAME was not acquired\n" \
-	"      --min-hold DURATION hold NAME at least DURATION after acquiring it\n" \
-	"                          (at most 24h; 0: off): released sooner, it stays\n" \
-	"                          held, finished, until then, so that a fleet's\n" \
-	"                          runs of one schedule run once\n" \
-	"      --label TEXT        store and show TEXT as what holds NAME, instead\n" \
-	"                          of the command line (default: $REDLOCK_LABEL)\n" \
-	"      --owner TOKEN       acquire as TOKEN: re-enter a hold taken with it\n" \
-	"                          (default: NAME's owner in $REDLOCK_HELD, set by\n" \
-	"                          an exec that holds NAME above this one; else a\n" \
-	"                          new token; $REDLOCK_OWNER is not read)\n" \
-	"      --unlock, --fcntl   flock(1)'s, refused: release with redlock unlock\n" \
-	"  -q, --quiet             no waiting lines, no message when NAME is busy\n" \
-	"  -v, --verbose           timestamped events on standard error\n"
+#define OPT_OWNER 'O'
+/* exec's own (lock refuses --max-hold and --metrics-file). */
+#define OPT_ON_LOST 'L'
+#define OPT_KILL_AFTER 'K'
+#define OPT_MAX_HOLD 0x140
+#define OPT_METRICS_FILE 0x141
+/* lock's own. */
+#define OPT_KEEPALIVE 'k'
+#define OPT_PID 'p'
+/* The options of lock and exec, those they share and their own, in the
+ * order of their --help (lockopt.c). */
+extern const struct opt lock_opts[];
 
 void lockopts_init(struct lockopts *o);
-/* 1: CH was a lock option; 0: it was not; -1: bad value (reported). */
+/* Option CH of getopt_long, with ARG, by the handler lock_opts gives
+ * it: 1 when it was a lock option; 0 when it was not; -1: bad value
+ * (reported). */
 int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg);
 /* Once every option is parsed, the preconditions lock and exec share: a
@@ -397,10 +424,6 @@ void sig_restore(void);
 void sig_block_all(sigset_t *old);
 void sig_unblock(const sigset_t *old);
 
-/* exec's --max-hold (lock refuses it): clear of LOCKOPTS_LONG's values. */
-#define OPT_MAX_HOLD 0x140
-/* exec's --metrics-file (lock refuses it). */
-#define OPT_METRICS_FILE 0x141
 
 /* metrics.c: exec --metrics-file, node_exporter's textfile format. What
  * one exec of a name did, for its series. */

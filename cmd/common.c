@@ -105,6 +105,7 @@ int
 print_help(const struct cmd *c)
 {
 	printf("usage: redlock [GLOBAL OPTIONS] %s\n\n%s", c->usage, c->help);
+	opts_help(c->opts, c->bit, stdout);
 	return flush_stdout();
 }
 

@@ -16,50 +16,12 @@
 
 static int run(struct globals *, int, char **);
 
-#define EXEC_SHORT LOCKOPTS_SHORT "hc:oF"
-
-/* Also read by main.c, which takes the global options out from among
- * them (struct cmd). */
-static const struct option longopts[] = {
-	LOCKOPTS_LONG,
-	{ "on-lost", required_argument, NULL, 'L' },
-	{ "kill-after", required_argument, NULL, 'K' },
-	{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
-	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
-	/* flock(1)'s. */
-	{ "command", required_argument, NULL, 'c' },
-	{ "close", no_argument, NULL, 'o' },
-	{ "no-fork", no_argument, NULL, 'F' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
-
 const struct cmd cmd_exec = {
 	"exec", "exec [OPTIONS] NAME -- COMMAND [ARG...]",
 	"Acquire NAME, run COMMAND (no shell), renew the lease every ttl/3\n"
-	"until it exits, release, and exit with its status.\n\n"
-	"  -c, --command STRING    run STRING with /bin/sh -c as COMMAND, as\n"
-	"                          flock(1) does (not with -- COMMAND)\n"
-	LOCKOPTS_HELP
-	"      --on-lost ACTION    when the lease is lost: term (SIGTERM, then\n"
-	"                          SIGKILL after --kill-after), kill, or ignore\n"
-	"                          (default: term)\n"
-	"      --kill-after DURATION\n"
-	"                          SIGKILL this long after SIGTERM (default: 5s)\n"
-	"      --max-hold DURATION\n"
-	"                          stop COMMAND (as --on-lost says) once it has\n"
-	"                          held NAME this long, release, exit 124\n"
-	"                          (default: 0, never; at least a renewal period)\n"
-	"      --metrics-file FILE write NAME's last run and counts to FILE, in\n"
-	"                          node_exporter's textfile format (FILE.lock\n"
-	"                          beside it serialises writers)\n"
-	"  -o, --close             flock(1)'s; nothing to do: COMMAND never has\n"
-	"                          the lock's connection\n"
-	"  -F, --no-fork           flock(1)'s, refused: COMMAND runs in a child\n"
-	"  -h, --help              show this help\n",
-	run,
-	EXEC_SHORT,
-	longopts
+	"until it exits, release, and exit with its status.\n\n",
+	run, lock_opts, CMD_EXEC,
+	"run COMMAND holding NAME, renewing its lease"
 };
 
 #define DEFAULT_KILL_AFTER_MS 5000
@@ -347,10 +309,12 @@ check_max_hold(const struct job *j)
 static int
 first_operand(int argc, char **argv)
 {
+	struct getopts go;
 	int ch, at = argc;
 
+	opts_getopt(lock_opts, CMD_EXEC, "-", &go);
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "-" EXEC_SHORT, longopts,
+	while ((ch = getopt_long(argc, argv, go.shortopts, go.longopts,
 	    NULL)) != -1)
 		if (ch == 1) {
 			at = optind - 1;
@@ -366,6 +330,7 @@ static int
 unknown_option(char **argv)
 {
 	const char *word = argv[optind - 1];
+	const struct getopts *go = cmd_getopt(&cmd_exec);
 	const struct option *o;
 	size_t n;
 
@@ -373,12 +338,12 @@ unknown_option(char **argv)
 		return 1;
 	if (strncmp(word, "--", 2) == 0) {
 		n = strcspn(word + 2, "=");
-		for (o = longopts; o->name != NULL; o++)
+		for (o = go->longopts; o->name != NULL; o++)
 			if (o->val == optopt && strncmp(o->name, word + 2,
 			    n) == 0)
 				return 0;
 	}
-	return strchr(EXEC_SHORT, optopt) == NULL;
+	return strchr(go->shortopts, optopt) == NULL;
 }
 
 /*
@@ -392,10 +357,12 @@ static int
 refuse(int ch, int dashdash, int name_at, char **argv)
 {
 	const char *word = argv[optind - 1];
+	const struct getopts *go = cmd_getopt(&cmd_exec);
 	char opt[8];
 
 	if (ch == '?' && !unknown_option(argv))
-		return bad_option(&cmd_exec, argv, EXEC_SHORT, longopts);
+		return bad_option(&cmd_exec, argv, go->shortopts,
+		    go->longopts);
 	snprintf(opt, sizeof(opt), "-%c", ch == 'F' ? 'F' : optopt);
 	if (!dashdash && name_at < optind)
 		return usage_error(&cmd_exec, "unknown option '%s' after NAME: "
@@ -407,7 +374,8 @@ refuse(int ch, int dashdash, int name_at, char **argv)
 		    "redlock runs COMMAND in a child of its own, beside the "
 		    "watchdog that renews the lease; drop -F");
 	if (ch == '?')
-		return bad_option(&cmd_exec, argv, EXEC_SHORT, longopts);
+		return bad_option(&cmd_exec, argv, go->shortopts,
+		    go->longopts);
 	/* --unlock, --fcntl: lockopts_parse says what to do instead. */
 	lockopts_parse(&cmd_exec, &(struct lockopts){ 0 }, ch, NULL);
 	return EXIT_USAGE;
@@ -419,12 +387,12 @@ static int
 exec_option(struct job *j, int ch, const char *arg)
 {
 	switch (ch) {
-	case 'L':
+	case OPT_ON_LOST:
 		if (parse_on_lost(arg, &j->on_lost) < 0)
 			return usage_error(&cmd_exec, "--on-lost: '%s' is not "
 			    "term, kill or ignore", esc(arg));
 		return 1;
-	case 'K':
+	case OPT_KILL_AFTER:
 		return parse_duration(&cmd_exec, "--kill-after", arg,
 		    &j->kill_after) < 0 ? EXIT_USAGE : 1;
 	case OPT_MAX_HOLD:
@@ -486,6 +454,7 @@ operands(struct job *j, int argc, char **argv, int dd)
 static int
 parse(struct globals *g, int argc, char **argv, struct job *j)
 {
+	const struct getopts *go = cmd_getopt(&cmd_exec);
 	int ch, r, dd, name_at;
 
 	lockopts_init(&j->o);
@@ -498,8 +467,8 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
 		;
 	name_at = first_operand(dd, argv);
-	while ((ch = getopt_long(dd, argv, EXEC_SHORT, longopts, NULL)) !=
-	    -1) {
+	while ((ch = getopt_long(dd, argv, go->shortopts, go->longopts,
+	    NULL)) != -1) {
 		if (ch == 'h')
 			return print_help(&cmd_exec);
 		if (ch == '?' || ch == 'F' || ch == OPT_FLOCK_UNLOCK ||

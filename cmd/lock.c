@@ -13,31 +13,12 @@
 
 static int run(struct globals *, int, char **);
 
-/* Also read by main.c, which takes the global options out from among
- * them (struct cmd). */
-static const struct option longopts[] = {
-	LOCKOPTS_LONG,
-	{ "keepalive", no_argument, NULL, 'k' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "max-hold", required_argument, NULL, OPT_MAX_HOLD },
-	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
-};
-
 const struct cmd cmd_lock = {
 	"lock", "lock [OPTIONS] NAME",
 	"Acquire NAME and print the owner token; the lease lasts --ttl.\n"
-	"Give the token to unlock (--owner, or REDLOCK_OWNER).\n\n"
-	LOCKOPTS_HELP
-	"      --keepalive         renew the lease from a detached watchdog until\n"
-	"                          unlock, or until the process --pid exits\n"
-	"      --pid PID           with --keepalive: the process to outlive\n"
-	"                          (default: the caller, redlock's parent)\n"
-	"  -h, --help              show this help\n",
-	run,
-	LOCKOPTS_SHORT "h",
-	longopts
+	"Give the token to unlock (--owner, or REDLOCK_OWNER).\n\n",
+	run, lock_opts, CMD_LOCK,
+	"acquire NAME and print the owner token"
 };
 
 /* The calling process's command line, for status ("deploy.sh"), its
@@ -178,12 +159,13 @@ parse_pid(const char *arg, pid_t *pid)
 static int
 parse(struct globals *g, int argc, char **argv, struct job *j)
 {
+	const struct getopts *go = cmd_getopt(&cmd_lock);
 	int ch, r;
 
 	lockopts_init(&j->o);
 	j->keepalive = 0;
 	j->watched = 0;
-	while ((ch = getopt_long(argc, argv, LOCKOPTS_SHORT "h", longopts,
+	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
 	    NULL)) != -1) {
 		if (ch == 'h')
 			return print_help(&cmd_lock);
@@ -194,11 +176,11 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 			return usage_error(&cmd_lock, "--metrics-file is for "
 			    "exec: lock ends before the hold does, with no run "
 			    "to record");
-		if (ch == 'k') {
+		if (ch == OPT_KEEPALIVE) {
 			j->keepalive = 1;
 			continue;
 		}
-		if (ch == 'p') {
+		if (ch == OPT_PID) {
 			if ((r = parse_pid(optarg, &j->watched)) != 0)
 				return r;
 			continue;
@@ -206,8 +188,8 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 		if ((r = lockopts_parse(&cmd_lock, &j->o, ch, optarg)) < 0)
 			return EXIT_USAGE;
 		if (r == 0)
-			return bad_option(&cmd_lock, argv, LOCKOPTS_SHORT "h",
-			    longopts);
+			return bad_option(&cmd_lock, argv, go->shortopts,
+			    go->longopts);
 	}
 	if ((r = one_name(&cmd_lock, argc, argv, &j->name)) != 0)
 		return r;

@@ -63,10 +63,11 @@ kind_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 }
 
 static int
-owner_parse(const struct cmd *c, struct lockopts *o, const char *arg)
+owner_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
 	const unsigned char *p;
 
+	(void)ch;
 	if (arg[0] == '\0' || strlen(arg) > OWNER_MAX_LEN) {
 		usage_error(c, "--owner: the token must be 1 to %d bytes",
 		    OWNER_MAX_LEN);
@@ -87,9 +88,10 @@ owner_parse(const struct cmd *c, struct lockopts *o, const char *arg)
  * killed with it keeps its place, nor the room's keys their expiry, for
  * longer than a few hours. */
 static int
-waiter_timeout_parse(const struct cmd *c, struct lockopts *o,
+waiter_timeout_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
+	(void)ch;
 	if (parse_duration(c, "--waiter-timeout", arg,
 	    &o->waiter_timeout_ms) < 0)
 		return -1;
@@ -112,8 +114,10 @@ waiter_timeout_parse(const struct cmd *c, struct lockopts *o,
 /* --min-hold: a duration as -t takes, 0 (off) to a day: a fleet's runs
  * of one schedule come at least that often. */
 static int
-min_hold_parse(const struct cmd *c, struct lockopts *o, const char *arg)
+min_hold_parse(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
 {
+	(void)ch;
 	if (parse_duration(c, "--min-hold", arg, &o->min_hold_ms) < 0)
 		return -1;
 	if (o->min_hold_ms > RL_MIN_HOLD_MAX_MS) {
@@ -145,83 +149,288 @@ set_label(struct lockopts *o, const char *text)
 	o->label = o->label_buf;
 }
 
-int
-lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
+/* The handlers of lock_opts: 1, or -1 after a usage error. */
+static int
+wait_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
+{
+	(void)ch;
+	return parse_duration(c, "--wait", arg, &o->wait_ms) < 0 ? -1 : 1;
+}
+
+static int
+no_wait(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
+{
+	(void)c, (void)ch, (void)arg;
+	o->wait_ms = 0;
+	return 1;
+}
+
+static int
+ttl_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
+{
+	(void)ch;
+	/* Its floor depends on what renews it: lockopts_check. */
+	return parse_duration(c, "--ttl", arg, &o->ttl_ms) < 0 ? -1 : 1;
+}
+
+static int
+conflict_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
 	long v;
 
-	switch (ch) {
-	case 'w':
-		return parse_duration(c, "--wait", arg, &o->wait_ms) < 0 ? -1 : 1;
-	case 'n':
-		o->wait_ms = 0;
-		return 1;
-	case 't':
-		/* Its floor depends on what renews it: lockopts_check. */
-		return parse_duration(c, "--ttl", arg, &o->ttl_ms) < 0 ? -1 : 1;
-	case 'E':
-		if (parse_number(arg, 0, 255, &v) < 0) {
-			usage_error(c, "--conflict-exit-code: '%s' is not a "
-			    "number from 0 to 255", esc(arg));
-			return -1;
-		}
-		o->conflict = (int)v;
-		return 1;
-	case 'O':
-		return owner_parse(c, o, arg);
-	case OPT_FAIR:
-		o->fair = 1;
-		return 1;
-	case 's':
-	case OPT_WRITE:
-	case OPT_LIMIT:
-		return kind_parse(c, o, ch, arg);
-	case OPT_WAITER_TIMEOUT:
-		return waiter_timeout_parse(c, o, arg);
-	case OPT_REPLICAS:
-		if (parse_number(arg, 0, REPLICAS_MAX, &v) < 0) {
-			usage_error(c, "--replicas: '%s' is not a number from 0 "
-			    "to %d", esc(arg), REPLICAS_MAX);
-			return -1;
-		}
-		o->replicas = (int)v;
-		return 1;
-	case OPT_MIN_HOLD:
-		return min_hold_parse(c, o, arg);
-	case OPT_LABEL:
-		if (arg[0] == '\0') {
-			usage_error(c, "--label is empty: give a text, or leave "
-			    "--label out to show the command line");
-			return -1;
-		}
-		set_label(o, arg);
-		return 1;
-	case OPT_PUBSUB:
-		o->pubsub_given = 1;
-		return parse_pubsub(c, arg, &o->pubsub) < 0 ? -1 : 1;
-	case 'q':
-		o->quiet = 1;
-		return 1;
-	case 'v':
-		o->verbose = 1;
-		return 1;
-	case 'x':
-	case 'e':
-	case OPT_EXCLUSIVE:
-		o->exclusive = 1;
-		return 1;
-	/* flock(1)'s, with no meaning here: said, not taken as unknown. */
-	case OPT_FLOCK_UNLOCK:
+	(void)ch;
+	if (parse_number(arg, 0, 255, &v) < 0) {
+		usage_error(c, "--conflict-exit-code: '%s' is not a number "
+		    "from 0 to 255", esc(arg));
+		return -1;
+	}
+	o->conflict = (int)v;
+	return 1;
+}
+
+static int
+fair_set(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
+{
+	(void)c, (void)ch, (void)arg;
+	o->fair = 1;
+	return 1;
+}
+
+static int
+replicas_parse(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	long v;
+
+	(void)ch;
+	if (parse_number(arg, 0, REPLICAS_MAX, &v) < 0) {
+		usage_error(c, "--replicas: '%s' is not a number from 0 to %d",
+		    esc(arg), REPLICAS_MAX);
+		return -1;
+	}
+	o->replicas = (int)v;
+	return 1;
+}
+
+static int
+label_parse(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	(void)ch;
+	if (arg[0] == '\0') {
+		usage_error(c, "--label is empty: give a text, or leave "
+		    "--label out to show the command line");
+		return -1;
+	}
+	set_label(o, arg);
+	return 1;
+}
+
+static int
+pubsub_parse(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	(void)ch;
+	o->pubsub_given = 1;
+	return parse_pubsub(c, arg, &o->pubsub) < 0 ? -1 : 1;
+}
+
+static int
+quiet_set(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
+{
+	(void)c, (void)ch, (void)arg;
+	o->quiet = 1;
+	return 1;
+}
+
+static int
+verbose_set(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	(void)c, (void)ch, (void)arg;
+	o->verbose = 1;
+	return 1;
+}
+
+static int
+exclusive_set(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	(void)c, (void)ch, (void)arg;
+	o->exclusive = 1;
+	return 1;
+}
+
+/* flock(1)'s --unlock and --fcntl, with no meaning here: said, not
+ * taken as unknown. */
+static int
+flock_refused(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	(void)o, (void)arg;
+	if (ch == OPT_FLOCK_UNLOCK)
 		usage_error(c, "--unlock is flock's: release a lock with "
 		    "redlock unlock NAME (exec releases NAME when COMMAND "
 		    "exits)");
-		return -1;
-	case OPT_FLOCK_FCNTL:
+	else
 		usage_error(c, "--fcntl is flock's: redlock's locks are keys "
 		    "in Redis, not locks on a file");
-		return -1;
-	}
+	return -1;
+}
+
+#define LOCKING (CMD_EXEC | CMD_LOCK)
+
+const struct opt lock_opts[] = {
+	{ .name = "command", .letter = 'c', .arg = ARG_TEXT,
+	  .metavar = "STRING", .cmds = CMD_EXEC,
+	  .help = "run STRING with /bin/sh -c as COMMAND, as\n"
+	  "flock(1) does (not with -- COMMAND)" },
+	{ .name = "wait", .letter = 'w', .arg = ARG_DURATION,
+	  .parse = wait_parse,
+	  .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "wait at most DURATION for NAME (default: forever)" },
+	{ .name = "no-wait", .letter = 'n', .cmds = LOCKING,
+	  .parse = no_wait,
+	  .help = "give up at once if NAME is held (also\n"
+	  "--nonblock, --nb, as flock(1) spells it)" },
+	/* flock(1)'s spellings, typed by habit. */
+	{ .name = "nonblock", .val = 'n', .cmds = LOCKING,
+	  .parse = no_wait },
+	{ .name = "nb", .val = 'n', .cmds = LOCKING,
+	  .parse = no_wait },
+	{ .name = "exclusive", .letter = 'x', .val = OPT_EXCLUSIVE,
+	  .parse = exclusive_set,
+	  .cmds = LOCKING, .left = "  -x, -e, --exclusive",
+	  .help = "an exclusive lock, the default (as flock(1))" },
+	{ .letter = 'e', .cmds = LOCKING,
+	  .parse = exclusive_set },
+	{ .name = "ttl", .letter = 't', .arg = ARG_DURATION,
+	  .parse = ttl_parse,
+	  .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "lease (default: 30s)" },
+	{ .name = "fair", .val = OPT_FAIR, .cmds = LOCKING,
+	  .parse = fair_set,
+	  .help = "first come, first served: wait in NAME's queue" },
+	{ .name = "shared", .letter = 's', .cmds = LOCKING,
+	  .parse = kind_parse,
+	  .help = "a shared (read) lock: shared holders exclude\n"
+	  "--write and exclusive ones, not each other" },
+	{ .name = "write", .val = OPT_WRITE, .cmds = LOCKING,
+	  .parse = kind_parse,
+	  .help = "the exclusive (write) lock of a read-write lock\n"
+	  "(Redisson's RWriteLock): waits for every reader,\n"
+	  "and new readers wait for it" },
+	{ .name = "limit", .val = OPT_LIMIT, .arg = ARG_N, .metavar = "N",
+	  .parse = kind_parse,
+	  .cmds = LOCKING,
+	  .help = "at most N holders of NAME at once (a semaphore\n"
+	  "of N leased permits); every caller gives one N" },
+	{ .name = "waiter-timeout", .val = OPT_WAITER_TIMEOUT,
+	  .parse = waiter_timeout_parse,
+	  .arg = ARG_DURATION, .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "with --fair: a waiter silent this long leaves the\n"
+	  "queue (default: 5s, at most 1h; it refreshes its\n"
+	  "place every third); else how often a waiter\n"
+	  "refreshes its place in the waiting room" },
+	{ .name = "replicas", .val = OPT_REPLICAS, .arg = ARG_N,
+	  .parse = replicas_parse,
+	  .metavar = "N", .cmds = LOCKING,
+	  .help = "after each acquisition and renewal, WAIT until\n"
+	  "N replicas have it (within --reply-timeout);\n"
+	  "too few: released, exit 69 (a renewal:\n"
+	  "retried); default: 1 through Sentinel when the\n"
+	  "master has replicas, else 0" },
+	{ .name = "pubsub", .val = OPT_PUBSUB, .arg = ARG_CHOICE,
+	  .parse = pubsub_parse,
+	  .metavar = "MODE", .choices = PUBSUB_CHOICES, .cmds = LOCKING,
+	  .help = "how releases wake waiters: auto (sharded on a\n"
+	  "Redis 7 cluster, else classic), sharded or\n"
+	  "classic, as the Java services' Redisson does\n"
+	  "(default: $REDLOCK_PUBSUB, else auto)" },
+	{ .name = "conflict-exit-code", .letter = 'E', .arg = ARG_N,
+	  .parse = conflict_parse,
+	  .metavar = "N", .cmds = LOCKING,
+	  .help = "exit N, not 75, when NAME was not acquired" },
+	{ .name = "min-hold", .val = OPT_MIN_HOLD, .arg = ARG_DURATION,
+	  .parse = min_hold_parse,
+	  .metavar = "DURATION", .cmds = LOCKING,
+	  .help = "hold NAME at least DURATION after acquiring it\n"
+	  "(at most 24h; 0: off): released sooner, it stays\n"
+	  "held, finished, until then, so that a fleet's\n"
+	  "runs of one schedule run once" },
+	{ .name = "label", .val = OPT_LABEL, .arg = ARG_TEXT,
+	  .parse = label_parse,
+	  .metavar = "TEXT", .cmds = LOCKING,
+	  .help = "store and show TEXT as what holds NAME, instead\n"
+	  "of the command line (default: $REDLOCK_LABEL)" },
+	{ .name = "owner", .val = OPT_OWNER, .arg = ARG_TEXT,
+	  .parse = owner_parse,
+	  .metavar = "TOKEN", .cmds = LOCKING,
+	  .help = "acquire as TOKEN: re-enter a hold taken with it\n"
+	  "(default: NAME's owner in $REDLOCK_HELD, set by\n"
+	  "an exec that holds NAME above this one; else a\n"
+	  "new token; $REDLOCK_OWNER is not read)" },
+	/* flock(1)'s, with no meaning here: said, not taken as unknown. */
+	{ .name = "unlock", .val = OPT_FLOCK_UNLOCK, .cmds = LOCKING,
+	  .parse = flock_refused,
+	  .flags = OPT_NOCOMPLETE, .left = "      --unlock, --fcntl",
+	  .help = "flock(1)'s, refused: release with redlock unlock" },
+	{ .name = "fcntl", .val = OPT_FLOCK_FCNTL, .cmds = LOCKING,
+	  .parse = flock_refused,
+	  .flags = OPT_NOCOMPLETE },
+	{ .name = "quiet", .letter = 'q', .cmds = LOCKING,
+	  .parse = quiet_set,
+	  .help = "no waiting lines, no message when NAME is busy" },
+	{ .name = "verbose", .letter = 'v', .cmds = LOCKING,
+	  .parse = verbose_set,
+	  .help = "timestamped events on standard error" },
+	{ .name = "on-lost", .val = OPT_ON_LOST, .arg = ARG_CHOICE,
+	  .metavar = "ACTION", .choices = "term|kill|ignore",
+	  .cmds = CMD_EXEC,
+	  .help = "when the lease is lost: term (SIGTERM, then\n"
+	  "SIGKILL after --kill-after), kill, or ignore\n"
+	  "(default: term)" },
+	{ .name = "kill-after", .val = OPT_KILL_AFTER, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_EXEC,
+	  .help = "SIGKILL this long after SIGTERM (default: 5s)" },
+	{ .name = "max-hold", .val = OPT_MAX_HOLD, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_EXEC, .refused = CMD_LOCK,
+	  .help = "\nstop COMMAND (as --on-lost says) once it has\n"
+	  "held NAME this long, release, exit 124\n"
+	  "(default: 0, never; at least a renewal period)" },
+	{ .name = "metrics-file", .val = OPT_METRICS_FILE, .arg = ARG_FILE,
+	  .metavar = "FILE", .cmds = CMD_EXEC, .refused = CMD_LOCK,
+	  .help = "write NAME's last run and counts to FILE, in\n"
+	  "node_exporter's textfile format (FILE.lock\n"
+	  "beside it serialises writers)" },
+	{ .name = "close", .letter = 'o', .cmds = CMD_EXEC,
+	  .help = "flock(1)'s; nothing to do: COMMAND never has\n"
+	  "the lock's connection" },
+	{ .name = "no-fork", .letter = 'F', .cmds = CMD_EXEC,
+	  .flags = OPT_NOCOMPLETE,
+	  .help = "flock(1)'s, refused: COMMAND runs in a child" },
+	{ .name = "keepalive", .val = OPT_KEEPALIVE, .cmds = CMD_LOCK,
+	  .help = "renew the lease from a detached watchdog until\n"
+	  "unlock, or until the process --pid exits" },
+	{ .name = "pid", .val = OPT_PID, .arg = ARG_PID, .metavar = "PID",
+	  .cmds = CMD_LOCK,
+	  .help = "with --keepalive: the process to outlive\n"
+	  "(default: the caller, redlock's parent)" },
+	{ .name = "help", .letter = 'h', .cmds = LOCKING,
+	  .help = "show this help" },
+	OPT_END
+};
+
+int
+lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	const struct opt *t;
+
+	for (t = lock_opts; t->name != NULL || t->letter != 0; t++)
+		if (t->parse != NULL && (ch == t->letter || ch == t->val))
+			return t->parse(c, o, ch, arg);
 	return 0;
 }
 

@@ -11,14 +11,17 @@
 
 static int run(struct globals *, int, char **);
 
-/* Also read by main.c, which takes the global options out from among
- * them (struct cmd). */
-static const struct option longopts[] = {
-	{ "json", no_argument, NULL, 'J' },
-	{ "lines", required_argument, NULL, 'n' },
-	{ "follow", no_argument, NULL, 'f' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
+static const struct opt log_opts[] = {
+	{ .name = "json", .val = 'J', .cmds = CMD_LOG,
+	  .help = "one JSON object per line" },
+	{ .name = "lines", .letter = 'n', .arg = ARG_N, .metavar = "N",
+	  .cmds = CMD_LOG, .help = "the last N events (default: 20)" },
+	{ .name = "follow", .letter = 'f', .cmds = CMD_LOG,
+	  .help = "then print new events as they come, until\n"
+	  "interrupted" },
+	{ .name = "help", .letter = 'h', .cmds = CMD_LOG,
+	  .help = "show this help" },
+	OPT_END
 };
 
 const struct cmd cmd_log = {
@@ -26,15 +29,9 @@ const struct cmd cmd_log = {
 	"Show NAME's history, oldest first, one event a line: acquisitions,\n"
 	"releases (hold time, COMMAND's exit status), lost leases, forced\n"
 	"removals, expiries found by the next acquisition, and waiters that\n"
-	"gave up.\n\n"
-	"      --json              one JSON object per line\n"
-	"  -n, --lines N           the last N events (default: 20)\n"
-	"  -f, --follow            then print new events as they come, until\n"
-	"                          interrupted\n"
-	"  -h, --help              show this help\n",
-	run,
-	"fhn:",
-	longopts
+	"gave up.\n\n",
+	run, log_opts, CMD_LOG,
+	"NAME's history: holds, releases, losses"
 };
 
 #define DEFAULT_LINES 20
@@ -312,11 +309,13 @@ follow(rl_client *rc, const struct view *v, char *last, size_t len)
 static int
 parse(int argc, char **argv, struct view *v)
 {
+	const struct getopts *go = cmd_getopt(&cmd_log);
 	int ch;
 
 	v->json = v->follow = 0;
 	v->n = DEFAULT_LINES;
-	while ((ch = getopt_long(argc, argv, "fhn:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'J':
 			v->json = 1;
@@ -334,7 +333,8 @@ parse(int argc, char **argv, struct view *v)
 		case 'h':
 			return print_help(&cmd_log);
 		default:
-			return bad_option(&cmd_log, argv, "fhn:", longopts);
+			return bad_option(&cmd_log, argv, go->shortopts,
+			    go->longopts);
 		}
 	}
 	if ((ch = one_name(&cmd_log, argc, argv, &v->name)) != 0)

@@ -39,42 +39,80 @@ static const char global_help[] =
     "  log [--json] [-n N] [--follow] NAME\n"
     "                          NAME's history: holds, releases, losses\n"
     "\n"
-    "Global options:\n"
-    "  -u, --url URL           redis://[[user]:password@]host[:port][/db] or\n"
-    "                          unix:///path/to.sock[?db=N]; several (repeated\n"
-    "                          or comma-separated): Redlock across masters\n"
-    "                          (default: $REDLOCK_URL, else " RL_DEFAULT_URL ");\n"
-    "                          redis+sentinel://[[user]:password@]host[:port]\n"
-    "                          [,host[:port]...]/MASTER[/db]: the master that\n"
-    "                          the sentinels name, asked at every connect\n"
-    "      --connect-timeout DURATION\n"
-    "                          give up connecting after DURATION (default: 2s)\n"
-    "      --reply-timeout DURATION\n"
-    "                          give up on a reply after DURATION (default: 5s;\n"
-    "                          with several masters ttl/100, 5ms to 50ms)\n"
-    "      --timeout DURATION  the old name of --reply-timeout (it never bounded\n"
-    "                          the wait for NAME: that is -w)\n"
-    "      --sentinel-user USER\n"
-    "                          the ACL user to AUTH to the sentinels as\n"
-    "      --sentinel-password PASSWORD\n"
-    "                          the sentinels' password (default:\n"
-    "                          $REDLOCK_SENTINEL_PASSWORD, which ps does not show)\n"
-    "TLS (rediss:// URLs):\n"
-    "      --cacert FILE       CA certificates to verify the server with\n"
-    "                          (default: $REDLOCK_CACERT, else the system's)\n"
-    "      --cacertdir DIR     a directory of hashed CA certificates\n"
-    "      --cert FILE         client certificate, for mutual TLS\n"
-    "                          (default: $REDLOCK_CERT)\n"
-    "      --key FILE          its private key (default: $REDLOCK_KEY)\n"
-    "      --sni NAME          server name to send and to verify\n"
-    "      --insecure          verify neither the certificate nor the name\n"
-    "  -h, --help              show this help; COMMAND --help for a command\n"
-    "  -V, --version           print the version, and those of hiredis and\n"
-    "                          of OpenSSL (loaded for rediss://)\n"
+    "Global options:\n";
+
+static const char global_tail[] =
     "Global options may also come after COMMAND, before NAME; where COMMAND\n"
     "has an option of the same name (-h), it is COMMAND's.\n"
     "\n"
     "Durations: 250ms, 30s, 5m, 2h, or seconds (1.5). See redlock(1).\n";
+
+enum {
+	OPT_CACERT = 0x200,
+	OPT_CACERTDIR,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_SNI,
+	OPT_INSECURE,
+	OPT_OLD_TIMEOUT
+};
+
+/* The global options, in the order of --help. */
+static const struct opt global_opts[] = {
+	{ .name = "url", .letter = 'u', .arg = ARG_URL, .metavar = "URL",
+	  .cmds = CMD_GLOBAL,
+	  .help = "redis://[[user]:password@]host[:port][/db] or\n"
+	  "unix:///path/to.sock[?db=N]; several (repeated\n"
+	  "or comma-separated): Redlock across masters\n"
+	  "(default: $REDLOCK_URL, else " RL_DEFAULT_URL ");\n"
+	  "redis+sentinel://[[user]:password@]host[:port]\n"
+	  "[,host[:port]...]/MASTER[/db]: the master that\n"
+	  "the sentinels name, asked at every connect" },
+	{ .name = "connect-timeout", .val = 'C', .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_GLOBAL,
+	  .help = "give up connecting after DURATION (default: 2s)" },
+	{ .name = "reply-timeout", .val = 'T', .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_GLOBAL,
+	  .help = "give up on a reply after DURATION (default: 5s;\n"
+	  "with several masters ttl/100, 5ms to 50ms)" },
+	{ .name = "timeout", .val = OPT_OLD_TIMEOUT, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_GLOBAL, .flags = OPT_NOCOMPLETE,
+	  .help = "the old name of --reply-timeout (it never bounded\n"
+	  "the wait for NAME: that is -w)" },
+	{ .name = "sentinel-user", .val = 'S', .arg = ARG_TEXT,
+	  .metavar = "USER", .cmds = CMD_GLOBAL,
+	  .help = "the ACL user to AUTH to the sentinels as" },
+	{ .name = "sentinel-password", .val = 'P', .arg = ARG_TEXT,
+	  .metavar = "PASSWORD", .cmds = CMD_GLOBAL,
+	  .help = "the sentinels' password (default:\n"
+	  "$REDLOCK_SENTINEL_PASSWORD, which ps does not show)" },
+	{ .cmds = CMD_GLOBAL, .flags = OPT_HEADING,
+	  .help = "TLS (rediss:// URLs):" },
+	{ .name = "cacert", .val = OPT_CACERT, .arg = ARG_FILE,
+	  .metavar = "FILE", .cmds = CMD_GLOBAL,
+	  .help = "CA certificates to verify the server with\n"
+	  "(default: $REDLOCK_CACERT, else the system's)" },
+	{ .name = "cacertdir", .val = OPT_CACERTDIR, .arg = ARG_DIR,
+	  .metavar = "DIR", .cmds = CMD_GLOBAL,
+	  .help = "a directory of hashed CA certificates" },
+	{ .name = "cert", .val = OPT_CERT, .arg = ARG_FILE, .metavar = "FILE",
+	  .cmds = CMD_GLOBAL,
+	  .help = "client certificate, for mutual TLS\n"
+	  "(default: $REDLOCK_CERT)" },
+	{ .name = "key", .val = OPT_KEY, .arg = ARG_FILE, .metavar = "FILE",
+	  .cmds = CMD_GLOBAL,
+	  .help = "its private key (default: $REDLOCK_KEY)" },
+	{ .name = "sni", .val = OPT_SNI, .arg = ARG_HOST, .metavar = "NAME",
+	  .cmds = CMD_GLOBAL, .help = "server name to send and to verify" },
+	{ .name = "insecure", .val = OPT_INSECURE, .cmds = CMD_GLOBAL,
+	  .help = "verify neither the certificate nor the name" },
+	{ .name = "help", .letter = 'h', .cmds = CMD_GLOBAL,
+	  .help = "show this help; COMMAND --help for a command" },
+	{ .name = "version", .letter = 'V', .cmds = CMD_GLOBAL,
+	  .help = "print the version, and those of hiredis and\n"
+	  "of OpenSSL (loaded for rediss://)" },
+	OPT_END
+};
 
 static const struct cmd *
 find(const char *name)
@@ -342,15 +380,6 @@ nonzero_duration(const char *opt, const char *arg, int64_t *ms)
 	return 0;
 }
 
-enum {
-	OPT_CACERT = 0x200,
-	OPT_CACERTDIR,
-	OPT_CERT,
-	OPT_KEY,
-	OPT_SNI,
-	OPT_INSECURE,
-	OPT_OLD_TIMEOUT
-};
 
 /* A TLS option into g.tls: 0, or a usage error for an empty value. */
 static int
@@ -416,25 +445,16 @@ print_version(void)
 	return flush_stdout();
 }
 
-#define GLOBAL_SHORT "u:hV"
+/* The global options' getopt_long arguments, shortopts after "+". */
+static const struct getopts *
+global_getopt(void)
+{
+	static struct getopts go;
 
-static const struct option global_longopts[] = {
-	{ "url", required_argument, NULL, 'u' },
-	{ "connect-timeout", required_argument, NULL, 'C' },
-	{ "reply-timeout", required_argument, NULL, 'T' },
-	{ "timeout", required_argument, NULL, OPT_OLD_TIMEOUT },
-	{ "cacert", required_argument, NULL, OPT_CACERT },
-	{ "cacertdir", required_argument, NULL, OPT_CACERTDIR },
-	{ "cert", required_argument, NULL, OPT_CERT },
-	{ "key", required_argument, NULL, OPT_KEY },
-	{ "sni", required_argument, NULL, OPT_SNI },
-	{ "insecure", no_argument, NULL, OPT_INSECURE },
-	{ "sentinel-user", required_argument, NULL, 'S' },
-	{ "sentinel-password", required_argument, NULL, 'P' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 }
-};
+	if (go.longopts[0].name == NULL)
+		opts_getopt(global_opts, CMD_GLOBAL, "+", &go);
+	return &go;
+}
 
 /* --reply-timeout, or its old name --timeout (OLD): 0, or the exit
  * status. */
@@ -496,6 +516,8 @@ global_option(int ch, char *arg)
 		break;
 	case 'h':
 		fputs(global_help, stdout);
+		opts_help(global_opts, CMD_GLOBAL, stdout);
+		fputs(global_tail, stdout);
 		return flush_stdout();
 	case 'V':
 		return print_version();
@@ -511,13 +533,14 @@ global_option(int ch, char *arg)
 static int
 parse_globals(int argc, char **argv)
 {
+	const struct getopts *go = global_getopt();
 	int ch, status;
 
-	while ((ch = getopt_long(argc, argv, "+" GLOBAL_SHORT,
-	    global_longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
+	    NULL)) != -1) {
 		if (ch == '?')
-			return bad_option(NULL, argv, "+" GLOBAL_SHORT,
-			    global_longopts);
+			return bad_option(NULL, argv, go->shortopts,
+			    go->longopts);
 		if ((status = global_option(ch, optarg)) >= 0)
 			return status;
 	}
@@ -532,15 +555,16 @@ static size_t
 merge_options(const struct cmd *c, struct option *longopts, size_t n,
     char *shortopts, size_t len)
 {
+	const struct getopts *cg = cmd_getopt(c), *gg = global_getopt();
 	const struct option *o;
 	size_t k = 0, nc;
 	const char *p;
 	size_t m;
 
-	for (o = c->longopts; o->name != NULL && k + 1 < n; o++)
+	for (o = cg->longopts; o->name != NULL && k + 1 < n; o++)
 		longopts[k++] = *o;
 	nc = k;
-	for (o = global_longopts; o->name != NULL && k + 1 < n; o++) {
+	for (o = gg->longopts; o->name != NULL && k + 1 < n; o++) {
 		size_t i;
 
 		for (i = 0; i < nc && strcmp(longopts[i].name, o->name) != 0;
@@ -550,9 +574,9 @@ merge_options(const struct cmd *c, struct option *longopts, size_t n,
 			longopts[k++] = *o;
 	}
 	memset(&longopts[k], 0, sizeof(longopts[k]));
-	snprintf(shortopts, len, "-%s", c->shortopts);
-	for (p = GLOBAL_SHORT; *p != '\0'; p++)
-		if (*p != ':' && strchr(c->shortopts, *p) == NULL &&
+	snprintf(shortopts, len, "-%s", cg->shortopts);
+	for (p = gg->shortopts + 1; *p != '\0'; p++)
+		if (*p != ':' && strchr(cg->shortopts, *p) == NULL &&
 		    (m = strlen(shortopts)) + 3 < len) {
 			shortopts[m++] = *p;
 			if (p[1] == ':')
@@ -575,9 +599,10 @@ merge_options(const struct cmd *c, struct option *longopts, size_t n,
 static int
 globals_after(const struct cmd *c, int *argc, char **argv)
 {
-	struct option longopts[64];
-	char shortopts[64];
-	size_t nc = merge_options(c, longopts, 64, shortopts, 64);
+	struct option longopts[2 * OPTS_MAX];
+	char shortopts[4 * OPTS_MAX];
+	size_t nc = merge_options(c, longopts, 2 * OPTS_MAX, shortopts,
+	    sizeof(shortopts));
 	int ch, li, w = 1, out = 1, kinds = 0, status;
 
 	optind = 0;
@@ -586,8 +611,8 @@ globals_after(const struct cmd *c, int *argc, char **argv)
 		ch = getopt_long(*argc, argv, shortopts, longopts, &li);
 		if (ch == -1 || ch == 1 || ch == '?')
 			break;
-		if (li >= 0 ? (size_t)li < nc : strchr(c->shortopts, ch) !=
-		    NULL) {
+		if (li >= 0 ? (size_t)li < nc :
+		    strchr(cmd_getopt(c)->shortopts, ch) != NULL) {
 			kinds |= 1;
 		} else {
 			kinds |= 2;
@@ -611,6 +636,29 @@ globals_after(const struct cmd *c, int *argc, char **argv)
 	return -1;
 }
 
+/* redlock --complete [COMMAND], for the shell completions: the global
+ * options and the commands, or COMMAND's options (opts_complete). */
+static int
+complete_list(int argc, char **argv)
+{
+	const struct cmd *c;
+	size_t i;
+
+	if (argc > 1)
+		return usage_error(NULL, "--complete takes one COMMAND at most");
+	if (argc == 1) {
+		if ((c = find(argv[0])) == NULL)
+			return usage_error(NULL, "unknown command '%s'",
+			    esc(argv[0]));
+		opts_complete(c->opts, c->bit, stdout);
+		return flush_stdout();
+	}
+	opts_complete(global_opts, CMD_GLOBAL, stdout);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		printf("%s\t\t%s\n", commands[i]->name, commands[i]->brief);
+	return flush_stdout();
+}
+
 /* No --url: $REDLOCK_URL, else the default. */
 static int
 default_urls(void)
@@ -631,6 +679,9 @@ redlock_main(int argc, char **argv)
 
 	if (start_afresh() < 0)
 		return EXIT_SOFTWARE;
+	/* Hidden from --help: the completions' question. */
+	if (argc > 1 && strcmp(argv[1], "--complete") == 0)
+		return complete_list(argc - 2, argv + 2);
 	proc_args_save(argc, argv);
 	if ((status = parse_globals(argc, argv)) >= 0)
 		return status;

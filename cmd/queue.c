@@ -15,27 +15,25 @@
 
 static int run(struct globals *, int, char **);
 
-/* Also read by main.c, which takes the global options out from among
- * them (struct cmd). */
-static const struct option longopts[] = {
-	{ "json", no_argument, NULL, 'J' },
-	{ "watch", optional_argument, NULL, 'W' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
+static const struct opt queue_opts[] = {
+	{ .name = "json", .val = 'J', .cmds = CMD_QUEUE,
+	  .help = "one JSON object (one per line with --watch)" },
+	{ .name = "watch", .val = 'W', .arg = ARG_OPT_DURATION,
+	  .metavar = "INTERVAL", .cmds = CMD_QUEUE,
+	  .help = "redraw every INTERVAL (default: 1s) until\n"
+	  "interrupted; --watch INTERVAL NAME too" },
+	{ .name = "help", .letter = 'h', .cmds = CMD_QUEUE,
+	  .help = "show this help" },
+	OPT_END
 };
 
 const struct cmd cmd_queue = {
 	"queue", "queue [--json] [--watch[=INTERVAL]] NAME",
 	"Show who holds NAME and who waits for it in its fair queue, in order:\n"
 	"position, host and pid (or owner), waiting for, gives up in, command;\n"
-	"and how many wait without --fair, in no order.\n\n"
-	"      --json              one JSON object (one per line with --watch)\n"
-	"      --watch[=INTERVAL]  redraw every INTERVAL (default: 1s) until\n"
-	"                          interrupted; --watch INTERVAL NAME too\n"
-	"  -h, --help              show this help\n",
-	run,
-	"h",
-	longopts
+	"and how many wait without --fair, in no order.\n\n",
+	run, queue_opts, CMD_QUEUE,
+	"the holder and the fair waiters of NAME"
 };
 
 #define DEFAULT_WATCH_MS 1000
@@ -276,11 +274,13 @@ struct view {
 static int
 parse(int argc, char **argv, struct view *v)
 {
+	const struct getopts *go = cmd_getopt(&cmd_queue);
 	int ch, status;
 
 	v->json = 0;
 	v->every = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'J':
 			v->json = 1;
@@ -304,7 +304,8 @@ parse(int argc, char **argv, struct view *v)
 		case 'h':
 			return print_help(&cmd_queue);
 		default:
-			return bad_option(&cmd_queue, argv, "h", longopts);
+			return bad_option(&cmd_queue, argv, go->shortopts,
+			    go->longopts);
 		}
 	}
 	if ((status = one_name(&cmd_queue, argc, argv, &v->name)) != 0)

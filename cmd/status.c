@@ -9,12 +9,12 @@
 
 static int run(struct globals *, int, char **);
 
-/* Also read by main.c, which takes the global options out from among
- * them (struct cmd). */
-static const struct option longopts[] = {
-	{ "json", no_argument, NULL, 'J' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
+static const struct opt status_opts[] = {
+	{ .name = "json", .val = 'J', .cmds = CMD_STATUS,
+	  .help = "one JSON object (an array without NAME)" },
+	{ .name = "help", .letter = 'h', .cmds = CMD_STATUS,
+	  .help = "show this help" },
+	OPT_END
 };
 
 const struct cmd cmd_status = {
@@ -23,12 +23,9 @@ const struct cmd cmd_status = {
 	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
 	"taken, and how many are free). Without NAME, list every lock held\n"
 	"with redlock's metadata (exit 0 if any). A holder on this host whose\n"
-	"process is gone is \"not running\", with the line that frees NAME.\n\n"
-	"      --json              one JSON object (an array without NAME)\n"
-	"  -h, --help              show this help\n",
-	run,
-	"h",
-	longopts
+	"process is gone is \"not running\", with the line that frees NAME.\n\n",
+	run, status_opts, CMD_STATUS,
+	"who holds NAME, or every lock"
 };
 
 struct listing {
@@ -635,9 +632,11 @@ run(struct globals *g, int argc, char **argv)
 	enum rl_err e;
 	rl_client *rc;
 	const char *name;
+	const struct getopts *go = cmd_getopt(&cmd_status);
 	int ch, json = 0, status;
 
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'J':
 			json = 1;
@@ -645,7 +644,8 @@ run(struct globals *g, int argc, char **argv)
 		case 'h':
 			return print_help(&cmd_status);
 		default:
-			return bad_option(&cmd_status, argv, "h", longopts);
+			return bad_option(&cmd_status, argv, go->shortopts,
+			    go->longopts);
 		}
 	}
 	if (optind + 1 < argc)

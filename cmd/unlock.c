@@ -7,31 +7,30 @@
 
 static int run(struct globals *, int, char **);
 
-/* Also read by main.c, which takes the global options out from among
- * them (struct cmd). */
-static const struct option longopts[] = {
-	{ "owner", required_argument, NULL, 'O' },
-	{ "force", no_argument, NULL, 'F' },
-	{ "pubsub", required_argument, NULL, 'P' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 }
+static const struct opt unlock_opts[] = {
+	{ .name = "owner", .val = 'O', .arg = ARG_TEXT, .metavar = "TOKEN",
+	  .cmds = CMD_UNLOCK,
+	  .help = "the token lock printed (default: NAME's owner in\n"
+	  "$REDLOCK_HELD, else $REDLOCK_OWNER)" },
+	{ .name = "force", .val = 'F', .cmds = CMD_UNLOCK,
+	  .help = "delete NAME whoever holds it, and wake waiters\n"
+	  "(a semaphore: with every permit and its count)" },
+	{ .name = "pubsub", .val = 'P', .arg = ARG_CHOICE, .metavar = "MODE",
+	  .choices = PUBSUB_CHOICES, .cmds = CMD_UNLOCK,
+	  .help = "how the release wakes waiters: auto, sharded or\n"
+	  "classic, as they wait (see lock --help; default:\n"
+	  "$REDLOCK_PUBSUB, else auto)" },
+	{ .name = "help", .letter = 'h', .cmds = CMD_UNLOCK,
+	  .help = "show this help" },
+	OPT_END
 };
 
 const struct cmd cmd_unlock = {
 	"unlock", "unlock [--owner TOKEN | --force] [--pubsub MODE] NAME",
 	"Release one hold of NAME taken with TOKEN; the last one frees it\n"
-	"and wakes a waiter.\n\n"
-	"      --owner TOKEN       the token lock printed (default: NAME's owner in\n"
-	"                          $REDLOCK_HELD, else $REDLOCK_OWNER)\n"
-	"      --force             delete NAME whoever holds it, and wake waiters\n"
-	"                          (a semaphore: with every permit and its count)\n"
-	"      --pubsub MODE       how the release wakes waiters: auto, sharded or\n"
-	"                          classic, as they wait (see lock --help; default:\n"
-	"                          $REDLOCK_PUBSUB, else auto)\n"
-	"  -h, --help              show this help\n",
-	run,
-	"h",
-	longopts
+	"and wakes a waiter.\n\n",
+	run, unlock_opts, CMD_UNLOCK,
+	"release one hold of NAME"
 };
 
 /* What one unlock is asked to do. */
@@ -68,11 +67,13 @@ settle_owner(struct job *j)
 static int
 parse(int argc, char **argv, struct job *j)
 {
+	const struct getopts *go = cmd_getopt(&cmd_unlock);
 	int ch, status, pubsub = 0;
 
 	j->owner = NULL;
 	j->force = 0;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'O':
 			j->owner = optarg;
@@ -88,7 +89,8 @@ parse(int argc, char **argv, struct job *j)
 		case 'h':
 			return print_help(&cmd_unlock);
 		default:
-			return bad_option(&cmd_unlock, argv, "h", longopts);
+			return bad_option(&cmd_unlock, argv, go->shortopts,
+			    go->longopts);
 		}
 	}
 	if ((status = one_name(&cmd_unlock, argc, argv, &j->name)) != 0)

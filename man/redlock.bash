@@ -1,6 +1,11 @@
 # bash completion for redlock(1). Installed by make install into
 # bash-completion's completionsdir as "redlock"; or source it.
 #
+# The subcommands and options, and what each option's value is, come
+# from "redlock --complete [SUBCOMMAND]" (one option a line: spelling,
+# kind of value, description), asked once per shell session: nothing
+# here lists them.
+#
 # Lock names for status, queue and unlock come from the server: the held
 # locks that "redlock status --json" lists (one object a line, "name"
 # first), asked with the -u and TLS options already on the line, within
@@ -20,6 +25,62 @@ _redlock_names()
 	    sed 's/\\\(["\\/]\)/\1/g'
 }
 
+# "CMD --complete [SUB]", once per shell session for each CMD and SUB.
+declare -gA _redlock_cache 2>/dev/null
+_redlock_list()
+{
+	local key="$1 ${2-}"
+	if [[ -z ${_redlock_cache[$key]+set} ]]; then
+		_redlock_cache[$key]=$("$1" --complete ${2:+"$2"} 2>/dev/null \
+		    </dev/null)
+	fi
+	printf '%s\n' "${_redlock_cache[$key]}"
+}
+
+# _redlock_load CMD [SUB]: the listing into KIND (option: kind of its
+# value), OFFER (the options to offer) and, without SUB, SUBS.
+_redlock_load()
+{
+	local line w k d
+	# Tabs are blanks to read: the empty kind of a flag would vanish.
+	while IFS= read -r line; do
+		w=${line%%$'\t'*} d=${line#*$'\t'}
+		k=${d%%$'\t'*} d=${d#*$'\t'}
+		[[ -n $w ]] || continue
+		if [[ $w != -* ]]; then
+			subs+=("$w")
+			continue
+		fi
+		kind[$w]=$k
+		[[ -n $d ]] || continue
+		offer+=("$w")
+		[[ $k == \[*\] ]] && offer+=("$w=")
+	done < <(_redlock_list "$@")
+}
+
+# _redlock_value KIND: complete the value of an option of that kind.
+_redlock_value()
+{
+	case $1 in
+	DURATION) _redlock_durations ;;
+	FILE)
+		if declare -F _filedir >/dev/null; then _filedir; else
+			COMPREPLY=($(compgen -f -- "$cur")); fi
+		;;
+	DIR)
+		if declare -F _filedir >/dev/null; then _filedir -d; else
+			COMPREPLY=($(compgen -d -- "$cur")); fi
+		;;
+	PID) if declare -F _pids >/dev/null; then _pids; fi ;;
+	URL)
+		COMPREPLY=($(compgen -W 'redis:// rediss:// unix:///
+		    redis+sentinel://' -- "$cur"))
+		compopt -o nospace 2>/dev/null
+		;;
+	*\|*) COMPREPLY=($(compgen -W "${1//|/ }" -- "$cur")) ;;
+	esac
+}
+
 _redlock()
 {
 	local cur prev words cword split=false
@@ -32,47 +93,38 @@ _redlock()
 		prev=${COMP_WORDS[COMP_CWORD - 1]}
 	fi
 
-	local durations='250ms 30s 5m 2h'
-	local global='-u --url --connect-timeout --reply-timeout --sentinel-user
-	    --sentinel-password --cacert --cacertdir --cert --key --sni
-	    --insecure -h --help -V --version'
-	local lockopts='-w --wait -n --no-wait --nonblock --nb -t --ttl --fair
-	    -x -e --exclusive -s --shared --write --limit --waiter-timeout
-	    --min-hold --replicas --pubsub -E --conflict-exit-code --label
-	    --owner -q --quiet -v --verbose -h --help'
+	local cmd=${words[0]}
+	[[ $cmd == */* || -z $cmd ]] || cmd=$(type -P "$cmd") || return
+	[[ -x $cmd ]] || return
+	local i w k sub= dashdash=0 npos=0
+	local -A kind=() gkind=()
+	local -a offer=() subs=() goffer=() conn=()
+	_redlock_load "$cmd"
+	for w in "${!kind[@]}"; do gkind[$w]=${kind[$w]}; done
+	goffer=("${offer[@]}")
 
 	# The subcommand, the global options before it (for the server the
 	# names come from), the words after it that are not options, and
 	# where "--" is (exec's COMMAND follows it).
-	local i w sub= subi=0 dashdash=0 npos=0
-	local -a conn=()
 	for ((i = 1; i < cword; i++)); do
 		w=${words[i]}
 		if [[ -z $sub ]]; then
-			case $w in
-			-u | --url | --cacert | --cacertdir | --cert | --key | --sni | \
-			    --sentinel-user | --sentinel-password)
-				conn+=("$w" "${words[i + 1]}")
-				((i++))
-				;;
-			--connect-timeout | --reply-timeout | --timeout) ((i++)) ;;
-			--url=* | -u?* | --cacert=* | --cacertdir=* | --cert=* | \
-			    --key=* | --sni=* | --sentinel-user=* | \
-			    --sentinel-password=* | --insecure)
-				conn+=("$w")
-				;;
-			-*) ;;
-			*) sub=$w subi=$i ;;
-			esac
+			if [[ $w != -* ]]; then
+				sub=$w
+				kind=() offer=()
+				_redlock_load "$cmd" "$sub"
+				continue
+			fi
+			_redlock_conn "$w" "${words[i + 1]}" || ((i++))
 		elif [[ $w == -- ]]; then
 			dashdash=$i
 			break
-		elif ((npos == 0)) && _redlock_global_arg "$w"; then
-			# A global option after the subcommand, before NAME.
-			[[ $w == --connect-timeout || $w == --reply-timeout ||
-			    $w == --timeout ]] || conn+=("$w" "${words[i + 1]}")
+		elif [[ -n ${kind[$w]} && ${kind[$w]} != \[*\] ]]; then
 			((i++))
-		elif _redlock_takes_arg "$sub" "$w"; then
+		elif ((npos == 0)) && [[ -z ${kind[$w]+set} &&
+		    -n ${gkind[$w]} && ${gkind[$w]} != \[*\] ]]; then
+			# A global option after the subcommand, before NAME.
+			_redlock_conn "$w" "${words[i + 1]}"
 			((i++))
 		elif [[ $w != -* ]]; then
 			((npos++))
@@ -88,77 +140,33 @@ _redlock()
 		return
 	fi
 
-	# The value of an option.
-	case $prev in
-	-w | --wait | -t | --ttl | --waiter-timeout | --min-hold | \
-	    --kill-after | --max-hold | --connect-timeout | --reply-timeout | \
-	    --timeout)
-		_redlock_durations
-		return
-		;;
-	--on-lost)
-		COMPREPLY=($(compgen -W 'term kill ignore' -- "$cur"))
-		return
-		;;
-	--pubsub)
-		COMPREPLY=($(compgen -W 'auto sharded classic' -- "$cur"))
-		return
-		;;
-	--cacert | --cert | --key | --metrics-file)
-		if declare -F _filedir >/dev/null; then _filedir; else
-			COMPREPLY=($(compgen -f -- "$cur")); fi
-		return
-		;;
-	--cacertdir)
-		if declare -F _filedir >/dev/null; then _filedir -d; else
-			COMPREPLY=($(compgen -d -- "$cur")); fi
-		return
-		;;
-	--pid)
-		if declare -F _pids >/dev/null; then _pids; fi
-		return
-		;;
-	-u | --url)
-		COMPREPLY=($(compgen -W 'redis:// rediss:// unix:///
-		    redis+sentinel://' -- "$cur"))
-		compopt -o nospace 2>/dev/null
-		return
-		;;
-	--limit | --replicas | -E | --conflict-exit-code | --owner | --sni | \
-	    --sentinel-user | --sentinel-password | --label | -c | --command)
-		return
-		;;
-	esac
-	# --watch=INTERVAL, whether or not bash split the word at "=".
-	if [[ $sub == queue && ( $prev == --watch && $split == true ||
-	    $prev == = && ${words[cword - 2]} == --watch ) ]]; then
-		_redlock_durations
-		return
+	# The value of an option: --opt VALUE, or --opt=VALUE (split).
+	k=
+	if [[ $prev == -* ]]; then
+		if [[ -n $sub && -n ${kind[$prev]+set} ]]; then
+			k=${kind[$prev]}
+		elif [[ -z $sub || npos -eq 0 ]]; then
+			k=${gkind[$prev]-}
+		fi
+		if [[ $k == \[*\] && $split == true ]]; then
+			_redlock_value "${k:1:-1}"
+			return
+		elif [[ $k != \[*\] ]] && [[ -n $k ]]; then
+			_redlock_value "$k"
+			return
+		fi
 	fi
 
 	if [[ -z $sub ]]; then
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "$global" -- "$cur"))
+			COMPREPLY=($(compgen -W "${goffer[*]}" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W 'exec lock unlock status queue log' \
-			    -- "$cur"))
+			COMPREPLY=($(compgen -W "${subs[*]}" -- "$cur"))
 		fi
 		return
 	fi
-
-	local opts
-	case $sub in
-	exec) opts="$lockopts -c --command -o --close --on-lost --kill-after
-	    --max-hold --metrics-file" ;;
-	lock) opts="$lockopts --keepalive --pid" ;;
-	unlock) opts='--owner --force --pubsub -h --help' ;;
-	status) opts='--json -h --help' ;;
-	queue) opts='--json --watch --watch= -h --help' ;;
-	log) opts='--json -n --lines --follow -f -h --help' ;;
-	*) return ;;
-	esac
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		COMPREPLY=($(compgen -W "${offer[*]}" -- "$cur"))
 		[[ ${COMPREPLY-} == *= ]] && compopt -o nospace 2>/dev/null
 		return
 	fi
@@ -167,41 +175,33 @@ _redlock()
 		((npos == 1)) && COMPREPLY=(--)
 		;;
 	unlock | status | queue | log)
-		((npos == 0)) && _redlock_complete_names "${words[0]}"
+		((npos == 0)) && _redlock_complete_names "$cmd"
 		;;
 	esac
 }
 
-# _redlock_takes_arg SUB WORD: WORD is an option of SUB that takes the
-# next word as its value.
-_redlock_takes_arg()
+# _redlock_conn WORD NEXT: a global option (gkind) as the names' query
+# needs it into conn: 0 when NEXT is not its value, 1 when it is.
+_redlock_conn()
 {
-	case $1:$2 in
-	exec:* | lock:*)
-		case $2 in
-		-w | --wait | -t | --ttl | --limit | --waiter-timeout | \
-		    --min-hold | --replicas | -E | --conflict-exit-code | --owner | \
-		    --label | --on-lost | --kill-after | --max-hold | \
-		    --metrics-file | --pid | --pubsub | -c | --command)
+	local w=$1 k
+	if [[ -n ${gkind[$w]+set} ]]; then
+		k=${gkind[$w]}
+		case $k in
+		'' | \[*\]) [[ $w == --help || $w == -h || $w == --version ||
+		    $w == -V ]] || conn+=("$w")
 			return 0 ;;
+		DURATION) return 1 ;;
 		esac
-		;;
-	unlock:--owner | unlock:--pubsub | log:-n | log:--lines) return 0 ;;
-	esac
-	return 1
-}
-
-# _redlock_global_arg WORD: WORD is a global option that takes the next
-# word as its value (they may come after the subcommand, before NAME).
-_redlock_global_arg()
-{
-	case $1 in
-	-u | --url | --connect-timeout | --reply-timeout | --timeout | \
-	    --cacert | --cacertdir | --cert | --key | --sni | --sentinel-user | \
-	    --sentinel-password)
-		return 0 ;;
-	esac
-	return 1
+		conn+=("$w" "$2")
+		return 1
+	fi
+	# --url=URL, -uURL.
+	k=${w%%=*}
+	[[ $w == --*=* ]] || k=${w:0:2}
+	[[ -n ${gkind[$k]+set} && ${gkind[$k]} != DURATION ]] &&
+	    conn+=("$w")
+	return 0
 }
 
 # Durations: the examples, or the units after the number typed so far.

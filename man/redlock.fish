@@ -1,6 +1,11 @@
 # fish completion for redlock(1). Installed by make install into fish's
 # vendor_completions.d; or copy it to ~/.config/fish/completions.
 #
+# The subcommands and options, and what each option's value is, come
+# from "redlock --complete [SUBCOMMAND]" (one option a line: spelling,
+# kind of value, description), read from the redlock in $PATH when fish
+# loads this file: nothing here lists them.
+#
 # Lock names for status, queue and unlock come from the server: the held
 # locks that "redlock status --json" lists (one object a line, "name"
 # first), asked with the -u and TLS options already on the line, within
@@ -16,10 +21,11 @@ function __redlock_sub_index
     set -l words (commandline -opc)
     set -l i 2
     while test $i -le (count $words)
+        if contains -- $words[$i] $__redlock_gvalue
+            set i (math $i + 2)
+            continue
+        end
         switch $words[$i]
-            case -u --url --connect-timeout --reply-timeout --timeout --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
-                set i (math $i + 2)
-                continue
             case '-*'
             case '*'
                 echo $i
@@ -49,9 +55,11 @@ function __redlock_wants_name
     set -l words (commandline -opc)
     set -l j (math $i + 1)
     while test $j -le (count $words)
+        if contains -- $words[$j] $__redlock_value
+            set j (math $j + 2)
+            continue
+        end
         switch $words[$j]
-            case --lines --owner --label -w --wait -t --ttl --limit --waiter-timeout --min-hold --replicas -E --conflict-exit-code --on-lost --kill-after --max-hold --metrics-file --pid --pubsub -c --command -u --url --connect-timeout --reply-timeout --timeout --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
-                set j (math $j + 1)
             case '-*'
             case '*'
                 return 1
@@ -86,15 +94,14 @@ function __redlock_names
     set -l conn
     set -l j 2
     while test $j -lt $i
-        switch $words[$j]
-            case --connect-timeout --reply-timeout --timeout
-                set j (math $j + 1)
-            case '--connect-timeout=*' '--reply-timeout=*' '--timeout=*'
-            case -u --url --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
-                set -a conn $words[$j] $words[(math $j + 1)]
-                set j (math $j + 1)
-            case '*'
-                set -a conn $words[$j]
+        set -l w $words[$j]
+        if contains -- $w $__redlock_conn
+            set -a conn $w $words[(math $j + 1)]
+            set j (math $j + 1)
+        else if contains -- $w $__redlock_gvalue
+            set j (math $j + 1)
+        else if not contains -- (string replace -r '=.*' '' -- $w) $__redlock_gvalue; or contains -- (string replace -r '=.*' '' -- $w) $__redlock_conn
+            set -a conn $w
         end
         set j (math $j + 1)
     end
@@ -102,12 +109,12 @@ function __redlock_names
     # but options there).
     set j (math $i + 1)
     while test $j -le (count $words)
-        switch $words[$j]
-            case -u --url --cacert --cacertdir --cert --key --sni --sentinel-user --sentinel-password
-                set -a conn $words[$j] $words[(math $j + 1)]
-                set j (math $j + 1)
-            case '--url=*' '--cacert=*' '--cacertdir=*' '--cert=*' '--key=*' '--sni=*' '--sentinel-user=*' '--sentinel-password=*' --insecure
-                set -a conn $words[$j]
+        set -l w $words[$j]
+        if contains -- $w $__redlock_conn
+            set -a conn $w $words[(math $j + 1)]
+            set j (math $j + 1)
+        else if contains -- $w $__redlock_gflag; or contains -- (string replace -r '=.*' '' -- $w) $__redlock_conn
+            set -a conn $w
         end
         set j (math $j + 1)
     end
@@ -125,74 +132,82 @@ function __redlock_durations
     end
 end
 
+# __redlock_offer CONDITION LINE: complete the option of LINE, a line of
+# "redlock --complete", when CONDITION holds; none without description.
+function __redlock_offer -a cond line
+    set -l f (string split \t -- $line)
+    set -l w $f[1]
+    set -l k $f[2]
+    set -l d $f[3]
+    test -n "$d"; or return
+    set -l spell -l (string sub -s 3 -- $w)
+    string match -q -- '--*' $w; or set spell -s (string sub -s 2 -- $w)
+    switch $k
+        case ''
+            complete -c redlock -n $cond $spell -d $d
+        case DURATION
+            complete -c redlock -n $cond $spell -x -a '(__redlock_durations)' -d $d
+        case FILE
+            complete -c redlock -n $cond $spell -r -F -d $d
+        case DIR
+            complete -c redlock -n $cond $spell -x -a '(__fish_complete_directories)' -d $d
+        case PID
+            complete -c redlock -n $cond $spell -x -a '(__fish_complete_pids)' -d $d
+        case HOST
+            complete -c redlock -n $cond $spell -x -a '(__fish_print_hostnames)' -d $d
+        case URL
+            complete -c redlock -n $cond $spell -x -a 'redis:// rediss:// unix:/// redis+sentinel://' -d $d
+        case '*|*'
+            complete -c redlock -n $cond $spell -x -a (string replace -a '|' ' ' -- $k) -d $d
+        case '[*]'
+            # The value only as --NAME=VALUE.
+            complete -c redlock -n $cond $spell -d $d
+            complete -c redlock -n "$cond; and string match -q -- '$w=*' (commandline -ct)" $spell -x -a '(__redlock_durations)' -d $d
+        case '*'
+            complete -c redlock -n $cond $spell -x -d $d
+    end
+end
+
 complete -c redlock -f
 
-# Global options and the subcommands.
-set -l g '__redlock_no_sub'
-complete -c redlock -n $g -s u -l url -x -d 'Redis URL (repeat: Redlock across masters)' -a 'redis:// rediss:// unix:/// redis+sentinel://'
-complete -c redlock -n $g -l connect-timeout -x -d 'Give up connecting after DURATION' -a '(__redlock_durations)'
-complete -c redlock -n $g -l reply-timeout -x -d 'Give up on a reply after DURATION' -a '(__redlock_durations)'
-complete -c redlock -n $g -l sentinel-user -x -d 'ACL user for the sentinels'
-complete -c redlock -n $g -l sentinel-password -x -d 'Password of the sentinels'
-complete -c redlock -n $g -l cacert -r -F -d 'CA certificates to verify the server with'
-complete -c redlock -n $g -l cacertdir -x -a '(__fish_complete_directories)' -d 'Directory of hashed CA certificates'
-complete -c redlock -n $g -l cert -r -F -d 'Client certificate'
-complete -c redlock -n $g -l key -r -F -d 'Private key of the client certificate'
-complete -c redlock -n $g -l sni -x -a '(__fish_print_hostnames)' -d 'Server name to send and to verify'
-complete -c redlock -n $g -l insecure -d 'Verify neither the certificate nor the name'
-complete -c redlock -n $g -s h -l help -d 'Show the help'
-complete -c redlock -n $g -s V -l version -d 'Print the version'
-complete -c redlock -n $g -a exec -d 'Run COMMAND holding NAME'
-complete -c redlock -n $g -a lock -d 'Acquire NAME and print the owner token'
-complete -c redlock -n $g -a unlock -d 'Release one hold of NAME'
-complete -c redlock -n $g -a status -d 'Who holds NAME, or every lock'
-complete -c redlock -n $g -a queue -d 'The holder and the fair waiters of NAME'
-complete -c redlock -n $g -a log -d 'The history of NAME'
+# Global options taking a value (__redlock_gvalue), those of them that
+# reach the server (__redlock_conn, for the names), the global flags
+# that do (__redlock_gflag), and every option taking a value
+# (__redlock_value).
+set -g __redlock_gvalue
+set -g __redlock_conn
+set -g __redlock_gflag
+set -g __redlock_value
+set -l rl (command -s redlock)
+set -l subs
+test -n "$rl"; and for line in ($rl --complete 2>/dev/null)
+    set -l f (string split \t -- $line)
+    if not string match -q -- '-*' $f[1]
+        complete -c redlock -n __redlock_no_sub -a $f[1] -d $f[3]
+        set -a subs $f[1]
+        continue
+    end
+    if test -n "$f[2]"; and not string match -q -- '[*' $f[2]
+        set -a __redlock_gvalue $f[1]
+        set -a __redlock_value $f[1]
+        test "$f[2]" = DURATION; or set -a __redlock_conn $f[1]
+    else if test -z "$f[2]"; and not contains -- $f[1] -h --help -V --version
+        set -a __redlock_gflag $f[1]
+    end
+    __redlock_offer __redlock_no_sub $line
+end
+for sub in $subs
+    for line in ($rl --complete $sub 2>/dev/null)
+        set -l f (string split \t -- $line)
+        if test -n "$f[2]"; and not string match -q -- '[*' $f[2]
+            set -a __redlock_value $f[1]
+        end
+        __redlock_offer "__redlock_sub $sub; and not __redlock_after_dashdash" $line
+    end
+end
 
-# exec and lock.
-set -l l '__redlock_sub exec lock; and not __redlock_after_dashdash'
-set -l pubsub 'auto\t"Sharded on a Redis 7 cluster, else classic" sharded\t"SPUBLISH and SSUBSCRIBE" classic\t"PUBLISH and SUBSCRIBE"'
-complete -c redlock -n $l -s w -l wait -x -a '(__redlock_durations)' -d 'Wait at most DURATION for NAME'
-complete -c redlock -n $l -s n -l no-wait -d 'Give up at once if NAME is held'
-complete -c redlock -n $l -l nonblock -d 'Give up at once if NAME is held (flock)'
-complete -c redlock -n $l -l nb -d 'Give up at once if NAME is held (flock)'
-complete -c redlock -n $l -s x -s e -l exclusive -d 'An exclusive lock, the default (flock)'
-complete -c redlock -n $l -s t -l ttl -x -a '(__redlock_durations)' -d 'Lease'
-complete -c redlock -n $l -l fair -d 'First come, first served'
-complete -c redlock -n $l -s s -l shared -d 'A shared (read) lock'
-complete -c redlock -n $l -l write -d 'The exclusive (write) lock of a read-write lock'
-complete -c redlock -n $l -l limit -x -d 'At most N holders of NAME at once'
-complete -c redlock -n $l -l waiter-timeout -x -a '(__redlock_durations)' -d 'How long a silent waiter keeps its place (--fair), or how often it refreshes it'
-complete -c redlock -n $l -l min-hold -x -a '(__redlock_durations)' -d 'Hold NAME at least DURATION after acquiring it'
-complete -c redlock -n $l -l replicas -x -d 'WAIT until N replicas have each acquisition'
-complete -c redlock -n $l -l pubsub -x -a "$pubsub" -d 'How releases wake waiters'
-complete -c redlock -n $l -s E -l conflict-exit-code -x -d 'Exit N, not 75, when NAME was not acquired'
-complete -c redlock -n $l -l label -x -d 'Store and show TEXT instead of the command line'
-complete -c redlock -n $l -l owner -x -d 'Acquire as TOKEN'
-complete -c redlock -n $l -s q -l quiet -d 'No message when NAME is busy'
-complete -c redlock -n $l -s v -l verbose -d 'Timestamped events on standard error'
-complete -c redlock -n $l -s h -l help -d 'Show the help'
-set -l e '__redlock_sub exec; and not __redlock_after_dashdash'
-complete -c redlock -n $e -l on-lost -x -a 'term\t"SIGTERM, then SIGKILL" kill\tSIGKILL ignore\t"Only a warning"' -d 'When the lease is lost'
-complete -c redlock -n $e -l kill-after -x -a '(__redlock_durations)' -d 'SIGKILL this long after SIGTERM'
-complete -c redlock -n $e -l max-hold -x -a '(__redlock_durations)' -d 'Stop COMMAND once it has held NAME this long'
-complete -c redlock -n $e -l metrics-file -r -F -d 'Record each run in FILE for node_exporter'
-complete -c redlock -n $e -s c -l command -x -d 'Run STRING with /bin/sh -c as COMMAND'
-complete -c redlock -n $e -s o -l close -d 'Accepted for flock; nothing to do'
+# exec: "--" after NAME, then COMMAND.
 complete -c redlock -n __redlock_exec_wants_dashdash -a -- -d 'COMMAND follows'
 complete -c redlock -n __redlock_after_dashdash -x -a '(__redlock_exec_command)'
-complete -c redlock -n '__redlock_sub lock' -l keepalive -d 'Renew the lease from a detached watchdog'
-complete -c redlock -n '__redlock_sub lock' -l pid -x -a '(__fish_complete_pids)' -d 'With --keepalive: the process to outlive'
-
-# unlock, status, queue.
-complete -c redlock -n '__redlock_sub unlock' -l owner -x -d 'The token lock printed'
-complete -c redlock -n '__redlock_sub unlock' -l force -d 'Delete NAME whoever holds it'
-complete -c redlock -n '__redlock_sub unlock' -l pubsub -x -a "$pubsub" -d 'How the release wakes waiters'
-complete -c redlock -n '__redlock_sub status queue log' -l json -d 'JSON output'
-complete -c redlock -n '__redlock_sub log' -s n -l lines -x -d 'The last N events'
-complete -c redlock -n '__redlock_sub log' -s f -l follow -d 'Then print new events as they come'
-# --watch takes its INTERVAL only as --watch=INTERVAL.
-complete -c redlock -n '__redlock_sub queue' -l watch -d 'Redraw every INTERVAL (--watch=INTERVAL)'
-complete -c redlock -n '__redlock_sub queue; and string match -q -- "--watch=*" (commandline -ct)' -l watch -x -a '(__redlock_durations)' -d 'Interval'
-complete -c redlock -n '__redlock_sub unlock status queue log' -s h -l help -d 'Show the help'
+# unlock, status, queue and log: the held names.
 complete -c redlock -n '__redlock_sub unlock status queue log; and __redlock_wants_name' -a '(__redlock_names)' -d 'Held lock'

@@ -217,11 +217,13 @@ setup() {
 	[[ $stderr == "redlock: cannot write to standard output: "* ]]
 }
 
-# Options as the reader sees them: --long and -s tokens.
+# Options as the reader sees them: --long and -s tokens; and --complete,
+# which --help does not show (the completions' own), but the manual does.
 help_options() {
 	{
 		"$RL" --help
 		for c in exec lock unlock status queue log; do "$RL" "$c" --help; done
+		echo ' --complete'
 	} | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
 man_options() {
@@ -333,4 +335,25 @@ man_options() {
 	[[ $stderr == "redlock: --fcntl is flock's: redlock's locks are keys in Redis, not locks on a file; "* ]]
 	run -64 --separate-stderr "$RL" exec -F x -- true
 	[[ $stderr == "redlock: -F (--no-fork) is flock's: redlock runs COMMAND in a child of its own, beside the watchdog that renews the lease; drop -F; "* ]]
+}
+
+@test "--complete: the global options and the commands, or a command's options, from the tables" {
+	run -0 --separate-stderr "$RL" --complete
+	grep -qx -- $'--url\tURL\t.*' <<<"$output"
+	grep -qx -- $'--insecure\t\t.*' <<<"$output"
+	grep -qx -- $'--timeout\tDURATION\t' <<<"$output"
+	grep -qx -- $'exec\t\trun COMMAND holding NAME, renewing its lease' <<<"$output"
+	run -0 --separate-stderr "$RL" --complete exec
+	grep -qx -- $'--on-lost\tterm|kill|ignore\twhen the lease is lost' <<<"$output"
+	grep -qx -- $'-w\tDURATION\twait at most DURATION for NAME' <<<"$output"
+	grep -qx -- $'--nb\t\tgive up at once if NAME is held' <<<"$output"
+	grep -qx -- $'--fcntl\t\t' <<<"$output"
+	! grep -q -- --keepalive <<<"$output"
+	run -0 --separate-stderr "$RL" --complete queue
+	grep -qx -- $'--watch\t\\[DURATION\\]\t.*' <<<"$output"
+	# Not in --help: it is the completions' question.
+	run -0 --separate-stderr "$RL" --help
+	! grep -q -- --complete <<<"$output"
+	run -64 --separate-stderr "$RL" --complete frobnicate
+	assert_equal "$stderr" "redlock: unknown command 'frobnicate'; see redlock --help"
 }

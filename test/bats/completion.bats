@@ -275,3 +275,78 @@ timed() {
 		held_names_quoted || { echo "with $sh:"; echo "$output"; return 1; }
 	done
 }
+
+# listed SUB: the long options "redlock --complete [SUB]" says to offer
+# (those with a description), one a line, sorted.
+listed() {
+	redlock --complete ${1:+"$1"} | awk -F '\t' '$1 ~ /^--/ && $3 != "" { print $1 }' | sort
+}
+# longs: the long options in $output, without "=", sorted.
+longs() { grep -- '^--' <<<"$output" | sed 's/=.*//' | sort -u; }
+
+@test "each shell offers exactly the options redlock --complete lists, for every subcommand" {
+	local sub sh want
+	run -0 redlock --complete
+	for sub in '' $(awk -F '\t' '$1 !~ /^-/ { print $1 }' <<<"$output"); do
+		want=$(listed "$sub")
+		[ -n "$want" ]
+		for sh in bcomp zcomp fcomp; do
+			run -0 "$sh" "redlock ${sub:+$sub }--"
+			diff -u <(echo "$want") <(longs) ||
+			    { echo "with $sh for '$sub'"; return 1; }
+		done
+	done
+}
+
+@test "each shell completes every option's value by the kind redlock --complete gives" {
+	local sub w k line
+	examples() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '250ms 2h 30s 5m ' ]; }
+	choices() { [ "$(sort <<<"$output" | tr '\n' ' ')" = "$(tr '|' '\n' <<<"$k" | sort | tr '\n' ' ')" ]; }
+	for sub in exec lock unlock; do
+		while IFS= read -r line; do
+			w=${line%%$'\t'*} k=${line#*$'\t'} k=${k%%$'\t'*}
+			case $k in
+			DURATION) each_shell examples "redlock $sub $w " ;;
+			*'|'*) each_shell choices "redlock $sub $w " ;;
+			esac
+		done < <(redlock --complete "$sub" | grep -- '^--')
+	done
+}
+
+@test "an option added to the table is completed by every shell, the files unchanged" {
+	# A redlock whose listing has one more option than the real one's:
+	# what a new table entry gives.
+	cat >"$BATS_TEST_TMPDIR/redlock" <<-EOS
+	#!/bin/sh
+	"$(readlink -f "$RL")" "\$@"
+	[ "\$1 \$2" = "--complete exec" ] &&
+	    printf '%s\t%s\t%s\n' --new-one DURATION 'a new option' \
+	    --new-mode 'one|two' 'a new choice'
+	exit 0
+	EOS
+	chmod +x "$BATS_TEST_TMPDIR/redlock"
+	export PATH=$BATS_TEST_TMPDIR:$PATH
+	new_ones() { grep -qx -- --new-one <<<"$output" && grep -qx -- --new-mode <<<"$output"; }
+	each_shell new_ones 'redlock exec --new'
+	examples() { [ "$(sort <<<"$output" | tr '\n' ' ')" = '250ms 2h 30s 5m ' ]; }
+	each_shell examples 'redlock exec --new-one '
+	modes() { [ "$(sort <<<"$output" | tr '\n' ' ')" = 'one two ' ]; }
+	each_shell modes 'redlock exec --new-mode '
+	# Its value is not NAME: "--" follows NAME.
+	dashdash() { [ "$output" = -- ]; }
+	each_shell dashdash 'redlock exec --new-one 5s deploy '
+}
+
+@test "no completion file spells a lock option: they come from redlock --complete" {
+	local o f
+	run -0 redlock --complete
+	globals=$(cut -f1 <<<"$output")
+	for o in $( (redlock --complete exec; redlock --complete lock) |
+	    cut -f1 | grep -- '^--' | sort -u); do
+		grep -qx -- "$o" <<<"$globals" && continue
+		for f in "$MAN/redlock.bash" "$MAN/_redlock" "$MAN/redlock.fish"; do
+			! grep -nE -- "$o\b|-l ${o#--}\b" "$f" ||
+			    { echo "$f spells $o"; return 1; }
+		done
+	done
+}
