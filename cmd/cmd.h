@@ -310,9 +310,8 @@ int lockopts_check(const struct cmd *c, struct lockopts *o,
  * to the hold's; -1 (reported) when it would wait for that hold, when
  * REDLOCK_HELD is malformed, or when no token can be made. */
 int lockopts_finish(const char *name, struct lockopts *o);
-/* Make RC take, renew and release the kind of lock O asks for: 0, or
- * the exit status (reported). */
-int lockopts_kind(rl_client *rc, const struct lockopts *o);
+/* The hold O asks for at NAME: its owner, kind and permits. */
+struct rl_lock lockopts_lock(const struct lockopts *o, const char *name);
 /* REDLOCK_HELD, the locks held by the exec chain above (held.c). The
  * owner it gives for NAME into BUF and, unless KIND is NULL, the kind
  * into *KIND (an enum rl_lock_kind, or HELD_UNKNOWN for an entry that

@@ -155,6 +155,7 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
     int64_t kill_after, int64_t max_hold, const struct rl_attempt *a,
     int parent_fd, int report_fd)
 {
+	struct rl_lock held = lockopts_lock(o, name);
 	struct report r = { 0 };
 	struct watch w;
 	sigset_t old;
@@ -191,9 +192,8 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 		r.kind = REPORT_DONE;
 		r.status = -1;
 		report(report_fd, &r);
-		rl_release_unused(rc, name, o->owner,
-		    &(enum rl_release){ 0 }, &(int64_t){ 0 },
-		    &(struct rl_attempt){ 0 });
+		rl_release_unused(rc, &held, &(enum rl_release){ 0 },
+		    &(int64_t){ 0 }, &(struct rl_attempt){ 0 });
 		rl_client_free(rc);
 		exit(0);
 	}
@@ -277,7 +277,8 @@ struct job {
 static int
 check_max_hold(const struct job *j)
 {
-	int64_t period = rl_renew_period_ms(j->o.ttl_ms);
+	/* Read holds and permits are renewed at least every 9 s. */
+	int64_t period = rl_kind_renew_period_ms(j->o.kind, j->o.ttl_ms);
 	char p[32], t[32], most[32];
 
 	if (j->max_hold == 0)
@@ -287,10 +288,6 @@ check_max_hold(const struct job *j)
 		    "nothing would stop COMMAND; use --on-lost term or kill");
 		return -1;
 	}
-	/* Read holds and permits are renewed at least every 9 s. */
-	if ((j->o.kind == RL_SHARED || j->o.kind == RL_PERMIT) &&
-	    period > RL_SHARED_RENEW_MAX_MS)
-		period = RL_SHARED_RENEW_MAX_MS;
 	if (j->max_hold >= period)
 		return 0;
 	rl_duration_format(period, p, sizeof(p));
@@ -496,11 +493,12 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 static void
 give_back(rl_client *rc, const struct job *j)
 {
+	struct rl_lock l = lockopts_lock(&j->o, j->name);
 	struct rl_attempt a;
 	enum rl_release rel;
 	int64_t holds;
 
-	rl_release_unused(rc, j->name, j->o.owner, &rel, &holds, &a);
+	rl_release_unused(rc, &l, &rel, &holds, &a);
 }
 
 /* Acquire J's NAME on a new client *RC: STEP_GO_ON when held, else
@@ -690,10 +688,10 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		if ((rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
 		    &s)) != NULL) {
 			/* COMMAND ran: its minimum hold is kept. */
-			if (lockopts_kind(rc, &j->o) == 0)
-				rl_release(rc, j->name, j->o.owner,
-				    &(enum rl_release){ 0 }, &(int64_t){ 0 },
-				    &(struct rl_attempt){ 0 });
+			struct rl_lock l = lockopts_lock(&j->o, j->name);
+
+			rl_release(rc, &l, &(enum rl_release){ 0 },
+			    &(int64_t){ 0 }, &(struct rl_attempt){ 0 });
 			rl_client_free(rc);
 		}
 		msg("the watchdog of %s died (status %d): COMMAND was killed "

@@ -106,8 +106,9 @@ give_back(rl_client *rc, const char *name, const struct lockopts *o)
 	enum rl_release rel;
 	int64_t holds;
 
-	if (rl_release_unused(rc, name, o->owner, &rel, &holds, &a) !=
-	    RL_OK)
+	struct rl_lock l = lockopts_lock(o, name);
+
+	if (rl_release_unused(rc, &l, &rel, &holds, &a) != RL_OK)
 		msg("could not release %s: %s; it is freed when its lease "
 		    "runs out", esc(name), esc(rl_errstr(rc)));
 }

@@ -481,12 +481,11 @@ lockopts_check(const struct cmd *c, struct lockopts *o,
 	return 0;
 }
 
-int
-lockopts_kind(rl_client *rc, const struct lockopts *o)
+struct rl_lock
+lockopts_lock(const struct lockopts *o, const char *name)
 {
-	enum rl_err e = rl_set_kind(rc, o->kind, o->limit);
-
-	return e == RL_OK ? 0 : fail(rc, e, "");
+	return (struct rl_lock){ .name = name, .owner = o->owner,
+	    .kind = o->kind, .limit = o->limit };
 }
 
 /* What a call asks for, as the refusals below name it. */

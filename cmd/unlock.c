@@ -128,6 +128,15 @@ say_removed(const char *name, const struct rl_attempt *a)
 	printf("\n");
 }
 
+/* Where NAME's key is a string (a semaphore), the call as RL_PERMIT
+ * answered E2 after the first as a lock answered E: several masters take
+ * no semaphore, and then the refusal's message goes with E. */
+static enum rl_err
+as_permit(rl_client *rc, enum rl_err e, enum rl_err e2)
+{
+	return e2 == RL_EUSAGE && rl_nodes(rc) > 1 ? e : e2;
+}
+
 /* --force: delete NAME whoever holds it, and say what it removed; the
  * history records who did (this host, pid and user). */
 static int
@@ -140,12 +149,12 @@ force_delete(rl_client *rc, const char *name, struct rl_attempt *a)
 	by.host = self_host();
 	by.pid = (long)getpid();
 	by.user = self_user();
-	e = rl_force_release(rc, name, &by, &deleted, a);
+	e = rl_force_release(rc, name, RL_EXCLUSIVE, &by, &deleted, a);
 	/* A string at NAME: a semaphore, deleted with its permits. */
 	if (e == RL_EWRONGTYPE && a->badtype != NULL &&
-	    strcmp(a->badtype, "string") == 0 &&
-	    rl_set_kind(rc, RL_PERMIT, 1) == RL_OK)
-		e = rl_force_release(rc, name, &by, &deleted, a);
+	    strcmp(a->badtype, "string") == 0)
+		e = as_permit(rc, e, rl_force_release(rc, name, RL_PERMIT, &by,
+		    &deleted, a));
 	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (!deleted) {
@@ -156,38 +165,56 @@ force_delete(rl_client *rc, const char *name, struct rl_attempt *a)
 	return 0;
 }
 
-/* Release as KIND: 1 when it was tried. */
-static int
-release_as(rl_client *rc, enum rl_lock_kind kind, const char *name,
-    const char *owner, enum rl_release *rel, int64_t *holds,
-    struct rl_attempt *a, enum rl_err *e)
+/* The kind OWNER holds read-write lock NAME as, from one status call:
+ * RL_WRITE (it is the writer), RL_SHARED (a reader), else RL_EXCLUSIVE:
+ * NAME is a plain lock or OWNER holds no part of it, and the plain
+ * release's answer stands. *E: the status call's error. */
+static enum rl_lock_kind
+kind_held(rl_client *rc, const char *name, const char *owner, enum rl_err *e)
 {
-	if (rl_set_kind(rc, kind, 1) != RL_OK)
-		return 0;
-	*e = rl_release(rc, name, owner, rel, holds, a);
-	return 1;
+	struct rl_status st;
+	struct rl_reader r;
+	size_t i;
+
+	if ((*e = rl_status(rc, name, &st)) != RL_OK ||
+	    st.kind != RL_KIND_RWLOCK)
+		return RL_EXCLUSIVE;
+	if (st.owner != NULL && strcmp(st.owner, owner) == 0)
+		return RL_WRITE;
+	for (i = 0; rl_status_reader(&st, i, &r) == 0; i++)
+		if (r.owner != NULL && strcmp(r.owner, owner) == 0)
+			return RL_SHARED;
+	return RL_EXCLUSIVE;
 }
 
-/* Give back one hold of NAME taken as OWNER, whatever its kind: an
- * exclusive lock, else (NAME a string) a permit, else (a read-write
- * lock that OWNER does not hold exclusively) a write or a shared hold. */
+/* Give back one hold of NAME taken as OWNER, whatever its kind. The
+ * plain release goes first: one round trip, and its answer is the last
+ * word when it released, when NAME is free, or (NAME a string: a
+ * semaphore) it says to give back a permit. When another owner holds
+ * NAME, or it is a read-write lock, one status call tells which: OWNER's
+ * write or shared hold is given back, else the plain answer stands. At
+ * most three round trips, one for a plain lock; several masters take
+ * no other kind. */
 static int
 release_one(rl_client *rc, const char *name, const char *owner,
     struct rl_attempt *a)
 {
+	struct rl_lock l = { .name = name, .owner = owner,
+	    .kind = RL_EXCLUSIVE };
 	enum rl_release rel = RL_NOT_OWNER;
 	enum rl_err e;
 	int64_t holds = 0;
 	char when[40];
 
-	e = rl_release(rc, name, owner, &rel, &holds, a);
+	e = rl_release(rc, &l, &rel, &holds, a);
 	if (e == RL_EWRONGTYPE && a->badtype != NULL &&
-	    strcmp(a->badtype, "string") == 0)
-		release_as(rc, RL_PERMIT, name, owner, &rel, &holds, a, &e);
-	else if (e == RL_OK && rel == RL_NOT_OWNER && holds &&
-	    release_as(rc, RL_WRITE, name, owner, &rel, &holds, a, &e) &&
-	    e == RL_OK && rel == RL_NOT_OWNER)
-		release_as(rc, RL_SHARED, name, owner, &rel, &holds, a, &e);
+	    strcmp(a->badtype, "string") == 0) {
+		l.kind = RL_PERMIT;
+		e = as_permit(rc, e, rl_release(rc, &l, &rel, &holds, a));
+	} else if (e == RL_OK && rel == RL_NOT_OWNER && holds &&
+	    rl_nodes(rc) == 1 &&
+	    (l.kind = kind_held(rc, name, owner, &e)) != RL_EXCLUSIVE)
+		e = rl_release(rc, &l, &rel, &holds, a);
 	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (rel == RL_NOT_OWNER) {

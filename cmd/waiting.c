@@ -379,6 +379,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	int64_t start = rl_now_ms();
 	struct progress p = { .name = name, .o = o, .rejoin_sent_ms = -1 };
 	struct rl_fair fair = { 0 };
+	struct rl_lock l = lockopts_lock(o, name);
 	char who[1024], waited[32];
 	enum rl_err e;
 	const char *note = rl_connect_note(rc);
@@ -387,8 +388,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 		event(o, "%s", esc(note));
 	rl_set_replicas(rc, o->replicas);
 	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
-	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK ||
-	    (e = rl_set_kind(rc, o->kind, o->limit)) != RL_OK) {
+	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK) {
 		*status = fail(rc, e, name);
 		return STEP_EXIT;
 	}
@@ -397,7 +397,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	p.log = !o->quiet && o->wait_ms != 0 && !p.line;
 	fair.waiter_timeout_ms = o->waiter_timeout_ms;
 	fair.want_position = p.line || p.log;
-	e = rl_acquire(rc, name, o->owner, o->ttl_ms, o->wait_ms, meta,
+	e = rl_acquire(rc, &l, o->ttl_ms, o->wait_ms, meta,
 	    o->fair ? &fair : NULL, p.line || p.log || o->verbose ? waiting :
 	    NULL, &p,
 	    a);

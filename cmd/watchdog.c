@@ -358,6 +358,14 @@ keeper_turn(struct loop *l, int64_t now)
 	}
 }
 
+/* The hold W keeps. */
+static struct rl_lock
+hold(const struct watch *w)
+{
+	return (struct rl_lock){ .name = w->name, .owner = w->owner,
+	    .kind = w->lo->kind, .limit = w->lo->limit };
+}
+
 /* Release, unless the lock is gone or the server is not answering (then
  * the lease runs out by itself). Lost for want of acknowledgements from
  * its replicas (--replicas), the master still answers: the lock goes
@@ -367,6 +375,7 @@ keeper_turn(struct loop *l, int64_t now)
 static void
 release(struct watch *w, rl_keeper *k)
 {
+	struct rl_lock l = hold(w);
 	enum rl_release rel;
 	struct rl_attempt a;
 	enum rl_err e;
@@ -380,7 +389,7 @@ release(struct watch *w, rl_keeper *k)
 		if (w->child <= 0)
 			rl_set_exit_status(w->rc, -2);
 		rl_keeper_settle(k);
-		rl_release(w->rc, w->name, w->owner, &rel, &holds, &a);
+		rl_release(w->rc, &l, &rel, &holds, &a);
 		return;
 	}
 	if (w->lost != LOST_NO && !(w->lost == LOST_LATE && w->child > 0) &&
@@ -388,7 +397,7 @@ release(struct watch *w, rl_keeper *k)
 	    (w->on_lost == ON_LOST_IGNORE || w->unacked)))
 		return;
 	rl_keeper_settle(k);
-	e = rl_release(w->rc, w->name, w->owner, &rel, &holds, &a);
+	e = rl_release(w->rc, &l, &rel, &holds, &a);
 	if (e != RL_OK)
 		msg("could not release %s: %s; it is freed when its "
 		    "lease runs out", esc(w->name),
@@ -423,6 +432,7 @@ release(struct watch *w, rl_keeper *k)
 void
 watch_run(struct watch *w)
 {
+	struct rl_lock held = hold(w);
 	struct loop l;
 	struct pollfd pfd[PFD_MAX];
 	int64_t now, wake, period;
@@ -436,8 +446,7 @@ watch_run(struct watch *w)
 	l.kill_at = -1;
 	l.keeping = 1;
 	l.child_done = w->child <= 0;
-	l.k = rl_keeper_new(w->rc, w->name, w->owner, w->lo->ttl_ms,
-	    w->sent_ms);
+	l.k = rl_keeper_new(w->rc, &held, w->lo->ttl_ms, w->sent_ms);
 	if (l.k == NULL) {
 		msg("out of memory");
 		signal_child(w, SIGKILL);

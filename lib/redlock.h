@@ -255,7 +255,8 @@ void rl_client_forked(rl_client *c);
 void rl_client_disconnect(rl_client *c);
 void rl_client_free(rl_client *c);
 
-/* The kind of lock a client's calls take, renew and release. */
+/* The kinds of lock: each has its scripts, channels and heartbeat in a
+ * constant table of operations (rl_kind.c). */
 enum rl_lock_kind {
 	RL_EXCLUSIVE,	/* Redisson's RLock layout (the default) */
 	RL_SHARED,	/* a read lock of Redisson's RReadWriteLock */
@@ -264,17 +265,24 @@ enum rl_lock_kind {
 			 * RPermitExpirableSemaphore */
 };
 
-/* Take, renew and release KIND from now on (LIMIT: the permits of
- * RL_PERMIT). RL_EUSAGE for any kind but RL_EXCLUSIVE on several
- * masters, or a LIMIT below 1. Permits have no fair queue (rl_acquire
- * with FAIR is RL_EUSAGE); a permit's id is 16 bytes, as Redisson's: a
- * redlock owner token's UUID (so tokens that differ only in their pid
- * share a permit), or 16 bytes of any other token's SHA-1; status shows
- * it in hex, as Redisson does. A waiting writer
- * announces itself: no new reader of redlock's comes in meanwhile
- * (Redisson's readers still do); so does a waiting RL_EXCLUSIVE caller
- * (fair or not) that finds the name held in read mode (rl_acquire). */
-enum rl_err rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit);
+/* A hold: lock NAME taken by OWNER as KIND (LIMIT: the permits of
+ * RL_PERMIT, which only taking one needs). Every call that takes,
+ * renews, releases or keeps a hold is given its handle; the client keeps
+ * no kind. Any kind but RL_EXCLUSIVE on several masters is RL_EUSAGE, so
+ * is taking a permit of a LIMIT below 1. Permits have no fair queue
+ * (rl_acquire with FAIR is RL_EUSAGE); a permit's id is 16 bytes, as
+ * Redisson's: a redlock owner token's UUID (so tokens that differ only
+ * in their pid share a permit), or 16 bytes of any other token's SHA-1;
+ * status shows it in hex, as Redisson does. A waiting writer announces
+ * itself: no new reader of redlock's comes in meanwhile (Redisson's
+ * readers still do); so does a waiting RL_EXCLUSIVE caller (fair or not)
+ * that finds the name held in read mode (rl_acquire). */
+struct rl_lock {
+	const char *name;
+	const char *owner;
+	enum rl_lock_kind kind;
+	long limit;
+};
 
 /* Who the holder is, recorded next to the lock for status. */
 struct rl_meta {
@@ -351,7 +359,7 @@ enum rl_join {
 };
 
 /* One attempt, one round trip. FAIR is NULL for a plain lock. */
-enum rl_err rl_try_acquire(rl_client *c, const char *name, const char *owner,
+enum rl_err rl_try_acquire(rl_client *c, const struct rl_lock *l,
     int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
     enum rl_join join, struct rl_attempt *a);
 
@@ -379,7 +387,7 @@ typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
  * meanwhile, the result is "not acquired" with A->lost saying why.
  * Other errors end the wait at once. A waiter that stops waiting without
  * the lock leaves the queue or the room. */
-enum rl_err rl_acquire(rl_client *c, const char *name, const char *owner,
+enum rl_err rl_acquire(rl_client *c, const struct rl_lock *l,
     int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
     const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
     struct rl_attempt *a);
@@ -398,20 +406,21 @@ enum rl_release {
 /* Give back one hold. *HOLDS: holds left (RL_DECREMENTED), or 1 when
  * someone else holds it, 0 when free (RL_NOT_OWNER). A->nopub is set when
  * the lock was released but its waiters could not be woken. */
-enum rl_err rl_release(rl_client *c, const char *name, const char *owner,
+enum rl_err rl_release(rl_client *c, const struct rl_lock *l,
     enum rl_release *r, int64_t *holds, struct rl_attempt *a);
 /* The same for a hold that was never used (exec's COMMAND never started,
  * lock's token was never printed): its minimum hold is not kept. */
-enum rl_err rl_release_unused(rl_client *c, const char *name,
-    const char *owner, enum rl_release *r, int64_t *holds,
-    struct rl_attempt *a);
+enum rl_err rl_release_unused(rl_client *c, const struct rl_lock *l,
+    enum rl_release *r, int64_t *holds, struct rl_attempt *a);
 
-/* Delete the lock whoever holds it; *DELETED says whether one was held;
- * A->nopub as for rl_release; A->owner, host, pid, user, cmd and held_ms:
+/* Delete lock NAME (KIND: any but RL_PERMIT), or semaphore NAME with
+ * all its permits (RL_PERMIT), whoever holds it; *DELETED says whether
+ * one was held; A->nopub as for rl_release; A->owner, host, pid, user, cmd and held_ms:
  * the holder removed, where known. Its history records BY (host, pid,
  * user) as who removed it. */
 enum rl_err rl_force_release(rl_client *c, const char *name,
-    const struct rl_meta *by, int *deleted, struct rl_attempt *a);
+    enum rl_lock_kind kind, const struct rl_meta *by, int *deleted,
+    struct rl_attempt *a);
 
 /* One event of a name's history (rl_log_read). Strings point into the
  * client and stay valid until its next call; "" when not recorded. */
@@ -458,9 +467,11 @@ enum rl_err rl_log_read(rl_client *c, const char *name, int64_t n,
  * count. */
 size_t rl_events_infer(struct rl_event *ev, size_t n, size_t cap);
 
-/* Extend the lease; *OURS is 0 when the lock is gone or not ours. */
-enum rl_err rl_renew(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, int *ours);
+/* Extend the lease now, blocking: one renewal of the lease keeper's
+ * (below), the same round and the same verdict. *OURS is 0 when the
+ * lock is gone or not ours. */
+enum rl_err rl_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    int *ours);
 
 /* What status found at NAME: a lock, or another kind of Redisson's. */
 enum rl_kind {
@@ -603,6 +614,9 @@ int64_t rl_renew_period_ms(int64_t ttl_ms);
  * lease: a Java reader's watchdog sets NAME's expiry to as little as
  * 10 s (rl_keeper.c). */
 #define RL_SHARED_RENEW_MAX_MS 9000
+/* How often the lease keeper renews a hold of KIND with a lease of
+ * TTL_MS: rl_renew_period_ms, or the kind's heartbeat when shorter. */
+int64_t rl_kind_renew_period_ms(enum rl_lock_kind kind, int64_t ttl_ms);
 int64_t rl_drift_ms(int64_t ttl_ms);
 int64_t rl_lease_deadline_ms(int64_t sent_ms, int64_t ttl_ms);
 
@@ -622,9 +636,11 @@ enum rl_keep {
 			 * refused the renewal) */
 };
 
-/* C is the keeper's own client. SENT_MS is when the acquisition was sent,
- * on CLOCK_MONOTONIC. */
-rl_keeper *rl_keeper_new(rl_client *c, const char *name, const char *owner,
+/* C is the keeper's own client; L the hold it renews (copied), renewed
+ * at least every RL_SHARED_RENEW_MAX_MS when a read hold or a permit.
+ * SENT_MS is when the acquisition was sent, on CLOCK_MONOTONIC. NULL
+ * when out of memory, or L cannot be renewed on C (rl_lock). */
+rl_keeper *rl_keeper_new(rl_client *c, const struct rl_lock *l,
     int64_t ttl_ms, int64_t sent_ms);
 /* Fill PFD (room for RL_KEEPER_MAX_FDS) with what to poll: a renewal's
  * connections, and through Sentinel the subscriptions that hear a

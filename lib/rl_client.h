@@ -18,8 +18,6 @@ struct rl_client {
 	int64_t node_timeout_ms;	/* several masters: per master */
 	int replicas;		/* --replicas: WAIT for this many; 0: not;
 				 * -1: the Sentinel default (rl_acks) */
-	enum rl_lock_kind kind;	/* rl_set_kind */
-	long limit;		/* RL_PERMIT: how many */
 	int64_t waiter_ms;	/* rl_set_waiter_timeout */
 	int64_t min_hold_ms;	/* rl_set_min_hold */
 	char hist_max[24];	/* rl_set_history: events kept ("": none) */

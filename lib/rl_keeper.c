@@ -12,7 +12,7 @@
 struct rl_keeper {
 	rl_client *c;
 	char *lock;
-	struct rl_call renew;	/* the renewal, of the client's kind */
+	struct rl_call renew;	/* the renewal, of the hold's kind */
 	int64_t ttl_ms;
 	int64_t period;
 	int64_t confirmed;	/* send time of the last confirmed renewal */
@@ -24,34 +24,53 @@ struct rl_keeper {
 	int64_t next;		/* when the next renewal is due */
 };
 
-rl_keeper *
-rl_keeper_new(rl_client *c, const char *name, const char *owner,
+/* Set up K to renew L on C (a copy of its name), the acquisition sent at
+ * SENT_MS. */
+static enum rl_err
+keeper_init(rl_keeper *k, rl_client *c, const struct rl_lock *l,
     int64_t ttl_ms, int64_t sent_ms)
 {
-	rl_keeper *k = calloc(1, sizeof(*k));
+	const struct rl_kind_ops *ops = rl_kind_check(c, l, 0);
+	struct rl_lock mine = *l;
 
-	if (k == NULL)
-		return NULL;
+	memset(k, 0, sizeof(*k));
 	k->c = c;
 	k->round.done = 1;
-	k->lock = strdup(name);
-	if (k->lock == NULL || rl_call_renew(c, k->lock, owner, ttl_ms,
-	    &k->renew) != RL_OK) {
-		rl_keeper_free(k);
-		return NULL;
-	}
+	if (ops == NULL)
+		return RL_EUSAGE;
+	if (l->name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	if ((k->lock = strdup(l->name)) == NULL)
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	mine.name = k->lock;
+	if (ops->renew(c, &mine, ttl_ms, &k->renew) != RL_OK)
+		return RL_ENOMEM;
 	k->ttl_ms = ttl_ms;
-	k->period = rl_renew_period_ms(ttl_ms);
-	/* A Java reader's watchdog (Redisson's ReadLockTask) sets NAME's
-	 * expiry to its own timeout, whatever it was: 30 s by default, 10 s
-	 * at the least. A read hold, and a permit, is renewed often enough
-	 * that NAME never runs out under it when that reader dies. */
-	if ((c->kind == RL_SHARED || c->kind == RL_PERMIT) &&
-	    k->period > RL_SHARED_RENEW_MAX_MS)
-		k->period = RL_SHARED_RENEW_MAX_MS;
+	k->period = rl_kind_renew_period_ms(l->kind, ttl_ms);
 	k->confirmed = sent_ms;
 	k->tried = -1;
 	k->next = sent_ms + k->period;
+	return RL_OK;
+}
+
+static void
+keeper_clear(rl_keeper *k)
+{
+	rl_round_end(&k->round);
+	rl_call_free(&k->renew);
+	free(k->lock);
+}
+
+rl_keeper *
+rl_keeper_new(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    int64_t sent_ms)
+{
+	rl_keeper *k = malloc(sizeof(*k));
+
+	if (k != NULL && keeper_init(k, c, l, ttl_ms, sent_ms) != RL_OK) {
+		rl_keeper_free(k);
+		return NULL;
+	}
 	return k;
 }
 
@@ -60,9 +79,7 @@ rl_keeper_free(rl_keeper *k)
 {
 	if (k == NULL)
 		return;
-	rl_round_end(&k->round);
-	rl_call_free(&k->renew);
-	free(k->lock);
+	keeper_clear(k);
 	free(k);
 }
 
@@ -270,4 +287,24 @@ rl_keeper_settle(rl_keeper *k)
 	/* The release goes to the master the sentinels last announced. */
 	rl_switch_step(k->c, NULL, rl_now_ms());
 	rl_switch_follow(k->c, NULL);
+}
+
+/* One renewal of a keeper's, run to its end at once: the same call,
+ * round, timeouts and verdict as the watchdog's. */
+enum rl_err
+rl_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms, int *ours)
+{
+	enum rl_keep state = RL_KEEP_OK;
+	rl_keeper k;
+	enum rl_err e;
+
+	*ours = 0;
+	if ((e = keeper_init(&k, c, l, ttl_ms, rl_now_ms())) == RL_OK &&
+	    (e = start(&k, rl_now_ms())) == RL_OK) {
+		rl_round_run(&k.round);
+		e = finish(&k, rl_now_ms(), &state);
+		*ours = e == RL_OK && state == RL_KEEP_OK;
+	}
+	keeper_clear(&k);
+	return e;
 }

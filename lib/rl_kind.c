@@ -11,22 +11,6 @@
 
 #define RL_PREFIX_SEMAPHORE "redisson_sc"
 
-enum rl_err
-rl_set_kind(rl_client *c, enum rl_lock_kind kind, long limit)
-{
-	static const char *what[] = { NULL, "shared locks", "write locks",
-	    "semaphores (--limit)" };
-
-	if (kind == RL_PERMIT && limit < 1)
-		return rl_seterr(c, RL_EUSAGE, "a semaphore needs at least one "
-		    "permit");
-	if (kind != RL_EXCLUSIVE && !rl_one_master(c))
-		return rl_policy(c, what[kind]);
-	c->kind = kind;
-	c->limit = kind == RL_PERMIT ? limit : 0;
-	return RL_OK;
-}
-
 void
 rl_call_free(struct rl_call *call)
 {
@@ -156,9 +140,9 @@ read_leases(struct rl_call *call, const char *name, const char *owner)
 }
 
 static const char *
-mode(const rl_client *c)
+mode(const struct rl_lock *l)
 {
-	return c->kind == RL_WRITE ? "write" : "read";
+	return rl_kind_ops(l->kind)->mode;
 }
 
 /* Every key and argument is there, or the call is freed. */
@@ -188,21 +172,12 @@ meta_args(const struct rl_meta *meta, struct rl_call *call, int at)
 	call->args[at + 3] = meta && meta->cmd ? meta->cmd : "";
 }
 
-/* The kind a name's history records for C's holds: NULL for a plain
- * lock's, whose entries have no "kind". */
+/* The kind a name's history records for L: NULL for a plain lock's,
+ * whose entries have no "kind". */
 static const char *
-kind_name(const rl_client *c)
+kind_name(const struct rl_lock *l)
 {
-	switch (c->kind) {
-	case RL_SHARED:
-		return "read";
-	case RL_WRITE:
-		return "write";
-	case RL_PERMIT:
-		return "permit";
-	default:
-		return NULL;
-	}
+	return rl_kind_ops(l->kind)->history;
 }
 
 /* rl_history_meta with KIND last, when not NULL. */
@@ -276,17 +251,19 @@ rl_history_meta(const char *owner, const struct rl_meta *meta,
 	return history_meta(owner, meta, waited_ms, NULL);
 }
 
-/* The history's three arguments at AT of CALL for C's caller OWNER
- * (META), as rl_try_acquire passes them for a plain lock. */
+/* The history's three arguments at AT of CALL for L's owner (META), as
+ * rl_try_acquire passes them for a plain lock. */
 static void
-history_args(rl_client *c, const char *owner, const struct rl_meta *meta,
-    struct rl_call *call, int at)
+history_args(rl_client *c, const struct rl_lock *l,
+    const struct rl_meta *meta, struct rl_call *call, int at)
 {
+	const char *owner = l->owner;
+
 	call->args[at] = c->hist_max;
 	call->args[at + 1] = c->hist_ttl;
 	call->args[at + 2] = own(call, history_meta(owner, meta,
 	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0,
-	    kind_name(c)));
+	    kind_name(l)));
 }
 
 /* A release's history arguments at AT of CALL (max, expiry, OWNER's
@@ -294,9 +271,10 @@ history_args(rl_client *c, const char *owner, const struct rl_meta *meta,
  * flags after them: "l" for the watchdog's release, which has an exit
  * status to record, so that a hold it finds gone is recorded as lost. */
 static void
-release_args(rl_client *c, const char *owner, struct rl_call *call, int at)
+release_args(rl_client *c, const struct rl_lock *l, struct rl_call *call,
+    int at)
 {
-	const char *kind = kind_name(c), *f[6] = { "owner", owner };
+	const char *kind = kind_name(l), *f[6] = { "owner", l->owner };
 	size_t n = 2;
 
 	if (c->exit_status[0] != '\0') {
@@ -316,13 +294,15 @@ release_args(rl_client *c, const char *owner, struct rl_call *call, int at)
 }
 
 enum rl_err
-rl_call_acquire(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, const struct rl_meta *meta, enum rl_join join,
-    int64_t waiter_ms, struct rl_call *call)
+rl_call_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    const struct rl_meta *meta, enum rl_join join, int64_t waiter_ms,
+    struct rl_call *call)
 {
+	const char *name = l->name, *owner = l->owner;
+
 	memset(call, 0, sizeof(*call));
 	call->args[0] = num(call, 0, ttl_ms);
-	if (c->kind == RL_PERMIT) {
+	if (l->kind == RL_PERMIT) {
 		call->s = &rl_script_permit_acquire;
 		call->nkeys = 5;
 		call->keys[0] = name;
@@ -336,13 +316,13 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 		call->nkeys = 8;
 		call->nargs = 14;
 		call->args[1] = permit_key(call, owner);
-		call->args[2] = num(call, 1, c->limit);
+		call->args[2] = num(call, 1, l->limit);
 		meta_args(meta, call, 3);
 		call->args[7] = num(call, 2, c->waiter_ms);
 		call->args[8] = join == RL_JOIN_AGAIN ? "jw" :
 		    join == RL_JOIN_YES ? "j" : "";
 		call->args[9] = num(call, 4, c->min_hold_ms);
-		history_args(c, owner, meta, call, 10);
+		history_args(c, l, meta, call, 10);
 		call->args[13] = own(call, rl_holder_json(meta));
 		return made(c, call);
 	}
@@ -358,12 +338,12 @@ rl_call_acquire(rl_client *c, const char *name, const char *owner,
 	call->nargs = 15;
 	call->args[1] = owner;
 	meta_args(meta, call, 2);
-	call->args[6] = mode(c);
+	call->args[6] = mode(l);
 	call->args[7] = num(call, 2, waiter_ms);
 	call->args[8] = join != RL_JOIN_NO ? "j" : "";
 	call->args[9] = key(call, RL_PREFIX_RWLOCK, name);
 	call->args[10] = num(call, 4, c->min_hold_ms);
-	history_args(c, owner, meta, call, 11);
+	history_args(c, l, meta, call, 11);
 	call->args[14] = own(call, rl_holder_json(meta));
 	return made(c, call);
 }
@@ -400,11 +380,12 @@ semaphore_keys(struct rl_call *call, const char *name)
 }
 
 enum rl_err
-rl_call_release(rl_client *c, const char *name, const char *owner,
-    struct rl_call *call)
+rl_call_release(rl_client *c, const struct rl_lock *l, struct rl_call *call)
 {
+	const char *name = l->name, *owner = l->owner;
+
 	memset(call, 0, sizeof(*call));
-	switch (c->kind) {
+	switch (l->kind) {
 	case RL_EXCLUSIVE:
 		call->s = &rl_script_release;
 		lock_keys(call, name);
@@ -415,7 +396,7 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->nargs = 6;
 		call->args[0] = owner;
 		call->args[1] = "0";
-		release_args(c, owner, call, 2);
+		release_args(c, l, call, 2);
 		break;
 	case RL_PERMIT:
 		call->s = &rl_script_permit_release;
@@ -423,7 +404,7 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
 		call->nargs = 5;
 		call->args[0] = permit_key(call, owner);
-		release_args(c, owner, call, 1);
+		release_args(c, l, call, 1);
 		break;
 	default:
 		call->s = &rl_script_rw_release;
@@ -445,20 +426,22 @@ rl_call_release(rl_client *c, const char *name, const char *owner,
 		call->nkeys = 12;
 		call->nargs = 6;
 		call->args[0] = owner;
-		call->args[1] = mode(c);
-		release_args(c, owner, call, 2);
+		call->args[1] = mode(l);
+		release_args(c, l, call, 2);
 		break;
 	}
 	return made(c, call);
 }
 
 enum rl_err
-rl_call_renew(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, struct rl_call *call)
+rl_call_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    struct rl_call *call)
 {
+	const char *name = l->name, *owner = l->owner;
+
 	memset(call, 0, sizeof(*call));
 	call->args[0] = num(call, 0, ttl_ms);
-	switch (c->kind) {
+	switch (l->kind) {
 	case RL_EXCLUSIVE:
 		call->s = &rl_script_renew;
 		call->nkeys = 2;
@@ -483,20 +466,21 @@ rl_call_renew(rl_client *c, const char *name, const char *owner,
 		call->keys[2] = read_leases(call, name, owner);
 		call->nargs = 3;
 		call->args[1] = owner;
-		call->args[2] = mode(c);
+		call->args[2] = mode(l);
 		break;
 	}
 	return made(c, call);
 }
 
 enum rl_err
-rl_call_force(rl_client *c, const char *name, const struct rl_meta *by,
+rl_call_force(rl_client *c, const struct rl_lock *l, const struct rl_meta *by,
     struct rl_call *call)
 {
+	const char *name = l->name;
 	int at = 1;
 
 	memset(call, 0, sizeof(*call));
-	if (c->kind == RL_PERMIT) {
+	if (l->kind == RL_PERMIT) {
 		call->s = &rl_script_permit_force;
 		semaphore_keys(call, name);
 		at = 0;
@@ -518,9 +502,11 @@ rl_call_force(rl_client *c, const char *name, const struct rl_meta *by,
 }
 
 enum rl_err
-rl_call_unannounce(rl_client *c, const char *name, const char *owner,
+rl_call_unannounce(rl_client *c, const struct rl_lock *l,
     const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
+	const char *name = l->name, *owner = l->owner;
+
 	memset(call, 0, sizeof(*call));
 	call->s = &rl_script_rw_leave;
 	call->nkeys = 2;
@@ -529,45 +515,47 @@ rl_call_unannounce(rl_client *c, const char *name, const char *owner,
 	call->nargs = 4;
 	call->args[0] = owner;
 	call->args[1] = call->args[2] = call->args[3] = "";
-	if (c->kind != RL_SHARED && c->kind != RL_WRITE)
+	if (l->kind != RL_SHARED && l->kind != RL_WRITE)
 		return made(c, call);	/* its leaving the room records it */
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
 	call->args[1] = c->hist_max;
 	call->args[2] = c->hist_ttl;
 	call->args[3] = own(call, history_meta(owner, meta, waited_ms,
-	    kind_name(c)));
+	    kind_name(l)));
 	return made(c, call);
 }
 
 enum rl_err
-rl_call_room_leave(rl_client *c, const char *name, const char *owner,
+rl_call_room_leave(rl_client *c, const struct rl_lock *l,
     const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
+	const char *name = l->name, *owner = l->owner;
+
 	memset(call, 0, sizeof(*call));
 	call->s = &rl_script_room_leave;
 	call->nkeys = 2;
 	call->keys[0] = key(call, RL_PREFIX_ROOM, name);
 	call->keys[1] = key(call, RL_PREFIX_LISTENER, name);
 	call->nargs = 2;
-	call->args[0] = c->kind == RL_PERMIT ? permit_key(call, owner) : owner;
-	call->args[1] = own(call, rl_kind_channel(c, name));
+	call->args[0] = l->kind == RL_PERMIT ? permit_key(call, owner) : owner;
+	call->args[1] = own(call, rl_kind_channel(l));
 	/* A waiter that gives up is recorded in the name's history. */
 	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
 	call->args[2] = c->hist_max;
 	call->args[3] = c->hist_ttl;
 	call->args[4] = own(call, history_meta(owner, meta, waited_ms,
-	    kind_name(c)));
+	    kind_name(l)));
 	call->nargs = 5;
 	return made(c, call);
 }
 
 char *
-rl_kind_waiter_channel(const rl_client *c, const char *name,
-    const char *owner)
+rl_kind_waiter_channel(const struct rl_lock *l)
 {
 	struct rl_call ids = { 0 };
-	char *ch = rl_kind_channel(c, name), *s = NULL;
-	const char *id = c->kind == RL_PERMIT ? permit_key(&ids, owner) : owner;
+	char *ch = rl_kind_channel(l), *s = NULL;
+	const char *id = l->kind == RL_PERMIT ? permit_key(&ids, l->owner) :
+	    l->owner;
 	size_t n;
 
 	if (ch != NULL && id != NULL) {
@@ -587,15 +575,96 @@ rl_kind_rw_channel(const char *name)
 }
 
 char *
-rl_kind_channel(const rl_client *c, const char *name)
+rl_kind_channel(const struct rl_lock *l)
 {
-	switch (c->kind) {
-	case RL_PERMIT:
-		return rl_key(RL_PREFIX_SEMAPHORE, name);
-	case RL_SHARED:
-	case RL_WRITE:
-		return rl_key(RL_PREFIX_RWLOCK, name);
-	default:
-		return rl_key(RL_PREFIX_CHANNEL, name);
+	return rl_key(rl_kind_ops(l->kind)->channel, l->name);
+}
+
+/* The kinds of lock. A Java reader's watchdog (Redisson's ReadLockTask)
+ * sets NAME's expiry to its own timeout, whatever it was: 30 s by
+ * default, 10 s at the least. A read hold, and a permit, is renewed
+ * often enough that NAME never runs out under it when that reader
+ * dies. */
+static const struct rl_kind_ops kinds[] = {
+	[RL_EXCLUSIVE] = {
+		.kind = RL_EXCLUSIVE,
+		.channel = RL_PREFIX_CHANNEL,
+		.queue = 1,
+		.room = 1,
+		.release = rl_call_release,
+		.renew = rl_call_renew,
+		.force = rl_call_force,
+		.leave = rl_call_room_leave,
+	},
+	[RL_SHARED] = {
+		.kind = RL_SHARED,
+		.several = "shared locks",
+		.history = "read",
+		.mode = "read",
+		.channel = RL_PREFIX_RWLOCK,
+		.renew_max_ms = RL_SHARED_RENEW_MAX_MS,
+		.acquire = rl_call_acquire,
+		.release = rl_call_release,
+		.renew = rl_call_renew,
+		.force = rl_call_force,
+		.leave = rl_call_unannounce,
+	},
+	[RL_WRITE] = {
+		.kind = RL_WRITE,
+		.several = "write locks",
+		.history = "write",
+		.mode = "write",
+		.channel = RL_PREFIX_RWLOCK,
+		.acquire = rl_call_acquire,
+		.release = rl_call_release,
+		.renew = rl_call_renew,
+		.force = rl_call_force,
+		.leave = rl_call_unannounce,
+	},
+	[RL_PERMIT] = {
+		.kind = RL_PERMIT,
+		.several = "semaphores (--limit)",
+		.history = "permit",
+		.channel = RL_PREFIX_SEMAPHORE,
+		.room = 1,
+		.renew_max_ms = RL_SHARED_RENEW_MAX_MS,
+		.acquire = rl_call_acquire,
+		.release = rl_call_release,
+		.renew = rl_call_renew,
+		.force = rl_call_force,
+		.leave = rl_call_room_leave,
+	},
+};
+
+const struct rl_kind_ops *
+rl_kind_ops(enum rl_lock_kind kind)
+{
+	return (unsigned)kind < sizeof(kinds) / sizeof(kinds[0]) ?
+	    &kinds[kind] : &kinds[RL_EXCLUSIVE];
+}
+
+int64_t
+rl_kind_renew_period_ms(enum rl_lock_kind kind, int64_t ttl_ms)
+{
+	int64_t period = rl_renew_period_ms(ttl_ms), most;
+
+	most = rl_kind_ops(kind)->renew_max_ms;
+	return most > 0 && period > most ? most : period;
+}
+
+const struct rl_kind_ops *
+rl_kind_check(rl_client *c, const struct rl_lock *l, int acquire)
+{
+	const struct rl_kind_ops *k = rl_kind_ops(l->kind);
+
+	if (acquire && l->kind == RL_PERMIT && l->limit < 1) {
+		rl_seterr(c, RL_EUSAGE, "a semaphore needs at least one "
+		    "permit");
+		return NULL;
 	}
+	if (k->several != NULL && !rl_one_master(c)) {
+		rl_policy(c, k->several);
+		return NULL;
+	}
+	return k;
 }

@@ -17,31 +17,30 @@ struct rl_call {
 	char num[5][24];
 };
 
-/* The call that acquires NAME for OWNER in the client's kind (not
- * RL_EXCLUSIVE: rl_lock.c has its own, with the fair queue); JOIN says
- * whether a writer that finds it busy announces itself, WAITER_MS for how
- * long. The round runs it with the publish command last. */
-enum rl_err rl_call_acquire(rl_client *c, const char *name,
-    const char *owner, int64_t ttl_ms, const struct rl_meta *meta,
-    enum rl_join join, int64_t waiter_ms, struct rl_call *call);
+/* The call that acquires L in its kind (not RL_EXCLUSIVE: rl_lock.c has
+ * its own, with the fair queue); JOIN says whether a writer that finds it
+ * busy announces itself, WAITER_MS for how long. The round runs it with
+ * the publish command last. */
+enum rl_err rl_call_acquire(rl_client *c, const struct rl_lock *l,
+    int64_t ttl_ms, const struct rl_meta *meta, enum rl_join join,
+    int64_t waiter_ms, struct rl_call *call);
 /* Give back one hold (publish command last), and renew, in any kind.
  * The release's flags are its last argument before the publish command:
  * an undo sets it to "u" (an acquisition undone keeps no minimum hold). */
-enum rl_err rl_call_release(rl_client *c, const char *name,
-    const char *owner, struct rl_call *call);
-enum rl_err rl_call_renew(rl_client *c, const char *name, const char *owner,
+enum rl_err rl_call_release(rl_client *c, const struct rl_lock *l,
+    struct rl_call *call);
+enum rl_err rl_call_renew(rl_client *c, const struct rl_lock *l,
     int64_t ttl_ms, struct rl_call *call);
-/* Delete NAME whoever holds it (publish command last): a lock (any
+/* Delete L->name whoever holds it (publish command last): a lock (any
  * kind but RL_PERMIT), or a semaphore with all its permits; the name's
  * history records BY as who did it. */
-enum rl_err rl_call_force(rl_client *c, const char *name,
+enum rl_err rl_call_force(rl_client *c, const struct rl_lock *l,
     const struct rl_meta *by, struct rl_call *call);
 /* A writer that waited and gives up: its announcement withdrawn; a
  * read-write lock's waiter (reader or writer) is recorded in its history
  * with META, having waited WAITED_MS. */
-enum rl_err rl_call_unannounce(rl_client *c, const char *name,
-    const char *owner, const struct rl_meta *meta, int64_t waited_ms,
-    struct rl_call *call);
+enum rl_err rl_call_unannounce(rl_client *c, const struct rl_lock *l,
+    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call);
 void rl_call_free(struct rl_call *call);
 /* The caller's part of an entry in a name's history (see rl_log in
  * lua/prelude.lua): the N strings of F (name, value, name, value...; a
@@ -59,18 +58,62 @@ char *rl_history_meta(const char *owner, const struct rl_meta *meta,
 char *rl_holder_json(const struct rl_meta *meta);
 /* A plain or --limit waiter that gives up leaves the room, recorded in
  * the name's history with META, having waited WAITED_MS. */
-enum rl_err rl_call_room_leave(rl_client *c, const char *name,
-    const char *owner, const struct rl_meta *meta, int64_t waited_ms,
-    struct rl_call *call);
-/* The channel of the client's kind of lock (releases publish there; a
- * read-write lock's waiters listen to it), and the one that wakes OWNER
- * as a fair waiter or a waiter of the room, CHANNEL:OWNER (a permit's id
- * for OWNER); malloc'd. */
-char *rl_kind_channel(const rl_client *c, const char *name);
+enum rl_err rl_call_room_leave(rl_client *c, const struct rl_lock *l,
+    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call);
+/* The channel of L's kind of lock (releases publish there; a read-write
+ * lock's waiters listen to it), and the one that wakes L's owner as a
+ * fair waiter or a waiter of the room, CHANNEL:OWNER (a permit's id for
+ * OWNER); malloc'd. */
+char *rl_kind_channel(const struct rl_lock *l);
 /* The channel of read-write lock NAME, where Redisson's read and write
  * releases publish; malloc'd. */
 char *rl_kind_rw_channel(const char *name);
-char *rl_kind_waiter_channel(const rl_client *c, const char *name,
-    const char *owner);
+char *rl_kind_waiter_channel(const struct rl_lock *l);
+
+/* What a kind of lock is, and the calls of each of its operations, as
+ * the transports' tables (rl_conn.h): one constant table per kind. A
+ * fair lock is RL_EXCLUSIVE's, waiting in its queue (rl_fair). */
+struct rl_kind_ops {
+	enum rl_lock_kind kind;
+	/* Refused on several masters, as "%s are not available across
+	 * several masters"; NULL: any number of masters. */
+	const char *several;
+	const char *history;	/* its holds' "kind" in a name's history
+				 * ("read", "write", "permit"); NULL: a
+				 * plain lock's, which have none */
+	const char *mode;	/* a read-write lock's: "read", "write" */
+	const char *channel;	/* the prefix of the channel its releases
+				 * publish on, its waiters' (CHANNEL:ID) */
+	int queue;		/* may wait in a fair queue; a waiter held
+				 * up by readers announces itself to them */
+	int room;		/* its waiters wait in the name's room;
+				 * else on the read-write lock's channel */
+	int64_t renew_max_ms;	/* heartbeat: renewed at least this often
+				 * (rl_keeper); 0: every third of a lease */
+	/* The calls: acquire (NULL: rl_lock.c's own, with the fair queue
+	 * and the room), release, renew, force (remove whoever holds it),
+	 * and leave (a waiter that gives up: the room's, or the read-write
+	 * lock's announcement). */
+	enum rl_err (*acquire)(rl_client *c, const struct rl_lock *l,
+	    int64_t ttl_ms, const struct rl_meta *meta, enum rl_join join,
+	    int64_t waiter_ms, struct rl_call *call);
+	enum rl_err (*release)(rl_client *c, const struct rl_lock *l,
+	    struct rl_call *call);
+	enum rl_err (*renew)(rl_client *c, const struct rl_lock *l,
+	    int64_t ttl_ms, struct rl_call *call);
+	enum rl_err (*force)(rl_client *c, const struct rl_lock *l,
+	    const struct rl_meta *by, struct rl_call *call);
+	enum rl_err (*leave)(rl_client *c, const struct rl_lock *l,
+	    const struct rl_meta *meta, int64_t waited_ms,
+	    struct rl_call *call);
+};
+
+/* The table of KIND (RL_EXCLUSIVE's for a kind out of range). */
+const struct rl_kind_ops *rl_kind_ops(enum rl_lock_kind kind);
+/* L's table, when C can take, renew and release it; else NULL, with the
+ * refusal (RL_EUSAGE) on C: a kind several masters cannot take, or
+ * (ACQUIRE) a permit of fewer than one. */
+const struct rl_kind_ops *rl_kind_check(rl_client *c, const struct rl_lock *l,
+    int acquire);
 
 #endif

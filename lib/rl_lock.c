@@ -121,15 +121,16 @@ fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
  * lasts; nobody can take NAME before that holder's release, which wakes
  * the waiters itself. */
 static void
-undo(rl_client *c, const char *name, const char *owner, int quiet)
+undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
+    int quiet)
 {
 	struct rl_round_opts o = rl_opts_pub(c);
 	redisReply *saved[RL_MAX_NODES];
 	struct rl_call call;
 
-	if (rl_call_release(c, name, owner, &call) != RL_OK)
+	if (k->release(c, l, &call) != RL_OK)
 		return;
-	if (quiet && c->kind == RL_EXCLUSIVE)
+	if (quiet && k->queue)
 		call.args[1] = "";
 	/* Not acquired: its minimum hold (--min-hold) is not kept. */
 	call.args[call.nargs - 1] = "u";
@@ -152,8 +153,8 @@ unacked(rl_client *c, const char *name, const struct rl_acks *ak)
 
 /* Add up the acquire round into A. */
 static enum rl_err
-acquire_outcome(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, struct rl_attempt *a)
+acquire_outcome(rl_client *c, const struct rl_kind_ops *k,
+    const struct rl_lock *l, int64_t ttl_ms, struct rl_attempt *a)
 {
 	struct rl_attempt per[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
@@ -175,12 +176,12 @@ acquire_outcome(rl_client *c, const char *name, const char *owner,
 	o = rl_combine_acquire(v, per, c->n, ttl_ms,
 	    rl_now_ms() - a->sent_ms, a, &must_undo, &who);
 	if (o == RL_OUT_UNACKED)
-		e = unacked(c, name, &ak);
+		e = unacked(c, l->name, &ak);
 	else
 		e = outcome(c, o, who, "acquire", "acquire", a->badkey,
 		    a->badtype);
 	if (must_undo)
-		undo(c, name, owner, a->foreign);
+		undo(c, k, l, a->foreign);
 	return e;
 }
 
@@ -267,10 +268,10 @@ acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
 
 /* What NAME is, from status ST (E: what rl_status returned), when it is
  * of another kind than the call takes (QUEUE: a queue is read; else
- * C's kind is taken), into BUF with what to do: 1, or 0 when ST says no
+ * KIND is taken), into BUF with what to do: 1, or 0 when ST says no
  * more than the key's type. */
 static int
-kind_said(const rl_client *c, const char *name, enum rl_err e,
+kind_said(enum rl_lock_kind kind, const char *name, enum rl_err e,
     const struct rl_status *st, int queue, char *buf, size_t len)
 {
 	int64_t all = st->free + st->taken;
@@ -284,11 +285,11 @@ kind_said(const rl_client *c, const char *name, enum rl_err e,
 		snprintf(what, sizeof(what), "%s is a semaphore with %lld "
 		    "permit%s free, not a lock", name, (long long)st->free,
 		    st->free == 1 ? "" : "s");
-	else if (e == RL_OK && !queue && c->kind == RL_PERMIT &&
+	else if (e == RL_OK && !queue && kind == RL_PERMIT &&
 	    st->kind == RL_KIND_RWLOCK)
 		snprintf(what, sizeof(what), "%s is a read-write lock, not a "
 		    "semaphore", name);
-	else if (e == RL_OK && !queue && c->kind == RL_PERMIT && st->held)
+	else if (e == RL_OK && !queue && kind == RL_PERMIT && st->held)
 		snprintf(what, sizeof(what), "%s is a lock, not a semaphore",
 		    name);
 	else
@@ -315,7 +316,8 @@ kind_said(const rl_client *c, const char *name, enum rl_err e,
  * else RL_EWRONGTYPE with the message as it was. The replies of the
  * call are kept. */
 static enum rl_err
-other_kind(rl_client *c, const char *name, const char *badkey, int queue)
+other_kind(rl_client *c, const char *name, enum rl_lock_kind kind,
+    const char *badkey, int queue)
 {
 	redisReply *saved[RL_MAX_NODES];
 	char keep[sizeof(c->errstr)], what[sizeof(c->errstr)];
@@ -326,8 +328,8 @@ other_kind(rl_client *c, const char *name, const char *badkey, int queue)
 		return RL_EWRONGTYPE;
 	memcpy(keep, c->errstr, sizeof(keep));
 	rl_replies_save(c, saved);
-	said = kind_said(c, name, rl_status(c, name, &st), &st, queue, what,
-	    sizeof(what));
+	said = kind_said(kind, name, rl_status(c, name, &st), &st, queue,
+	    what, sizeof(what));
 	rl_replies_restore(c, saved);
 	if (!said) {
 		memcpy(c->errstr, keep, sizeof(keep));
@@ -338,7 +340,7 @@ other_kind(rl_client *c, const char *name, const char *badkey, int queue)
 
 /* A semaphore answered {-2, permits}: it has another number of them. */
 static enum rl_err
-other_limit(rl_client *c, const char *name)
+other_limit(rl_client *c, const char *name, long limit)
 {
 	const redisReply *r = c->nodes[0].reply;
 
@@ -347,15 +349,16 @@ other_limit(rl_client *c, const char *name)
 	return rl_seterr(c, RL_EUSAGE, "%s is a semaphore of %lld permit%s, "
 	    "not %ld: every caller must give the same --limit; nothing was "
 	    "changed", name, (long long)rl_elem_int(r, 1, 0),
-	    rl_elem_int(r, 1, 0) == 1 ? "" : "s", c->limit);
+	    rl_elem_int(r, 1, 0) == 1 ? "" : "s", limit);
 }
 
 /* rl_try_acquire of a shared lock, a write lock or a permit. */
 static enum rl_err
-try_kind(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
-    const struct rl_meta *meta, const struct rl_fair *fair,
+try_kind(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
+    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
     enum rl_join join, struct rl_attempt *a)
 {
+	const char *name = l->name;
 	struct rl_round_opts o = rl_opts(c, 1);
 	struct rl_call call;
 	enum rl_err e;
@@ -365,8 +368,8 @@ try_kind(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 		    "locks only");
 	if (name[0] == '\0')
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
-	if ((e = rl_call_acquire(c, name, owner, ttl_ms, meta, join,
-	    c->waiter_ms, &call)) != RL_OK)
+	if ((e = k->acquire(c, l, ttl_ms, meta, join, c->waiter_ms,
+	    &call)) != RL_OK)
 		return e;
 	o.pub = 1;
 	a->sent_ms = rl_now_ms();
@@ -374,19 +377,21 @@ try_kind(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
 	    call.nargs, call.args);
 	if (e == RL_OK && recounted(c))
 		ack_after(c);
-	if (e == RL_OK && (e = other_limit(c, name)) == RL_OK)
-		e = acquire_outcome(c, name, owner, ttl_ms, a);
+	if (e == RL_OK && (e = other_limit(c, name, l->limit)) == RL_OK)
+		e = acquire_outcome(c, k, l, ttl_ms, a);
 	rl_call_free(&call);
 	if (e == RL_EWRONGTYPE)
-		e = other_kind(c, name, a->badkey, 0);
+		e = other_kind(c, name, l->kind, a->badkey, 0);
 	return e;
 }
 
 enum rl_err
-rl_try_acquire(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
+rl_try_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    const struct rl_meta *meta, const struct rl_fair *fair,
     enum rl_join join, struct rl_attempt *a)
 {
+	const char *name = l->name, *owner = l->owner;
+	const struct rl_kind_ops *ops;
 	struct rl_keys k;
 	char ttl[24], pid[24], wt[24], flags[8], mh[24], gu[24], *entry, *json;
 	const char *keys[RL_KEYS_LOCK + 1], *args[16];
@@ -394,8 +399,10 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 
 	memset(a, 0, sizeof(*a));
 	a->ahead = -1;
-	if (c->kind != RL_EXCLUSIVE)
-		return try_kind(c, name, owner, ttl_ms, meta, fair, join, a);
+	if ((ops = rl_kind_check(c, l, 1)) == NULL)
+		return RL_EUSAGE;
+	if (ops->acquire != NULL)
+		return try_kind(c, ops, l, ttl_ms, meta, fair, join, a);
 	if (fair != NULL && fair->waiter_timeout_ms > RL_WAITER_TIMEOUT_MAX_MS)
 		return rl_seterr(c, RL_EUSAGE, "a waiter timeout of %lldms is "
 		    "longer than the most, %lldms",
@@ -423,12 +430,12 @@ rl_try_acquire(rl_client *c, const char *name, const char *owner,
 	if (entry == NULL || json == NULL)
 		e = rl_seterr(c, RL_ENOMEM, "out of memory");
 	else if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
-		e = acquire_outcome(c, name, owner, ttl_ms, a);
+		e = acquire_outcome(c, ops, l, ttl_ms, a);
 	free(entry);
 	free(json);
 	rl_keys_free(&k);
 	if (e == RL_EWRONGTYPE)
-		e = other_kind(c, name, a->badkey, 0);
+		e = other_kind(c, name, l->kind, a->badkey, 0);
 	return e;
 }
 
@@ -472,9 +479,10 @@ rl_leave(rl_client *c, const char *name, const char *owner,
 
 /* rl_release; UNUSED: the hold was never used (rl_release_unused). */
 static enum rl_err
-release(rl_client *c, const char *name, const char *owner, int unused,
+release(rl_client *c, const struct rl_lock *l, int unused,
     enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
 {
+	const struct rl_kind_ops *k = rl_kind_check(c, l, 0);
 	int64_t h[RL_MAX_NODES];
 	const char *np[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
@@ -485,9 +493,11 @@ release(rl_client *c, const char *name, const char *owner, int unused,
 	size_t j, who = 0;
 
 	memset(a, 0, sizeof(*a));
-	if (name[0] == '\0')
+	if (k == NULL)
+		return RL_EUSAGE;
+	if (l->name[0] == '\0')
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
-	if ((e = rl_call_release(c, name, owner, &call)) != RL_OK)
+	if ((e = k->release(c, l, &call)) != RL_OK)
 		return e;
 	if (unused)
 		call.args[call.nargs - 1] = "u";
@@ -511,23 +521,25 @@ release(rl_client *c, const char *name, const char *owner, int unused,
 }
 
 enum rl_err
-rl_release(rl_client *c, const char *name, const char *owner,
-    enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
+rl_release(rl_client *c, const struct rl_lock *l, enum rl_release *rel,
+    int64_t *holds, struct rl_attempt *a)
 {
-	return release(c, name, owner, 0, rel, holds, a);
+	return release(c, l, 0, rel, holds, a);
 }
 
 enum rl_err
-rl_release_unused(rl_client *c, const char *name, const char *owner,
+rl_release_unused(rl_client *c, const struct rl_lock *l,
     enum rl_release *rel, int64_t *holds, struct rl_attempt *a)
 {
-	return release(c, name, owner, 1, rel, holds, a);
+	return release(c, l, 1, rel, holds, a);
 }
 
 enum rl_err
-rl_force_release(rl_client *c, const char *name, const struct rl_meta *by,
-    int *deleted, struct rl_attempt *a)
+rl_force_release(rl_client *c, const char *name, enum rl_lock_kind kind,
+    const struct rl_meta *by, int *deleted, struct rl_attempt *a)
 {
+	const struct rl_lock l = { .name = name, .kind = kind };
+	const struct rl_kind_ops *k = rl_kind_check(c, &l, 0);
 	const char *np[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
 	struct rl_call call;
@@ -538,9 +550,11 @@ rl_force_release(rl_client *c, const char *name, const struct rl_meta *by,
 
 	memset(a, 0, sizeof(*a));
 	*deleted = 0;
+	if (k == NULL)
+		return RL_EUSAGE;
 	if (name[0] == '\0')
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
-	if ((e = rl_call_force(c, name, by, &call)) != RL_OK)
+	if ((e = k->force(c, &l, by, &call)) != RL_OK)
 		return e;
 	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
 	    call.args);
@@ -556,41 +570,6 @@ rl_force_release(rl_client *c, const char *name, const struct rl_meta *by,
 		badtype(c->nodes[who].reply, a);
 	return outcome(c, o, who, "force", "delete", a->badkey,
 	    a->badtype);
-}
-
-enum rl_err
-rl_renew(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
-    int *ours)
-{
-	enum rl_verdict v[RL_MAX_NODES];
-	int64_t acks[RL_MAX_NODES];
-	struct rl_acks ak;
-	struct rl_call call;
-	enum rl_err e;
-	size_t j, yes;
-
-	if (name[0] == '\0')
-		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
-	if ((e = rl_call_renew(c, name, owner, ttl_ms, &call)) != RL_OK)
-		return e;
-	e = rl_run_ack(c, NULL, c->timeout_ms, call.s, call.nkeys, call.keys,
-	    call.nargs, call.args);
-	rl_call_free(&call);
-	if (e != RL_OK)
-		return e;
-	for (j = 0; j < c->n; j++)
-		v[j] = rl_decode_renew(c->nodes[j].reply);
-	if (c->replicas != 0)
-		rl_quorum_acks(v, acks, c->n, rl_acks(c, acks), &ak);
-	ak.dflt = c->replicas < 0;
-	if (rl_combine_renew(v, c->n, ours, &yes) == RL_OUT_OK)
-		return RL_OK;
-	if (c->replicas != 0 && ak.unacked > 0) {
-		rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "renewed",
-		    name, c->n, &ak, c->timeout_ms, "", 0);
-		return RL_EREPLICAS;
-	}
-	return rl_no_quorum(c, "renew");
 }
 
 /* NAME is one of Redisson's semaphores: what it holds, as an error. */
@@ -673,7 +652,7 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 		return RL_OK;
 	case RL_V_WRONGTYPE:
 		wrongtype(c, q->badkey, q->badtype);
-		return other_kind(c, name, q->badkey, 1);
+		return other_kind(c, name, RL_EXCLUSIVE, q->badkey, 1);
 	case RL_V_NONE:
 		return rl_no_quorum(c, "read the queue");
 	default:

@@ -31,6 +31,8 @@
  * tries to reconnect. */
 struct wait {
 	rl_client *c;
+	const struct rl_lock *l;	/* the hold wanted */
+	const struct rl_kind_ops *k;	/* its kind */
 	const char *name, *owner;
 	int64_t ttl_ms;
 	const struct rl_meta *meta;
@@ -549,8 +551,7 @@ queue_behind_java(struct wait *w)
 	const struct rl_attempt *a = w->a;
 
 	if (w->fair != NULL || !w->head || a->owner == NULL ||
-	    a->host != NULL || !rl_one_master(w->c) ||
-	    w->c->kind != RL_EXCLUSIVE)
+	    a->host != NULL || !rl_one_master(w->c) || !w->k->queue)
 		return 0;
 	w->plainq.waiter_timeout_ms = w->c->waiter_ms;
 	w->plainq.want_position = 0;
@@ -605,13 +606,12 @@ attempt(struct wait *w)
 
 	/* Connecting and answering take at most the time left. */
 	w->c->until_ms = w->deadline;
-	e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
-	    w->fair, w->fair != NULL || w->room ? RL_JOIN_AGAIN : RL_JOIN_YES,
-	    w->a);
+	e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
+	    w->fair != NULL || w->room ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
 	if (e == RL_OK && !w->a->acquired && (e = after_attempt(w)) == RL_OK &&
 	    queue_behind_java(w))
-		e = rl_try_acquire(w->c, w->name, w->owner, w->ttl_ms, w->meta,
-		    w->fair, RL_JOIN_YES, w->a);
+		e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
+		    RL_JOIN_YES, w->a);
 	w->c->until_ms = -1;
 	w->try_failed = e == RL_ECONNECT || replaced(w, e);
 	if (w->try_failed)
@@ -655,8 +655,7 @@ next_retry(struct wait *w)
 	 * lives that long); an exclusive waiter that announced itself
 	 * refreshes it every third of its waiter timeout (that of the room
 	 * or the fair queue, its announcement's life). */
-	if ((w->c->kind == RL_SHARED || w->c->kind == RL_WRITE) &&
-	    now + w->c->waiter_ms / 3 < retry)
+	if (!w->k->room && now + w->c->waiter_ms / 3 < retry)
 		retry = now + w->c->waiter_ms / 3;
 	if (a->announced && now + announce_ms(w) < retry)
 		retry = now + announce_ms(w);
@@ -734,16 +733,15 @@ format_sub(const char *const *ch, size_t n, char *cmd[2], size_t len[2])
 static int
 subscribe_cmd(struct wait *w)
 {
-	int rw = w->c->kind == RL_SHARED || w->c->kind == RL_WRITE;
+	int rw = !w->k->room;
 	char *ch, *head[2] = { NULL, NULL };
 	size_t nhead = 1;
 	int r = -1;
 
-	ch = rw ? rl_kind_channel(w->c, w->name) :
-	    rl_kind_waiter_channel(w->c, w->name, w->owner);
+	ch = rw ? rl_kind_channel(w->l) : rl_kind_waiter_channel(w->l);
 	head[0] = rw ? rl_key(RL_PREFIX_CHANNEL, w->name) :
-	    rl_kind_channel(w->c, w->name);
-	if (w->c->kind == RL_EXCLUSIVE)
+	    rl_kind_channel(w->l);
+	if (w->k->queue)
 		head[nhead++] = rl_kind_rw_channel(w->name);
 	w->nhead = (int)nhead;
 	if (ch != NULL && head[0] != NULL && head[nhead - 1] != NULL) {
@@ -817,13 +815,14 @@ give_up(struct wait *w)
 	memcpy(keep, w->c->errstr, sizeof(keep));
 	if (w->fair != NULL)
 		leave_queue(w->c, w->name, w->owner, w->a);
-	if (w->room)
-		last_call(w->c, rl_call_room_leave(w->c, w->name, w->owner,
-		    w->meta, rl_now_ms() - w->c->wait_since_ms, &call), &call);
-	/* A reader has no announcement, but is recorded giving up. */
-	if (w->c->kind == RL_WRITE || w->c->kind == RL_SHARED || w->announced)
-		last_call(w->c, rl_call_unannounce(w->c, w->name, w->owner,
-		    w->meta, rl_now_ms() - w->c->wait_since_ms, &call), &call);
+	/* The kind's way out: the room's, or a read-write lock's (a
+	 * reader has no announcement, but is recorded giving up). */
+	if (w->room || !w->k->room)
+		last_call(w->c, w->k->leave(w->c, w->l, w->meta, rl_now_ms() -
+		    w->c->wait_since_ms, &call), &call);
+	if (w->announced && w->k->room)
+		last_call(w->c, rl_call_unannounce(w->c, w->l, w->meta,
+		    rl_now_ms() - w->c->wait_since_ms, &call), &call);
 	memcpy(w->c->errstr, keep, sizeof(keep));
 }
 
@@ -832,7 +831,6 @@ static enum rl_err
 acquire_waiting(struct wait *w, int64_t wait_ms)
 {
 	rl_client *c = w->c;
-	const char *name = w->name, *owner = w->owner;
 	int64_t ttl_ms = w->ttl_ms;
 	const struct rl_meta *meta = w->meta;
 	const struct rl_fair *fair = w->fair;
@@ -840,7 +838,7 @@ acquire_waiting(struct wait *w, int64_t wait_ms)
 	enum rl_err e;
 	size_t j;
 
-	e = rl_try_acquire(c, name, owner, ttl_ms, meta, fair,
+	e = rl_try_acquire(c, w->l, ttl_ms, meta, fair,
 	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
 	/* Refused for want of replicas in the Sentinel default: a master
 	 * being replaced, or one whose replicas the sentinels do not see
@@ -851,12 +849,11 @@ acquire_waiting(struct wait *w, int64_t wait_ms)
 	}
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
-	w->room = fair == NULL && (c->kind == RL_EXCLUSIVE ||
-	    c->kind == RL_PERMIT);
+	w->room = fair == NULL && w->k->room;
 	if ((e = after_attempt(w)) != RL_OK)
 		return e;
-	if (queue_behind_java(w) && ((e = rl_try_acquire(c, name, owner,
-	    ttl_ms, meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
+	if (queue_behind_java(w) && ((e = rl_try_acquire(c, w->l, ttl_ms,
+	    meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
 		return e;
 	w->sub_at = rl_now_ms();
 	if (subscribe_cmd(w) < 0)
@@ -877,13 +874,14 @@ acquire_waiting(struct wait *w, int64_t wait_ms)
 }
 
 enum rl_err
-rl_acquire(rl_client *c, const char *name, const char *owner, int64_t ttl_ms,
+rl_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
     int64_t wait_ms, const struct rl_meta *meta, const struct rl_fair *fair,
     rl_wait_cb cb, void *cbarg, struct rl_attempt *a)
 {
-	struct wait w = { .c = c, .name = name, .owner = owner,
-	    .ttl_ms = ttl_ms, .meta = meta, .fair = fair, .cb = cb,
-	    .cbarg = cbarg, .a = a, .deadline = -1 };
+	struct wait w = { .c = c, .l = l, .k = rl_kind_ops(l->kind),
+	    .name = l->name, .owner = l->owner, .ttl_ms = ttl_ms,
+	    .meta = meta, .fair = fair, .cb = cb, .cbarg = cbarg, .a = a,
+	    .deadline = -1 };
 	enum rl_err e;
 
 	if (wait_ms >= 0)

@@ -484,6 +484,35 @@ iso() { echo "$(date -u -d "@$(($1 / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d $
 	run -0 rl lock x
 }
 
+@test "unlock finds the kind in one status call: one script call for a plain lock" {
+	a=00000000-0000-4000-8000-00000000000a:1
+	b=00000000-0000-4000-8000-00000000000b:1
+	# calls OWNER LOCK-OPTION...: the script calls of unlock --owner OWNER
+	# of k, locked by A with LOCK-OPTION...; run twice, the first loading
+	# the scripts.
+	calls() {
+		local owner=$1 i
+		shift
+		for i in 1 2; do
+			rcli flushall >/dev/null
+			rl lock --owner "$a" "$@" k >/dev/null
+			rcli config resetstat >/dev/null
+			rl unlock --owner "$owner" k >/dev/null 2>&1 || true
+		done
+		commandstats | grep -o 'evalsha=[0-9]*' | cut -d= -f2
+	}
+	assert_equal "$(calls "$a")" 1
+	key_gone k
+	assert_equal "$(calls "$b")" 2
+	assert_equal "$(calls "$a" --limit 2)" 2
+	assert_equal "$(calls "$a" --write)" 3
+	key_gone k
+	assert_equal "$(calls "$a" -s)" 3
+	key_gone k
+	assert_equal "$(calls "$b" -s)" 2
+	assert_equal "$(calls "$b" --write)" 2
+}
+
 @test "an uncontended lock and unlock each cost one script call" {
 	tok=$(rl lock warm) && rl unlock --owner "$tok" warm
 	rcli config resetstat >/dev/null

@@ -47,7 +47,7 @@ kind_arg(int argc, char **argv, int *i, long *limit, enum mode *mode)
 }
 
 static rl_client *
-connect_to(int kind, long limit, struct rl_url *u, int nu)
+connect_to(struct rl_url *u, int nu)
 {
 	char err[256];
 	rl_client *c;
@@ -63,8 +63,7 @@ connect_to(int kind, long limit, struct rl_url *u, int nu)
 	if (c != NULL && getenv("REDLOCK_HISTORY") != NULL)
 		rl_set_history(c, atol(getenv("REDLOCK_HISTORY")),
 		    RL_HISTORY_TTL_MS);
-	if (c == NULL || rl_set_kind(c, (enum rl_lock_kind)kind, limit) !=
-	    RL_OK || rl_connect(c) != RL_OK) {
+	if (c == NULL || rl_connect(c) != RL_OK) {
 		fprintf(stderr, "bench-lib: cannot connect%s%s\n",
 		    c ? ": " : "", c ? rl_errstr(c) : "");
 		return NULL;
@@ -72,31 +71,35 @@ connect_to(int kind, long limit, struct rl_url *u, int nu)
 	return c;
 }
 
-/* N operations of MODE: 0, or -1 with the error printed. */
+/* N operations of MODE on KIND's hold (its owner made here): 0, or -1 with
+ * the error printed. */
 static int
-run(rl_client *c, enum mode mode, long n, const struct rl_meta *meta)
+run(rl_client *c, const struct rl_lock *kind, enum mode mode, long n,
+    const struct rl_meta *meta)
 {
 	struct rl_fair fair = { .waiter_timeout_ms = 5000 };
 	struct rl_attempt a;
 	enum rl_release rel;
 	char owner[RL_OWNER_MAX];
+	struct rl_lock l;
 	int64_t holds;
 	long i;
 	int ours = 1;
 
 	if (rl_owner_new(owner, sizeof(owner)) < 0)
 		return -1;
+	l = *kind;
+	l.owner = owner;
 	for (i = 0; i < n; i++) {
-		if ((mode != M_RENEW || i == 0) && (rl_try_acquire(c,
-		    "bench-lib", owner, 30000, meta, mode == M_FAIR ? &fair :
-		    NULL, RL_JOIN_NO, &a) != RL_OK || !a.acquired))
+		if ((mode != M_RENEW || i == 0) && (rl_try_acquire(c, &l,
+		    30000, meta, mode == M_FAIR ? &fair : NULL, RL_JOIN_NO,
+		    &a) != RL_OK || !a.acquired))
 			goto fail;
-		if (mode == M_RENEW && (rl_renew(c, "bench-lib", owner, 30000,
-		    &ours) != RL_OK || !ours))
+		if (mode == M_RENEW && (rl_renew(c, &l, 30000, &ours) !=
+		    RL_OK || !ours))
 			goto fail;
-		if ((mode != M_RENEW || i == n - 1) && (rl_release(c,
-		    "bench-lib", owner, &rel, &holds, &a) != RL_OK ||
-		    rel != RL_RELEASED))
+		if ((mode != M_RENEW || i == n - 1) && (rl_release(c, &l, &rel,
+		    &holds, &a) != RL_OK || rel != RL_RELEASED))
 			goto fail;
 	}
 	return 0;
@@ -110,6 +113,7 @@ main(int argc, char **argv)
 {
 	struct rl_url u[MAX_URLS];
 	struct rl_meta meta = { .cmd = "bench-lib" };
+	struct rl_lock hold = { .name = "bench-lib" };
 	char err[256], host[256] = "";
 	int64_t t0, t1;
 	rl_client *c;
@@ -135,10 +139,12 @@ main(int argc, char **argv)
 	meta.host = host;
 	meta.pid = (long)getpid();
 	meta.user = getenv("USER") ? getenv("USER") : "";
-	if ((c = connect_to(kind, limit, u, nu)) == NULL)
+	if ((c = connect_to(u, nu)) == NULL)
 		return 69;
+	hold.kind = (enum rl_lock_kind)kind;
+	hold.limit = limit;
 	t0 = rl_now_ms();
-	if (run(c, mode, n, &meta) < 0)
+	if (run(c, &hold, mode, n, &meta) < 0)
 		return 70;
 	t1 = rl_now_ms();
 	printf("%.0f\n", (double)n * 1000 / (double)(t1 > t0 ? t1 - t0 : 1));

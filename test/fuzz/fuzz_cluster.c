@@ -67,6 +67,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rl_url u = { 0 };
+	const struct rl_lock x = { .name = "x", .owner = "o:1" };
 	struct rl_attempt a;
 	rl_client *c;
 	size_t n = 0;
@@ -79,7 +80,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u.host = (char *)"127.0.0.1";
 	u.port = 7000;
 	if ((c = rl_client_new(&u, 100, 60)) != NULL) {
-		rl_try_acquire(c, "x", "o:1", 1000, NULL, NULL, RL_JOIN_NO, &a);
+		rl_try_acquire(c, &x, 1000, NULL, NULL, RL_JOIN_NO, &a);
 		if (a.owner != NULL)
 			(void)strlen(a.owner);
 		rl_scan(c, count, &n);

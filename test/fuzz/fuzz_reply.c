@@ -113,6 +113,7 @@ status_lists(const struct rl_status *st)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const struct rl_lock x = { .name = "x", .owner = "o:1" };
 	struct rl_url u = { 0 };
 	struct rl_attempt a;
 	struct rl_status st;
@@ -131,11 +132,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u.host = (char *)"127.0.0.1";
 	u.port = 6379;
 	if ((c = rl_client_new(&u, 100, 100)) != NULL) {
-		rl_try_acquire(c, "x", "o:1", 1000, NULL, NULL, RL_JOIN_NO, &a);
+		rl_try_acquire(c, &x, 1000, NULL, NULL, RL_JOIN_NO, &a);
 		if (a.owner != NULL)
 			(void)strlen(a.owner);
-		rl_release(c, "x", "o:1", &rel, &holds, &a);
-		rl_renew(c, "x", "o:1", 1000, &ours);
+		rl_release(c, &x, &rel, &holds, &a);
+		rl_renew(c, &x, 1000, &ours);
 		if (rl_status(c, "x", &st) == RL_OK && st.owner != NULL)
 			(void)strlen(st.owner);
 		status_lists(&st);

@@ -12,6 +12,7 @@
 
 #include "rl_kind.h"
 #include "rl_quorum.h"
+#include "rl_round.h"
 #include "rl_sentinel.h"
 
 /* ---- replies, as hiredis reads them ---- */
@@ -1577,6 +1578,88 @@ test_sentinel_replicas(void **state)
 	assert_int_equal(rl_sentinel_replicas(R("nil")), -1);
 }
 
+/* Each kind's table: its calls, queue, room, masters and heartbeat. */
+static void
+test_kind_tables(void **state)
+{
+	static const char *const history[] = { NULL, "read", "write",
+	    "permit" };
+	enum rl_lock_kind k;
+
+	(void)state;
+	for (k = RL_EXCLUSIVE; k <= RL_PERMIT; k++) {
+		const struct rl_kind_ops *o = rl_kind_ops(k);
+
+		assert_int_equal(o->kind, k);
+		assert_non_null(o->release);
+		assert_non_null(o->renew);
+		assert_non_null(o->force);
+		assert_non_null(o->leave);
+		assert_non_null(o->channel);
+		assert_int_equal(o->acquire == NULL, k == RL_EXCLUSIVE);
+		assert_int_equal(o->several == NULL, k == RL_EXCLUSIVE);
+		assert_int_equal(o->queue, k == RL_EXCLUSIVE);
+		assert_int_equal(o->room, k == RL_EXCLUSIVE || k == RL_PERMIT);
+		assert_int_equal(o->renew_max_ms, k == RL_SHARED ||
+		    k == RL_PERMIT ? RL_SHARED_RENEW_MAX_MS : 0);
+		if (history[k] == NULL)
+			assert_null(o->history);
+		else
+			assert_string_equal(o->history, history[k]);
+	}
+	assert_string_equal(rl_kind_ops(RL_SHARED)->mode, "read");
+	assert_string_equal(rl_kind_ops(RL_WRITE)->mode, "write");
+}
+
+/* The hold's kind, not the client, chooses the script: a read hold is
+ * given back by the read-write lock's release, in read mode. */
+static void
+test_kind_calls(void **state)
+{
+	static const char *const release[] = { "release", "rw_release",
+	    "rw_release", "permit_release" };
+	static const char *const renew[] = { "renew", "rw_renew", "rw_renew",
+	    "permit_renew" };
+	struct rl_url u[3] = { { .host = (char *)"127.0.0.1", .port = 1 },
+	    { .host = (char *)"127.0.0.1", .port = 2 },
+	    { .host = (char *)"127.0.0.1", .port = 3 } };
+	struct rl_lock l = { .name = "n", .owner = "o:1" };
+	rl_client *c = rl_client_new(&u[0], 100, 100), *three;
+	struct rl_call call;
+
+	(void)state;
+	assert_non_null(c);
+	for (l.kind = RL_EXCLUSIVE; l.kind <= RL_PERMIT; l.kind++) {
+		assert_int_equal(rl_kind_ops(l.kind)->release(c, &l, &call),
+		    RL_OK);
+		assert_string_equal(call.s->name, release[l.kind]);
+		if (l.kind == RL_SHARED || l.kind == RL_WRITE)
+			assert_string_equal(call.args[1],
+			    rl_kind_ops(l.kind)->mode);
+		rl_call_free(&call);
+		assert_int_equal(rl_kind_ops(l.kind)->renew(c, &l, 1000,
+		    &call), RL_OK);
+		assert_string_equal(call.s->name, renew[l.kind]);
+		rl_call_free(&call);
+	}
+	/* Several masters take plain locks only; a permit needs a limit. */
+	three = rl_client_new_multi(u, 3, 100, 100);
+	assert_non_null(three);
+	l.kind = RL_EXCLUSIVE;
+	assert_non_null(rl_kind_check(three, &l, 1));
+	l.kind = RL_SHARED;
+	assert_null(rl_kind_check(three, &l, 0));
+	assert_string_equal(rl_errstr(three), "shared locks are not "
+	    "available across several masters");
+	assert_non_null(rl_kind_check(c, &l, 1));
+	l.kind = RL_PERMIT;
+	l.limit = 0;
+	assert_null(rl_kind_check(c, &l, 1));
+	assert_non_null(rl_kind_check(c, &l, 0));
+	rl_client_free(three);
+	rl_client_free(c);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -1618,6 +1701,8 @@ main(void)
 		T(test_events_infer),
 		T(test_events_infer_kinds),
 		T(test_history_entry),
+		T(test_kind_tables),
+		T(test_kind_calls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
