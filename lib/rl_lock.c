@@ -125,7 +125,6 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
     int quiet)
 {
 	struct rl_round_opts o = rl_opts_pub(c);
-	redisReply *saved[RL_MAX_NODES];
 	struct rl_call call;
 
 	if (k->release(c, l, &call) != RL_OK)
@@ -134,9 +133,8 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 		call.args[1] = "";
 	/* Not acquired: its minimum hold (--min-hold) is not kept. */
 	call.args[call.nargs - 1] = "u";
-	rl_replies_save(c, saved);
+	o.aside = 1;
 	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
-	rl_replies_restore(c, saved);
 	rl_call_free(&call);
 }
 
@@ -207,7 +205,6 @@ static void
 ack_after(rl_client *c)
 {
 	struct rl_round_opts o = rl_opts(c, 1);
-	redisReply *saved[RL_MAX_NODES];
 	char n[16], ms[24];
 	const char *argv[3] = { "WAIT", n, ms };
 	size_t j, yes = 0, seen = 0;
@@ -224,12 +221,11 @@ ack_after(rl_client *c)
 	snprintf(ms, sizeof(ms), "%lld", (long long)(c->timeout_ms > 0 ?
 	    c->timeout_ms : 1));
 	o.keep = 1;
+	o.aside = 1;
 	o.reply_ms += c->timeout_ms;
-	rl_replies_save(c, saved);
 	rl_round_end(&c->round);
 	if (rl_round_command(&c->round, c->nodes, c->n, &o, 3, argv) == 0)
 		rl_round_run(&c->round);
-	rl_round_end(&c->round);
 	for (j = 0; j < c->n; j++) {
 		/* The Sentinel default: a master without replicas
 		 * waited in vain, and is not held back. */
@@ -241,7 +237,7 @@ ack_after(rl_client *c)
 		    c->nodes[j].reply->type == REDIS_REPLY_INTEGER ?
 		    c->nodes[j].reply->integer : -1;
 	}
-	rl_replies_restore(c, saved);
+	rl_round_end(&c->round);
 }
 
 /* The acquire round, with WAIT for the replicas behind it. A caller that

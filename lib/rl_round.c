@@ -134,6 +134,36 @@ start(struct rl_round *r, struct rl_node *nodes, size_t n,
 	return 0;
 }
 
+/* A round on the side (opts aside) takes the replies of the round before
+ * out of the nodes, to put them back at its end (rl_round_end). */
+static void
+set_aside(struct rl_round *r, struct rl_node *nodes, size_t n,
+    const struct rl_round_opts *o)
+{
+	size_t j;
+
+	r->nodes = nodes;
+	r->n = n;
+	r->aside = o->aside;
+	for (j = 0; j < n && o->aside; j++) {
+		r->before[j] = nodes[j].reply;
+		nodes[j].reply = NULL;
+	}
+}
+
+static void
+put_back(struct rl_round *r)
+{
+	size_t j;
+
+	for (j = 0; j < r->n && r->aside; j++) {
+		if (r->nodes[j].reply != NULL)
+			freeReplyObject(r->nodes[j].reply);
+		r->nodes[j].reply = r->before[j];
+	}
+	r->aside = 0;
+}
+
 static int
 format(char **out, size_t *len, int argc, const char **argv)
 {
@@ -179,6 +209,7 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	int argc = 0, i;
 
 	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
+	set_aside(r, nodes, n, o);
 	r->sha = s != NULL ? s->sha : NULL;
 	r->wait_ms = 0;
 	r->wait_seen = 0;
@@ -209,6 +240,7 @@ rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, int argc, const char **argv)
 {
 	r->full = r->scmd = r->sfull = r->wait = NULL;
+	set_aside(r, nodes, n, o);
 	r->sha = NULL;
 	r->wait_ms = 0;
 	r->wait_seen = 0;
@@ -496,12 +528,8 @@ resend(struct rl_round *r, struct rl_node *nd)
 		node_fail(nd, RL_ENOMEM, "out of memory");
 }
 
-/* The address of ND becomes HOST:PORT (its own again at the end of the
- * round, after an ASK). Its connection is replaced, and replies still due
- * on it with it: what was pipelined behind the command (WAIT) ran on the
- * wrong node and counts for nothing. */
-static void
-move_to(struct rl_node *nd, char *host, int port, int ask)
+void
+rl_node_move(struct rl_node *nd, char *host, int port, int ask)
 {
 	nd->stale = 0;
 	rl_conn_close(&nd->conn);
@@ -566,7 +594,7 @@ redirect(struct rl_round *r, struct rl_node *nd, const char *str,
 		return 0;
 	}
 	nd->redirects += !back;
-	move_to(nd, host, port, ask);
+	rl_node_move(nd, host, port, ask);
 	nd->retry_at = back ? now + RL_TRYAGAIN_MS : 0;
 	nd->deadline = (back ? nd->retry_at : now) + r->o.connect_ms +
 	    r->o.reply_ms + r->wait_ms;
@@ -803,6 +831,23 @@ rl_round_run(struct rl_round *r)
 	}
 }
 
+redisReply *
+rl_round_once(struct rl_node *nd, const struct rl_round_opts *o, int argc,
+    const char **argv)
+{
+	struct rl_round r;
+	redisReply *rep;
+
+	memset(&r, 0, sizeof(r));
+	if (rl_round_command(&r, nd, 1, o, argc, argv) < 0)
+		return NULL;
+	rl_round_run(&r);
+	rl_round_end(&r);
+	rep = nd->reply;
+	nd->reply = NULL;
+	return rep;
+}
+
 size_t
 rl_round_answered(const struct rl_round *r)
 {
@@ -835,5 +880,6 @@ rl_round_end(struct rl_round *r)
 	if (r->wait != NULL)
 		redisFreeCommand(r->wait);
 	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
+	put_back(r);
 	r->done = 1;
 }

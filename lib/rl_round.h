@@ -118,6 +118,12 @@ struct rl_round_opts {
 	int learn;		/* pub, and a new connection's HELLO must
 				 * have answered first: the script surely
 				 * publishes */
+	int aside;		/* a round on the side of a call (a release
+				 * that undoes, a WAIT after the fact): the
+				 * replies of the round before, which
+				 * strings handed to callers point into,
+				 * are put back at its end (rl_round_end),
+				 * its own freed */
 };
 
 struct rl_round {
@@ -139,6 +145,9 @@ struct rl_round {
 	size_t nsent;		/* to how many masters */
 	int sent;
 	int done;
+	int aside;		/* o.aside: BEFORE holds the replies of the
+				 * round before, until the end */
+	redisReply *before[RL_MAX_NODES];
 };
 
 /* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the address (*HOST is the
@@ -149,6 +158,16 @@ int rl_redirection(const char *str, char **host, int *port, int *ask);
  * counted: a node that names itself is not a ping-pong. */
 int rl_hops_back(const struct rl_hops *h, const struct rl_url *at,
     const char *host, int port);
+/* The one place a master's address changes after a MOVED or an ASK
+ * (rl_redirection): it becomes HOST:PORT (HOST is taken over), for its
+ * commands and its subscription alike. Its command connection is closed,
+ * and replies still due on it with it: what was pipelined behind the
+ * command (WAIT) ran on the wrong node and counts for nothing. After an
+ * ASK, the address holds for the round only (its own again at the
+ * round's end) and the command goes behind ASKING; after a MOVED, it
+ * stays, and the subscription is closed too (made again at the new
+ * address). */
+void rl_node_move(struct rl_node *nd, char *host, int port, int ask);
 /* Remember AT in H (when not there yet, and while there is room); -1
  * when out of memory. */
 int rl_hops_add(struct rl_hops *h, const struct rl_url *at);
@@ -193,9 +212,15 @@ int64_t rl_round_wake(const struct rl_round *r);
 int rl_round_step(struct rl_round *r, int64_t now);
 /* Step until done, polling in between. */
 void rl_round_run(struct rl_round *r);
+/* A command (ARGV, ARGC words) on ND alone, run to its end: its reply,
+ * the caller's to keep and free (later rounds leave it alone), or NULL
+ * (ND's err and why say why; nothing when out of memory). */
+redisReply *rl_round_once(struct rl_node *nd, const struct rl_round_opts *o,
+    int argc, const char **argv);
 /* Masters that answered (a reply that is not an error). */
 size_t rl_round_answered(const struct rl_round *r);
-/* Free the command; masters still due are given up on. */
+/* Free the command; masters still due are given up on. The one place
+ * replies outlive a round on the side (opts aside): they are put back. */
 void rl_round_end(struct rl_round *r);
 
 #endif

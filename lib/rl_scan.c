@@ -84,25 +84,18 @@ names(rl_client *c, const redisReply *keys, struct seen *s,
 	return stop;
 }
 
-/* One SCAN step on node ND: the reply, taken out of the node (the
- * callback runs rounds of its own), or NULL. */
+/* One SCAN step on node ND: the reply, ours (the callback runs rounds of
+ * its own), or NULL. */
 static redisReply *
 scan_step(rl_client *c, struct rl_node *nd, const char *cursor)
 {
 	struct rl_round_opts o = rl_opts(c, 1);
 	const char *argv[6] = { "SCAN", cursor, "MATCH",
 	    RL_PREFIX_HOLDER ":*", "COUNT", "1000" };
-	struct rl_round r;
 	redisReply *rep;
 
 	o.reply_ms = c->timeout_ms;
-	memset(&r, 0, sizeof(r));
-	if (rl_round_command(&r, nd, 1, &o, 6, argv) < 0)
-		return NULL;
-	rl_round_run(&r);
-	rl_round_end(&r);
-	rep = nd->reply;
-	nd->reply = NULL;
+	rep = rl_round_once(nd, &o, 6, argv);
 	if (rep != NULL && (rep->type != REDIS_REPLY_ARRAY ||
 	    rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
 	    rep->element[1]->type != REDIS_REPLY_ARRAY)) {
@@ -139,18 +132,10 @@ scan_one(rl_client *c, struct rl_node *nd, struct seen *s,
 static redisReply *
 ask(rl_client *c, struct rl_node *nd, const char *cmd, const char *arg)
 {
-	struct rl_round_opts o = rl_opts(c, 1);
+	const struct rl_round_opts o = rl_opts(c, 1);
 	const char *argv[2] = { cmd, arg };
-	struct rl_round r;
-	redisReply *rep;
+	redisReply *rep = rl_round_once(nd, &o, 2, argv);
 
-	memset(&r, 0, sizeof(r));
-	if (rl_round_command(&r, nd, 1, &o, 2, argv) < 0)
-		return NULL;
-	rl_round_run(&r);
-	rl_round_end(&r);
-	rep = nd->reply;
-	nd->reply = NULL;
 	if (rep == NULL && nd->refused) {
 		nd->err = RL_OK;
 		nd->why[0] = '\0';

@@ -281,11 +281,7 @@ sub_moved(struct wait *w, size_t j, const char *str, int64_t now)
 		return 0;
 	}
 	w->moved[j] += !back;
-	rl_conn_close(&nd->conn);
-	rl_conn_close(&nd->sub);
-	free(nd->url.host);
-	nd->url.host = host;
-	nd->url.port = port;
+	rl_node_move(nd, host, port, 0);
 	w->listening[j] = 0;
 	w->sub_at = now + (back ? RL_TRYAGAIN_MS : 0);
 	return 0;
@@ -787,15 +783,13 @@ last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 {
 	char keep[sizeof(c->errstr)];
 	struct rl_round_opts o = rl_opts_pub(c);
-	redisReply *saved[RL_MAX_NODES];
 
 	if (made != RL_OK)
 		return;
 	memcpy(keep, c->errstr, sizeof(keep));
-	rl_replies_save(c, saved);
+	o.aside = 1;
 	rl_run(c, &o, call->s, call->nkeys, call->keys, call->nargs,
 	    call->args);
-	rl_replies_restore(c, saved);
 	memcpy(c->errstr, keep, sizeof(keep));
 	rl_call_free(call);
 }

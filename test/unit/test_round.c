@@ -636,7 +636,7 @@ test_connect_failing_under_way(void **state)
 static void
 test_connect_timeout_then_the_rest_are_asked(void **state)
 {
-	struct rl_round_opts o = { 2, 30, 2000, 0, 0, 0 };
+	struct rl_round_opts o = { 2, 30, 2000, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0 = rl_now_ms();
 
@@ -914,7 +914,7 @@ static void
 test_command_round_sends_it_as_is(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 
 	(void)state;
@@ -943,7 +943,7 @@ test_command_round_sends_it_as_is(void **state)
 static void
 test_step_never_blocks(void **state)
 {
-	struct rl_round_opts o = { 1, 10000, 10000, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 10000, 10000, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0, now;
 	int i;
@@ -1564,7 +1564,7 @@ static void
 test_keep_does_not_reconnect(void **state)
 {
 	struct rl_round *r = &rd;
-	struct rl_round_opts o = { 1, 2000, 2000, 1, 0, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 1, 0, 0, 0 };
 	const char *argv[3] = { "WAIT", "1", "100" };
 
 	(void)state;
@@ -1767,6 +1767,100 @@ test_tryagain_sends_again_later(void **state)
 	rl_round_end(r);
 }
 
+/* A round on the side (opts aside) leaves the replies of the round before
+ * in place once it ends, its own freed: strings handed to callers point
+ * into them. */
+static void
+test_aside_round_puts_the_replies_before_back(void **state)
+{
+	static const char *argv[] = { "PING" };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
+	struct rl_round *r = &rd;
+	redisReply *before;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, ":7\r\n");
+	rl_round_run(r);
+	rl_round_end(r);
+	before = nodes[0].reply;
+	assert_non_null(before);
+	o.aside = 1;
+	assert_int_equal(rl_round_command(r, nodes, 1, &o, 1, argv), 0);
+	assert_null(nodes[0].reply);
+	answer(r, &srvs[0], 2, "+PONG\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->type, REDIS_REPLY_STATUS);
+	rl_round_end(r);
+	assert_ptr_equal(nodes[0].reply, before);
+	assert_int_equal(nodes[0].reply->integer, 7);
+	/* Ended twice, put back once. */
+	rl_round_end(r);
+	assert_ptr_equal(nodes[0].reply, before);
+	/* Not aside: the round before's replies go. */
+	o.aside = 0;
+	assert_int_equal(rl_round_command(r, nodes, 1, &o, 1, argv), 0);
+	assert_null(nodes[0].reply);
+	answer(r, &srvs[0], 3, "+PONG\r\n");
+	rl_round_run(r);
+	rl_round_end(r);
+	assert_int_equal(nodes[0].reply->type, REDIS_REPLY_STATUS);
+}
+
+/* rl_round_once: the reply is the caller's, not the node's; a master out
+ * of reach says why. */
+static void
+test_round_once_hands_the_reply_over(void **state)
+{
+	static const char *argv[] = { "PING" };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
+
+	(void)state;
+	plain_masters(1);
+	srvs[0].refuse = 1;
+	assert_null(rl_round_once(&nodes[0], &o, 1, argv));
+	assert_null(nodes[0].reply);
+	assert_int_equal(nodes[0].err, RL_ECONNECT);
+	assert_true(nodes[0].why[0] != '\0');
+}
+
+/* The one place a master's address changes: after a MOVED for good, its
+ * subscription with it; after an ASK for the round, behind ASKING. */
+static void
+test_node_move_after_moved_and_ask(void **state)
+{
+	struct rl_node *nd = &nodes[0];
+	char *h;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(rl_conn_open(&nd->conn), 0);
+	assert_int_equal(rl_conn_open(&nd->sub), 0);
+	assert_non_null(h = strdup("127.0.0.1"));
+	rl_node_move(nd, h, 6392, 1);
+	assert_int_equal(nd->conn.state, RL_CONN_CLOSED);
+	assert_true(nd->sub.state != RL_CONN_CLOSED);
+	assert_int_equal(nd->url.port, 6392);
+	assert_int_equal(nd->home_port, 6391);
+	assert_non_null(nd->home);
+	assert_int_equal(nd->asking, 1);
+	assert_non_null(h = strdup("127.0.0.1"));
+	rl_node_move(nd, h, 6393, 0);
+	assert_int_equal(nd->sub.state, RL_CONN_CLOSED);
+	assert_int_equal(nd->url.port, 6393);
+	assert_int_equal(nd->asking, 0);
+	/* The round's end takes it home. */
+	rl_round_end(&rd);
+	assert_non_null(nd->home);
+	rd.nodes = nodes;
+	rd.n = 1;
+	rl_round_end(&rd);
+	assert_null(nd->home);
+	assert_int_equal(nd->url.port, 6391);
+}
+
 int
 main(void)
 {
@@ -1810,6 +1904,9 @@ main(void)
 		T(test_pubsub_sharded_and_classic_by_request),
 		T(test_pubsub_sharded_refuses_an_older_server),
 		T(test_tryagain_sends_again_later),
+		T(test_aside_round_puts_the_replies_before_back),
+		T(test_round_once_hands_the_reply_over),
+		T(test_node_move_after_moved_and_ask),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
