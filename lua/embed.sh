@@ -44,11 +44,15 @@
 # A header line that breaks these rules fails the build, named by its
 # file and line.
 # usage: embed.sh OUTPUT PRELUDE.lua SCRIPT.lua...
+#        embed.sh -p PRELUDE.lua SCRIPT.lua   (SCRIPT as embedded, its
+#        prelude part, names and body, on standard output: for the tests
+#        that run a script with EVAL; not checked by luac)
 set -eu
 out=$1
 prelude=$2
 shift 2
 tmp=$out.tmp
+[ "$out" != -p ] || tmp=$(mktemp)
 luac=${LUAC:-luac5.1}
 me=lua/embed.sh
 trap 'rm -f "$tmp" "$tmp.src" "$tmp.map" "$tmp.err" "$tmp.c" "$tmp.lua"' EXIT
@@ -306,6 +310,13 @@ syntax() {
 	}' "$2" "$tmp.err" >&2
 	exit 1
 }
+
+if [ "$out" = -p ]; then
+	header "$1" "$(basename "$1" .lua)" "$tmp.c" "$tmp.lua"
+	needed "$prelude" "$1" "$tmp.map"
+	cat "$tmp.lua" "$1"
+	exit 0
+fi
 
 # The prelude's layout first (for none of its definitions), then its
 # syntax, then each script's.
