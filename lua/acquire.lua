@@ -275,7 +275,8 @@ if queue then
   if head == A_owner then ahead = 0 end
   if free and head and head ~= A_owner then
     local dl = rl_waiter_deadline(K_waiter, head) or
-               rl_score_deadline(tonumber(redis.call('ZSCORE', K_timeout, head)))
+               rl_score_deadline(tonumber(redis.call('ZSCORE', K_timeout,
+                                                     head)))
     if dl then head_wait = dl - now_ms end
     -- Dead heads dropped before a free lock: the new head may be one
     -- that only a message wakes (Redisson's sleeps on its last answer).
@@ -284,7 +285,8 @@ if queue then
 end
 local listen = false
 if room and string.find(flags, 'j', 1, true) then
-  listen = rl_room_join(K_room, K_listener, A_owner, now_ms, tonumber(A_waiter_timeout))
+  listen = rl_room_join(K_room, K_listener, A_owner, now_ms,
+                        tonumber(A_waiter_timeout))
 end
 -- An exclusive waiter held up by readers announces itself (a key of
 -- another type, or a write the server refuses: it waits unannounced).
@@ -293,8 +295,8 @@ if joins and not free then
   local w = redis.pcall('GET', K_writer)
   if w == A_owner or (not w and
       redis.call('HGET', K_lock, 'mode') == 'read') then
-    announced = not redis.pcall('SET', K_writer, A_owner, 'PX', A_waiter_timeout).err
-        and 1
+    announced = not redis.pcall('SET', K_writer, A_owner, 'PX',
+                                A_waiter_timeout).err and 1
   end
 end
 -- A caller that does not wait (-n) goes without it: a busy skip.

@@ -87,7 +87,8 @@ end
 local nopub = false
 -- No fair queue and no room (the common case): one call for both.
 if redis.call('EXISTS', K_queue, K_room or K_queue) > 0 and
-    not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil, A_message) and
+    not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil,
+                      A_message) and
          rl_room_wake(K_room, K_listener, K_channel, A_message)) then
   nopub = K_channel
 end

@@ -128,7 +128,8 @@ end
 if free < 1 then
   local listen = false
   if room then
-    listen = rl_room_join(K_room, K_listener, A_permit, now_ms, tonumber(A_waiter_timeout))
+    listen = rl_room_join(K_room, K_listener, A_permit, now_ms,
+                          tonumber(A_waiter_timeout))
   end
   local first = redis.call('ZRANGE', K_permits, 0, 0, 'WITHSCORES')
   local d = rl_decode(first[1] and redis.call('HGET', K_holder, first[1]))

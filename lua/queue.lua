@@ -52,7 +52,8 @@ if owner then
 else
   out[2] = {}
 end
-out[3] = K_listener and rl_room_count(K_room, K_listener, K_timeout, now_ms) or 0
+out[3] = K_listener and rl_room_count(K_room, K_listener, K_timeout, now_ms)
+         or 0
 out[4] = {}
 local mode = redis.call('HGET', K_lock, 'mode')
 if owner and (mode == 'read' or (mode == 'write' and not rl_plain(K_lock))) then
@@ -64,8 +65,8 @@ if owner and (mode == 'read' or (mode == 'write' and not rl_plain(K_lock))) then
   end
   local first = K_writer and redis.pcall('GET', K_writer)
   if type(first) ~= 'string' then first = false end
-  out[4] = {mode, readers, A_rwchannel and rl_listeners(A_rwchannel) or 0, first,
-            first and redis.call('PTTL', K_writer) or false}
+  out[4] = {mode, readers, A_rwchannel and rl_listeners(A_rwchannel) or 0,
+            first, first and redis.call('PTTL', K_writer) or false}
 end
 for _, w in ipairs(redis.call('LRANGE', K_queue, 0, -1)) do
   local dl = rl_waiter_deadline(K_waiter, w) or
