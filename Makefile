@@ -127,13 +127,17 @@ deps:
 # Structure: no include or call cycle between lib files (nm on their
 # objects), no function over 80 lines, the Lua scripts' syntax as embedded
 # (luac5.1 -p) and embed.sh's checks on copies of lua/ with a mistake
-# each. All run, then any fails it.
+# each, and no script key or argument named by its position outside the
+# generated code (check-calls.sh, with copies that must fail). All run,
+# then any fails it.
 check:
 	test/deps.sh build
 	$(MAKE) $(LIB_OBJ)
 	@s=0; \
 	echo "== test/check-embed.sh (lua/ as embedded, then lua/ with mistakes)"; \
 	test/check-embed.sh || s=1; \
+	echo "== test/check-calls.sh (keys and arguments by name, then mistakes)"; \
+	test/check-calls.sh || s=1; \
 	echo "== test/check-cycles.sh build/obj/lib"; \
 	test/check-cycles.sh build/obj/lib || s=1; \
 	echo "== test/check-length.sh 80 lib/*.c cmd/*.c"; \

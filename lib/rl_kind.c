@@ -21,13 +21,24 @@ rl_call_free(struct rl_call *call)
 	memset(call, 0, sizeof(*call));
 }
 
+const char *
+rl_call_own(struct rl_call *call, char *s)
+{
+	if (s == NULL || call->nown == sizeof(call->own) /
+	    sizeof(call->own[0])) {
+		free(s);
+		call->nomem = 1;
+		return NULL;
+	}
+	call->own[call->nown++] = s;
+	return s;
+}
+
 /* S, kept by the call; NULL when out of memory. */
 static const char *
 own(struct rl_call *call, char *s)
 {
-	if (s != NULL)
-		call->own[call->nown++] = s;
-	return s;
+	return rl_call_own(call, s);
 }
 
 char *
@@ -49,25 +60,91 @@ rl_history_entry(const char *const *f, size_t n)
 	return s;
 }
 
-static const char *
-num(struct rl_call *call, size_t i, int64_t v)
+const char *
+rl_call_num(struct rl_call *call, size_t i, int64_t v)
 {
 	snprintf(call->num[i], sizeof(call->num[i]), "%lld", (long long)v);
 	return call->num[i];
 }
 
-/* The keys named by PREFIX (Redisson's "PREFIX:{NAME}") or SUFFIX
- * ("{NAME}:SUFFIX"), as the call's own. */
+static const char *
+num(struct rl_call *call, size_t i, int64_t v)
+{
+	return rl_call_num(call, i, v);
+}
+
+/* The key named by PREFIX (Redisson's "PREFIX:{NAME}"), as the call's
+ * own. */
 static const char *
 key(struct rl_call *call, const char *prefix, const char *name)
 {
 	return own(call, rl_key(prefix, name));
 }
 
+/* "{NAME}:SUFFIX" with OWNER in SUFFIX the owner token, as the call's
+ * own. */
 static const char *
-suffixed(struct rl_call *call, const char *name, const char *suffix)
+suffixed(struct rl_call *call, const char *name, const char *suffix,
+    const char *owner)
 {
-	return own(call, rl_key_suffix(name, suffix));
+	const char *at = strstr(suffix, "OWNER");
+	size_t n;
+	char *s;
+
+	if (at == NULL)
+		return own(call, rl_key_suffix(name, suffix));
+	if (owner == NULL)
+		return own(call, NULL);
+	n = strlen(suffix) + strlen(owner);
+	if ((s = malloc(n)) == NULL)
+		return own(call, NULL);
+	snprintf(s, n, "%.*s%s%s", (int)(at - suffix), suffix, owner,
+	    at + sizeof("OWNER") - 1);
+	own(call, s);
+	return own(call, rl_key_suffix(name, s));
+}
+
+/* The key of TEMPLATE (lua/embed.sh: NAME, PREFIX:{NAME}, {NAME} or
+ * {NAME}:SUFFIX) for lock NAME and OWNER, as the call's own. */
+static const char *
+template_key(struct rl_call *call, const char *t, const char *name,
+    const char *owner)
+{
+	const char *brace = strstr(t, "{NAME}");
+	char prefix[64];
+
+	if (strcmp(t, "NAME") == 0)
+		return name;
+	if (brace == NULL || (brace > t && (brace[-1] != ':' ||
+	    brace - t > (ptrdiff_t)sizeof(prefix) || brace[6] != '\0')))
+		return own(call, NULL);
+	if (brace > t) {
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(brace - t - 1),
+		    t);
+		return own(call, rl_key(prefix, name));
+	}
+	if (brace[6] == '\0')
+		return own(call, rl_key_suffix(name, NULL));
+	return brace[6] == ':' ? suffixed(call, name, brace + 7, owner) :
+	    own(call, NULL);
+}
+
+void
+rl_call_make(struct rl_call *call, const struct rl_script *s,
+    const char *name, const char *owner)
+{
+	int i;
+
+	memset(call, 0, sizeof(*call));
+	call->s = s;
+	call->nkeys = s->nkeys;
+	call->nargs = s->nargs;
+	for (i = 0; i < s->nkeys; i++)
+		call->keys[i] = template_key(call, s->templates[i], name,
+		    owner);
+	/* lua/embed.sh: the publish argument is the last one. */
+	if (s->pub >= 0)
+		call->args[s->pub] = "PUBLISH";
 }
 
 /* A redlock owner token: a UUID in lower-case hex, ':', and a pid of 1 to
@@ -123,22 +200,6 @@ permit_key(struct rl_call *call, const char *owner)
 	return own(call, id);
 }
 
-/* A reader's lease prefix "{NAME}:OWNER:rwlock_timeout". */
-static const char *
-read_leases(struct rl_call *call, const char *name, const char *owner)
-{
-	size_t n = strlen(owner) + sizeof(":rwlock_timeout");
-	char *s = malloc(n);
-	const char *k;
-
-	if (s == NULL)
-		return NULL;
-	snprintf(s, n, "%s:rwlock_timeout", owner);
-	k = suffixed(call, name, s);
-	free(s);
-	return k;
-}
-
 static const char *
 mode(const struct rl_lock *l)
 {
@@ -146,30 +207,41 @@ mode(const struct rl_lock *l)
 }
 
 /* Every key and argument is there, or the call is freed. */
-static enum rl_err
-made(rl_client *c, struct rl_call *call)
+enum rl_err
+rl_call_made(rl_client *c, struct rl_call *call)
 {
 	int i;
 
-	for (i = 0; i < call->nkeys; i++)
+	for (i = 0; i < call->nkeys && !call->nomem; i++)
 		if (call->keys[i] == NULL)
-			goto nomem;
-	for (i = 0; i < call->nargs; i++)
+			call->nomem = 1;
+	for (i = 0; i < call->nargs && !call->nomem; i++)
 		if (call->args[i] == NULL)
-			goto nomem;
-	return RL_OK;
-nomem:
+			call->nomem = 1;
+	if (!call->nomem)
+		return RL_OK;
 	rl_call_free(call);
 	return rl_seterr(c, RL_ENOMEM, "out of memory");
 }
 
-static void
-meta_args(const struct rl_meta *meta, struct rl_call *call, int at)
+static enum rl_err
+made(rl_client *c, struct rl_call *call)
 {
-	call->args[at] = meta && meta->host ? meta->host : "";
-	call->args[at + 1] = num(call, 3, meta ? meta->pid : 0);
-	call->args[at + 2] = meta && meta->user ? meta->user : "";
-	call->args[at + 3] = meta && meta->cmd ? meta->cmd : "";
+	return rl_call_made(c, call);
+}
+
+/* The caller's host, pid, user and cmd into the arguments named by
+ * META_ARGS(SCRIPT). */
+#define META_ARGS(S) RL_##S##_ARG_HOST, RL_##S##_ARG_PID, \
+	RL_##S##_ARG_USER, RL_##S##_ARG_CMD
+static void
+meta_args(const struct rl_meta *meta, struct rl_call *call, int host,
+    int pid, int user, int cmd)
+{
+	call->args[host] = meta && meta->host ? meta->host : "";
+	call->args[pid] = num(call, 3, meta ? meta->pid : 0);
+	call->args[user] = meta && meta->user ? meta->user : "";
+	call->args[cmd] = meta && meta->cmd ? meta->cmd : "";
 }
 
 /* The kind a name's history records for L: NULL for a plain lock's,
@@ -251,28 +323,34 @@ rl_history_meta(const char *owner, const struct rl_meta *meta,
 	return history_meta(owner, meta, waited_ms, NULL);
 }
 
-/* The history's three arguments at AT of CALL for L's owner (META), as
- * rl_try_acquire passes them for a plain lock. */
+/* The history's three arguments, named by HISTORY_ARGS(SCRIPT), of CALL
+ * for L's owner (META), as rl_try_acquire passes them for a plain lock.
+ */
+#define HISTORY_ARGS(S) RL_##S##_ARG_HIST_MAX, RL_##S##_ARG_HIST_TTL, \
+	RL_##S##_ARG_HIST_ENTRY
 static void
 history_args(rl_client *c, const struct rl_lock *l,
-    const struct rl_meta *meta, struct rl_call *call, int at)
+    const struct rl_meta *meta, struct rl_call *call, int max, int ttl,
+    int entry)
 {
 	const char *owner = l->owner;
 
-	call->args[at] = c->hist_max;
-	call->args[at + 1] = c->hist_ttl;
-	call->args[at + 2] = own(call, history_meta(owner, meta,
+	call->args[max] = c->hist_max;
+	call->args[ttl] = c->hist_ttl;
+	call->args[entry] = own(call, history_meta(owner, meta,
 	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0,
 	    kind_name(l)));
 }
 
-/* A release's history arguments at AT of CALL (max, expiry, OWNER's
- * entry with COMMAND's exit status where known, and the kind), and its
- * flags after them: "l" for the watchdog's release, which has an exit
- * status to record, so that a hold it finds gone is recorded as lost. */
+/* A release's history arguments and its flags, named by
+ * RELEASE_ARGS(SCRIPT), of CALL (max, expiry, L's owner's entry with
+ * COMMAND's exit status where known, and the kind; flags: "l" for the
+ * watchdog's release, which has an exit status to record, so that a hold
+ * it finds gone is recorded as lost). */
+#define RELEASE_ARGS(S) HISTORY_ARGS(S), RL_##S##_ARG_FLAGS
 static void
 release_args(rl_client *c, const struct rl_lock *l, struct rl_call *call,
-    int at)
+    int max, int ttl, int entry, int flags)
 {
 	const char *kind = kind_name(l), *f[6] = { "owner", l->owner };
 	size_t n = 2;
@@ -287,10 +365,33 @@ release_args(rl_client *c, const struct rl_lock *l, struct rl_call *call,
 		f[n + 1] = kind;
 		n += 2;
 	}
-	call->args[at] = c->hist_max;
-	call->args[at + 1] = c->hist_ttl;
-	call->args[at + 2] = own(call, rl_history_entry(f, n));
-	call->args[at + 3] = c->exit_status[0] == '\0' ? "" : "l";
+	call->args[max] = c->hist_max;
+	call->args[ttl] = c->hist_ttl;
+	call->args[entry] = own(call, rl_history_entry(f, n));
+	call->args[flags] = c->exit_status[0] == '\0' ? "" : "l";
+}
+
+/* rl_call_acquire of a permit. */
+static enum rl_err
+permit_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    const struct rl_meta *meta, enum rl_join join, struct rl_call *call)
+{
+	const char *name = l->name, *owner = l->owner;
+	const char **a = call->args;
+
+	rl_call_make(call, &rl_script_permit_acquire, name, owner);
+	RL_CALL_ARGS(PERMIT_ACQUIRE, 15);
+	a[RL_PERMIT_ACQUIRE_ARG_LEASE] = num(call, 0, ttl_ms);
+	a[RL_PERMIT_ACQUIRE_ARG_PERMIT] = permit_key(call, owner);
+	a[RL_PERMIT_ACQUIRE_ARG_LIMIT] = num(call, 1, l->limit);
+	meta_args(meta, call, META_ARGS(PERMIT_ACQUIRE));
+	a[RL_PERMIT_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, 2, c->waiter_ms);
+	a[RL_PERMIT_ACQUIRE_ARG_FLAGS] = join == RL_JOIN_AGAIN ? "jw" :
+	    join == RL_JOIN_YES ? "j" : "";
+	a[RL_PERMIT_ACQUIRE_ARG_MIN_HOLD] = num(call, 4, c->min_hold_ms);
+	history_args(c, l, meta, call, HISTORY_ARGS(PERMIT_ACQUIRE));
+	a[RL_PERMIT_ACQUIRE_ARG_HOLDER_JSON] = own(call, rl_holder_json(meta));
+	return made(c, call);
 }
 
 enum rl_err
@@ -299,138 +400,72 @@ rl_call_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
     struct rl_call *call)
 {
 	const char *name = l->name, *owner = l->owner;
+	const char **a = call->args;
 
-	memset(call, 0, sizeof(*call));
-	call->args[0] = num(call, 0, ttl_ms);
-	if (l->kind == RL_PERMIT) {
-		call->s = &rl_script_permit_acquire;
-		call->nkeys = 5;
-		call->keys[0] = name;
-		call->keys[1] = suffixed(call, name, "timeout");
-		call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
-		call->keys[3] = key(call, RL_PREFIX_TOKEN, name);
-		call->keys[4] = key(call, RL_PREFIX_SEMAPHORE, name);
-		call->keys[5] = key(call, RL_PREFIX_ROOM, name);
-		call->keys[6] = key(call, RL_PREFIX_LISTENER, name);
-		call->keys[7] = key(call, RL_PREFIX_LOG, name);
-		call->nkeys = 8;
-		call->nargs = 14;
-		call->args[1] = permit_key(call, owner);
-		call->args[2] = num(call, 1, l->limit);
-		meta_args(meta, call, 3);
-		call->args[7] = num(call, 2, c->waiter_ms);
-		call->args[8] = join == RL_JOIN_AGAIN ? "jw" :
-		    join == RL_JOIN_YES ? "j" : "";
-		call->args[9] = num(call, 4, c->min_hold_ms);
-		history_args(c, l, meta, call, 10);
-		call->args[13] = own(call, rl_holder_json(meta));
-		return made(c, call);
-	}
-	call->s = &rl_script_rw_acquire;
-	call->nkeys = 5;
-	call->keys[0] = name;
-	call->keys[1] = key(call, RL_PREFIX_TOKEN, name);
-	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
-	call->keys[3] = read_leases(call, name, owner);
-	call->keys[4] = key(call, RL_PREFIX_WRITER, name);
-	call->keys[5] = key(call, RL_PREFIX_LOG, name);
-	call->nkeys = 6;
-	call->nargs = 15;
-	call->args[1] = owner;
-	meta_args(meta, call, 2);
-	call->args[6] = mode(l);
-	call->args[7] = num(call, 2, waiter_ms);
-	call->args[8] = join != RL_JOIN_NO ? "j" : "";
-	call->args[9] = key(call, RL_PREFIX_RWLOCK, name);
-	call->args[10] = num(call, 4, c->min_hold_ms);
-	history_args(c, l, meta, call, 11);
-	call->args[14] = own(call, rl_holder_json(meta));
+	if (l->kind == RL_PERMIT)
+		return permit_acquire(c, l, ttl_ms, meta, join, call);
+	rl_call_make(call, &rl_script_rw_acquire, name, owner);
+	RL_CALL_ARGS(RW_ACQUIRE, 16);
+	a[RL_RW_ACQUIRE_ARG_LEASE] = num(call, 0, ttl_ms);
+	a[RL_RW_ACQUIRE_ARG_OWNER] = owner;
+	meta_args(meta, call, META_ARGS(RW_ACQUIRE));
+	a[RL_RW_ACQUIRE_ARG_MODE] = mode(l);
+	a[RL_RW_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, 2, waiter_ms);
+	a[RL_RW_ACQUIRE_ARG_FLAGS] = join != RL_JOIN_NO ? "j" : "";
+	a[RL_RW_ACQUIRE_ARG_CHANNEL] = key(call, RL_PREFIX_RWLOCK, name);
+	a[RL_RW_ACQUIRE_ARG_MIN_HOLD] = num(call, 4, c->min_hold_ms);
+	history_args(c, l, meta, call, HISTORY_ARGS(RW_ACQUIRE));
+	a[RL_RW_ACQUIRE_ARG_HOLDER_JSON] = own(call, rl_holder_json(meta));
 	return made(c, call);
-}
-
-/* The keys of release.lua and force.lua: the lock, its channel, the
- * holder records, the fair queue's three and the room's two (release.lua:
- * and the read-write lock's channel; force.lua: and "{NAME}", which names
- * a read-write lock's read leases, and the read-write lock's channel). */
-static void
-lock_keys(struct rl_call *call, const char *name)
-{
-	call->nkeys = 8;
-	call->keys[0] = name;
-	call->keys[1] = key(call, RL_PREFIX_CHANNEL, name);
-	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
-	call->keys[3] = key(call, RL_PREFIX_QUEUE, name);
-	call->keys[4] = key(call, RL_PREFIX_TIMEOUT, name);
-	call->keys[5] = key(call, RL_PREFIX_WAITER, name);
-	call->keys[6] = key(call, RL_PREFIX_ROOM, name);
-	call->keys[7] = key(call, RL_PREFIX_LISTENER, name);
-}
-
-/* The semaphore's keys of permit_release.lua and permit_force.lua. */
-static void
-semaphore_keys(struct rl_call *call, const char *name)
-{
-	call->nkeys = 6;
-	call->keys[0] = name;
-	call->keys[1] = suffixed(call, name, "timeout");
-	call->keys[2] = key(call, RL_PREFIX_HOLDER, name);
-	call->keys[3] = key(call, RL_PREFIX_SEMAPHORE, name);
-	call->keys[4] = key(call, RL_PREFIX_ROOM, name);
-	call->keys[5] = key(call, RL_PREFIX_LISTENER, name);
 }
 
 enum rl_err
 rl_call_release(rl_client *c, const struct rl_lock *l, struct rl_call *call)
 {
 	const char *name = l->name, *owner = l->owner;
+	const char **a = call->args;
 
-	memset(call, 0, sizeof(*call));
 	switch (l->kind) {
 	case RL_EXCLUSIVE:
-		call->s = &rl_script_release;
-		lock_keys(call, name);
-		/* Where Redisson's read and write locks wait behind the
-		 * marker of a plain hold. */
-		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
-		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-		call->nargs = 6;
-		call->args[0] = owner;
-		call->args[1] = "0";
-		release_args(c, l, call, 2);
+		rl_call_make(call, &rl_script_release, name, owner);
+		RL_CALL_ARGS(RELEASE, 7);
+		a[RL_RELEASE_ARG_OWNER] = owner;
+		a[RL_RELEASE_ARG_MESSAGE] = "0";
+		release_args(c, l, call, RELEASE_ARGS(RELEASE));
 		break;
 	case RL_PERMIT:
-		call->s = &rl_script_permit_release;
-		semaphore_keys(call, name);
-		call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-		call->nargs = 5;
-		call->args[0] = permit_key(call, owner);
-		release_args(c, l, call, 1);
+		rl_call_make(call, &rl_script_permit_release, name, owner);
+		RL_CALL_ARGS(PERMIT_RELEASE, 6);
+		a[RL_PERMIT_RELEASE_ARG_PERMIT] = permit_key(call, owner);
+		release_args(c, l, call, RELEASE_ARGS(PERMIT_RELEASE));
 		break;
 	default:
-		call->s = &rl_script_rw_release;
-		call->nkeys = 6;
-		call->keys[0] = name;
-		call->keys[1] = key(call, RL_PREFIX_RWLOCK, name);
-		call->keys[2] = key(call, RL_PREFIX_CHANNEL, name);
-		call->keys[3] = key(call, RL_PREFIX_HOLDER, name);
-		call->keys[4] = read_leases(call, name, owner);
-		call->keys[5] = suffixed(call, name, NULL);
-		/* The fair queue's and the room's: whoever waits there is
-		 * woken on its own channel when NAME goes. */
-		call->keys[6] = key(call, RL_PREFIX_QUEUE, name);
-		call->keys[7] = key(call, RL_PREFIX_TIMEOUT, name);
-		call->keys[8] = key(call, RL_PREFIX_WAITER, name);
-		call->keys[9] = key(call, RL_PREFIX_ROOM, name);
-		call->keys[10] = key(call, RL_PREFIX_LISTENER, name);
-		call->keys[11] = key(call, RL_PREFIX_LOG, name);
-		call->nkeys = 12;
-		call->nargs = 6;
-		call->args[0] = owner;
-		call->args[1] = mode(l);
-		release_args(c, l, call, 2);
+		rl_call_make(call, &rl_script_rw_release, name, owner);
+		RL_CALL_ARGS(RW_RELEASE, 7);
+		a[RL_RW_RELEASE_ARG_OWNER] = owner;
+		a[RL_RW_RELEASE_ARG_MODE] = mode(l);
+		release_args(c, l, call, RELEASE_ARGS(RW_RELEASE));
 		break;
 	}
 	return made(c, call);
+}
+
+void
+rl_call_unused(struct rl_call *call)
+{
+	if (call->s == &rl_script_release)
+		call->args[RL_RELEASE_ARG_FLAGS] = "u";
+	else if (call->s == &rl_script_permit_release)
+		call->args[RL_PERMIT_RELEASE_ARG_FLAGS] = "u";
+	else if (call->s == &rl_script_rw_release)
+		call->args[RL_RW_RELEASE_ARG_FLAGS] = "u";
+}
+
+void
+rl_call_quiet(struct rl_call *call)
+{
+	if (call->s == &rl_script_release)
+		call->args[RL_RELEASE_ARG_MESSAGE] = "";
 }
 
 enum rl_err
@@ -438,35 +473,27 @@ rl_call_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
     struct rl_call *call)
 {
 	const char *name = l->name, *owner = l->owner;
+	const char **a = call->args;
 
-	memset(call, 0, sizeof(*call));
-	call->args[0] = num(call, 0, ttl_ms);
 	switch (l->kind) {
 	case RL_EXCLUSIVE:
-		call->s = &rl_script_renew;
-		call->nkeys = 2;
-		call->keys[0] = name;
-		call->keys[1] = key(call, RL_PREFIX_HOLDER, name);
-		call->nargs = 2;
-		call->args[1] = owner;
+		rl_call_make(call, &rl_script_renew, name, owner);
+		RL_CALL_ARGS(RENEW, 2);
+		a[RL_RENEW_ARG_LEASE] = num(call, 0, ttl_ms);
+		a[RL_RENEW_ARG_OWNER] = owner;
 		break;
 	case RL_PERMIT:
-		call->s = &rl_script_permit_renew;
-		call->nkeys = 2;
-		call->keys[0] = suffixed(call, name, "timeout");
-		call->keys[1] = key(call, RL_PREFIX_HOLDER, name);
-		call->nargs = 2;
-		call->args[1] = permit_key(call, owner);
+		rl_call_make(call, &rl_script_permit_renew, name, owner);
+		RL_CALL_ARGS(PERMIT_RENEW, 2);
+		a[RL_PERMIT_RENEW_ARG_LEASE] = num(call, 0, ttl_ms);
+		a[RL_PERMIT_RENEW_ARG_PERMIT] = permit_key(call, owner);
 		break;
 	default:
-		call->s = &rl_script_rw_renew;
-		call->nkeys = 3;
-		call->keys[0] = name;
-		call->keys[1] = key(call, RL_PREFIX_HOLDER, name);
-		call->keys[2] = read_leases(call, name, owner);
-		call->nargs = 3;
-		call->args[1] = owner;
-		call->args[2] = mode(l);
+		rl_call_make(call, &rl_script_rw_renew, name, owner);
+		RL_CALL_ARGS(RW_RENEW, 3);
+		a[RL_RW_RENEW_ARG_LEASE] = num(call, 0, ttl_ms);
+		a[RL_RW_RENEW_ARG_OWNER] = owner;
+		a[RL_RW_RENEW_ARG_MODE] = mode(l);
 		break;
 	}
 	return made(c, call);
@@ -477,27 +504,28 @@ rl_call_force(rl_client *c, const struct rl_lock *l, const struct rl_meta *by,
     struct rl_call *call)
 {
 	const char *name = l->name;
-	int at = 1;
+	const char **a = call->args;
+	const char *host = by && by->host ? by->host : "";
+	const char *user = by && by->user ? by->user : "";
 
-	memset(call, 0, sizeof(*call));
 	if (l->kind == RL_PERMIT) {
-		call->s = &rl_script_permit_force;
-		semaphore_keys(call, name);
-		at = 0;
-	} else {
-		call->s = &rl_script_force;
-		lock_keys(call, name);
-		call->keys[call->nkeys++] = suffixed(call, name, NULL);
-		call->keys[call->nkeys++] = key(call, RL_PREFIX_RWLOCK, name);
-		call->args[0] = "0";
+		rl_call_make(call, &rl_script_permit_force, name, NULL);
+		RL_CALL_ARGS(PERMIT_FORCE, 6);
+		a[RL_PERMIT_FORCE_ARG_HIST_MAX] = c->hist_max;
+		a[RL_PERMIT_FORCE_ARG_HIST_TTL] = c->hist_ttl;
+		a[RL_PERMIT_FORCE_ARG_HOST] = host;
+		a[RL_PERMIT_FORCE_ARG_PID] = num(call, 0, by ? by->pid : 0);
+		a[RL_PERMIT_FORCE_ARG_USER] = user;
+		return made(c, call);
 	}
-	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-	call->nargs = at + 5;
-	call->args[at] = c->hist_max;
-	call->args[at + 1] = c->hist_ttl;
-	call->args[at + 2] = by && by->host ? by->host : "";
-	call->args[at + 3] = num(call, 0, by ? by->pid : 0);
-	call->args[at + 4] = by && by->user ? by->user : "";
+	rl_call_make(call, &rl_script_force, name, NULL);
+	RL_CALL_ARGS(FORCE, 7);
+	a[RL_FORCE_ARG_MESSAGE] = "0";
+	a[RL_FORCE_ARG_HIST_MAX] = c->hist_max;
+	a[RL_FORCE_ARG_HIST_TTL] = c->hist_ttl;
+	a[RL_FORCE_ARG_HOST] = host;
+	a[RL_FORCE_ARG_PID] = num(call, 0, by ? by->pid : 0);
+	a[RL_FORCE_ARG_USER] = user;
 	return made(c, call);
 }
 
@@ -506,22 +534,21 @@ rl_call_unannounce(rl_client *c, const struct rl_lock *l,
     const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
 	const char *name = l->name, *owner = l->owner;
+	const char **a = call->args;
 
-	memset(call, 0, sizeof(*call));
-	call->s = &rl_script_rw_leave;
-	call->nkeys = 2;
-	call->keys[0] = key(call, RL_PREFIX_WRITER, name);
-	call->keys[1] = key(call, RL_PREFIX_RWLOCK, name);
-	call->nargs = 4;
-	call->args[0] = owner;
-	call->args[1] = call->args[2] = call->args[3] = "";
+	rl_call_make(call, &rl_script_rw_leave, name, owner);
+	RL_CALL_ARGS(RW_LEAVE, 5);
+	a[RL_RW_LEAVE_ARG_OWNER] = owner;
+	/* Not a read-write lock's waiter: its leaving the room records it
+	 * (no history: the stream is not touched). */
+	a[RL_RW_LEAVE_ARG_HIST_MAX] = a[RL_RW_LEAVE_ARG_HIST_TTL] =
+	    a[RL_RW_LEAVE_ARG_HIST_ENTRY] = "";
 	if (l->kind != RL_SHARED && l->kind != RL_WRITE)
-		return made(c, call);	/* its leaving the room records it */
-	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-	call->args[1] = c->hist_max;
-	call->args[2] = c->hist_ttl;
-	call->args[3] = own(call, history_meta(owner, meta, waited_ms,
-	    kind_name(l)));
+		return made(c, call);
+	a[RL_RW_LEAVE_ARG_HIST_MAX] = c->hist_max;
+	a[RL_RW_LEAVE_ARG_HIST_TTL] = c->hist_ttl;
+	a[RL_RW_LEAVE_ARG_HIST_ENTRY] = own(call, history_meta(owner, meta,
+	    waited_ms, kind_name(l)));
 	return made(c, call);
 }
 
@@ -530,22 +557,18 @@ rl_call_room_leave(rl_client *c, const struct rl_lock *l,
     const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
 {
 	const char *name = l->name, *owner = l->owner;
+	const char **a = call->args;
 
-	memset(call, 0, sizeof(*call));
-	call->s = &rl_script_room_leave;
-	call->nkeys = 2;
-	call->keys[0] = key(call, RL_PREFIX_ROOM, name);
-	call->keys[1] = key(call, RL_PREFIX_LISTENER, name);
-	call->nargs = 2;
-	call->args[0] = l->kind == RL_PERMIT ? permit_key(call, owner) : owner;
-	call->args[1] = own(call, rl_kind_channel(l));
+	rl_call_make(call, &rl_script_room_leave, name, owner);
+	RL_CALL_ARGS(ROOM_LEAVE, 6);
+	a[RL_ROOM_LEAVE_ARG_WAITER] = l->kind == RL_PERMIT ?
+	    permit_key(call, owner) : owner;
+	a[RL_ROOM_LEAVE_ARG_CHANNEL] = own(call, rl_kind_channel(l));
 	/* A waiter that gives up is recorded in the name's history. */
-	call->keys[call->nkeys++] = key(call, RL_PREFIX_LOG, name);
-	call->args[2] = c->hist_max;
-	call->args[3] = c->hist_ttl;
-	call->args[4] = own(call, history_meta(owner, meta, waited_ms,
-	    kind_name(l)));
-	call->nargs = 5;
+	a[RL_ROOM_LEAVE_ARG_HIST_MAX] = c->hist_max;
+	a[RL_ROOM_LEAVE_ARG_HIST_TTL] = c->hist_ttl;
+	a[RL_ROOM_LEAVE_ARG_HIST_ENTRY] = own(call, history_meta(owner, meta,
+	    waited_ms, kind_name(l)));
 	return made(c, call);
 }
 

@@ -3,37 +3,64 @@
 #define RL_KIND_H
 
 #include "redlock.h"
+#include "rl_round.h"
+#include "rl_scripts.h"
 
-#define RL_CALL_MAX 16
-/* One script call: the script, its keys and arguments. The strings are
- * the call's own until rl_call_free. */
+/* One script call: the script, its keys and arguments, each at the
+ * position its enum names (build/rl_scripts.h, from the script's header).
+ * The strings are the call's own until rl_call_free. */
 struct rl_call {
 	const struct rl_script *s;
 	int nkeys, nargs;
-	const char *keys[RL_CALL_MAX];
-	const char *args[RL_CALL_MAX];
-	char *own[RL_CALL_MAX];
+	const char *keys[RL_SCRIPT_KEYS_MAX];
+	const char *args[RL_SCRIPT_ARGS_MAX];
+	char *own[RL_SCRIPT_KEYS_MAX + 4];
 	size_t nown;
+	int nomem;
 	char num[5][24];
+	char flags[8];
 };
+
+/* In a builder that sets the N arguments of script S (RL_<S>_ARG_*,
+ * publish included) by name: the build fails when S's header gains or
+ * loses one, until the builder says what it is. */
+#define RL_CALL_ARGS(S, N) _Static_assert(RL_##S##_ARGS == (N), \
+	"the arguments of " #S " changed: set each one by name")
+
+/* The call of script S on lock NAME for OWNER (NULL when no key of S
+ * names it): every key of S made from its template, the publish
+ * argument (if any) set to PUBLISH (the round sends SPUBLISH there where
+ * channels are sharded), the other arguments NULL, for the caller to set
+ * by their names (RL_<SCRIPT>_ARG_<NAME>); then rl_call_made. */
+void rl_call_make(struct rl_call *call, const struct rl_script *s,
+    const char *name, const char *owner);
+/* RL_OK when every key and argument of CALL is there; else the call is
+ * freed and RL_ENOMEM set on C. */
+enum rl_err rl_call_made(rl_client *c, struct rl_call *call);
+/* S (malloc'd, or NULL: out of memory), kept by CALL until
+ * rl_call_free; and V in decimal in CALL's number I (of 5). */
+const char *rl_call_own(struct rl_call *call, char *s);
+const char *rl_call_num(struct rl_call *call, size_t i, int64_t v);
 
 /* The call that acquires L in its kind (not RL_EXCLUSIVE: rl_lock.c has
  * its own, with the fair queue); JOIN says whether a writer that finds it
- * busy announces itself, WAITER_MS for how long. The round runs it with
- * the publish command last. */
+ * busy announces itself, WAITER_MS for how long. */
 enum rl_err rl_call_acquire(rl_client *c, const struct rl_lock *l,
     int64_t ttl_ms, const struct rl_meta *meta, enum rl_join join,
     int64_t waiter_ms, struct rl_call *call);
-/* Give back one hold (publish command last), and renew, in any kind.
- * The release's flags are its last argument before the publish command:
- * an undo sets it to "u" (an acquisition undone keeps no minimum hold). */
+/* Give back one hold, and renew, in any kind. */
 enum rl_err rl_call_release(rl_client *c, const struct rl_lock *l,
     struct rl_call *call);
+/* A release's flags set to "u": an acquisition undone (or a hold never
+ * used) keeps no minimum hold. */
+void rl_call_unused(struct rl_call *call);
+/* An exclusive lock's release that wakes nobody (its message ""). */
+void rl_call_quiet(struct rl_call *call);
 enum rl_err rl_call_renew(rl_client *c, const struct rl_lock *l,
     int64_t ttl_ms, struct rl_call *call);
-/* Delete L->name whoever holds it (publish command last): a lock (any
- * kind but RL_PERMIT), or a semaphore with all its permits; the name's
- * history records BY as who did it. */
+/* Delete L->name whoever holds it: a lock (any kind but RL_PERMIT), or a
+ * semaphore with all its permits; the name's history records BY as who
+ * did it. */
 enum rl_err rl_call_force(rl_client *c, const struct rl_lock *l,
     const struct rl_meta *by, struct rl_call *call);
 /* A writer that waited and gives up: its announcement withdrawn; a

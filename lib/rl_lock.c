@@ -44,6 +44,15 @@ outcome(rl_client *c, enum rl_outcome o, size_t who, const char *script,
 	}
 }
 
+/* RL_EUSAGE for an empty lock name. */
+static enum rl_err
+named(rl_client *c, const char *name)
+{
+	if (name[0] == '\0')
+		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
+	return RL_OK;
+}
+
 /* {-1, key, type} from R into A. */
 static void
 badtype(const redisReply *r, struct rl_attempt *a)
@@ -52,36 +61,11 @@ badtype(const redisReply *r, struct rl_attempt *a)
 	a->badtype = rl_elem_str(r, RL_R_BADTYPE);
 }
 
-static void
-acquire_args(struct rl_keys *k, const char *ttl, const char *owner,
-    const char *pid, const char *wt, const char *flags,
-    const struct rl_meta *meta, const struct rl_fair *fair, const char **args)
-{
-	args[0] = ttl;
-	args[1] = owner;
-	args[2] = meta && meta->host ? meta->host : "";
-	args[3] = pid;
-	args[4] = meta && meta->user ? meta->user : "";
-	args[5] = meta && meta->cmd ? meta->cmd : "";
-	args[6] = fair == NULL ? "" : fair->plain ? "queue" : "fair";
-	args[7] = wt;
-	args[8] = flags;
-	args[9] = k->channel;
-}
-
-/* The acquire script's --min-hold, its eleventh argument, into BUF. */
-static const char *
-min_hold_arg(const rl_client *c, char *buf, size_t len)
-{
-	snprintf(buf, len, "%lld", (long long)c->min_hold_ms);
-	return buf;
-}
-
-/* The acquire script's sixteenth argument, into BUF: how long the
+/* The acquire script's sixteenth argument, into CALL: how long the
  * caller will still wait, for queue ("" when it does not wait, "-1" for
  * ever). */
 static const char *
-gives_up_arg(const rl_client *c, char *buf, size_t len)
+gives_up_arg(const rl_client *c, struct rl_call *call)
 {
 	int64_t left;
 
@@ -90,8 +74,7 @@ gives_up_arg(const rl_client *c, char *buf, size_t len)
 	if (c->wait_until_ms == -1)
 		return "-1";
 	left = c->wait_until_ms - rl_now_ms();
-	snprintf(buf, len, "%lld", (long long)(left > 0 ? left : 0));
-	return buf;
+	return rl_call_num(call, 4, left > 0 ? left : 0);
 }
 
 /* The acquire script's flags: a caller that waits joins the fair queue,
@@ -114,6 +97,42 @@ fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
 	*f = '\0';
 }
 
+/* The call of acquire.lua for OWNER, with C's history, minimum hold and
+ * wait. */
+static enum rl_err
+acquire_call(rl_client *c, const char *name, const char *owner,
+    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
+    enum rl_join join, struct rl_call *call)
+{
+	const char **a = call->args;
+
+	rl_call_make(call, &rl_script_acquire, name, owner);
+	RL_CALL_ARGS(ACQUIRE, 17);
+	fair_flags(fair, join, call->flags);
+	a[RL_ACQUIRE_ARG_LEASE] = rl_call_num(call, 0, ttl_ms);
+	a[RL_ACQUIRE_ARG_OWNER] = owner;
+	a[RL_ACQUIRE_ARG_HOST] = meta && meta->host ? meta->host : "";
+	a[RL_ACQUIRE_ARG_PID] = rl_call_num(call, 1, meta ? meta->pid : 0);
+	a[RL_ACQUIRE_ARG_USER] = meta && meta->user ? meta->user : "";
+	a[RL_ACQUIRE_ARG_CMD] = meta && meta->cmd ? meta->cmd : "";
+	a[RL_ACQUIRE_ARG_MODE] = fair == NULL ? "" : fair->plain ? "queue" :
+	    "fair";
+	a[RL_ACQUIRE_ARG_WAITER_TIMEOUT] = rl_call_num(call, 2,
+	    fair ? fair->waiter_timeout_ms : c->waiter_ms);
+	a[RL_ACQUIRE_ARG_FLAGS] = call->flags;
+	a[RL_ACQUIRE_ARG_CHANNEL] = rl_call_own(call,
+	    rl_key(RL_PREFIX_CHANNEL, name));
+	a[RL_ACQUIRE_ARG_MIN_HOLD] = rl_call_num(call, 3, c->min_hold_ms);
+	a[RL_ACQUIRE_ARG_HIST_MAX] = c->hist_max;
+	a[RL_ACQUIRE_ARG_HIST_TTL] = c->hist_ttl;
+	a[RL_ACQUIRE_ARG_HIST_ENTRY] = rl_call_own(call, rl_history_meta(owner,
+	    meta, c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0));
+	a[RL_ACQUIRE_ARG_HOLDER_JSON] = rl_call_own(call,
+	    rl_holder_json(meta));
+	a[RL_ACQUIRE_ARG_GIVES_UP] = gives_up_arg(c, call);
+	return rl_call_made(c, call);
+}
+
 /* Not acquired: release what may have been granted, on every master.
  * QUIET (busy beside a Java client's hold on one master): the release
  * wakes nobody, or this waiter, subscribed on every master, would be
@@ -129,10 +148,10 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 
 	if (k->release(c, l, &call) != RL_OK)
 		return;
-	if (quiet && k->queue)
-		call.args[1] = "";
+	if (quiet)
+		rl_call_quiet(&call);
 	/* Not acquired: its minimum hold (--min-hold) is not kept. */
-	call.args[call.nargs - 1] = "u";
+	rl_call_unused(&call);
 	o.aside = 1;
 	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
 	rl_call_free(&call);
@@ -240,23 +259,17 @@ ack_after(rl_client *c)
 	rl_round_end(&c->round);
 }
 
-/* The acquire round, with WAIT for the replicas behind it. A caller that
- * waits passes every key (the room's, and the one that announces it to
- * readers); one that does not, the fair queue's (fair) or three. */
+/* The acquire round, with WAIT for the replicas behind it. */
 static enum rl_err
-acquire_round(rl_client *c, const struct rl_fair *fair, enum rl_join join,
-    const char **keys, const char **args)
+acquire_round(rl_client *c, enum rl_join join, struct rl_call *call)
 {
 	struct rl_round_opts o = rl_opts(c, rl_quorum(c->n));
 	int heartbeat = join == RL_JOIN_AGAIN;
-	int nkeys = join != RL_JOIN_NO ? RL_KEYS_LOCK : fair != NULL ? 6 : 3;
 	enum rl_err e;
 
-	/* The history's stream is always the last key. */
-	keys[nkeys++] = keys[RL_KEYS_LOCK];
 	o.pub = 1;
-	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms,
-	    &rl_script_acquire, nkeys, keys, 16, args);
+	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms, call->s,
+	    call->nkeys, call->keys, call->nargs, call->args);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
@@ -388,9 +401,7 @@ rl_try_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 {
 	const char *name = l->name, *owner = l->owner;
 	const struct rl_kind_ops *ops;
-	struct rl_keys k;
-	char ttl[24], pid[24], wt[24], flags[8], mh[24], gu[24], *entry, *json;
-	const char *keys[RL_KEYS_LOCK + 1], *args[16];
+	struct rl_call call;
 	enum rl_err e;
 
 	memset(a, 0, sizeof(*a));
@@ -405,31 +416,14 @@ rl_try_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 		    (long long)fair->waiter_timeout_ms,
 		    (long long)RL_WAITER_TIMEOUT_MAX_MS);
 	if ((e = rl_policy(c, fair != NULL ? "fair locks" : NULL)) != RL_OK ||
-	    (e = rl_keys_make(c, name, &k)) != RL_OK)
+	    (e = named(c, name)) != RL_OK ||
+	    (e = acquire_call(c, name, owner, ttl_ms, meta, fair, join,
+	    &call)) != RL_OK)
 		return e;
-	snprintf(ttl, sizeof(ttl), "%lld", (long long)ttl_ms);
-	snprintf(pid, sizeof(pid), "%ld", meta ? meta->pid : 0L);
-	snprintf(wt, sizeof(wt), "%lld",
-	    (long long)(fair ? fair->waiter_timeout_ms : c->waiter_ms));
-	fair_flags(fair, join, flags);
-	rl_keys_lock(&k, keys);
-	acquire_args(&k, ttl, owner, pid, wt, flags, meta, fair, args);
-	args[10] = min_hold_arg(c, mh, sizeof(mh));
-	args[11] = c->hist_max;
-	args[12] = c->hist_ttl;
-	args[13] = entry = rl_history_meta(owner, meta, c->wait_since_ms > 0 ?
-	    rl_now_ms() - c->wait_since_ms : 0);
-	args[14] = json = rl_holder_json(meta);
-	args[15] = gives_up_arg(c, gu, sizeof(gu));
-	keys[RL_KEYS_LOCK] = k.log;
 	a->sent_ms = rl_now_ms();
-	if (entry == NULL || json == NULL)
-		e = rl_seterr(c, RL_ENOMEM, "out of memory");
-	else if ((e = acquire_round(c, fair, join, keys, args)) == RL_OK)
+	if ((e = acquire_round(c, join, &call)) == RL_OK)
 		e = acquire_outcome(c, ops, l, ttl_ms, a);
-	free(entry);
-	free(json);
-	rl_keys_free(&k);
+	rl_call_free(&call);
 	if (e == RL_EWRONGTYPE)
 		e = other_kind(c, name, l->kind, a->badkey, 0);
 	return e;
@@ -439,28 +433,26 @@ enum rl_err
 rl_leave(rl_client *c, const char *name, const char *owner,
     int64_t *position)
 {
-	struct rl_keys k;
-	const char *keys[6], *args[4] = { owner, c->hist_max, c->hist_ttl,
-	    NULL };
-	char waited[24];
+	struct rl_call call;
 	struct rl_round_opts o = rl_opts_pub(c);
 	enum rl_err e;
 
 	*position = 0;
 	if ((e = rl_policy(c, "fair locks")) != RL_OK ||
-	    (e = rl_keys_make(c, name, &k)) != RL_OK)
+	    (e = named(c, name)) != RL_OK)
 		return e;
-	keys[0] = k.lock;
-	keys[1] = k.channel;
-	keys[2] = k.queue;
-	keys[3] = k.timeout;
-	keys[4] = k.waiter;
-	keys[5] = k.log;
-	snprintf(waited, sizeof(waited), "%lld", (long long)(c->wait_since_ms >
-	    0 ? rl_now_ms() - c->wait_since_ms : 0));
-	args[3] = waited;
-	e = rl_run(c, &o, &rl_script_leave, 6, keys, 4, args);
-	rl_keys_free(&k);
+	rl_call_make(&call, &rl_script_leave, name, owner);
+	RL_CALL_ARGS(LEAVE, 5);
+	call.args[RL_LEAVE_ARG_OWNER] = owner;
+	call.args[RL_LEAVE_ARG_HIST_MAX] = c->hist_max;
+	call.args[RL_LEAVE_ARG_HIST_TTL] = c->hist_ttl;
+	call.args[RL_LEAVE_ARG_WAITED] = rl_call_num(&call, 0,
+	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0);
+	if ((e = rl_call_made(c, &call)) != RL_OK)
+		return e;
+	e = rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs,
+	    call.args);
+	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
 	switch (rl_decode_leave(c->nodes[0].reply, position)) {
@@ -496,7 +488,7 @@ release(rl_client *c, const struct rl_lock *l, int unused,
 	if ((e = k->release(c, l, &call)) != RL_OK)
 		return e;
 	if (unused)
-		call.args[call.nargs - 1] = "u";
+		rl_call_unused(&call);
 	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
 	    call.args);
 	rl_call_free(&call);
@@ -587,19 +579,23 @@ rl_status(rl_client *c, const char *name, struct rl_status *st)
 {
 	struct rl_status per[RL_MAX_NODES];
 	enum rl_verdict v[RL_MAX_NODES];
-	struct rl_keys k;
-	const char *keys[RL_KEYS_STATUS], *args[1];
+	struct rl_call call;
 	enum rl_outcome o;
 	enum rl_err e;
 	size_t j, who = 0;
 
 	memset(st, 0, sizeof(*st));
-	if ((e = rl_keys_make(c, name, &k)) != RL_OK)
+	if ((e = named(c, name)) != RL_OK)
 		return e;
-	rl_keys_status(&k, keys);
-	args[0] = k.rwchannel;
-	e = rl_run(c, NULL, &rl_script_status, RL_KEYS_STATUS, keys, 1, args);
-	rl_keys_free(&k);
+	rl_call_make(&call, &rl_script_status, name, NULL);
+	RL_CALL_ARGS(STATUS, 1);
+	call.args[RL_STATUS_ARG_RWCHANNEL] = rl_call_own(&call,
+	    rl_key(RL_PREFIX_RWLOCK, name));
+	if ((e = rl_call_made(c, &call)) != RL_OK)
+		return e;
+	e = rl_run(c, NULL, call.s, call.nkeys, call.keys, call.nargs,
+	    call.args);
+	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
 	for (j = 0; j < c->n; j++)
@@ -626,19 +622,23 @@ rl_node_status(rl_client *c, size_t i, struct rl_status *st, char *url,
 enum rl_err
 rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 {
-	struct rl_keys k;
-	const char *keys[RL_KEYS_QUEUE], *args[1];
+	struct rl_call call;
 	enum rl_verdict v;
 	enum rl_err e;
 
 	memset(q, 0, sizeof(*q));
 	if ((e = rl_policy(c, "fair queues")) != RL_OK ||
-	    (e = rl_keys_make(c, name, &k)) != RL_OK)
+	    (e = named(c, name)) != RL_OK)
 		return e;
-	rl_keys_queue(&k, keys);
-	args[0] = k.rwchannel;
-	e = rl_run(c, NULL, &rl_script_queue, RL_KEYS_QUEUE, keys, 1, args);
-	rl_keys_free(&k);
+	rl_call_make(&call, &rl_script_queue, name, NULL);
+	RL_CALL_ARGS(QUEUE, 1);
+	call.args[RL_QUEUE_ARG_RWCHANNEL] = rl_call_own(&call,
+	    rl_key(RL_PREFIX_RWLOCK, name));
+	if ((e = rl_call_made(c, &call)) != RL_OK)
+		return e;
+	e = rl_run(c, NULL, call.s, call.nkeys, call.keys, call.nargs,
+	    call.args);
+	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
 	if (rl_decode_queue(c->nodes[0].reply, q, &v) < 0)

@@ -178,7 +178,8 @@ format(char **out, size_t *len, int argc, const char **argv)
 }
 
 /* EVALSHA and EVAL of ARGV (ARGC, EVALSHA first), and when ARGV ends with
- * the publish command, both again with SPUBLISH. */
+ * the publish command (PUB: the script's publish argument, its last), both
+ * again with SPUBLISH. */
 static int
 format_script(struct rl_round *r, const struct rl_script *s, int argc,
     const char **argv, int pub)
@@ -225,8 +226,6 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 			argv[argc++] = keys[i];
 		for (i = 0; i < nargs; i++)
 			argv[argc++] = args[i];
-		if (o->pub)
-			argv[argc++] = "PUBLISH";
 		if (format_script(r, s, argc, argv, o->pub) < 0) {
 			rl_round_end(r);
 			return -1;

@@ -24,6 +24,13 @@ struct rl_script {
 	const char *name;
 	const char *sha;
 	const char *src;
+	/* From the script's header (lua/embed.sh): how many keys and
+	 * arguments it takes, its keys' templates (NAME, PREFIX:{NAME},
+	 * {NAME} or {NAME}:SUFFIX, OWNER in SUFFIX the owner token), and
+	 * the position of its publish argument, the last, or -1. */
+	int nkeys, nargs;
+	const char *const *templates;
+	int pub;
 };
 
 #define RL_MAX_NODES 16
@@ -111,10 +118,11 @@ struct rl_round_opts {
 	int keep;		/* only masters still connected take part: a
 				 * lone WAIT must follow its write on the
 				 * same connection */
-	int pub;		/* the script takes one more argument, the
-				 * command that wakes waiters: SPUBLISH on
+	int pub;		/* the script's last argument is the
+				 * command that wakes waiters (its publish,
+				 * lua/embed.sh): sent as SPUBLISH to
 				 * masters whose channels are sharded, else
-				 * PUBLISH */
+				 * as given (PUBLISH) */
 	int learn;		/* pub, and a new connection's HELLO must
 				 * have answered first: the script surely
 				 * publishes */

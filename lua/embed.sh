@@ -15,15 +15,47 @@
 # checks the prelude whole and every script as embedded; a syntax error
 # fails the build, named by file and line of lua/. LUAC names another
 # Lua 5.1 compiler; without one, the build fails and says how to get it.
+#
+# A script's header names its keys and arguments, one line each, at
+# column 0 (the text may go on in comment lines below):
+#   -- KEYS[N]  NAME  TEMPLATE  text
+#   -- ARGV[N]  NAME  text
+# N counts from 1 with none left out; NAME is [a-z][a-z0-9_]*, once per
+# script for keys and once for arguments; TEMPLATE is the key made of
+# the lock's name: NAME itself, PREFIX:{NAME}, {NAME} or {NAME}:SUFFIX
+# (OWNER in SUFFIX stands for the owner token; a NAME with a brace is
+# taken as it is, without braces added: rl_key). Every key is passed on
+# every call: what a call does is said by its arguments, not by how many
+# keys it passes. An argument named publish (the command that wakes
+# waiters, PUBLISH or SPUBLISH) is the last one: the round sends the
+# call again with SPUBLISH there where channels are sharded. From these,
+# for script S (upper case S in C names):
+#  - in C, enum rl_S_key { RL_S_KEY_NAME..., RL_S_KEYS } and enum
+#    rl_S_arg { RL_S_ARG_NAME..., RL_S_ARGS }, the templates in key order,
+#    and in its struct rl_script the counts, the templates and the
+#    position of its publish argument (-1: none). rl_call_make in
+#    lib/rl_kind.c fills the keys; callers set each argument by its enum
+#    name, and state how many they set (RL_CALL_ARGS): a renamed
+#    argument, or one added or taken away, does not compile, and a
+#    reordered one is still set where the script reads it;
+#  - in Lua, `local K_NAME, ... = KEYS[1], ...` and `local A_NAME, ... =
+#    ARGV[1], ...` put before the script as embedded: script bodies use
+#    these names, never KEYS[N] or ARGV[N] (test/check-calls.sh).
+# A header line that breaks these rules fails the build, named by its
+# file and line.
 # usage: embed.sh OUTPUT PRELUDE.lua SCRIPT.lua...
+#        embed.sh -p PRELUDE.lua SCRIPT.lua   (SCRIPT as embedded, its
+#        prelude part, names and body, on standard output: for the tests
+#        that run a script with EVAL; not checked by luac)
 set -eu
 out=$1
 prelude=$2
 shift 2
 tmp=$out.tmp
+[ "$out" != -p ] || tmp=$(mktemp)
 luac=${LUAC:-luac5.1}
 me=lua/embed.sh
-trap 'rm -f "$tmp" "$tmp.src" "$tmp.map" "$tmp.err"' EXIT
+trap 'rm -f "$tmp" "$tmp.src" "$tmp.map" "$tmp.err" "$tmp.c" "$tmp.lua"' EXIT
 
 if ! "$luac" -p - </dev/null >/dev/null 2>&1 ||
     ! "$luac" -v 2>&1 | grep -q '^Lua 5\.1'; then
@@ -143,6 +175,117 @@ needed() {
 	}' "$1"
 }
 
+# header SCRIPT NAME CFILE LUAFILE: the keys and arguments named in
+# SCRIPT's header: the C enums, templates and counts into CFILE (the
+# struct's fields last, without braces), the Lua locals into LUAFILE.
+header() {
+	awk -v name="$2" -v cfile="$3" -v lfile="$4" '
+	function fail(msg) {
+		printf "%s:%d: %s\n", FILENAME, FNR, msg >"/dev/stderr"
+		failed = 1
+		exit 1
+	}
+	function decl(kind, rest,    n, id) {
+		n = rest
+		sub(/\].*/, "", n)
+		if (n !~ /^[1-9][0-9]*$/)
+			fail(kind "[" n "]: not a number from 1")
+		sub(/^[0-9]+\][ \t]*/, "", rest)
+		id = rest
+		sub(/[ \t].*/, "", id)
+		if (id !~ /^[a-z][a-z0-9_]*$/)
+			fail(kind "[" n "] has no name ([a-z][a-z0-9_]*) first")
+		if ((kind, n) in at)
+			fail(kind "[" n "] named twice")
+		if ((kind, id) in seen)
+			fail(kind " name " id " used twice")
+		at[kind, n] = id
+		seen[kind, id] = n
+		if (n + 0 > count[kind])
+			count[kind] = n + 0
+		line[kind, n] = FNR
+		sub(/^[a-z0-9_]+[ \t]*/, "", rest)
+		return n
+	}
+	/^-- KEYS\[/ {
+		rest = substr($0, 9)
+		n = decl("KEYS", rest)
+		sub(/^[0-9]+\][ \t]*[a-z0-9_]+[ \t]*/, "", rest)
+		t = rest
+		sub(/[ \t].*/, "", t)
+		if (t != "NAME" && t !~ /^[A-Za-z0-9_]+:\{NAME\}$/ &&
+		    t !~ /^\{NAME\}(:[A-Za-z0-9_:]+)?$/)
+			fail("KEYS[" n "]: template " t " is not NAME," \
+			    " PREFIX:{NAME}, {NAME} or {NAME}:SUFFIX")
+		tmpl[n] = t
+		next
+	}
+	/^-- ARGV\[/ { decl("ARGV", substr($0, 9)); next }
+	END {
+		if (failed)
+			exit 1
+		up = toupper(name)
+		for (k = 0; k < 2; k++) {
+			kind = k ? "ARGV" : "KEYS"
+			for (i = 1; i <= count[kind]; i++)
+				if (!((kind, i) in at)) {
+					FNR = 1
+					fail(kind "[" i "] is not named, " \
+					    "though " kind "[" count[kind] "] is")
+				}
+		}
+		if (("ARGV", "publish") in seen &&
+		    seen["ARGV", "publish"] != count["ARGV"]) {
+			FNR = line["ARGV", seen["ARGV", "publish"]]
+			fail("ARGV[" seen["ARGV", "publish"] "] publish is" \
+			    " not the last argument")
+		}
+		printf "" >lfile
+		printf "" >cfile
+		if (count["KEYS"] > 0) {
+			printf "enum rl_%s_key {", name >cfile
+			for (i = 1; i <= count["KEYS"]; i++)
+				printf "\n\tRL_%s_KEY_%s,", up, \
+				    toupper(at["KEYS", i]) >cfile
+			printf "\n\tRL_%s_KEYS\n};\n", up >cfile
+			printf "static const char *const rl_%s_templates[] = {",
+			    name >cfile
+			for (i = 1; i <= count["KEYS"]; i++)
+				printf "\n\t\"%s\",", tmpl[i] >cfile
+			printf "\n};\n" >cfile
+			s = "local"
+			for (i = 1; i <= count["KEYS"]; i++)
+				s = s (i > 1 ? "," : "") " K_" at["KEYS", i]
+			s = s " ="
+			for (i = 1; i <= count["KEYS"]; i++)
+				s = s (i > 1 ? "," : "") " KEYS[" i "]"
+			print s >lfile
+		} else
+			printf "enum { RL_%s_KEYS = 0 };\n", up >cfile
+		if (count["ARGV"] > 0) {
+			printf "enum rl_%s_arg {", name >cfile
+			for (i = 1; i <= count["ARGV"]; i++)
+				printf "\n\tRL_%s_ARG_%s,", up, \
+				    toupper(at["ARGV", i]) >cfile
+			printf "\n\tRL_%s_ARGS\n};\n", up >cfile
+			s = "local"
+			for (i = 1; i <= count["ARGV"]; i++)
+				s = s (i > 1 ? "," : "") " A_" at["ARGV", i]
+			s = s " ="
+			for (i = 1; i <= count["ARGV"]; i++)
+				s = s (i > 1 ? "," : "") " ARGV[" i "]"
+			print s >lfile
+		} else
+			printf "enum { RL_%s_ARGS = 0 };\n", up >cfile
+		pub = ("ARGV", "publish") in seen ? count["ARGV"] - 1 : -1
+		tv = count["KEYS"] ? "rl_" name "_templates" : "NULL"
+		printf "#define RL_%s_PUB %d\n", up, pub >cfile
+		printf "#define RL_%s_COUNTS %d %d\n", up, count["KEYS"],
+		    count["ARGV"] >cfile
+		printf "#define RL_%s_TEMPLATES %s\n", up, tv >cfile
+	}' "$1"
+}
+
 # syntax SOURCE MAP WHAT: luac -p on SOURCE; on an error, its message
 # with SOURCE's line numbers turned into the lua/ lines of MAP, and fail.
 syntax() {
@@ -168,6 +311,13 @@ syntax() {
 	exit 1
 }
 
+if [ "$out" = -p ]; then
+	header "$1" "$(basename "$1" .lua)" "$tmp.c" "$tmp.lua"
+	needed "$prelude" "$1" "$tmp.map"
+	cat "$tmp.lua" "$1"
+	exit 0
+fi
+
 # The prelude's layout first (for none of its definitions), then its
 # syntax, then each script's.
 needed "$prelude" /dev/null "$tmp.map" >/dev/null
@@ -177,20 +327,40 @@ syntax "$prelude" "$tmp.map" "$prelude"
 {
 	echo "/* Generated by lua/embed.sh from lua/; do not edit. */"
 	echo "/* A script is one string, longer than C's 4095-byte minimum. */"
+	echo "#ifndef RL_SCRIPTS_H"
+	echo "#define RL_SCRIPTS_H"
 	echo "#pragma GCC diagnostic ignored \"-Woverlength-strings\""
+	keys_max=0
+	args_max=0
 	for f in "$@"; do
 		name=$(basename "$f" .lua)
+		up=$(echo "$name" | tr a-z A-Z)
+		header "$f" "$name" "$tmp.c" "$tmp.lua"
 		needed "$prelude" "$f" "$tmp.map" >"$tmp.src"
+		cat "$tmp.lua" >>"$tmp.src"
+		sed "s|^|$f: the names of its header's KEYS and ARGV, line |" \
+		    "$tmp.lua" | awk '{ print $0 NR }' >>"$tmp.map"
 		cat "$f" >>"$tmp.src"
 		awk -v f="$f" '{ print f ":" NR } END { print f ":" NR + 1 }' \
 		    "$f" >>"$tmp.map"
-		syntax "$tmp.src" "$tmp.map" "$f, as embedded (the prelude part, then the script),"
+		syntax "$tmp.src" "$tmp.map" "$f, as embedded (the prelude part, the names, then the script),"
 		sha=$(sha1sum <"$tmp.src" | cut -d' ' -f1)
+		printf '\n/* lua/%s.lua */\n' "$name"
+		grep -v '^#define' "$tmp.c"
+		counts=$(sed -n "s/^#define RL_${up}_COUNTS //p" "$tmp.c")
+		[ "${counts% *}" -le "$keys_max" ] || keys_max=${counts% *}
+		[ "${counts#* }" -le "$args_max" ] || args_max=${counts#* }
 		printf 'static const struct rl_script rl_script_%s = {\n' "$name"
 		printf '\t"%s", "%s",\n\t' "$name" "$sha"
 		jq -Rs . <"$tmp.src" |
 		    sed 's/\\u00\([0-9a-fA-F][0-9a-fA-F]\)/\\x\1/g'
-		printf '};\n'
+		printf '\t, RL_%s_KEYS, RL_%s_ARGS, %s, %s\n};\n' "$up" "$up" \
+		    "$(sed -n "s/^#define RL_${up}_TEMPLATES //p" "$tmp.c")" \
+		    "$(sed -n "s/^#define RL_${up}_PUB //p" "$tmp.c")"
 	done
+	printf '\n/* The most keys, and arguments, of any script. */\n'
+	printf '#define RL_SCRIPT_KEYS_MAX %d\n' "$keys_max"
+	printf '#define RL_SCRIPT_ARGS_MAX %d\n' "$args_max"
+	echo "#endif"
 } >"$tmp"
 mv "$tmp" "$out"

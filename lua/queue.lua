@@ -1,14 +1,21 @@
 -- queue: the holder of lock NAME and its fair waiters in order, read
 -- atomically (for the queue command; it walks the whole queue).
--- KEYS[1]  NAME                           hash: owner -> hold count
--- KEYS[2]  redlock_holder:{NAME}          hash: owner -> JSON metadata
--- KEYS[3]  redisson_lock_queue:{NAME}     list: fair waiters, head first
--- KEYS[4]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
--- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
--- KEYS[6]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
--- KEYS[7]  redlock_listener:{NAME}        string: the room's listener
--- KEYS[8]  redlock_writer:{NAME}          string: a waiting writer's owner
--- ARGV[1]  redisson_rwlock:{NAME}         the read-write lock's channel
+-- KEYS[1]  lock       NAME                           hash: owner -> hold count
+-- KEYS[2]  holder     redlock_holder:{NAME}          hash: owner -> JSON
+--          metadata
+-- KEYS[3]  queue      redisson_lock_queue:{NAME}     list: fair waiters, head
+--          first
+-- KEYS[4]  timeout    redisson_lock_timeout:{NAME}   zset: fair waiter ->
+--          deadline (ms)
+-- KEYS[5]  waiter     redlock_waiter:{NAME}          hash: fair waiter -> JSON
+--          metadata
+-- KEYS[6]  room       redlock_room:{NAME}            zset: plain waiter ->
+--          deadline (ms)
+-- KEYS[7]  listener   redlock_listener:{NAME}        string: the room's
+--          listener
+-- KEYS[8]  writer     redlock_writer:{NAME}          string: a waiting writer's
+--          owner
+-- ARGV[1]  rwchannel       redisson_rwlock:{NAME} the read-write lock's channel
 -- Returns {-1, key, type} when KEY is not of the type a lock needs, else
 --   {now_ms, holder, unordered, rw, waiters...} where unordered is the
 --   number of plain and --limit waiters, in the room, holder is {} when
@@ -18,14 +25,15 @@
 --   (readers: how many hold it; waiting: the clients that listen on its
 --   channel, its waiting readers and writers, redlock's and Redisson's;
 --   writer: the owner of the writer that waits first, announced in
---   KEYS[8] for writer_ms more, else nil), and each waiter is
+--   K_writer for writer_ms more, else nil), and each waiter is
 --   {owner, deadline_ms_left, host, pid, user, cmd, waiting_ms, nil,
 --   gives_up_ms_left} (deadline: its heartbeat's; gives_up: its own wait,
 --   -1 when it waits for ever);
 --   unknown fields are nil.
+local keys = {K_lock, K_holder, K_queue, K_timeout, K_waiter}
 local want = {'hash', 'hash', 'list', 'zset', 'hash'}
 for i = 1, 5 do
-  local bad = rl_badtype(KEYS[i], want[i])
+  local bad = rl_badtype(keys[i], want[i])
   if bad then return bad end
 end
 local _, now_ms = rl_time()
@@ -35,34 +43,35 @@ local function since(d)
   return false
 end
 local out = {now_ms}
-local owner = rl_holder(KEYS[1])
+local owner = rl_holder(K_lock)
 if owner then
-  local d = rl_decode(redis.call('HGET', KEYS[2], owner))
-  out[2] = {owner, redis.call('PTTL', KEYS[1]), d.host or false,
+  local d = rl_decode(redis.call('HGET', K_holder, owner))
+  out[2] = {owner, redis.call('PTTL', K_lock), d.host or false,
             tonumber(d.pid) or false, d.user or false, d.cmd or false,
             since(d), d.finished and tonumber(d.until_ms) or false}
 else
   out[2] = {}
 end
-out[3] = KEYS[7] and rl_room_count(KEYS[6], KEYS[7], KEYS[4], now_ms) or 0
+out[3] = K_listener and rl_room_count(K_room, K_listener, K_timeout, now_ms)
+         or 0
 out[4] = {}
-local mode = redis.call('HGET', KEYS[1], 'mode')
-if owner and (mode == 'read' or (mode == 'write' and not rl_plain(KEYS[1]))) then
+local mode = redis.call('HGET', K_lock, 'mode')
+if owner and (mode == 'read' or (mode == 'write' and not rl_plain(K_lock))) then
   local readers = 0
-  for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+  for _, f in ipairs(redis.call('HKEYS', K_lock)) do
     if f ~= 'mode' and string.sub(f, -6) ~= ':write' then
       readers = readers + 1
     end
   end
-  local first = KEYS[8] and redis.pcall('GET', KEYS[8])
+  local first = K_writer and redis.pcall('GET', K_writer)
   if type(first) ~= 'string' then first = false end
-  out[4] = {mode, readers, ARGV[1] and rl_listeners(ARGV[1]) or 0, first,
-            first and redis.call('PTTL', KEYS[8]) or false}
+  out[4] = {mode, readers, A_rwchannel and rl_listeners(A_rwchannel) or 0,
+            first, first and redis.call('PTTL', K_writer) or false}
 end
-for _, w in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
-  local dl = rl_waiter_deadline(KEYS[5], w) or
-             rl_score_deadline(tonumber(redis.call('ZSCORE', KEYS[4], w)))
-  local d = rl_decode(redis.call('HGET', KEYS[5], w))
+for _, w in ipairs(redis.call('LRANGE', K_queue, 0, -1)) do
+  local dl = rl_waiter_deadline(K_waiter, w) or
+             rl_score_deadline(tonumber(redis.call('ZSCORE', K_timeout, w)))
+  local d = rl_decode(redis.call('HGET', K_waiter, w))
   local g = tonumber(d.gives_up_ms)
   if g and g >= 0 then g = math.max(g - now_ms, 0) end
   out[#out + 1] = {w, dl and (dl - now_ms) or false, d.host or false,

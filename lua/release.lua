@@ -2,34 +2,43 @@
 -- and wakes the waiters: "0" on the lock's channel (Redisson's RLock
 -- waiters, and the room's listener), the head of the fair queue on its own
 -- channel (RFairLock), and one plain waiter of the room on its own.
--- KEYS[1]  NAME                           hash: owner -> hold count, and
---                                          redlock's marker "mode" -> "write"
--- KEYS[2]  redisson_lock__channel:{NAME}  channel; CHANNEL:OWNER wakes a fair waiter
--- KEYS[3]  redlock_holder:{NAME}          hash: owner -> JSON metadata
--- KEYS[4]  redisson_lock_queue:{NAME}     list: fair waiters, head first
--- KEYS[5]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
--- KEYS[6]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
--- KEYS[7]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
--- KEYS[8]  redlock_listener:{NAME}        string: the plain waiter that
---                                          listens to the lock's channel
--- KEYS[9]  redisson_rwlock:{NAME}         channel: "1" when a hold with
---                                          redlock's marker goes (Redisson's
---                                          read and write locks wait there)
--- ARGV[1]  owner token
--- ARGV[2]  message published on release ("0"); empty: the release wakes
---          nobody (an attempt undone on the masters that granted it
---          because another master's holder is a Java client's: only
---          that holder's release frees NAME, and it wakes the waiters)
--- KEYS[10] redlock_log:{NAME}            stream: history
--- ARGV[3]  history: about how many events to keep ("": none kept)
--- ARGV[4]  history: the stream's expiry, in ms (0: never), should the
---          release find it gone
--- ARGV[5]  history: the caller's part of its entry (rl_history_entry:
---          owner, COMMAND's exit status where known, "event")
--- ARGV[6]  flags: "u", an acquisition undone (its minimum hold is not
---          kept); "l", the watchdog's release, which records a hold that
---          it finds gone as lost
--- ARGV[7]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- KEYS[1]  lock       NAME                           hash: owner -> hold count,
+--          and redlock's marker "mode" -> "write"
+-- KEYS[2]  channel    redisson_lock__channel:{NAME}  channel; CHANNEL:OWNER
+--          wakes a fair waiter
+-- KEYS[3]  holder     redlock_holder:{NAME}          hash: owner -> JSON
+--          metadata
+-- KEYS[4]  queue      redisson_lock_queue:{NAME}     list: fair waiters, head
+--          first
+-- KEYS[5]  timeout    redisson_lock_timeout:{NAME}   zset: fair waiter ->
+--          deadline (ms)
+-- KEYS[6]  waiter     redlock_waiter:{NAME}          hash: fair waiter -> JSON
+--          metadata
+-- KEYS[7]  room       redlock_room:{NAME}            zset: plain waiter ->
+--          deadline (ms)
+-- KEYS[8]  listener   redlock_listener:{NAME}        string: the plain waiter
+--          that listens to the lock's channel
+-- KEYS[9]  rwchannel  redisson_rwlock:{NAME}         channel: "1" when a hold
+--          with redlock's marker goes (Redisson's read and write locks wait
+--          there)
+-- ARGV[1]  owner           owner token
+-- ARGV[2]  message         message published on release ("0"); empty: the
+--                          release wakes nobody (an attempt undone on the
+--                          masters that granted it because another master's
+--                          holder is a Java client's: only that holder's
+--                          release frees NAME, and it wakes the waiters)
+-- KEYS[10] log        redlock_log:{NAME}             stream: history
+-- ARGV[3]  hist_max        history: about how many events to keep ("": none
+--                          kept)
+-- ARGV[4]  hist_ttl        history: the stream's expiry, in ms (0: never),
+--                          should the release find it gone
+-- ARGV[5]  hist_entry      history: the caller's part of its entry
+--                          (rl_history_entry: owner, COMMAND's exit status
+--                          where known, "event")
+-- ARGV[6]  flags           flags: "u", an acquisition undone (its minimum hold
+--                          is not kept); "l", the watchdog's release, which
+--                          records a hold that it finds gone as lost
+-- ARGV[7]  publish         PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
 --                          waiters were not woken, else nil
@@ -43,26 +52,26 @@
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
 -- The last hold is given back with deletes only, which a server out of
 -- memory still runs.
-rl_pubcmd = ARGV[7] or rl_pubcmd
+rl_pubcmd = A_publish or rl_pubcmd
 -- Each key is checked where a command would fail on it, before anything
 -- is written: NAME by this read, the holder records by the first write.
-local r = redis.pcall('HMGET', KEYS[1], ARGV[1], 'mode', ARGV[1] .. ':write')
-if r.err then return {-1, KEYS[1], redis.call('TYPE', KEYS[1]).ok} end
+local r = redis.pcall('HMGET', K_lock, A_owner, 'mode', A_owner .. ':write')
+if r.err then return {-1, K_lock, redis.call('TYPE', K_lock).ok} end
 local holds = tonumber(r[1])
 -- A Redisson read-write lock ("mode" other than redlock's marker, or
 -- OWNER's write hold beside it, and a lease key per read hold) is never
 -- redlock's to give back: taking a count off would strand its keys.
 if not rl_plain_hold(r[2], r[3]) then holds = nil end
 if not holds then
-  if string.find(ARGV[6] or '', 'l', 1, true) then
-    rl_log(KEYS[10], ARGV[3], ARGV[4], ARGV[5] .. 'lost', true)
+  if string.find(A_flags or '', 'l', 1, true) then
+    rl_log(K_log, A_hist_max, A_hist_ttl, A_hist_entry .. 'lost', true)
   end
-  return {0, redis.call('EXISTS', KEYS[1])}
+  return {0, redis.call('EXISTS', K_lock)}
 end
-if holds > 1 then return {1, redis.call('HINCRBY', KEYS[1], ARGV[1], -1)} end
-local rec = redis.pcall('HGET', KEYS[3], ARGV[1])
+if holds > 1 then return {1, redis.call('HINCRBY', K_lock, A_owner, -1)} end
+local rec = redis.pcall('HGET', K_holder, A_owner)
 if type(rec) == 'table' then
-  return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
+  return {-1, K_holder, redis.call('TYPE', K_holder).ok}
 end
 -- The clock is read for a minimum hold only (the history's entries are
 -- timed by their ids).
@@ -71,45 +80,46 @@ local now_ms = 0
 if keep then
   local _
   _, now_ms = rl_time()
-  keep = rl_keep_until(rec, now_ms, ARGV[6])
+  keep = rl_keep_until(rec, now_ms, A_flags)
 end
 if keep then
   if not rl_finished(rec) then
-    redis.call('HSET', KEYS[3], ARGV[1], rl_set_finished(rec, true))
-    redis.call('PEXPIRE', KEYS[1], keep - now_ms)
-    redis.call('PEXPIRE', KEYS[3], keep - now_ms)
-    if KEYS[10] and ARGV[3] ~= '' then
-      rl_log(KEYS[10], ARGV[3], ARGV[4], ARGV[5] ..
+    redis.call('HSET', K_holder, A_owner, rl_set_finished(rec, true))
+    redis.call('PEXPIRE', K_lock, keep - now_ms)
+    redis.call('PEXPIRE', K_holder, keep - now_ms)
+    if K_log and A_hist_max ~= '' then
+      rl_log(K_log, A_hist_max, A_hist_ttl, A_hist_entry ..
              string.format('released\31held_until\31%.0f', keep))
     end
   end
   return {2, false, keep}
 end
-if type(redis.pcall('HDEL', KEYS[3], ARGV[1])) == 'table' then
-  return {-1, KEYS[3], redis.call('TYPE', KEYS[3]).ok}
+if type(redis.pcall('HDEL', K_holder, A_owner)) == 'table' then
+  return {-1, K_holder, redis.call('TYPE', K_holder).ok}
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', K_lock)
 -- Recorded after the deletes, which a server out of memory still runs.
 -- The owner's host, pid, command and token are in its acquisition's
 -- event, and how long it held NAME between the two entries' ids.
 -- An acquisition undone (flags "u": it won too few masters, or was
 -- never used) is recorded as such, not as a run.
-if KEYS[10] and ARGV[3] ~= '' then
-  rl_log(KEYS[10], ARGV[3], ARGV[4],
-         ARGV[5] .. (ARGV[6] == 'u' and 'undone' or 'released'))
+if K_log and A_hist_max ~= '' then
+  rl_log(K_log, A_hist_max, A_hist_ttl,
+         A_hist_entry .. (A_flags == 'u' and 'undone' or 'released'))
 end
-if ARGV[2] == '' then return {2, false} end
+if A_message == '' then return {2, false} end
 local nopub = false
 -- No fair queue and no room (the common case): one call for both.
-if redis.call('EXISTS', KEYS[4], KEYS[7] or KEYS[4]) > 0 and
-    not (rl_wake_head(KEYS[4], KEYS[5], KEYS[6], KEYS[2], nil, ARGV[2]) and
-         rl_room_wake(KEYS[7], KEYS[8], KEYS[2], ARGV[2])) then
-  nopub = KEYS[2]
+if redis.call('EXISTS', K_queue, K_room or K_queue) > 0 and
+    not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil,
+                      A_message) and
+         rl_room_wake(K_room, K_listener, K_channel, A_message)) then
+  nopub = K_channel
 end
-if not rl_publish(KEYS[2], ARGV[2]) then nopub = KEYS[2] end
+if not rl_publish(K_channel, A_message) then nopub = K_channel end
 -- Redisson's read and write locks that the marker held back wait on the
 -- read-write lock's channel; "1" wakes them all, as after a write. Not
 -- reported when refused (ACL): NAME's own waiters were woken, and those
 -- look again when the lease they were told runs out.
-if r[2] and KEYS[9] then rl_publish(KEYS[9], '1') end
+if r[2] and K_rwchannel then rl_publish(K_rwchannel, '1') end
 return {2, nopub}

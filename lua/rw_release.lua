@@ -5,39 +5,44 @@
 -- the lock channel, and, as release does, the head of the fair queue
 -- (RFairLock's waiters hear nothing else) and one waiter of the room on
 -- their own channels.
--- KEYS[1]  NAME                            hash: mode, OWNER -> read holds,
---                                          OWNER:write -> write holds
--- KEYS[2]  redisson_rwlock:{NAME}          channel: "0" after the last
---                                          read, "1" after a write
--- KEYS[3]  redisson_lock__channel:{NAME}   channel: "0" when NAME goes
--- KEYS[4]  redlock_holder:{NAME}           hash: field -> JSON metadata
--- KEYS[5]  {NAME}:OWNER:rwlock_timeout     the caller's read leases: KEYS[5]:N
--- KEYS[6]  {NAME}                          only named: a read hold N of
---                                          FIELD has the lease key
---                                          KEYS[6]:FIELD:rwlock_timeout:N
--- KEYS[7]  redisson_lock_queue:{NAME}      list: fair waiters, head first
--- KEYS[8]  redisson_lock_timeout:{NAME}    zset: fair waiter -> deadline (ms)
--- KEYS[9]  redlock_waiter:{NAME}           hash: fair waiter -> JSON metadata
--- KEYS[10] redlock_room:{NAME}             zset: plain waiter -> deadline (ms)
--- KEYS[11] redlock_listener:{NAME}         string: the plain waiter that
---                                          listens to the lock's channel
---          (KEYS[7..11]: a caller that passes six wakes no fair waiter and
---          no waiter of the room on its own channel)
--- KEYS[12] redlock_log:{NAME}              stream: history (with all
---          eleven keys before it)
--- ARGV[1]  owner token
--- ARGV[2]  "read" or "write"
--- ARGV[3]  history: about how many events to keep ("": none kept)
--- ARGV[4]  history: the stream's expiry, in ms (0: never), should the
---          release find it gone
--- ARGV[5]  history: the caller's part of its entry (rl_history_entry:
---          owner, COMMAND's exit status where known, kind, "event"): the
---          last hold of that kind given back records "released" (with
---          held_until when its minimum hold is kept)
--- ARGV[6]  flags: "u", an acquisition undone (its minimum hold is not
---          kept); "l", the watchdog's release, which records a hold that
---          it finds gone as lost
--- ARGV[7]  PUBLISH or SPUBLISH: the command that wakes waiters
+-- KEYS[1]  lock       NAME                           hash: mode, OWNER -> read
+--          holds, OWNER:write -> write holds
+-- KEYS[2]  rwchannel  redisson_rwlock:{NAME}         channel: "0" after the
+--          last read, "1" after a write
+-- KEYS[3]  channel    redisson_lock__channel:{NAME}  channel: "0" when NAME
+--          goes
+-- KEYS[4]  holder     redlock_holder:{NAME}          hash: field -> JSON
+--          metadata
+-- KEYS[5]  leases     {NAME}:OWNER:rwlock_timeout    the caller's read leases:
+--          K_leases:N
+-- KEYS[6]  tag        {NAME}                         only named: a read hold N
+--          of FIELD has the lease key K_tag:FIELD:rwlock_timeout:N
+-- KEYS[7]  queue      redisson_lock_queue:{NAME}     list: fair waiters, head
+--          first
+-- KEYS[8]  timeout    redisson_lock_timeout:{NAME}   zset: fair waiter ->
+--          deadline (ms)
+-- KEYS[9]  waiter     redlock_waiter:{NAME}          hash: fair waiter -> JSON
+--          metadata
+-- KEYS[10] room       redlock_room:{NAME}            zset: plain waiter ->
+--          deadline (ms)
+-- KEYS[11] listener   redlock_listener:{NAME}        string: the plain waiter
+--          that listens to the lock's channel
+-- KEYS[12] log        redlock_log:{NAME}             stream: history
+-- ARGV[1]  owner           owner token
+-- ARGV[2]  mode            "read" or "write"
+-- ARGV[3]  hist_max        history: about how many events to keep ("": none
+--                          kept)
+-- ARGV[4]  hist_ttl        history: the stream's expiry, in ms (0: never),
+--                          should the release find it gone
+-- ARGV[5]  hist_entry      history: the caller's part of its entry
+--                          (rl_history_entry: owner, COMMAND's exit status
+--                          where known, kind, "event"): the last hold of that
+--                          kind given back records "released" (with held_until
+--                          when its minimum hold is kept)
+-- ARGV[6]  flags           flags: "u", an acquisition undone (its minimum hold
+--                          is not kept); "l", the watchdog's release, which
+--                          records a hold that it finds gone as lost
+-- ARGV[7]  publish         PUBLISH or SPUBLISH: the command that wakes waiters
 -- Returns {2, nopub}       OWNER's last hold of that kind given back; nopub:
 --                          a channel the server refused PUBLISH on (ACL),
 --                          else nil
@@ -55,55 +60,55 @@
 -- (Redisson's rule), but in write mode only lengthens it, so that the
 -- writer's lease is never cut; a write release with holds left keeps it.
 -- The last write hold given back while the writer's own reads remain turns
--- NAME to read mode, as Redisson does, and says so with "1" on KEYS[2]:
+-- NAME to read mode, as Redisson does, and says so with "1" on K_rwchannel:
 -- waiting readers may come in. When NAME goes, the holder hash goes too.
-rl_pubcmd = ARGV[7] or rl_pubcmd
-local owner, kind, flags = ARGV[1], ARGV[2], ARGV[6] or ''
-local logkey = ARGV[3] ~= '' and KEYS[12]
-local bad = rl_badtype(KEYS[1], 'hash') or rl_badtype(KEYS[4], 'hash')
+rl_pubcmd = A_publish or rl_pubcmd
+local owner, kind, flags = A_owner, A_mode, A_flags or ''
+local logkey = A_hist_max ~= '' and K_log
+local bad = rl_badtype(K_lock, 'hash') or rl_badtype(K_holder, 'hash')
 if bad then return bad end
-local mode = redis.call('HGET', KEYS[1], 'mode')
+local mode = redis.call('HGET', K_lock, 'mode')
 local field = kind == 'write' and owner .. ':write' or owner
-local holds = mode and tonumber(redis.call('HGET', KEYS[1], field))
+local holds = mode and tonumber(redis.call('HGET', K_lock, field))
 -- In write mode only the writer reads: OWNER beside redlock's marker and
 -- no OWNER:write is a plain hold, never given back here.
 if kind == 'read' and mode == 'write' and
-    redis.call('HEXISTS', KEYS[1], owner .. ':write') == 0 then
+    redis.call('HEXISTS', K_lock, owner .. ':write') == 0 then
   holds = nil
 end
 if not holds then
   if logkey and string.find(flags, 'l', 1, true) then
-    rl_log(logkey, ARGV[3], ARGV[4], ARGV[5] .. 'lost', true)
+    rl_log(logkey, A_hist_max, A_hist_ttl, A_hist_entry .. 'lost', true)
   end
-  return {0, redis.call('EXISTS', KEYS[1])}
+  return {0, redis.call('EXISTS', K_lock)}
 end
 
 -- NAME is gone: wake everyone; MSG on the read-write lock's channel.
 local function freed(msg)
-  redis.call('DEL', KEYS[1])
-  redis.call('DEL', KEYS[4])
+  redis.call('DEL', K_lock)
+  redis.call('DEL', K_holder)
   local nopub = false
-  if not rl_publish(KEYS[2], msg) then nopub = KEYS[2] end
+  if not rl_publish(K_rwchannel, msg) then nopub = K_rwchannel end
   -- No fair queue and no room (the common case): one call for both.
-  if KEYS[11] and redis.call('EXISTS', KEYS[7], KEYS[10]) > 0 and
-      not (rl_wake_head(KEYS[7], KEYS[8], KEYS[9], KEYS[3], nil, '0') and
-           rl_room_wake(KEYS[10], KEYS[11], KEYS[3], '0')) then
-    nopub = KEYS[3]
+  if K_listener and redis.call('EXISTS', K_queue, K_room) > 0 and
+      not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil, '0') and
+           rl_room_wake(K_room, K_listener, K_channel, '0')) then
+    nopub = K_channel
   end
-  if not rl_publish(KEYS[3], '0') then nopub = KEYS[3] end
+  if not rl_publish(K_channel, '0') then nopub = K_channel end
   return {2, nopub}
 end
 
 -- The longest lease left of the read holds in NAME, -2 when none is left.
 local function longest()
   local best = -2
-  local f = redis.call('HGETALL', KEYS[1])
+  local f = redis.call('HGETALL', K_lock)
   for i = 1, #f, 2 do
     local n = tonumber(f[i + 1])
     if f[i] ~= 'mode' and n and string.sub(f[i], -6) ~= ':write' then
       for j = n, 1, -1 do
         local left = redis.call('PTTL',
-            KEYS[6] .. ':' .. f[i] .. ':rwlock_timeout:' .. j)
+            K_tag .. ':' .. f[i] .. ':rwlock_timeout:' .. j)
         if left > best then best = left end
       end
     end
@@ -116,62 +121,62 @@ end
 -- read hold set to what is left, only lengthened where others hold too).
 local function finish(rec, keep, ms)
   if rl_finished(rec) then return {2, false, keep} end
-  redis.call('HSET', KEYS[4], field, rl_set_finished(rec, true))
+  redis.call('HSET', K_holder, field, rl_set_finished(rec, true))
   if logkey then
-    rl_log(logkey, ARGV[3], ARGV[4], ARGV[5] ..
+    rl_log(logkey, A_hist_max, A_hist_ttl, A_hist_entry ..
            string.format('released\31held_until\31%.0f', keep))
   end
-  local alone = redis.call('HLEN', KEYS[1]) <= 2
+  local alone = redis.call('HLEN', K_lock) <= 2
   if kind == 'read' then
-    redis.call('SET', KEYS[5] .. ':1', 1, 'PX', ms)
+    redis.call('SET', K_leases .. ':1', 1, 'PX', ms)
   end
   if kind == 'read' and mode == 'read' then
-    redis.call('PEXPIRE', KEYS[1], math.max(longest(), ms))
+    redis.call('PEXPIRE', K_lock, math.max(longest(), ms))
   elseif alone then
-    redis.call('PEXPIRE', KEYS[1], ms)
+    redis.call('PEXPIRE', K_lock, ms)
   else
-    rl_lengthen(KEYS[1], ms)
+    rl_lengthen(K_lock, ms)
   end
-  if alone then redis.call('PEXPIRE', KEYS[4], ms) else
-    rl_lengthen(KEYS[4], ms) end
+  if alone then redis.call('PEXPIRE', K_holder, ms) else
+    rl_lengthen(K_holder, ms) end
   return {2, false, keep}
 end
 
 if holds == 1 then
-  local rec = redis.call('HGET', KEYS[4], field)
+  local rec = redis.call('HGET', K_holder, field)
   local _, now_ms = rl_time()
   local keep = rl_keep_until(rec, now_ms, flags)
   if keep then return finish(rec, keep, keep - now_ms) end
 end
 
-local left = redis.call('HINCRBY', KEYS[1], field, -1)
+local left = redis.call('HINCRBY', K_lock, field, -1)
 if kind == 'read' then
-  redis.call('DEL', KEYS[5] .. ':' .. (left + 1))
+  redis.call('DEL', K_leases .. ':' .. (left + 1))
 end
 if left > 0 then return {1, left} end
-redis.call('HDEL', KEYS[1], field)
-redis.call('HDEL', KEYS[4], field)
+redis.call('HDEL', K_lock, field)
+redis.call('HDEL', K_holder, field)
 -- Recorded after the deletes, which a server out of memory still runs.
 -- An acquisition undone (flags "u") is no run: recorded as such.
 if logkey then
-  rl_log(logkey, ARGV[3], ARGV[4],
-         ARGV[5] .. (ARGV[6] == 'u' and 'undone' or 'released'))
+  rl_log(logkey, A_hist_max, A_hist_ttl,
+         A_hist_entry .. (A_flags == 'u' and 'undone' or 'released'))
 end
 if kind == 'write' then
-  if redis.call('HLEN', KEYS[1]) <= 1 then return freed('1') end
-  redis.call('HSET', KEYS[1], 'mode', 'read')
+  if redis.call('HLEN', K_lock) <= 1 then return freed('1') end
+  redis.call('HSET', K_lock, 'mode', 'read')
   local nopub = false
-  if not rl_publish(KEYS[2], '1') then nopub = KEYS[2] end
+  if not rl_publish(K_rwchannel, '1') then nopub = K_rwchannel end
   return {2, nopub}
 end
-if redis.call('HLEN', KEYS[1]) > 1 then
+if redis.call('HLEN', K_lock) > 1 then
   local ms = longest()
   if mode == 'write' then
-    if ms > 0 then rl_lengthen(KEYS[1], ms) end
+    if ms > 0 then rl_lengthen(K_lock, ms) end
     return {2, false}
   end
   if ms > 0 then
-    redis.call('PEXPIRE', KEYS[1], ms)
+    redis.call('PEXPIRE', K_lock, ms)
     return {2, false}
   end
 end

@@ -1,22 +1,26 @@
 -- status: who holds lock NAME and how many wait for it, read atomically;
 -- or, where Redisson keeps another kind at NAME, what is there.
--- KEYS[1]  NAME                           hash: owner -> hold count; a
---                                         read-write lock has 'mode' too,
---                                         and redlock's plain hold its
---                                         marker 'mode' -> 'write'
---                                         without a field OWNER:write
--- KEYS[2]  redlock_holder:{NAME}          hash: owner -> JSON metadata
--- KEYS[3]  redisson_lock_queue:{NAME}     list: fair waiters
--- KEYS[4]  redisson_lock_timeout:{NAME}   zset: fair waiter -> deadline (ms)
--- KEYS[5]  redlock_waiter:{NAME}          hash: fair waiter -> JSON metadata
--- KEYS[6]  {NAME}:timeout                 zset: permit id -> expiry (ms) of
---                                         a permit-expirable semaphore
--- KEYS[7]  {NAME}                         only named: a read hold's lease
---                                         is {NAME}:OWNER:rwlock_timeout:N
--- KEYS[8]  redlock_room:{NAME}            zset: plain waiter -> deadline (ms)
--- KEYS[9]  redlock_listener:{NAME}        string: the room's listener
--- KEYS[10] redlock_writer:{NAME}          string: a waiting writer's owner
--- ARGV[1]  redisson_rwlock:{NAME}         the read-write lock's channel
+-- KEYS[1]  lock       NAME                           hash: owner -> hold count;
+--          a read-write lock has 'mode' too, and redlock's plain hold its
+--          marker 'mode' -> 'write' without a field OWNER:write
+-- KEYS[2]  holder     redlock_holder:{NAME}          hash: owner -> JSON
+--          metadata
+-- KEYS[3]  queue      redisson_lock_queue:{NAME}     list: fair waiters
+-- KEYS[4]  timeout    redisson_lock_timeout:{NAME}   zset: fair waiter ->
+--          deadline (ms)
+-- KEYS[5]  waiter     redlock_waiter:{NAME}          hash: fair waiter -> JSON
+--          metadata
+-- KEYS[6]  permits    {NAME}:timeout                 zset: permit id -> expiry
+--          (ms) of a permit-expirable semaphore
+-- KEYS[7]  tag        {NAME}                         only named: a read hold's
+--          lease is {NAME}:OWNER:rwlock_timeout:N
+-- KEYS[8]  room       redlock_room:{NAME}            zset: plain waiter ->
+--          deadline (ms)
+-- KEYS[9]  listener   redlock_listener:{NAME}        string: the room's
+--          listener
+-- KEYS[10] writer     redlock_writer:{NAME}          string: a waiting writer's
+--          owner
+-- ARGV[1]  rwchannel       redisson_rwlock:{NAME} the read-write lock's channel
 -- waiting: the fair waiters and the waiters of the room; and, for a
 -- read-write lock, the clients that listen on its channel (its readers
 -- and writers that wait: redlock's leave no other trace of waiting).
@@ -40,7 +44,7 @@
 --                                       OWNER (nil when not recorded);
 --                                       writer: the owner of the writer
 --                                       that waits first (announced in
---                                       KEYS[10]), else nil;
+--                                       K_writer), else nil;
 --                                       held_until: the end of the
 --                                       holder's (the writer's) minimum
 --                                       hold when it is finished
@@ -66,35 +70,35 @@
 -- Redisson's expiry for a permit without a lease.
 local NO_EXPIRY = 922337203685477
 
--- How many of the permits taken (zset KEYS[6]) have a holder record;
+-- How many of the permits taken (zset K_permits) have a holder record;
 -- records of permits given back by others are not counted.
 local function ours()
-  if redis.call('TYPE', KEYS[2]).ok ~= 'hash' then return 0 end
+  if redis.call('TYPE', K_holder).ok ~= 'hash' then return 0 end
   local n = 0
-  for _, f in ipairs(redis.call('HKEYS', KEYS[2])) do
-    if redis.call('ZSCORE', KEYS[6], f) then n = n + 1 end
+  for _, f in ipairs(redis.call('HKEYS', K_holder)) do
+    if redis.call('ZSCORE', K_permits, f) then n = n + 1 end
   end
   return n
 end
 
 -- NAME is a string: a Redisson semaphore when it holds a whole number.
 local function semaphore()
-  local v = redis.call('GET', KEYS[1])
+  local v = redis.call('GET', K_lock)
   if #v > 15 or not string.match(v, '^%-?%d+$') then return nil end
   local _, now_ms = rl_time()
-  local waiting = KEYS[9] and
-      rl_room_count(KEYS[8], KEYS[9], KEYS[4], now_ms) or 0
-  if redis.call('TYPE', KEYS[6]).ok ~= 'zset' then
-    return {-1, KEYS[1], 'string', 'semaphore', tonumber(v), 0, {}, waiting,
+  local waiting = K_listener and
+      rl_room_count(K_room, K_listener, K_timeout, now_ms) or 0
+  if redis.call('TYPE', K_permits).ok ~= 'zset' then
+    return {-1, K_lock, 'string', 'semaphore', tonumber(v), 0, {}, waiting,
             0}
   end
-  local z = redis.call('ZRANGE', KEYS[6], 0, 99, 'WITHSCORES')
+  local z = redis.call('ZRANGE', K_permits, 0, 99, 'WITHSCORES')
   local permits = {}
-  local holders = redis.call('TYPE', KEYS[2]).ok == 'hash'
+  local holders = redis.call('TYPE', K_holder).ok == 'hash'
   for i = 1, #z, 2 do
     local at = math.max(tonumber(z[i + 1]) or NO_EXPIRY, 0)
     local forever = at >= NO_EXPIRY
-    local json = holders and redis.call('HGET', KEYS[2], z[i])
+    local json = holders and redis.call('HGET', K_holder, z[i])
     local d = rl_decode(json)
     local since = tonumber(d.since_ms)
     permits[#permits + 1] = {rl_permit_hex(z[i]), (not forever) and at,
@@ -105,19 +109,19 @@ local function semaphore()
                              d.owner or false,
                              d.finished and tonumber(d.until_ms) or false}
   end
-  return {-1, KEYS[1], 'string', 'expirable', tonumber(v),
-          redis.call('ZCARD', KEYS[6]), permits, waiting, ours()}
+  return {-1, K_lock, 'string', 'expirable', tonumber(v),
+          redis.call('ZCARD', K_permits), permits, waiting, ours()}
 end
 
 -- The reply for a held lock: OWNER's metadata (none for false or a
 -- Redisson holder), recorded under FIELD (default OWNER), around what the
 -- caller found.
 local function held(waiting, owner, holds, mode, readers, field)
-  local json = owner and redis.call('HGET', KEYS[2], field or owner)
+  local json = owner and redis.call('HGET', K_holder, field or owner)
   local d = rl_decode(json)
   local _, now_ms = rl_time()
   local since = tonumber(d.since_ms)
-  return {1, waiting, redis.call('PTTL', KEYS[1]), owner, holds,
+  return {1, waiting, redis.call('PTTL', K_lock), owner, holds,
           d.host or false, tonumber(d.pid) or false, d.user or false,
           d.cmd or false, since or false, rl_fence(json),
           since and (now_ms - since) or false, mode, readers, false,
@@ -128,7 +132,7 @@ end
 local function read_lease(owner, n)
   local best = false
   for i = n, math.max(1, n - 99), -1 do
-    local left = redis.call('PTTL', KEYS[7] .. ':' .. owner ..
+    local left = redis.call('PTTL', K_tag .. ':' .. owner ..
                             ':rwlock_timeout:' .. i)
     if left >= 0 and (not best or left > best) then best = left end
   end
@@ -138,10 +142,10 @@ end
 -- A Redisson read-write lock in MODE: the writer, and the readers; the
 -- waiters that listen on its channel, and the writer that waits first.
 local function rwlock(waiting, mode)
-  if ARGV[1] then waiting = waiting + rl_listeners(ARGV[1]) end
-  local first = KEYS[10] and redis.pcall('GET', KEYS[10])
+  if A_rwchannel then waiting = waiting + rl_listeners(A_rwchannel) end
+  local first = K_writer and redis.pcall('GET', K_writer)
   if type(first) ~= 'string' then first = false end
-  local f = redis.call('HGETALL', KEYS[1])
+  local f = redis.call('HGETALL', K_lock)
   local writer, wholds, rholds, readers = false, 0, 0, {}
   for i = 1, #f, 2 do
     local n = tonumber(f[i + 1])
@@ -150,7 +154,7 @@ local function rwlock(waiting, mode)
       writer, wholds = w, n
     elseif f[i] ~= 'mode' and n then
       rholds = rholds + n
-      local json = redis.call('HGET', KEYS[2], f[i])
+      local json = redis.call('HGET', K_holder, f[i])
       local d = rl_decode(json)
       readers[#readers + 1] = {f[i], n, read_lease(f[i], n),
                                d.host or false, tonumber(d.pid) or false,
@@ -166,28 +170,29 @@ local function rwlock(waiting, mode)
   return out
 end
 
-if redis.call('TYPE', KEYS[1]).ok == 'string' then
+if redis.call('TYPE', K_lock).ok == 'string' then
   local sem = semaphore()
   if sem then return sem end
 end
+local keys = {K_lock, K_holder, K_queue, K_timeout, K_waiter}
 local want = {'hash', 'hash', 'list', 'zset', 'hash'}
 for i = 1, 5 do
-  local bad = rl_badtype(KEYS[i], want[i])
+  local bad = rl_badtype(keys[i], want[i])
   if bad then return bad end
 end
-local waiting = redis.call('LLEN', KEYS[3])
+local waiting = redis.call('LLEN', K_queue)
 -- The room's waiters past their deadlines are gone; its listener, which
 -- queues too behind a Java holder, counts once.
-if KEYS[9] then
+if K_listener then
   local _, now_ms = rl_time()
-  waiting = waiting + rl_room_count(KEYS[8], KEYS[9], KEYS[4], now_ms)
+  waiting = waiting + rl_room_count(K_room, K_listener, K_timeout, now_ms)
 end
-local mode = redis.call('HGET', KEYS[1], 'mode')
-if mode == 'read' or (mode == 'write' and not rl_plain(KEYS[1])) then
+local mode = redis.call('HGET', K_lock, 'mode')
+if mode == 'read' or (mode == 'write' and not rl_plain(K_lock)) then
   return rwlock(waiting, mode)
 end
 -- A plain lock; redlock's marker ("mode") names no holder.
-local owner = rl_holder(KEYS[1])
+local owner = rl_holder(K_lock)
 if not owner then return {0, waiting} end
-local holds = tonumber(redis.call('HGET', KEYS[1], owner)) or 0
+local holds = tonumber(redis.call('HGET', K_lock, owner)) or 0
 return held(waiting, owner, holds, false, {})

@@ -13,7 +13,14 @@
 #    function's own indented), a function without its `end` at column 0
 #    and an `end` at column 0 too many each fail the build, with a message
 #    naming the file and line of the mistake, and leave no output;
-#  - without a Lua 5.1 compiler the build fails and says how to get one.
+#  - without a Lua 5.1 compiler the build fails and says how to get one;
+#  - a script header's KEYS and ARGV lines: one named twice or not at all,
+#    a name used twice, a key template of no known form, or a publish
+#    argument that is not the last fail the build, naming the line;
+#  - lib/ compiled against the header generated from the copy: a renamed
+#    argument, and one added, fail to compile; two arguments swapped in
+#    the header (names and positions together) compile, and C and Lua
+#    both follow the header.
 # Prints one line per case and exits 1 if any failed.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -158,5 +165,100 @@ setup
 refused "no Lua 5.1 compiler" \
     "install it with: make deps (Debian: apt-get install lua5.1)" \
     /nonexistent/luac5.1
+
+# header SCRIPT FROM TO: in the copy's lua/SCRIPT.lua, the header line
+# FROM (a sed pattern) replaced by TO.
+header() {
+	sed -i "s/^$2\$/$3/" "$work/lua/$1.lua"
+	grep -qxF -- "$(printf '%b\n' "$3" | head -n 1)" "$work/lua/$1.lua" ||
+	    { echo "check-embed: no line $2 in lua/$1.lua" >&2; exit 2; }
+}
+
+# at SCRIPT TEXT: the copy's line number of TEXT in lua/SCRIPT.lua.
+at() { grep -nF -- "$2" "$work/lua/$1.lua" | head -n 1 | cut -d: -f1; }
+
+setup
+header renew '-- ARGV\[2\]  owner.*' '-- ARGV[1]  owner  owner token'
+refused "an argument's number given twice (a swap half done)" \
+    "lua/renew.lua:$(at renew '-- ARGV[1]  owner'): ARGV[1] named twice"
+
+setup
+header renew '-- ARGV\[2\]  owner.*' '-- ARGV[3]  owner  owner token'
+refused "an argument left out" \
+    "lua/renew.lua:1: ARGV[2] is not named, though ARGV[3] is"
+
+setup
+header renew '-- ARGV\[2\]  owner.*' '-- ARGV[2]  lease  owner token'
+refused "a name used twice" "ARGV name lease used twice"
+
+setup
+header renew '-- ARGV\[2\]  owner.*' '-- ARGV[2]  Owner token'
+refused "an argument without a name" "ARGV[2] has no name"
+
+setup
+header renew '-- KEYS\[2\]  holder.*' \
+    '-- KEYS[2]  holder  redlock_holder:NAME  hash'
+refused "a key template of no known form" \
+    "KEYS[2]: template redlock_holder:NAME is not NAME"
+
+setup
+header release '-- ARGV\[7\]  publish .*' '-- ARGV[6]  publish  PUBLISH'
+header release '-- ARGV\[6\]  flags .*' '-- ARGV[7]  flags  flags'
+refused "a publish argument before another" \
+    "lua/release.lua:$(at release '-- ARGV[6]  publish'): ARGV[6] publish is not the last argument"
+
+# compiles WHAT: lib/ compiled against the copy's generated header; its
+# messages in $work/err.
+compiles() {
+	rm -rf "$work/inc"
+	mkdir "$work/inc"
+	embed || { fail "$1" "did not embed"; return 1; }
+	mv "$work/out.h" "$work/inc/rl_scripts.h"
+	${CC:-cc} -std=c11 -D_GNU_SOURCE -fsyntax-only -I"$work/inc" \
+	    -I"$root/lib" "$root"/lib/rl_kind.c "$root"/lib/rl_lock.c \
+	    2>"$work/err"
+}
+
+# uncompiled WHAT TEXT: lib/ does not compile, with TEXT in the messages.
+uncompiled() {
+	if compiles "$1"; then
+		fail "$1" "compiled, but should have failed"
+	elif [ -f "$work/inc/rl_scripts.h" ] &&
+	    ! grep -qF -- "$2" "$work/err"; then
+		fail "$1" "no message with: $2"
+	elif [ -f "$work/inc/rl_scripts.h" ]; then
+		pass "$1: $(grep -F -- "$2" "$work/err" | head -n 1 |
+		    sed 's/^.*error: //')"
+	fi
+}
+
+setup
+if compiles "lib/ against the header of the sources"; then
+	pass "lib/ compiles against the header of the sources"
+else
+	fail "lib/ against the header of the sources" "did not compile"
+fi
+
+setup
+header renew '-- ARGV\[1\]  lease .*' '-- ARGV[1]  ttl  lease in ms'
+uncompiled "an argument renamed" "RL_RENEW_ARG_LEASE"
+
+setup
+header renew '-- ARGV\[2\]  owner .*' \
+    '-- ARGV[2]  owner  owner token\n-- ARGV[3]  extra  an argument more'
+uncompiled "an argument added" "the arguments of RENEW changed"
+
+setup
+header renew '-- ARGV\[1\]  lease .*' '-- ARGV[2]  lease  lease in ms'
+header renew '-- ARGV\[2\]  owner .*' '-- ARGV[1]  owner  owner token'
+if ! compiles "two arguments swapped"; then
+	fail "two arguments swapped" "did not compile"
+elif ! grep -q 'RL_RENEW_ARG_OWNER,$' "$work/inc/rl_scripts.h" ||
+    ! sed -n '/rl_script_renew =/,/^};/p' "$work/inc/rl_scripts.h" |
+    grep -qF 'local A_owner, A_lease = ARGV[1], ARGV[2]'; then
+	fail "two arguments swapped" "C or Lua does not follow the header"
+else
+	pass "two arguments swapped in the header: compiled, C and Lua follow it"
+fi
 
 exit $failed

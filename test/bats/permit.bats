@@ -15,8 +15,9 @@ setup() {
 teardown() { stop_bg; stop_strays; }
 
 LUA=$BATS_TEST_DIRNAME/../../lua
-# script NAME: the prelude and lua/NAME.lua, as the embedder joins them.
-script() { cat "$LUA/prelude.lua" "$LUA/$1.lua"; }
+# script NAME: lua/NAME.lua as the embedder joins it: the prelude's
+# part it uses, the names of its keys and arguments, the script.
+script() { "$LUA/embed.sh" -p "$LUA/prelude.lua" "$LUA/$1.lua"; }
 # take KEY [LIMIT] [LEASE]: permit_acquire of s for the owner whose key
 # is KEY.
 take() {

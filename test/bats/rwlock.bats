@@ -17,8 +17,9 @@ setup() {
 teardown() { stop_bg; stop_strays; }
 
 LUA=$BATS_TEST_DIRNAME/../../lua
-# script NAME: the prelude and lua/NAME.lua, as the embedder joins them.
-script() { cat "$LUA/prelude.lua" "$LUA/$1.lua"; }
+# script NAME: lua/NAME.lua as the embedder joins it: the prelude's
+# part it uses, the names of its keys and arguments, the script.
+script() { "$LUA/embed.sh" -p "$LUA/prelude.lua" "$LUA/$1.lua"; }
 # acq OWNER read|write [LEASE_MS] [FLAGS] [WAITER_TIMEOUT_MS]: rw_acquire of x.
 acq() {
 	rcli eval "$(script rw_acquire)" 5 x 'redisson_lock_token:{x}' \

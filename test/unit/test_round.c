@@ -1585,7 +1585,7 @@ test_publish_command_follows_each_master(void **state)
 {
 	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
 	    "q", "t", "w" };
-	static const char *args[] = { "o:1", "0" };
+	static const char *args[] = { "o:1", "0", "PUBLISH" };
 	struct rl_round *r = &rd;
 	struct rl_round_opts o;
 
@@ -1597,7 +1597,7 @@ test_publish_command_follows_each_master(void **state)
 	o.connect_ms = o.reply_ms = 2000;
 	o.pub = o.learn = 1;
 	assert_int_equal(rl_round_script(r, nodes, 2, &o,
-	    &rl_script_release, 6, keys, 2, args), 0);
+	    &rl_script_release, 6, keys, 3, args), 0);
 	answer(r, &srvs[0], 1, ":1\r\n");
 	answer(r, &srvs[1], 1, ":1\r\n");
 	rl_round_run(r);
@@ -1640,7 +1640,7 @@ test_learn_waits_for_hello(void **state)
 {
 	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
 	    "q", "t", "w" };
-	static const char *args[] = { "0" };
+	static const char *args[] = { "0", "PUBLISH" };
 	struct rl_round *r = &rd;
 	struct rl_round_opts o;
 
@@ -1653,7 +1653,7 @@ test_learn_waits_for_hello(void **state)
 	o.connect_ms = o.reply_ms = 2000;
 	o.pub = o.learn = 1;
 	assert_int_equal(rl_round_script(r, nodes, 1, &o, &rl_script_force,
-	    6, keys, 1, args), 0);
+	    6, keys, 2, args), 0);
 	step_some(r);
 	assert_int_equal(srvs[0].nhello, 1);
 	assert_int_equal(srvs[0].ncmds, 0);
@@ -1668,7 +1668,7 @@ test_learn_waits_for_hello(void **state)
 	rl_conn_close(&nodes[0].conn);
 	srvs[0].mute = 1;
 	assert_int_equal(rl_round_script(r, nodes, 1, &o, &rl_script_force,
-	    6, keys, 1, args), 0);
+	    6, keys, 2, args), 0);
 	step_until(r, &srvs[0], 2);
 	assert_int_equal(srvs[0].opens, 2);
 	assert_string_equal(srvs[0].cmds[1].argv[10], "SPUBLISH");
@@ -1683,7 +1683,7 @@ test_pubsub_sharded_and_classic_by_request(void **state)
 {
 	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
 	    "q", "t", "w" };
-	static const char *args[] = { "o:1", "0" };
+	static const char *args[] = { "o:1", "0", "PUBLISH" };
 	struct rl_round *r = &rd;
 	struct rl_round_opts o;
 
@@ -1698,7 +1698,7 @@ test_pubsub_sharded_and_classic_by_request(void **state)
 	o.connect_ms = o.reply_ms = 2000;
 	o.pub = o.learn = 1;
 	assert_int_equal(rl_round_script(r, nodes, 2, &o,
-	    &rl_script_release, 6, keys, 2, args), 0);
+	    &rl_script_release, 6, keys, 3, args), 0);
 	/* The round waits for every master: none is sent anything yet. */
 	step_some(r);
 	assert_int_equal(srvs[0].nhello, 1);
