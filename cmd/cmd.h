@@ -175,8 +175,10 @@ int one_name(const struct cmd *c, int argc, char **argv, const char **name);
 /* getopt returned '?': name the word it stopped at; EXIT_USAGE. */
 int bad_option(const struct cmd *c, char **argv, const char *shortopts,
     const struct option *longopts);
-/* S with control characters escaped, for terminals and logs; up to four
- * results stay valid at once. */
+/* S with control characters escaped (\xNN), for terminals and logs; a
+ * backslash stays one, so that a holder's command, stored shell-quoted
+ * ($'...' for a control character), is shown as it can be copied. Up to
+ * four results stay valid at once. */
 const char *esc(const char *s);
 /* Length of the valid UTF-8 sequence at P (NUL-terminated), or 0. */
 size_t utf8_len(const unsigned char *p);

@@ -122,8 +122,6 @@ esc(const char *s)
 	for (; *p != '\0' && o < b + sizeof(bufs[0]) - 8; p++) {
 		if (*p < 0x20 || *p == 0x7f)
 			o += sprintf(o, "\\x%02x", *p);
-		else if (*p == '\\')
-			o += sprintf(o, "\\\\");
 		else
 			*o++ = (char)*p;
 	}

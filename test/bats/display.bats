@@ -178,3 +178,16 @@ lost_run() {
 	"$RL" unlock --owner "$tok" x
 	wait "$a" "$b"
 }
+
+@test "a waiting or busy line shows the holder's command as stored, ready to copy: its backslashes are not doubled" {
+	"$RL" exec x -- sh -c 'sleep 30' "$(printf 'l1\nl2')" 3>&- &
+	bg=$!
+	wait_for 10 eval '[ "$(rcli exists x)" = 1 ]'
+	run -75 --separate-stderr "$RL" exec -n x -- true
+	want="(sh -c 'sleep 30' \$'l1\\x0al2')"
+	[[ $stderr == *"$want"* ]]
+	run -75 --separate-stderr "$RL" exec -w 300ms x -- true
+	[[ $stderr == *"$want"* ]]
+	kill "$bg"
+	reap "$bg" || :
+}
