@@ -369,7 +369,7 @@ rl_opts_pub(const rl_client *c)
 }
 
 enum rl_err
-rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
+rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
     const struct rl_script *s, int nkeys, const char **keys, int nargs,
     const char **args)
 {
@@ -383,8 +383,20 @@ rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}
 	rl_round_run(&c->round);
-	rl_round_end(&c->round);
+	rl_round_end_keep(&c->round);
 	return RL_OK;
+}
+
+enum rl_err
+rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
+    const struct rl_script *s, int nkeys, const char **keys, int nargs,
+    const char **args)
+{
+	enum rl_err e = rl_run_open(c, o, wait_ms, s, nkeys, keys, nargs,
+	    args);
+
+	rl_round_end(&c->round);
+	return e;
 }
 
 enum rl_err
@@ -432,29 +444,6 @@ rl_no_quorum(rl_client *c, const char *doing)
 	    "%zu); %s", doing, answered, c->n, rl_quorum(c->n),
 	    c->nodes[first].why);
 	return e;
-}
-
-void
-rl_replies_save(rl_client *c, redisReply **saved)
-{
-	size_t j;
-
-	for (j = 0; j < c->n; j++) {
-		saved[j] = c->nodes[j].reply;
-		c->nodes[j].reply = NULL;
-	}
-}
-
-void
-rl_replies_restore(rl_client *c, redisReply **saved)
-{
-	size_t j;
-
-	for (j = 0; j < c->n; j++) {
-		if (c->nodes[j].reply != NULL)
-			freeReplyObject(c->nodes[j].reply);
-		c->nodes[j].reply = saved[j];
-	}
 }
 
 /* Two URLs may name one server (127.0.0.1 and localhost, TCP and its

@@ -59,6 +59,12 @@ enum rl_err rl_run(rl_client *c, const struct rl_round_opts *o,
 enum rl_err rl_run_ack(rl_client *c, const struct rl_round_opts *o,
     int64_t wait_ms, const struct rl_script *s, int nkeys, const char **keys,
     int nargs, const char **args);
+/* rl_run_ack, but a round on the side of a call (opts aside) keeps its
+ * replies in the nodes, to be read, until rl_round_end(&c->round) frees
+ * them and puts those of the round before back (rl_round_end_keep). */
+enum rl_err rl_run_open(rl_client *c, const struct rl_round_opts *o,
+    int64_t wait_ms, const struct rl_script *s, int nkeys, const char **keys,
+    int nargs, const char **args);
 /* Replica acknowledgement of the last round, as rl_quorum_acks takes
  * it: the count each master gave into ACKS, and the count wanted. In the
  * Sentinel default (c->replicas -1) one acknowledgement is wanted, and a
@@ -73,9 +79,6 @@ int64_t rl_acks(const rl_client *c, int64_t *acks);
 enum rl_err rl_no_quorum(rl_client *c, const char *doing);
 /* Master J's error from the last round as the client's. */
 enum rl_err rl_node_error(rl_client *c, size_t j);
-/* Take the last round's replies out of the nodes (strings handed out
- * point into them) into SAVED, or put them back, freeing what is there. */
-void rl_replies_save(rl_client *c, redisReply **saved);
 /* Failovers heard (rl_switch.h), for a waiter's or a watchdog's poll
  * loop: PFD (room for c->n) gets the sentinels' subscriptions, opened as
  * they are due; how many. */
@@ -92,6 +95,5 @@ int rl_switch_step(rl_client *c, const struct pollfd *pfd, int64_t now);
  * masters whose pub/sub connection was closed) is given; the next
  * connect asks the sentinel that announced it first. How many were. */
 size_t rl_switch_follow(rl_client *c, int *sub_closed);
-void rl_replies_restore(rl_client *c, redisReply **saved);
 
 #endif

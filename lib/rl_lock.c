@@ -7,6 +7,7 @@
 #include "rl_decode.h"
 #include "rl_keys.h"
 #include "rl_kind.h"
+#include "rl_lock.h"
 #include "rl_quorum.h"
 #include "rl_scripts.h"
 
@@ -275,6 +276,57 @@ acquire_round(rl_client *c, enum rl_join join, struct rl_call *call)
 	return e;
 }
 
+/* NAME is one of Redisson's semaphores: what it holds, as an error. */
+static enum rl_err
+semaphore(rl_client *c, const struct rl_status *st)
+{
+	if (st->kind == RL_KIND_SEMAPHORE)
+		return rl_seterr(c, RL_EWRONGTYPE, "it is a Redisson semaphore "
+		    "with %lld permit%s free", (long long)st->free,
+		    st->free == 1 ? "" : "s");
+	return rl_seterr(c, RL_EWRONGTYPE, "it is a Redisson permit-expirable "
+	    "semaphore with %lld permit%s free and %lld taken",
+	    (long long)st->free, st->free == 1 ? "" : "s",
+	    (long long)st->taken);
+}
+
+/* rl_status with the options RO (NULL: rl_opts(c, 1)): a round on the
+ * side (RO aside) is read before the caller's rl_round_end(&c->round)
+ * frees what ST points into. */
+static enum rl_err
+status_open(rl_client *c, const char *name, struct rl_status *st,
+    const struct rl_round_opts *ro)
+{
+	struct rl_status per[RL_MAX_NODES];
+	enum rl_verdict v[RL_MAX_NODES];
+	struct rl_call call;
+	enum rl_outcome o;
+	enum rl_err e;
+	size_t j, who = 0;
+
+	memset(st, 0, sizeof(*st));
+	if ((e = named(c, name)) != RL_OK)
+		return e;
+	rl_call_make(&call, &rl_script_status, name, NULL);
+	RL_CALL_ARGS(STATUS, 1);
+	call.args[RL_STATUS_ARG_RWCHANNEL] = rl_call_own(&call,
+	    rl_key(RL_PREFIX_RWLOCK, name));
+	if ((e = rl_call_made(c, &call)) != RL_OK)
+		return e;
+	e = rl_run_open(c, ro, 0, call.s, call.nkeys, call.keys, call.nargs,
+	    call.args);
+	rl_call_free(&call);
+	if (e != RL_OK)
+		return e;
+	for (j = 0; j < c->n; j++)
+		v[j] = rl_decode_status(c->nodes[j].reply, &per[j]);
+	o = rl_combine_status(v, per, c->n, st, &who);
+	if (o == RL_OUT_WRONGTYPE && st->kind != RL_KIND_LOCK)
+		return semaphore(c, st);
+	return outcome(c, o, who, "status", "read the lock", st->badkey,
+	    st->badtype);
+}
+
 /* What NAME is, from status ST (E: what rl_status returned), when it is
  * of another kind than the call takes (QUEUE: a queue is read; else
  * KIND is taken), into BUF with what to do: 1, or 0 when ST says no
@@ -321,25 +373,26 @@ kind_said(enum rl_lock_kind kind, const char *name, enum rl_err e,
 
 /* A call refused because the key NAME itself (BADKEY) is of another
  * kind, a semaphore for a lock or the other way round: RL_EKIND, saying
- * what NAME is, read with the status script (which writes nothing);
- * else RL_EWRONGTYPE with the message as it was. The replies of the
- * call are kept. */
+ * what NAME is, read with the status script (which writes nothing) in a
+ * round on the side; else RL_EWRONGTYPE with the message as it was. The
+ * replies of the call are kept. */
 static enum rl_err
 other_kind(rl_client *c, const char *name, enum rl_lock_kind kind,
     const char *badkey, int queue)
 {
-	redisReply *saved[RL_MAX_NODES];
 	char keep[sizeof(c->errstr)], what[sizeof(c->errstr)];
+	struct rl_round_opts o;
 	struct rl_status st;
 	int said;
 
 	if (badkey == NULL || strcmp(badkey, name) != 0)
 		return RL_EWRONGTYPE;
 	memcpy(keep, c->errstr, sizeof(keep));
-	rl_replies_save(c, saved);
-	said = kind_said(kind, name, rl_status(c, name, &st), &st, queue,
-	    what, sizeof(what));
-	rl_replies_restore(c, saved);
+	o = rl_opts(c, 1);
+	o.aside = 1;
+	said = kind_said(kind, name, status_open(c, name, &st, &o), &st,
+	    queue, what, sizeof(what));
+	rl_round_end(&c->round);
 	if (!said) {
 		memcpy(c->errstr, keep, sizeof(keep));
 		return RL_EWRONGTYPE;
@@ -429,15 +482,32 @@ rl_try_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 	return e;
 }
 
-enum rl_err
-rl_leave(rl_client *c, const char *name, const char *owner,
-    int64_t *position)
+/* The leave script's reply: where the waiter was in the queue. */
+static enum rl_err
+left(rl_client *c, int64_t *position)
+{
+	switch (rl_decode_leave(c->nodes[0].reply, position)) {
+	case RL_V_YES:
+		return RL_OK;
+	case RL_V_NONE:
+		return rl_no_quorum(c, "leave the queue");
+	default:
+		return unexpected(c, 0, "leave");
+	}
+}
+
+/* rl_leave, its round on the side of a call when ASIDE (the replies of
+ * the call are kept, put back once it is read). */
+static enum rl_err
+leave(rl_client *c, const char *name, const char *owner, int64_t *position,
+    int aside)
 {
 	struct rl_call call;
 	struct rl_round_opts o = rl_opts_pub(c);
 	enum rl_err e;
 
 	*position = 0;
+	o.aside = aside;
 	if ((e = rl_policy(c, "fair locks")) != RL_OK ||
 	    (e = named(c, name)) != RL_OK)
 		return e;
@@ -450,19 +520,27 @@ rl_leave(rl_client *c, const char *name, const char *owner,
 	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0);
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
-	e = rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs,
+	e = rl_run_open(c, &o, 0, call.s, call.nkeys, call.keys, call.nargs,
 	    call.args);
 	rl_call_free(&call);
-	if (e != RL_OK)
-		return e;
-	switch (rl_decode_leave(c->nodes[0].reply, position)) {
-	case RL_V_YES:
-		return RL_OK;
-	case RL_V_NONE:
-		return rl_no_quorum(c, "leave the queue");
-	default:
-		return unexpected(c, 0, "leave");
-	}
+	if (e == RL_OK)
+		e = left(c, position);
+	rl_round_end(&c->round);
+	return e;
+}
+
+enum rl_err
+rl_leave(rl_client *c, const char *name, const char *owner,
+    int64_t *position)
+{
+	return leave(c, name, owner, position, 0);
+}
+
+enum rl_err
+rl_leave_aside(rl_client *c, const char *name, const char *owner,
+    int64_t *position)
+{
+	return leave(c, name, owner, position, 1);
 }
 
 /* rl_release; UNUSED: the hold was never used (rl_release_unused). */
@@ -560,51 +638,13 @@ rl_force_release(rl_client *c, const char *name, enum rl_lock_kind kind,
 	    a->badtype);
 }
 
-/* NAME is one of Redisson's semaphores: what it holds, as an error. */
-static enum rl_err
-semaphore(rl_client *c, const struct rl_status *st)
-{
-	if (st->kind == RL_KIND_SEMAPHORE)
-		return rl_seterr(c, RL_EWRONGTYPE, "it is a Redisson semaphore "
-		    "with %lld permit%s free", (long long)st->free,
-		    st->free == 1 ? "" : "s");
-	return rl_seterr(c, RL_EWRONGTYPE, "it is a Redisson permit-expirable "
-	    "semaphore with %lld permit%s free and %lld taken",
-	    (long long)st->free, st->free == 1 ? "" : "s",
-	    (long long)st->taken);
-}
-
 enum rl_err
 rl_status(rl_client *c, const char *name, struct rl_status *st)
 {
-	struct rl_status per[RL_MAX_NODES];
-	enum rl_verdict v[RL_MAX_NODES];
-	struct rl_call call;
-	enum rl_outcome o;
-	enum rl_err e;
-	size_t j, who = 0;
+	enum rl_err e = status_open(c, name, st, NULL);
 
-	memset(st, 0, sizeof(*st));
-	if ((e = named(c, name)) != RL_OK)
-		return e;
-	rl_call_make(&call, &rl_script_status, name, NULL);
-	RL_CALL_ARGS(STATUS, 1);
-	call.args[RL_STATUS_ARG_RWCHANNEL] = rl_call_own(&call,
-	    rl_key(RL_PREFIX_RWLOCK, name));
-	if ((e = rl_call_made(c, &call)) != RL_OK)
-		return e;
-	e = rl_run(c, NULL, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
-	rl_call_free(&call);
-	if (e != RL_OK)
-		return e;
-	for (j = 0; j < c->n; j++)
-		v[j] = rl_decode_status(c->nodes[j].reply, &per[j]);
-	o = rl_combine_status(v, per, c->n, st, &who);
-	if (o == RL_OUT_WRONGTYPE && st->kind != RL_KIND_LOCK)
-		return semaphore(c, st);
-	return outcome(c, o, who, "status", "read the lock", st->badkey,
-	    st->badtype);
+	rl_round_end(&c->round);
+	return e;
 }
 
 int

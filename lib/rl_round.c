@@ -882,3 +882,13 @@ rl_round_end(struct rl_round *r)
 	put_back(r);
 	r->done = 1;
 }
+
+void
+rl_round_end_keep(struct rl_round *r)
+{
+	int aside = r->aside;
+
+	r->aside = 0;
+	rl_round_end(r);
+	r->aside = aside;
+}

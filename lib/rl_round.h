@@ -230,5 +230,9 @@ size_t rl_round_answered(const struct rl_round *r);
 /* Free the command; masters still due are given up on. The one place
  * replies outlive a round on the side (opts aside): they are put back. */
 void rl_round_end(struct rl_round *r);
+/* rl_round_end, but a round on the side keeps its own replies in the
+ * nodes, to be read, until rl_round_end again frees them and puts those
+ * of the round before back. */
+void rl_round_end_keep(struct rl_round *r);
 
 #endif

@@ -10,6 +10,7 @@
 #include "rl_client.h"
 #include "rl_keys.h"
 #include "rl_kind.h"
+#include "rl_lock.h"
 #include "rl_quorum.h"
 
 /* A wait on a lock without expiry (never set by redlock) still retries
@@ -758,21 +759,19 @@ subscribe_cmd(struct wait *w)
 
 /* Leave the fair queue on every way out (also when the wait failed: the
  * connection may still work, and if it does not, the waiter timeout drops
- * the entry), keeping the first error's message and the last attempt's
- * replies (the strings in A point into them). */
+ * the entry), keeping the first error's message and, in a round on the
+ * side, the last attempt's replies (the strings in A point into them). */
 static void
 leave_queue(rl_client *c, const char *name, const char *owner,
     struct rl_attempt *a)
 {
 	char keep[sizeof(c->errstr)];
-	redisReply *saved[RL_MAX_NODES];
 	int64_t position = 0;
 
 	memcpy(keep, c->errstr, sizeof(keep));
-	rl_replies_save(c, saved);
-	if (rl_leave(c, name, owner, &position) == RL_OK && position > 0)
+	if (rl_leave_aside(c, name, owner, &position) == RL_OK &&
+	    position > 0)
 		a->ahead = position - 1;
-	rl_replies_restore(c, saved);
 	memcpy(c->errstr, keep, sizeof(keep));
 }
 

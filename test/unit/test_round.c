@@ -1809,6 +1809,46 @@ test_aside_round_puts_the_replies_before_back(void **state)
 	assert_int_equal(nodes[0].reply->type, REDIS_REPLY_STATUS);
 }
 
+/* rl_round_end_keep: a round on the side is over (its command freed),
+ * its own replies still in the nodes to be read, until rl_round_end puts
+ * those of the round before back; a round not aside simply ends. */
+static void
+test_aside_round_kept_until_read(void **state)
+{
+	static const char *argv[] = { "PING" };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
+	struct rl_round *r = &rd;
+	redisReply *before;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, ":7\r\n");
+	rl_round_run(r);
+	rl_round_end(r);
+	before = nodes[0].reply;
+	o.aside = 1;
+	assert_int_equal(rl_round_command(r, nodes, 1, &o, 1, argv), 0);
+	answer(r, &srvs[0], 2, "+PONG\r\n");
+	rl_round_run(r);
+	rl_round_end_keep(r);
+	assert_null(r->cmd);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->type, REDIS_REPLY_STATUS);
+	rl_round_end(r);
+	assert_ptr_equal(nodes[0].reply, before);
+	assert_int_equal(nodes[0].reply->integer, 7);
+	o.aside = 0;
+	assert_int_equal(rl_round_command(r, nodes, 1, &o, 1, argv), 0);
+	answer(r, &srvs[0], 3, "+PONG\r\n");
+	rl_round_run(r);
+	rl_round_end_keep(r);
+	before = nodes[0].reply;
+	assert_int_equal(before->type, REDIS_REPLY_STATUS);
+	rl_round_end(r);
+	assert_ptr_equal(nodes[0].reply, before);
+}
+
 /* rl_round_once: the reply is the caller's, not the node's; a master out
  * of reach says why. */
 static void
@@ -1905,6 +1945,7 @@ main(void)
 		T(test_pubsub_sharded_refuses_an_older_server),
 		T(test_tryagain_sends_again_later),
 		T(test_aside_round_puts_the_replies_before_back),
+		T(test_aside_round_kept_until_read),
 		T(test_round_once_hands_the_reply_over),
 		T(test_node_move_after_moved_and_ask),
 	};
