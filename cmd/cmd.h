@@ -28,17 +28,26 @@ enum {
  * What cmd/'s functions return. A command's run, and a helper whose
  * every outcome ends the command, return an exit status (the enum
  * above). A helper with one way to fail returns 0, or -1 once it has
- * said what failed. A helper after which the command may carry on
- * returns an enum step, with the exit status in *STATUS when it is
- * STEP_EXIT, so that no int means both "go on" and an exit status. (The
- * command-line parsers, each command's parse and main.c's global
- * options, still return -1 to go on, else the exit status.)
+ * said what failed. A helper after which the command may carry on (the
+ * command-line parsers among them: each command's parse, main.c's
+ * global options, the lock options) returns an enum step, with the exit
+ * status in *STATUS when it is STEP_EXIT, so that no int means both "go
+ * on" and an exit status.
  */
 enum step {
 	STEP_GO_ON,		/* done: the command carries on */
 	STEP_EXIT,		/* the command ends with *STATUS (reported) */
 	STEP_INTERRUPTED	/* a signal ended a wait; nothing said yet */
 };
+
+/* STEP_EXIT, with CODE into *STATUS: return step_exit(status,
+ * usage_error(...)). */
+static inline enum step
+step_exit(int *status, int code)
+{
+	*status = code;
+	return STEP_EXIT;
+}
 
 #define MAX_URLS 16
 /* The longest owner token, from --owner or REDLOCK_HELD. */
@@ -108,7 +117,7 @@ struct opt {
 				 * first '\n': below the left column); NULL:
 				 * none (an alias said in another's lines) */
 	/* lock_opts: what lockopts_parse does with it (CH: getopt_long's
-	 * value, ARG: its argument): 1, or -1 after a usage error. NULL:
+	 * value, ARG: its argument): 0, or -1 after a usage error. NULL:
 	 * the command's own, parsed by its file. */
 	int (*parse)(const struct cmd *c, struct lockopts *o, int ch,
 	    const char *arg);
@@ -295,10 +304,11 @@ extern const struct opt lock_opts[];
 
 void lockopts_init(struct lockopts *o);
 /* Option CH of getopt_long, with ARG, by the handler lock_opts gives
- * it: 1 when it was a lock option; 0 when it was not; -1: bad value
- * (reported). */
-int lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
-    const char *arg);
+ * it: STEP_GO_ON once taken, else STEP_EXIT with *STATUS EXIT_USAGE
+ * after a bad value, or after CH, which is no lock option here, was
+ * reported as unknown. */
+enum step lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg, int *status);
 /* Once every option is parsed, the preconditions lock and exec share: a
  * --ttl long enough to renew when RENEWER (what renews the lease, as the
  * message names it) is not NULL, an option that needs another, --fair on

@@ -356,6 +356,7 @@ refuse(int ch, int dashdash, int name_at, char **argv)
 	const char *word = argv[optind - 1];
 	const struct getopts *go = cmd_getopt(&cmd_exec);
 	char opt[8];
+	int status;
 
 	if (ch == '?' && !unknown_option(argv))
 		return bad_option(&cmd_exec, argv, go->shortopts,
@@ -374,61 +375,73 @@ refuse(int ch, int dashdash, int name_at, char **argv)
 		return bad_option(&cmd_exec, argv, go->shortopts,
 		    go->longopts);
 	/* --unlock, --fcntl: lockopts_parse says what to do instead. */
-	lockopts_parse(&cmd_exec, &(struct lockopts){ 0 }, ch, NULL);
+	lockopts_parse(&cmd_exec, &(struct lockopts){ 0 }, ch, NULL, &status);
 	return EXIT_USAGE;
 }
 
-/* Exec's own options, CH with ARG, into J: 1, 0 when CH is not one of
- * them, or the exit status. */
-static int
-exec_option(struct job *j, int ch, const char *arg)
+/* Exec's own options, CH with ARG, into J, and the lock options:
+ * STEP_GO_ON once taken, else STEP_EXIT with *STATUS. */
+static enum step
+exec_option(struct job *j, int ch, const char *arg, int *status)
 {
 	switch (ch) {
 	case OPT_ON_LOST:
 		if (parse_on_lost(arg, &j->on_lost) < 0)
-			return usage_error(&cmd_exec, "--on-lost: '%s' is not "
-			    "term, kill or ignore", esc(arg));
-		return 1;
+			return step_exit(status, usage_error(&cmd_exec,
+			    "--on-lost: '%s' is not term, kill or ignore",
+			    esc(arg)));
+		return STEP_GO_ON;
 	case OPT_KILL_AFTER:
 		return parse_duration(&cmd_exec, "--kill-after", arg,
-		    &j->kill_after) < 0 ? EXIT_USAGE : 1;
+		    &j->kill_after) < 0 ? step_exit(status, EXIT_USAGE) :
+		    STEP_GO_ON;
 	case OPT_MAX_HOLD:
 		j->max_hold_arg = arg;
 		return parse_duration(&cmd_exec, "--max-hold", arg,
-		    &j->max_hold) < 0 ? EXIT_USAGE : 1;
+		    &j->max_hold) < 0 ? step_exit(status, EXIT_USAGE) :
+		    STEP_GO_ON;
 	case OPT_METRICS_FILE:
 		j->metrics_file = arg;
-		return 1;
+		return STEP_GO_ON;
 	case 'c':
 		j->shell = arg;
-		return 1;
+		return STEP_GO_ON;
 	case 'o':
 		/* flock's --close: COMMAND never has the lock's
 		 * connection (close-on-exec), so there is nothing to do. */
-		return 1;
+		return STEP_GO_ON;
 	}
-	return 0;
+	return lockopts_parse(&cmd_exec, &j->o, ch, arg, status);
 }
 
 /* NAME and COMMAND, after the options, into J (DD: where "--" is, or
- * ARGC): -1 to go on, else the exit status. */
-static int
-operands(struct job *j, int argc, char **argv, int dd)
+ * ARGC): STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+operands(struct job *j, int argc, char **argv, int dd, int *status)
 {
+	const char *bad = NULL;
+
 	if (optind >= dd)
-		return usage_error(&cmd_exec, "missing NAME");
-	if (optind + 1 < dd && j->shell != NULL)
-		return usage_error(&cmd_exec, "one NAME, then -c STRING (or -- "
-		    "and COMMAND); got '%s' too", esc(argv[optind + 1]));
-	if (optind + 1 < dd)
-		return usage_error(&cmd_exec, "one NAME, then -- and COMMAND; "
-		    "got '%s' before --", esc(argv[optind + 1]));
-	j->name = argv[optind];
-	if (j->name[0] == '\0')
-		return usage_error(&cmd_exec, "NAME is empty");
-	if (j->shell != NULL && dd < argc)
-		return usage_error(&cmd_exec, "-c STRING and -- COMMAND do not "
-		    "go together: give COMMAND one way");
+		bad = "missing NAME";
+	else if (optind + 1 < dd && j->shell != NULL)
+		return step_exit(status, usage_error(&cmd_exec, "one NAME, "
+		    "then -c STRING (or -- and COMMAND); got '%s' too",
+		    esc(argv[optind + 1])));
+	else if (optind + 1 < dd)
+		return step_exit(status, usage_error(&cmd_exec, "one NAME, "
+		    "then -- and COMMAND; got '%s' before --",
+		    esc(argv[optind + 1])));
+	else if ((j->name = argv[optind])[0] == '\0')
+		bad = "NAME is empty";
+	else if (j->shell != NULL && dd < argc)
+		bad = "-c STRING and -- COMMAND do not go together: give "
+		    "COMMAND one way";
+	else if (j->shell == NULL && dd >= argc)
+		bad = "missing -- before COMMAND";
+	else if (j->shell == NULL && dd + 1 >= argc)
+		bad = "missing COMMAND after --";
+	if (bad != NULL)
+		return step_exit(status, usage_error(&cmd_exec, "%s", bad));
 	if (j->shell != NULL) {
 		/* /bin/sh, not flock's $SHELL: a cron job runs the same
 		 * whoever's login shell it inherits. */
@@ -437,22 +450,17 @@ operands(struct job *j, int argc, char **argv, int dd)
 		j->sh_argv[2] = (char *)j->shell;
 		j->sh_argv[3] = NULL;
 		j->cmd = j->sh_argv;
-		return -1;
-	}
-	if (dd >= argc)
-		return usage_error(&cmd_exec, "missing -- before COMMAND");
-	if (dd + 1 >= argc)
-		return usage_error(&cmd_exec, "missing COMMAND after --");
-	j->cmd = argv + dd + 1;
-	return -1;
+	} else
+		j->cmd = argv + dd + 1;
+	return STEP_GO_ON;
 }
 
-/* The command line into J: -1 to go on, else the exit status. */
-static int
-parse(struct globals *g, int argc, char **argv, struct job *j)
+/* The command line into J: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 {
 	const struct getopts *go = cmd_getopt(&cmd_exec);
-	int ch, r, dd, name_at;
+	int ch, dd, name_at;
 
 	lockopts_init(&j->o);
 	j->on_lost = ON_LOST_TERM;
@@ -467,24 +475,22 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	while ((ch = getopt_long(dd, argv, go->shortopts, go->longopts,
 	    NULL)) != -1) {
 		if (ch == 'h')
-			return print_help(&cmd_exec);
+			return step_exit(status, print_help(&cmd_exec));
 		if (ch == '?' || ch == 'F' || ch == OPT_FLOCK_UNLOCK ||
 		    ch == OPT_FLOCK_FCNTL)
-			return refuse(ch, dd < argc, name_at, argv);
-		if ((r = exec_option(j, ch, optarg)) > 1)
-			return r;
-		if (r == 0 && lockopts_parse(&cmd_exec, &j->o, ch,
-		    optarg) < 0)
-			return EXIT_USAGE;
+			return step_exit(status,
+			    refuse(ch, dd < argc, name_at, argv));
+		if (exec_option(j, ch, optarg, status) == STEP_EXIT)
+			return STEP_EXIT;
 	}
-	if ((r = operands(j, argc, argv, dd)) >= 0)
-		return r;
+	if (operands(j, argc, argv, dd, status) == STEP_EXIT)
+		return STEP_EXIT;
 	if (lockopts_check(&cmd_exec, &j->o, g, "exec") < 0 ||
 	    lockopts_finish(j->name, &j->o) < 0 || check_max_hold(j) < 0 ||
 	    (j->metrics_file != NULL &&
 	    metrics_check(&cmd_exec, j->metrics_file) < 0))
-		return EXIT_USAGE;
-	return -1;
+		return step_exit(status, EXIT_USAGE);
+	return STEP_GO_ON;
 }
 
 /* Give back the hold this exec took, COMMAND never started (a signal
@@ -779,7 +785,7 @@ run(struct globals *g, int argc, char **argv)
 	struct metrics_run m = { 0 };
 	int status, sig_fd;
 
-	if ((status = parse(g, argc, argv, &j)) >= 0)
+	if (parse(g, argc, argv, &j, &status) == STEP_EXIT)
 		return status;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
 		msg("cannot set up signals: %s", strerror(errno));

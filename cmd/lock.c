@@ -156,9 +156,9 @@ parse_pid(const char *arg, pid_t *pid)
 	return 0;
 }
 
-/* The command line into J: -1 to go on, else the exit status. */
-static int
-parse(struct globals *g, int argc, char **argv, struct job *j)
+/* The command line into J: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 {
 	const struct getopts *go = cmd_getopt(&cmd_lock);
 	int ch, r;
@@ -169,44 +169,48 @@ parse(struct globals *g, int argc, char **argv, struct job *j)
 	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
 	    NULL)) != -1) {
 		if (ch == 'h')
-			return print_help(&cmd_lock);
+			return step_exit(status, print_help(&cmd_lock));
 		if (ch == OPT_MAX_HOLD)
-			return usage_error(&cmd_lock, "--max-hold is for exec: "
-			    "lock runs no COMMAND to stop when it is reached");
+			return step_exit(status, usage_error(&cmd_lock,
+			    "--max-hold is for exec: lock runs no COMMAND to "
+			    "stop when it is reached"));
 		if (ch == OPT_METRICS_FILE)
-			return usage_error(&cmd_lock, "--metrics-file is for "
-			    "exec: lock ends before the hold does, with no run "
-			    "to record");
+			return step_exit(status, usage_error(&cmd_lock,
+			    "--metrics-file is for exec: lock ends before the "
+			    "hold does, with no run to record"));
 		if (ch == OPT_KEEPALIVE) {
 			j->keepalive = 1;
 			continue;
 		}
 		if (ch == OPT_PID) {
 			if ((r = parse_pid(optarg, &j->watched)) != 0)
-				return r;
+				return step_exit(status, r);
 			continue;
 		}
-		if ((r = lockopts_parse(&cmd_lock, &j->o, ch, optarg)) < 0)
-			return EXIT_USAGE;
-		if (r == 0)
-			return bad_option(&cmd_lock, argv, go->shortopts,
-			    go->longopts);
+		if (ch == '?')
+			return step_exit(status, bad_option(&cmd_lock, argv,
+			    go->shortopts, go->longopts));
+		if (lockopts_parse(&cmd_lock, &j->o, ch, optarg,
+		    status) == STEP_EXIT)
+			return STEP_EXIT;
 	}
 	if ((r = one_name(&cmd_lock, argc, argv, &j->name)) != 0)
-		return r;
+		return step_exit(status, r);
 	if (j->watched != 0 && !j->keepalive)
-		return usage_error(&cmd_lock, "--pid goes with --keepalive");
+		return step_exit(status, usage_error(&cmd_lock,
+		    "--pid goes with --keepalive"));
 	if (lockopts_check(&cmd_lock, &j->o, g,
 	    j->keepalive ? "--keepalive" : NULL) < 0)
-		return EXIT_USAGE;
+		return step_exit(status, EXIT_USAGE);
 	/* Nobody renews the lease: it would end before the minimum hold. */
 	if (!j->keepalive && j->o.min_hold_ms > j->o.ttl_ms)
-		return usage_error(&cmd_lock, "--min-hold is longer than the "
-		    "lease (--ttl), which nobody renews without --keepalive: "
-		    "give --ttl of at least the --min-hold, or --keepalive");
+		return step_exit(status, usage_error(&cmd_lock, "--min-hold "
+		    "is longer than the lease (--ttl), which nobody renews "
+		    "without --keepalive: give --ttl of at least the "
+		    "--min-hold, or --keepalive"));
 	if (lockopts_finish(j->name, &j->o) < 0)
-		return EXIT_USAGE;
-	return -1;
+		return step_exit(status, EXIT_USAGE);
+	return STEP_GO_ON;
 }
 
 /* --keepalive: a pidfd on the process to outlive (--pid, else the
@@ -287,7 +291,7 @@ run(struct globals *g, int argc, char **argv)
 	struct job j;
 	int status, pid_fd = -1;
 
-	if ((status = parse(g, argc, argv, &j)) >= 0)
+	if (parse(g, argc, argv, &j, &status) == STEP_EXIT)
 		return status;
 	if (g->stdout_closed) {
 		/* Not even acquired: NAME would stay held by a lost token. */

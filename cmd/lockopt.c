@@ -59,7 +59,7 @@ kind_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 	}
 	o->kind = k;
 	o->limit = v;
-	return 1;
+	return 0;
 }
 
 static int
@@ -81,7 +81,7 @@ owner_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 			return -1;
 		}
 	o->owner = arg;
-	return 1;
+	return 0;
 }
 
 /* --waiter-timeout: 30ms to RL_WAITER_TIMEOUT_MAX_MS, so that no waiter
@@ -108,7 +108,7 @@ waiter_timeout_parse(const struct cmd *c, struct lockopts *o, int ch,
 		return -1;
 	}
 	o->waiter_timeout_given = 1;
-	return 1;
+	return 0;
 }
 
 /* --min-hold: a duration as -t takes, 0 (off) to a day: a fleet's runs
@@ -126,7 +126,7 @@ min_hold_parse(const struct cmd *c, struct lockopts *o, int ch,
 		    esc(arg));
 		return -1;
 	}
-	return 1;
+	return 0;
 }
 
 /* TEXT as the label, cut to LABEL_MAX bytes, "..." at the end, at a
@@ -154,7 +154,7 @@ static int
 wait_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
 	(void)ch;
-	return parse_duration(c, "--wait", arg, &o->wait_ms) < 0 ? -1 : 1;
+	return parse_duration(c, "--wait", arg, &o->wait_ms) < 0 ? -1 : 0;
 }
 
 static int
@@ -162,7 +162,7 @@ no_wait(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
 	(void)c, (void)ch, (void)arg;
 	o->wait_ms = 0;
-	return 1;
+	return 0;
 }
 
 static int
@@ -170,7 +170,7 @@ ttl_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
 	(void)ch;
 	/* Its floor depends on what renews it: lockopts_check. */
-	return parse_duration(c, "--ttl", arg, &o->ttl_ms) < 0 ? -1 : 1;
+	return parse_duration(c, "--ttl", arg, &o->ttl_ms) < 0 ? -1 : 0;
 }
 
 static int
@@ -186,7 +186,7 @@ conflict_parse(const struct cmd *c, struct lockopts *o, int ch,
 		return -1;
 	}
 	o->conflict = (int)v;
-	return 1;
+	return 0;
 }
 
 static int
@@ -194,7 +194,7 @@ fair_set(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
 	(void)c, (void)ch, (void)arg;
 	o->fair = 1;
-	return 1;
+	return 0;
 }
 
 static int
@@ -210,7 +210,7 @@ replicas_parse(const struct cmd *c, struct lockopts *o, int ch,
 		return -1;
 	}
 	o->replicas = (int)v;
-	return 1;
+	return 0;
 }
 
 static int
@@ -224,7 +224,7 @@ label_parse(const struct cmd *c, struct lockopts *o, int ch,
 		return -1;
 	}
 	set_label(o, arg);
-	return 1;
+	return 0;
 }
 
 static int
@@ -233,7 +233,7 @@ pubsub_parse(const struct cmd *c, struct lockopts *o, int ch,
 {
 	(void)ch;
 	o->pubsub_given = 1;
-	return parse_pubsub(c, arg, &o->pubsub) < 0 ? -1 : 1;
+	return parse_pubsub(c, arg, &o->pubsub) < 0 ? -1 : 0;
 }
 
 static int
@@ -241,7 +241,7 @@ quiet_set(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
 	(void)c, (void)ch, (void)arg;
 	o->quiet = 1;
-	return 1;
+	return 0;
 }
 
 static int
@@ -250,7 +250,7 @@ verbose_set(const struct cmd *c, struct lockopts *o, int ch,
 {
 	(void)c, (void)ch, (void)arg;
 	o->verbose = 1;
-	return 1;
+	return 0;
 }
 
 static int
@@ -259,7 +259,7 @@ exclusive_set(const struct cmd *c, struct lockopts *o, int ch,
 {
 	(void)c, (void)ch, (void)arg;
 	o->exclusive = 1;
-	return 1;
+	return 0;
 }
 
 /* flock(1)'s --unlock and --fcntl, with no meaning here: said, not
@@ -422,16 +422,17 @@ const struct opt lock_opts[] = {
 	OPT_END
 };
 
-int
+enum step
 lockopts_parse(const struct cmd *c, struct lockopts *o, int ch,
-    const char *arg)
+    const char *arg, int *status)
 {
 	const struct opt *t;
 
 	for (t = lock_opts; t->name != NULL || t->letter != 0; t++)
 		if (t->parse != NULL && (ch == t->letter || ch == t->val))
-			return t->parse(c, o, ch, arg);
-	return 0;
+			return t->parse(c, o, ch, arg) < 0 ?
+			    step_exit(status, EXIT_USAGE) : STEP_GO_ON;
+	return step_exit(status, usage_error(c, "unknown option"));
 }
 
 int

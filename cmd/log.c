@@ -305,9 +305,9 @@ follow(rl_client *rc, const struct view *v, char *last, size_t len)
 	}
 }
 
-/* The command line into V: -1 to go on, else the exit status. */
-static int
-parse(int argc, char **argv, struct view *v)
+/* The command line into V: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+parse(int argc, char **argv, struct view *v, int *status)
 {
 	const struct getopts *go = cmd_getopt(&cmd_log);
 	int ch;
@@ -323,23 +323,23 @@ parse(int argc, char **argv, struct view *v)
 		case 'n':
 			if (parse_number(optarg, 1, RL_HISTORY_MAX_MAX,
 			    &v->n) < 0)
-				return usage_error(&cmd_log, "-n: %s is not a "
-				    "number of events from 1 to %d",
-				    esc(optarg), RL_HISTORY_MAX_MAX);
+				return step_exit(status, usage_error(&cmd_log,
+				    "-n: %s is not a number of events from 1 "
+				    "to %d", esc(optarg), RL_HISTORY_MAX_MAX));
 			break;
 		case 'f':
 			v->follow = 1;
 			break;
 		case 'h':
-			return print_help(&cmd_log);
+			return step_exit(status, print_help(&cmd_log));
 		default:
-			return bad_option(&cmd_log, argv, go->shortopts,
-			    go->longopts);
+			return step_exit(status, bad_option(&cmd_log, argv,
+			    go->shortopts, go->longopts));
 		}
 	}
-	if ((ch = one_name(&cmd_log, argc, argv, &v->name)) != 0)
-		return ch;
-	return -1;
+	if ((*status = one_name(&cmd_log, argc, argv, &v->name)) != 0)
+		return STEP_EXIT;
+	return STEP_GO_ON;
 }
 
 static int
@@ -353,7 +353,7 @@ run(struct globals *g, int argc, char **argv)
 	size_t n;
 	int status;
 
-	if ((status = parse(argc, argv, &v)) >= 0)
+	if (parse(argc, argv, &v, &status) == STEP_EXIT)
 		return status;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;

@@ -477,15 +477,16 @@ reply_timeout(int old, const char *arg)
 	return 0;
 }
 
-/* Global option CH with ARG: -1 to go on, else the exit status. */
-static int
-global_option(int ch, char *arg)
+/* Global option CH with ARG: STEP_GO_ON, or STEP_EXIT with *STATUS
+ * (after --help and --version too). */
+static enum step
+global_option(int ch, char *arg, int *status)
 {
-	int status = 0;
+	*status = 0;
 
 	switch (ch) {
 	case 'u':
-		status = add_urls(&g, "--url", arg);
+		*status = add_urls(&g, "--url", arg);
 		hide_passwords(arg);
 		/* ARG is the heap copy (proc_args_save): ps reads the
 		 * original. */
@@ -493,12 +494,12 @@ global_option(int ch, char *arg)
 		g.url_given = 1;
 		break;
 	case 'C':
-		status = nonzero_duration("--connect-timeout", arg,
+		*status = nonzero_duration("--connect-timeout", arg,
 		    &g.connect_timeout_ms);
 		break;
 	case 'T':
 	case OPT_OLD_TIMEOUT:
-		status = reply_timeout(ch == OPT_OLD_TIMEOUT, arg);
+		*status = reply_timeout(ch == OPT_OLD_TIMEOUT, arg);
 		break;
 	case 'S':
 		g.sentinel_user = arg;
@@ -507,7 +508,7 @@ global_option(int ch, char *arg)
 		free(sentinel_password);
 		if ((sentinel_password = strdup(arg)) == NULL) {
 			msg("out of memory");
-			return EXIT_SOFTWARE;
+			return step_exit(status, EXIT_SOFTWARE);
 		}
 		/* Out of ps, as the passwords of -u. */
 		memset(arg, 'x', strlen(arg));
@@ -518,33 +519,33 @@ global_option(int ch, char *arg)
 		fputs(global_help, stdout);
 		opts_help(global_opts, CMD_GLOBAL, stdout);
 		fputs(global_tail, stdout);
-		return flush_stdout();
+		return step_exit(status, flush_stdout());
 	case 'V':
-		return print_version();
+		return step_exit(status, print_version());
 	default:
-		status = tls_option(ch, arg);
+		*status = tls_option(ch, arg);
 		break;
 	}
-	return status != 0 ? status : -1;
+	return *status != 0 ? STEP_EXIT : STEP_GO_ON;
 }
 
-/* The global options, up to COMMAND: -1 to go on, else the exit
- * status. */
-static int
-parse_globals(int argc, char **argv)
+/* The global options, up to COMMAND: STEP_GO_ON, or STEP_EXIT with
+ * *STATUS. */
+static enum step
+parse_globals(int argc, char **argv, int *status)
 {
 	const struct getopts *go = global_getopt();
-	int ch, status;
+	int ch;
 
 	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
 	    NULL)) != -1) {
 		if (ch == '?')
-			return bad_option(NULL, argv, go->shortopts,
-			    go->longopts);
-		if ((status = global_option(ch, optarg)) >= 0)
-			return status;
+			return step_exit(status, bad_option(NULL, argv,
+			    go->shortopts, go->longopts));
+		if (global_option(ch, optarg, status) == STEP_EXIT)
+			return STEP_EXIT;
 	}
-	return -1;
+	return STEP_GO_ON;
 }
 
 /* C's options, then the global ones it has no option of the same
@@ -593,17 +594,17 @@ merge_options(const struct cmd *c, struct option *longopts, size_t n,
  * in order. An option C has too (-h, --help) is C's. The first word
  * that is not an option (NAME), "--", and a word C will refuse end the
  * search: the rest is C's, even a -u among COMMAND's words. A cluster
- * mixing C's options with a global one is left to C to refuse. -1 to go
- * on, else the exit status.
+ * mixing C's options with a global one is left to C to refuse.
+ * STEP_GO_ON, or STEP_EXIT with *STATUS.
  */
-static int
-globals_after(const struct cmd *c, int *argc, char **argv)
+static enum step
+globals_after(const struct cmd *c, int *argc, char **argv, int *status)
 {
 	struct option longopts[2 * OPTS_MAX];
 	char shortopts[4 * OPTS_MAX];
 	size_t nc = merge_options(c, longopts, 2 * OPTS_MAX, shortopts,
 	    sizeof(shortopts));
-	int ch, li, w = 1, out = 1, kinds = 0, status;
+	int ch, li, w = 1, out = 1, kinds = 0;
 
 	optind = 0;
 	for (;;) {
@@ -616,9 +617,9 @@ globals_after(const struct cmd *c, int *argc, char **argv)
 			kinds |= 1;
 		} else {
 			kinds |= 2;
-			if (kinds == 2 && (status = global_option(li >= 0 ?
-			    longopts[li].val : ch, optarg)) >= 0)
-				return status;
+			if (kinds == 2 && global_option(li >= 0 ?
+			    longopts[li].val : ch, optarg, status) == STEP_EXIT)
+				return STEP_EXIT;
 		}
 		if (optind <= w)
 			continue;	/* more options in this word */
@@ -633,7 +634,7 @@ globals_after(const struct cmd *c, int *argc, char **argv)
 	*argc = out + *argc - w;
 	argv[*argc] = NULL;
 	optind = 0;
-	return -1;
+	return STEP_GO_ON;
 }
 
 /* redlock --complete [COMMAND], for the shell completions: the global
@@ -683,7 +684,7 @@ redlock_main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--complete") == 0)
 		return complete_list(argc - 2, argv + 2);
 	proc_args_save(argc, argv);
-	if ((status = parse_globals(argc, argv)) >= 0)
+	if (parse_globals(argc, argv, &status) == STEP_EXIT)
 		return status;
 	if (optind >= argc)
 		return usage_error(NULL, "missing COMMAND");
@@ -692,7 +693,7 @@ redlock_main(int argc, char **argv)
 		    esc(argv[optind]));
 	argc -= optind;
 	argv += optind;
-	if ((status = globals_after(c, &argc, argv)) >= 0)
+	if (globals_after(c, &argc, argv, &status) == STEP_EXIT)
 		return status;
 	if (g.nurl == 0 && (status = default_urls()) != 0)
 		return status;

@@ -270,12 +270,12 @@ struct view {
 	int64_t every;		/* --watch interval; 0: one snapshot */
 };
 
-/* The command line into V: -1 to go on, else the exit status. */
-static int
-parse(int argc, char **argv, struct view *v)
+/* The command line into V: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+parse(int argc, char **argv, struct view *v, int *status)
 {
 	const struct getopts *go = cmd_getopt(&cmd_queue);
-	int ch, status;
+	int ch;
 
 	v->json = 0;
 	v->every = 0;
@@ -289,7 +289,7 @@ parse(int argc, char **argv, struct view *v)
 			v->every = DEFAULT_WATCH_MS;
 			if (optarg != NULL && (parse_duration(&cmd_queue,
 			    "--watch", optarg, &v->every) < 0))
-				return EXIT_USAGE;
+				return step_exit(status, EXIT_USAGE);
 			/* --watch 2s NAME, as typed for --wait 2s: a word
 			 * that is a duration, with another after it, is the
 			 * interval, not NAME. */
@@ -298,19 +298,19 @@ parse(int argc, char **argv, struct view *v)
 			    rl_duration_parse(argv[optind], &v->every) == 0)
 				optind++;
 			if (v->every < 100)
-				return usage_error(&cmd_queue,
-				    "--watch: redraw at most every 100ms");
+				return step_exit(status, usage_error(&cmd_queue,
+				    "--watch: redraw at most every 100ms"));
 			break;
 		case 'h':
-			return print_help(&cmd_queue);
+			return step_exit(status, print_help(&cmd_queue));
 		default:
-			return bad_option(&cmd_queue, argv, go->shortopts,
-			    go->longopts);
+			return step_exit(status, bad_option(&cmd_queue, argv,
+			    go->shortopts, go->longopts));
 		}
 	}
-	if ((status = one_name(&cmd_queue, argc, argv, &v->name)) != 0)
-		return status;
-	return -1;
+	if ((*status = one_name(&cmd_queue, argc, argv, &v->name)) != 0)
+		return STEP_EXIT;
+	return STEP_GO_ON;
 }
 
 /* One --watch frame: a heading (on a terminal, a cleared screen) and the
@@ -372,7 +372,7 @@ run(struct globals *g, int argc, char **argv)
 	rl_client *rc;
 	int status;
 
-	if ((status = parse(argc, argv, &v)) >= 0)
+	if (parse(argc, argv, &v, &status) == STEP_EXIT)
 		return status;
 	if ((status = one_master(&cmd_queue, g, "fair queues are", "")) != 0)
 		return status;

@@ -42,10 +42,10 @@ struct job {
 	char held[OWNER_MAX_LEN + 1];
 };
 
-/* Without --owner: NAME's owner in REDLOCK_HELD, else REDLOCK_OWNER. -1
- * when found, else the exit status (reported). */
-static int
-settle_owner(struct job *j)
+/* Without --owner: NAME's owner in REDLOCK_HELD, else REDLOCK_OWNER.
+ * STEP_GO_ON when found, else STEP_EXIT with *STATUS (reported). */
+static enum step
+settle_owner(struct job *j, int *status)
 {
 	int r;
 
@@ -54,21 +54,22 @@ settle_owner(struct job *j)
 	if (!j->force && j->owner == NULL) {
 		if ((r = held_owner(j->name, j->held, sizeof(j->held),
 		    NULL)) < 0)
-			return EXIT_USAGE;
+			return step_exit(status, EXIT_USAGE);
 		j->owner = r > 0 ? j->held : getenv("REDLOCK_OWNER");
 	}
 	if (!j->force && (j->owner == NULL || j->owner[0] == '\0'))
-		return usage_error(&cmd_unlock, "which hold? give --owner "
-		    "TOKEN (printed by lock) or set REDLOCK_OWNER, or --force");
-	return -1;
+		return step_exit(status, usage_error(&cmd_unlock, "which "
+		    "hold? give --owner TOKEN (printed by lock) or set "
+		    "REDLOCK_OWNER, or --force"));
+	return STEP_GO_ON;
 }
 
-/* The command line into J: -1 to go on, else the exit status. */
-static int
-parse(int argc, char **argv, struct job *j)
+/* The command line into J: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+parse(int argc, char **argv, struct job *j, int *status)
 {
 	const struct getopts *go = cmd_getopt(&cmd_unlock);
-	int ch, status, pubsub = 0;
+	int ch, pubsub = 0;
 
 	j->owner = NULL;
 	j->force = 0;
@@ -83,24 +84,24 @@ parse(int argc, char **argv, struct job *j)
 			break;
 		case 'P':
 			if (parse_pubsub(&cmd_unlock, optarg, &j->pubsub) < 0)
-				return EXIT_USAGE;
+				return step_exit(status, EXIT_USAGE);
 			pubsub = 1;
 			break;
 		case 'h':
-			return print_help(&cmd_unlock);
+			return step_exit(status, print_help(&cmd_unlock));
 		default:
-			return bad_option(&cmd_unlock, argv, go->shortopts,
-			    go->longopts);
+			return step_exit(status, bad_option(&cmd_unlock, argv,
+			    go->shortopts, go->longopts));
 		}
 	}
-	if ((status = one_name(&cmd_unlock, argc, argv, &j->name)) != 0)
-		return status;
+	if ((*status = one_name(&cmd_unlock, argc, argv, &j->name)) != 0)
+		return STEP_EXIT;
 	if (j->force && j->owner != NULL)
-		return usage_error(&cmd_unlock,
-		    "--owner and --force exclude each other");
+		return step_exit(status, usage_error(&cmd_unlock,
+		    "--owner and --force exclude each other"));
 	if (!pubsub && pubsub_default(&cmd_unlock, &j->pubsub) < 0)
-		return EXIT_USAGE;
-	return settle_owner(j);
+		return step_exit(status, EXIT_USAGE);
+	return settle_owner(j, status);
 }
 
 /* What --force removed, on stdout: its holder, where known. */
@@ -240,7 +241,7 @@ run(struct globals *g, int argc, char **argv)
 	rl_client *rc;
 	int status;
 
-	if ((status = parse(argc, argv, &j)) >= 0)
+	if (parse(argc, argv, &j, &status) == STEP_EXIT)
 		return status;
 	if ((rc = client_open_pubsub(g, DEFAULT_TTL_FOR_TIMEOUT, j.pubsub,
 	    &status)) == NULL)
