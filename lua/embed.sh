@@ -207,6 +207,27 @@ header() {
 		sub(/^[a-z0-9_]+[ \t]*/, "", rest)
 		return n
 	}
+	# positions(V, WORD, L): the enum of V'"'"'s (KEYS or ARGV) positions,
+	# RL_<SCRIPT>_<WORD>_<NAME> and their count RL_<SCRIPT>_<WORD>S, into
+	# CFILE, and the Lua locals L<name> bound to them into LFILE.
+	function positions(v, word, l,    i, s) {
+		if (count[v] == 0) {
+			printf "enum { RL_%s_%sS = 0 };\n", up, word >cfile
+			return
+		}
+		printf "enum rl_%s_%s {", name, tolower(word) >cfile
+		for (i = 1; i <= count[v]; i++)
+			printf "\n\tRL_%s_%s_%s,", up, word, \
+			    toupper(at[v, i]) >cfile
+		printf "\n\tRL_%s_%sS\n};\n", up, word >cfile
+		s = "local"
+		for (i = 1; i <= count[v]; i++)
+			s = s (i > 1 ? "," : "") " " l at[v, i]
+		s = s " ="
+		for (i = 1; i <= count[v]; i++)
+			s = s (i > 1 ? "," : "") " " v "[" i "]"
+		print s >lfile
+	}
 	/^-- KEYS\[/ {
 		rest = substr($0, 9)
 		n = decl("KEYS", rest)
@@ -242,41 +263,15 @@ header() {
 		}
 		printf "" >lfile
 		printf "" >cfile
+		positions("KEYS", "KEY", "K_")
 		if (count["KEYS"] > 0) {
-			printf "enum rl_%s_key {", name >cfile
-			for (i = 1; i <= count["KEYS"]; i++)
-				printf "\n\tRL_%s_KEY_%s,", up, \
-				    toupper(at["KEYS", i]) >cfile
-			printf "\n\tRL_%s_KEYS\n};\n", up >cfile
 			printf "static const char *const rl_%s_templates[] = {",
 			    name >cfile
 			for (i = 1; i <= count["KEYS"]; i++)
 				printf "\n\t\"%s\",", tmpl[i] >cfile
 			printf "\n};\n" >cfile
-			s = "local"
-			for (i = 1; i <= count["KEYS"]; i++)
-				s = s (i > 1 ? "," : "") " K_" at["KEYS", i]
-			s = s " ="
-			for (i = 1; i <= count["KEYS"]; i++)
-				s = s (i > 1 ? "," : "") " KEYS[" i "]"
-			print s >lfile
-		} else
-			printf "enum { RL_%s_KEYS = 0 };\n", up >cfile
-		if (count["ARGV"] > 0) {
-			printf "enum rl_%s_arg {", name >cfile
-			for (i = 1; i <= count["ARGV"]; i++)
-				printf "\n\tRL_%s_ARG_%s,", up, \
-				    toupper(at["ARGV", i]) >cfile
-			printf "\n\tRL_%s_ARGS\n};\n", up >cfile
-			s = "local"
-			for (i = 1; i <= count["ARGV"]; i++)
-				s = s (i > 1 ? "," : "") " A_" at["ARGV", i]
-			s = s " ="
-			for (i = 1; i <= count["ARGV"]; i++)
-				s = s (i > 1 ? "," : "") " ARGV[" i "]"
-			print s >lfile
-		} else
-			printf "enum { RL_%s_ARGS = 0 };\n", up >cfile
+		}
+		positions("ARGV", "ARG", "A_")
 		pub = ("ARGV", "publish") in seen ? count["ARGV"] - 1 : -1
 		tv = count["KEYS"] ? "rl_" name "_templates" : "NULL"
 		printf "#define RL_%s_PUB %d\n", up, pub >cfile

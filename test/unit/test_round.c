@@ -1767,6 +1767,19 @@ test_tryagain_sends_again_later(void **state)
 	rl_round_end(r);
 }
 
+/* A round of one master answered :7 and ended: the reply a side round
+ * must put back. */
+static redisReply *
+reply_before(struct rl_round *r)
+{
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], 1, ":7\r\n");
+	rl_round_run(r);
+	rl_round_end(r);
+	return nodes[0].reply;
+}
+
 /* A round on the side (opts aside) leaves the replies of the round before
  * in place once it ends, its own freed: strings handed to callers point
  * into them. */
@@ -1779,12 +1792,7 @@ test_aside_round_puts_the_replies_before_back(void **state)
 	redisReply *before;
 
 	(void)state;
-	plain_masters(1);
-	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
-	answer(r, &srvs[0], 1, ":7\r\n");
-	rl_round_run(r);
-	rl_round_end(r);
-	before = nodes[0].reply;
+	before = reply_before(r);
 	assert_non_null(before);
 	o.aside = 1;
 	assert_int_equal(rl_round_command(r, nodes, 1, &o, 1, argv), 0);
@@ -1821,12 +1829,7 @@ test_aside_round_kept_until_read(void **state)
 	redisReply *before;
 
 	(void)state;
-	plain_masters(1);
-	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
-	answer(r, &srvs[0], 1, ":7\r\n");
-	rl_round_run(r);
-	rl_round_end(r);
-	before = nodes[0].reply;
+	before = reply_before(r);
 	o.aside = 1;
 	assert_int_equal(rl_round_command(r, nodes, 1, &o, 1, argv), 0);
 	answer(r, &srvs[0], 2, "+PONG\r\n");
