@@ -594,6 +594,32 @@ replaced(struct wait *w, enum rl_err e)
 	return 1;
 }
 
+/* A first attempt on several masters that found no quorum only because
+ * answers came too late (each master that failed was reached, its reply
+ * past the node timeout, ms: masters busy, or a box too loaded). A
+ * waiter waits that out as it does a later attempt that fails; one that
+ * could not connect somewhere still fails at once (a wrong URL, a master
+ * down), as without -w. */
+static int
+late_only(const struct wait *w, enum rl_err e)
+{
+	const struct rl_node *nd;
+	size_t j;
+
+	/* Late past the node timeout of several masters, not past
+	 * --reply-timeout, which is what bounds one master's answer. */
+	if (e != RL_ECONNECT ||
+	    rl_opts(w->c, 1).reply_ms >= w->c->timeout_ms)
+		return 0;
+	for (j = 0; j < w->c->n; j++) {
+		nd = &w->c->nodes[j];
+		if (nd->reply == NULL && nd->err != RL_OK &&
+		    nd->conn.state != RL_CONN_READY)
+			return 0;
+	}
+	return 1;
+}
+
 /* One attempt while waiting; when it could not reach the masters (or
  * reached a replaced one), RL_OK with w->try_failed set. */
 static enum rl_err
@@ -836,9 +862,10 @@ acquire_waiting(struct wait *w, int64_t wait_ms)
 	/* Refused for want of replicas in the Sentinel default: a master
 	 * being replaced, or one whose replicas the sentinels do not see
 	 * down yet; a waiter waits that out too. */
-	if (wait_ms != 0 && replaced(w, e)) {
+	if (wait_ms != 0 && (replaced(w, e) || late_only(w, e))) {
 		w->try_failed = 1;
 		e = RL_OK;
+		note_lost(w);
 	}
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
