@@ -311,6 +311,10 @@ man_options() {
 	assert_equal "${stderr_lines[1]}" "redlock: --timeout must be more than 0; see redlock --help"
 	run -0 "$RL" --help
 	assert_output --partial "--reply-timeout DURATION"
+	# The manual says the same: flock's --timeout, not --reply-timeout,
+	# is the one that bounds the wait.
+	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b | tr -s '[:space:]' ' ')
+	[[ $page == *"The old name of --reply-timeout, still taken, with one line on standard error that says so: flock(1)'s --timeout and consul lock's timeout option bound the wait for the lock"* ]]
 }
 
 @test "flock's spellings: -x, -e, --exclusive, --nonblock, --nb, -o, --close and -V are taken; -x with another kind, --unlock, --fcntl and -F are refused" {
