@@ -360,7 +360,13 @@ watch_queue(rl_client *rc, const struct view *v)
 			rl_client_disconnect(rc);
 		else if (status != 0)
 			return status;
-		if (poll(&p, 1, (int)v->every) > 0 && sig_next(sig_fd) != 0)
+		/* A signal caught during the poll interrupts it (EINTR, even
+		 * with SA_RESTART) after its byte is in the pipe: look at the
+		 * pipe whatever poll says, or a Ctrl-C draws one more frame,
+		 * which against a server that stopped answering waits out
+		 * --reply-timeout before the watch ends. */
+		(void)poll(&p, 1, (int)v->every);
+		if (sig_next(sig_fd) != 0)
 			return 0;
 	}
 }

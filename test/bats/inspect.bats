@@ -13,7 +13,11 @@ setup() {
 	D=$BATS_TEST_TMPDIR
 	bg=()
 }
-teardown() { stop_bg; stop_strays; }
+teardown() {
+	kill -CONT "$R_PID" 2>/dev/null
+	stop_bg
+	stop_strays
+}
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
 
@@ -132,4 +136,23 @@ snapshot() {
 	# One word: it is NAME, watched every second.
 	run -124 timeout 1 "$RL" -u "redis://127.0.0.1:$R_PORT" queue --watch 2s
 	assert_line --index 0 --regexp 'every 1\.0s: redlock queue 2s$'
+}
+
+@test "queue --watch ends at SIGINT without another frame, at once even when the server has stopped answering" {
+	"$RL" -u "redis://127.0.0.1:$R_PORT" --reply-timeout 3s \
+	    queue --watch=10s x >"$D/watch" 2>"$D/err" 3>&- &
+	p=$!
+	wait_for 5 grep -q 'x: free' "$D/watch"
+	kill -STOP "$R_PID"
+	t0=${EPOCHREALTIME/./}
+	kill -INT "$p"
+	status=0
+	reap -t 10 "$p" || status=$?
+	ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
+	kill -CONT "$R_PID"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'redlock queue x' "$D/watch")" = 1 ]
+	[ ! -s "$D/err" ]
+	# Not --reply-timeout's 3 s spent on a frame after the signal.
+	[ "$ms" -lt 1500 ]
 }
