@@ -417,6 +417,11 @@ const struct opt lock_opts[] = {
 	  .cmds = CMD_LOCK,
 	  .help = "with --keepalive: the process to outlive\n"
 	  "(default: the caller, redlock's parent)" },
+	{ .name = "extend", .val = OPT_EXTEND, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_LOCK,
+	  .help = "with --owner TOKEN: take no hold, but make the\n"
+	  "lease of TOKEN's hold of NAME at least DURATION\n"
+	  "from now (never shorter); exit 1 if not held" },
 	{ .name = "help", .letter = 'h', .cmds = LOCKING,
 	  .help = "show this help" },
 	OPT_END
