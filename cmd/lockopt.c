@@ -419,9 +419,9 @@ const struct opt lock_opts[] = {
 	  "(default: the caller, redlock's parent)" },
 	{ .name = "extend", .val = OPT_EXTEND, .arg = ARG_DURATION,
 	  .metavar = "DURATION", .cmds = CMD_LOCK,
-	  .help = "with --owner TOKEN: take no hold, but make the\n"
-	  "lease of TOKEN's hold of NAME at least DURATION\n"
-	  "from now (never shorter); exit 1 if not held" },
+	  .help = "lengthen the lease of --owner TOKEN's hold\n"
+	  "of NAME to at least DURATION from now, never\n"
+	  "shorter, taking no hold; exit 1 if not held" },
 	{ .name = "help", .letter = 'h', .cmds = LOCKING,
 	  .help = "show this help" },
 	OPT_END
