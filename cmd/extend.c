@@ -6,35 +6,39 @@
 #include "cmd.h"
 
 /* The kind of hold OWNER has at NAME, from one status call, when NAME is
- * not a plain lock: RL_PERMIT (a semaphore), RL_WRITE or RL_SHARED (a
- * read-write lock's writer or reader; *ALSO_READ when a writer reads
- * too), else RL_EXCLUSIVE: nothing more to try. */
-static enum rl_lock_kind
-kind_of(rl_client *rc, const char *name, const char *owner, int *also_read)
+ * not a plain lock, into *K: RL_PERMIT (a semaphore), RL_WRITE or
+ * RL_SHARED (a read-write lock's writer or reader; *ALSO_READ when a
+ * writer reads too), else RL_EXCLUSIVE: nothing more to try. The status
+ * call's error, but for a semaphore's RL_EWRONGTYPE. */
+static enum rl_err
+kind_of(rl_client *rc, const char *name, const char *owner,
+    enum rl_lock_kind *k, int *also_read)
 {
 	struct rl_status st;
 	struct rl_reader r;
-	enum rl_lock_kind k = RL_EXCLUSIVE;
 	enum rl_err e;
 	size_t i;
 
+	*k = RL_EXCLUSIVE;
 	*also_read = 0;
 	e = rl_status(rc, name, &st);
 	if (e == RL_EWRONGTYPE && (st.kind == RL_KIND_SEMAPHORE ||
-	    st.kind == RL_KIND_EXPIRABLE))
-		return RL_PERMIT;
+	    st.kind == RL_KIND_EXPIRABLE)) {
+		*k = RL_PERMIT;
+		return RL_OK;
+	}
 	if (e != RL_OK || st.kind != RL_KIND_RWLOCK)
-		return RL_EXCLUSIVE;
+		return e;
 	if (st.owner != NULL && strcmp(st.owner, owner) == 0)
-		k = RL_WRITE;
+		*k = RL_WRITE;
 	for (i = 0; rl_status_reader(&st, i, &r) == 0; i++)
 		if (r.owner != NULL && strcmp(r.owner, owner) == 0) {
-			if (k == RL_WRITE)
+			if (*k == RL_WRITE)
 				*also_read = 1;
 			else
-				k = RL_SHARED;
+				*k = RL_SHARED;
 		}
-	return k;
+	return RL_OK;
 }
 
 /*
@@ -45,7 +49,8 @@ kind_of(rl_client *rc, const char *name, const char *owner, int *also_read)
  * (one master only: several take plain locks alone), one status call
  * tells whether NAME is a semaphore or a read-write lock that OWNER has
  * a permit or holds of, and those are renewed as their keepers renew
- * them. 0, EXIT_NOT_HELD (said), or an error's status.
+ * them; a key of another type there is EXIT_WRONGTYPE, as for unlock.
+ * 0, EXIT_NOT_HELD (said), or an error's status.
  */
 int
 lock_extend(struct globals *g, const char *name, struct lockopts *o,
@@ -63,8 +68,8 @@ lock_extend(struct globals *g, const char *name, struct lockopts *o,
 	rl_set_replicas(rc, o->replicas);
 	e = rl_renew(rc, &l, ms, &ours);
 	if (e == RL_OK && !ours && rl_nodes(rc) == 1 &&
-	    (l.kind = kind_of(rc, name, o->owner, &also_read)) !=
-	    RL_EXCLUSIVE) {
+	    (e = kind_of(rc, name, o->owner, &l.kind, &also_read)) ==
+	    RL_OK && l.kind != RL_EXCLUSIVE) {
 		e = rl_renew(rc, &l, ms, &ours);
 		if (e == RL_OK && also_read) {
 			l.kind = RL_SHARED;

@@ -81,6 +81,14 @@ state() {
 	key_gone 'redlock_holder:{gone}'
 }
 
+@test "extend of a key of another type exits 65 and leaves it alone" {
+	rcli rpush x a >/dev/null
+	run -65 --separate-stderr rl lock --owner "$STRANGER" --extend 10s x
+	[[ "$stderr" == *"x is not a lock: key x holds a list; nothing was changed"* ]]
+	assert_equal "$(rcli lrange x 0 -1)" a
+	assert_equal "$(rcli pttl x)" -1
+}
+
 @test "extend never adds a hold: one unlock still frees NAME" {
 	tok=$(rl lock -t 5s x)
 	before=$(state rcli x)
