@@ -16,7 +16,8 @@ static int run(struct globals *, int, char **);
 const struct cmd cmd_lock = {
 	"lock", "lock [OPTIONS] NAME",
 	"Acquire NAME and print the owner token; the lease lasts --ttl.\n"
-	"Give the token to unlock (--owner, or REDLOCK_OWNER).\n\n",
+	"Give the token to unlock (--owner, or REDLOCK_OWNER), or to a\n"
+	"later job's lock --owner TOKEN --extend DURATION NAME.\n\n",
 	run, lock_opts, CMD_LOCK,
 	"acquire NAME and print the owner token"
 };
