@@ -298,6 +298,7 @@ struct lockopts {
 /* lock's own. */
 #define OPT_KEEPALIVE 'k'
 #define OPT_PID 'p'
+#define OPT_EXTEND 0x142
 /* The options of lock and exec, those they share and their own, in the
  * order of their --help (lockopt.c). */
 extern const struct opt lock_opts[];
@@ -341,6 +342,10 @@ char *held_with(const char *name, const char *owner,
 /* Acquire NAME as O says: STEP_GO_ON when held, STEP_INTERRUPTED when a
  * signal ended the wait, else STEP_EXIT with *STATUS (reported; when
  * NAME was busy, O's conflict status). */
+/* lock --extend: lengthen O's owner's hold of NAME to at least MS from
+ * now (extend.c): 0, EXIT_NOT_HELD (said), or an error's status. */
+int lock_extend(struct globals *g, const char *name, struct lockopts *o,
+    int64_t ms);
 enum step lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a, int *status);
 /* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into

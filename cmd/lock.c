@@ -16,7 +16,8 @@ static int run(struct globals *, int, char **);
 const struct cmd cmd_lock = {
 	"lock", "lock [OPTIONS] NAME",
 	"Acquire NAME and print the owner token; the lease lasts --ttl.\n"
-	"Give the token to unlock (--owner, or REDLOCK_OWNER).\n\n",
+	"Give the token to unlock (--owner, or REDLOCK_OWNER), or to a\n"
+	"later job's lock --owner TOKEN --extend DURATION NAME.\n\n",
 	run, lock_opts, CMD_LOCK,
 	"acquire NAME and print the owner token"
 };
@@ -142,7 +143,75 @@ struct job {
 	const char *name;
 	int keepalive;
 	pid_t watched;		/* --pid, or 0 */
+	int64_t extend_ms;	/* --extend, or -1 */
+	int other;		/* the first option given that --extend does
+				 * not take, or 0 */
 };
+
+/* The shortest --extend: its renewal's reply must come within a third
+ * of it, as the lease keeper's (the --ttl floor of --keepalive). */
+#define EXTEND_MIN_MS 30
+
+/* What --extend takes besides: the token, and how the call is sent. */
+static int
+extend_takes(int ch)
+{
+	return ch == OPT_EXTEND || ch == OPT_OWNER || ch == OPT_REPLICAS ||
+	    ch == OPT_PUBSUB || ch == 'q' || ch == 'v';
+}
+
+/* Option CH as its long name (else its letter) into BUF. */
+static const char *
+option_word(int ch, char *buf, size_t len)
+{
+	const struct opt *t;
+
+	for (t = lock_opts; t->name != NULL || t->letter != 0; t++)
+		if (t->val == ch || (t->val == 0 && t->letter == ch))
+			break;
+	if (t->name != NULL)
+		snprintf(buf, len, "--%s", t->name);
+	else
+		snprintf(buf, len, "-%c", ch);
+	return buf;
+}
+
+/* --extend DURATION into J. */
+static int
+parse_extend(const char *arg, struct job *j)
+{
+	if (parse_duration(&cmd_lock, "--extend", arg, &j->extend_ms) < 0)
+		return EXIT_USAGE;
+	if (j->extend_ms < EXTEND_MIN_MS)
+		return usage_error(&cmd_lock, "--extend must be at least %dms: "
+		    "the renewal's reply must come within a third of it",
+		    EXTEND_MIN_MS);
+	return 0;
+}
+
+/* --extend's preconditions, once every option is parsed: 0, or the
+ * status (said). Nothing is sent before. */
+static int
+check_extend(struct job *j)
+{
+	char w[32];
+
+	if (j->other != 0)
+		return usage_error(&cmd_lock, "%s does not go with --extend, "
+		    "which takes no hold and changes only the lease of one "
+		    "that exists, whatever its options; drop %s",
+		    option_word(j->other, w, sizeof(w)), w);
+	if (j->o.owner == NULL) {
+		msg("lock --extend needs --owner TOKEN, the token lock printed "
+		    "when it took %s: without it, no hold is known to extend; "
+		    "nothing was changed", esc(j->name));
+		return EXIT_NOT_HELD;
+	}
+	if (!j->o.pubsub_given && pubsub_default(&cmd_lock,
+	    &j->o.pubsub) < 0)
+		return EXIT_USAGE;
+	return 0;
+}
 
 static int
 parse_pid(const char *arg, pid_t *pid)
@@ -166,10 +235,19 @@ parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 	lockopts_init(&j->o);
 	j->keepalive = 0;
 	j->watched = 0;
+	j->extend_ms = -1;
+	j->other = 0;
 	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
 	    NULL)) != -1) {
 		if (ch == 'h')
 			return step_exit(status, print_help(&cmd_lock));
+		if (!extend_takes(ch) && ch != '?' && j->other == 0)
+			j->other = ch;
+		if (ch == OPT_EXTEND) {
+			if ((r = parse_extend(optarg, j)) != 0)
+				return step_exit(status, r);
+			continue;
+		}
 		if (ch == OPT_MAX_HOLD)
 			return step_exit(status, usage_error(&cmd_lock,
 			    "--max-hold is for exec: lock runs no COMMAND to "
@@ -196,6 +274,9 @@ parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 	}
 	if ((r = one_name(&cmd_lock, argc, argv, &j->name)) != 0)
 		return step_exit(status, r);
+	if (j->extend_ms >= 0)
+		return (r = check_extend(j)) != 0 ? step_exit(status, r) :
+		    STEP_GO_ON;
 	if (j->watched != 0 && !j->keepalive)
 		return step_exit(status, usage_error(&cmd_lock,
 		    "--pid goes with --keepalive"));
@@ -293,6 +374,8 @@ run(struct globals *g, int argc, char **argv)
 
 	if (parse(g, argc, argv, &j, &status) == STEP_EXIT)
 		return status;
+	if (j.extend_ms >= 0)
+		return lock_extend(g, j.name, &j.o, j.extend_ms);
 	if (g->stdout_closed) {
 		/* Not even acquired: NAME would stay held by a lost token. */
 		msg("standard output is closed: nowhere to print the owner "

@@ -417,6 +417,11 @@ const struct opt lock_opts[] = {
 	  .cmds = CMD_LOCK,
 	  .help = "with --keepalive: the process to outlive\n"
 	  "(default: the caller, redlock's parent)" },
+	{ .name = "extend", .val = OPT_EXTEND, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_LOCK,
+	  .help = "lengthen the lease of --owner TOKEN's hold\n"
+	  "of NAME to at least DURATION from now, never\n"
+	  "shorter, taking no hold; exit 1 if not held" },
 	{ .name = "help", .letter = 'h', .cmds = LOCKING,
 	  .help = "show this help" },
 	OPT_END

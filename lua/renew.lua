@@ -9,9 +9,14 @@
 -- Returns 1 when renewed; 0 when NAME is gone or not a lock, or OWNER's
 -- hold is finished (--min-hold: given back, it stays only until the end of
 -- its minimum hold); 2 when another owner holds NAME (OWNER is not among
--- its holders).
+-- its holders), or OWNER's field is a read-write lock's (a reader's count
+-- sits under its bare token, as a plain hold's does, but its leases are
+-- keys of their own, which rw_renew lengthens): lock --extend, which
+-- learns the kind only from Redis, must not lengthen such a hold's hash
+-- alone. Read as release reads it.
 if redis.call('TYPE', K_lock).ok ~= 'hash' then return 0 end
-if redis.call('HEXISTS', K_lock, A_owner) == 0 then return 2 end
+local r = redis.call('HMGET', K_lock, A_owner, 'mode', A_owner .. ':write')
+if not r[1] or not rl_plain_hold(r[2], r[3]) then return 2 end
 if redis.call('TYPE', K_holder).ok == 'hash' and
     rl_finished(redis.call('HGET', K_holder, A_owner)) then
   return 0

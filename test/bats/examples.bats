@@ -202,3 +202,64 @@ most() {
 	[ "$(tr '\n' ' ' <"$D/rc")" = "0 0 0 " ]
 	[ "$(grep -c '^report report ' "$D/ran")" = 1 ]
 }
+
+# job SCRIPT...: the lines of one CI job's script, as a runner runs them
+# (bash, stopping at the first that fails), in a process of its own.
+job() { REDLOCK_URL=$U bash -e -c "$(printf '%s\n' "$@")" 3>&-; }
+
+@test "the GitLab CI pipeline that spans jobs: valid YAML; staging is held from the first job to the last, and freed when its lease ends after a cancel" {
+	example gitlab-ci-span | yaml2json >"$D/gl.json"
+	jq -e '.stages == ["lock", "test", "deploy", "release"]
+	    and .["take-staging"].artifacts.paths == ["staging.token"]
+	    and .["release-staging"].when == "always"' "$D/gl.json"
+	cd "$D/work"
+	mapfile -t take < <(jq -r '.["take-staging"].script[]' "$D/gl.json")
+	mapfile -t e2e < <(jq -r '.e2e.script[]' "$D/gl.json")
+	mapfile -t deploy < <(jq -r '.["deploy-staging"].script[]' "$D/gl.json")
+	mapfile -t release < <(jq -r '.["release-staging"].script[]' "$D/gl.json")
+	# The first job's lease shortened to 1 s: the next job's extension
+	# keeps staging past it.
+	job "${take[@]/-t 30m/-t 1s}"
+	tok=$(cat staging.token)
+	assert_equal "$(rcli hget staging "$tok")" 1
+	job "${e2e[@]}"
+	nap 1.2
+	assert_equal "$(rcli hget staging "$tok")" 1
+	[ "$(rcli pttl staging)" -gt 1700000 ]
+	job "${deploy[@]}"
+	assert_equal "$(rcli hget staging "$tok")" 1
+	[ "$(grep -c '^integration-tests .*+' "$D/ran")" = 1 ]
+	[ "$(grep -c '^deploy.sh .*+' "$D/ran")" = 1 ]
+	job "${release[@]}"
+	key_gone staging
+	# Cancelled after e2e (its extension shortened to 1 s): no release
+	# job runs, and staging is free when the lease ends.
+	job "${take[@]/-t 30m/-t 1s}"
+	job "${e2e[@]/--extend 30m/--extend 1s}"
+	wait_for 5 key_gone staging
+	run -0 job "${take[@]/-w 1h/-n}"
+}
+
+@test "the GitHub Actions workflow that spans jobs: valid YAML; the token passes as an output from the first job to the last" {
+	example github-actions-span | yaml2json >"$D/gh.json"
+	jq -e '.jobs.e2e.needs == "take" and .jobs.release.needs == ["take", "e2e", "deploy"]
+	    and (.jobs.release.if | startswith("always()"))
+	    and .jobs.take.outputs.token == "${{ steps.lock.outputs.token }}"' "$D/gh.json"
+	for j in e2e deploy release; do
+		[ "$(jq -r ".jobs.$j.env.TOKEN" "$D/gh.json")" = '${{ needs.take.outputs.token }}' ]
+	done
+	cd "$D/work"
+	steps() { jq -r ".jobs.$1.steps[] | select(.run) | .run" "$D/gh.json"; }
+	# The take job's output, as GitHub reads $GITHUB_OUTPUT.
+	GITHUB_OUTPUT=$D/take.out job "$(steps take | sed 's/-t 30m/-t 1s/')"
+	TOKEN=$(sed -n 's/^token=//p' "$D/take.out")
+	export TOKEN
+	assert_equal "$(rcli hget staging "$TOKEN")" 1
+	job "$(steps e2e)"
+	nap 1.2
+	assert_equal "$(rcli hget staging "$TOKEN")" 1
+	job "$(steps deploy)"
+	[ "$(grep -c '^deploy.sh .*+' "$D/ran")" = 1 ]
+	job "$(steps release)"
+	key_gone staging
+}
