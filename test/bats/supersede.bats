@@ -260,3 +260,35 @@ holder end" ]
 	done
 	[ "$(rcli dbsize)" = 0 ]
 }
+
+@test "--supersede: a waiter superseded between its first attempt and its subscription still gives up at once" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	holder 8
+	# The older waiter's SUBSCRIBE (its first command of 2 arguments:
+	# classic pub/sub sends no HELLO) is held 1 s by a proxy; the newer
+	# one arrives meanwhile, and its message finds nobody listening.
+	p=$(free_port)
+	start_proxy "$D/proxy" 1 --hold 2 1 "$D/forwarded" "$p:$R_PORT"
+	bg+=("$proxy")
+	URL=redis://127.0.0.1:$p waiter old --supersede --pubsub classic \
+	    --waiter-timeout 60s
+	wait_for 30 registered old
+	waiter new --supersede --waiter-timeout 60s
+	wait_for 30 registered new
+	t0=$(now_ms)
+	[ ! -e "$D/forwarded" ]
+	# Only the newer one listens yet.
+	[ "$(rcli client list | grep -c ' sub=[1-9]')" = 1 ]
+	# Its attempt once subscribed finds the mark: not its heartbeat a
+	# minute later, nor the holder's release.
+	wait_for 10 done_ old
+	[ "$(st old)" = 75 ]
+	grep -q "superseded by $HOST pid [0-9]* (new)" "$D/old.err"
+	[ -e "$D/forwarded" ]
+	echo "gave up $(($(end_ms old) - t0))ms after the newer one's arrival" >&3
+	[ $(($(end_ms old) - t0)) -lt 3000 ]
+	! done_ new
+	[ "$(holder_st)" = 7 ]
+	wait_for 30 done_ new
+	[ "$(st new)" = 0 ]
+}
