@@ -257,6 +257,7 @@ struct lockopts {
 	int quiet;
 	int verbose;
 	int fair;
+	int supersede;		/* --supersede */
 	int exclusive;		/* -x: flock's spelling of the default */
 	int64_t waiter_timeout_ms;
 	int waiter_timeout_given;
@@ -289,6 +290,7 @@ struct lockopts {
 #define OPT_EXCLUSIVE 0x108
 #define OPT_FLOCK_UNLOCK 0x109
 #define OPT_FLOCK_FCNTL 0x10a
+#define OPT_SUPERSEDE 0x10b
 #define OPT_OWNER 'O'
 /* exec's own (lock refuses --max-hold and --metrics-file). */
 #define OPT_ON_LOST 'L'

@@ -198,6 +198,15 @@ fair_set(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 }
 
 static int
+supersede_set(const struct cmd *c, struct lockopts *o, int ch,
+    const char *arg)
+{
+	(void)c, (void)ch, (void)arg;
+	o->supersede = 1;
+	return 0;
+}
+
+static int
 replicas_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
@@ -312,6 +321,12 @@ const struct opt lock_opts[] = {
 	{ .name = "fair", .val = OPT_FAIR, .cmds = LOCKING,
 	  .parse = fair_set,
 	  .help = "first come, first served: wait in NAME's queue" },
+	{ .name = "supersede", .val = OPT_SUPERSEDE, .cmds = LOCKING,
+	  .parse = supersede_set,
+	  .help = "the newest waiter wins: a later --supersede\n"
+	  "waiter for NAME makes this one give up at once\n"
+	  "(exit 75, or -E's), and this one makes older\n"
+	  "ones give up; the holder is not disturbed" },
 	{ .name = "shared", .letter = 's', .cmds = LOCKING,
 	  .parse = kind_parse,
 	  .help = "a shared (read) lock: shared holders exclude\n"
@@ -475,6 +490,12 @@ lockopts_check(const struct cmd *c, struct lockopts *o,
 	}
 	if (o->fair && one_master(c, g, "--fair is", ", or drop --fair") != 0)
 		return -1;
+	if (o->supersede && o->kind != RL_EXCLUSIVE) {
+		usage_error(c, "--supersede and %s do not go together: only "
+		    "exclusive locks (--fair or not) have superseding "
+		    "waiters; drop one", kind_option(o->kind));
+		return -1;
+	}
 	if (o->kind == RL_SHARED && one_master(c, g, "--shared is",
 	    ", or drop --shared") != 0)
 		return -1;

@@ -139,6 +139,13 @@ print_text(const struct rl_event *ev)
 		print_who(ev);
 		rl_duration_format(ev->wait_ms, d, sizeof(d));
 		printf(" stopped waiting after %s", d);
+	} else if (strcmp(ev->event, "superseded") == 0) {
+		printf(":");
+		print_who(ev);
+		rl_duration_format(ev->wait_ms > 0 ? ev->wait_ms : 0, d,
+		    sizeof(d));
+		printf(" stopped waiting after %s: superseded by %s pid %ld "
+		    "(%s)", d, esc(ev->by_host), ev->by_pid, esc(ev->by_cmd));
 	} else if (strcmp(ev->event, "busy") == 0) {
 		printf(":");
 		print_who(ev);
@@ -199,6 +206,10 @@ print_json(const struct rl_event *ev)
 		json_int(stdout, "pid", ev->by_pid, ev->by_pid > 0);
 		fputs(",\"user\":", stdout);
 		json_str(stdout, ev->by_user);
+		if (ev->by_cmd[0] != '\0') {
+			fputs(",\"cmd\":", stdout);
+			json_str(stdout, ev->by_cmd);
+		}
 		putchar('}');
 	}
 	puts("}");
@@ -247,7 +258,8 @@ with_held(const struct rl_event *ev, size_t *n, size_t *first)
 		return NULL;
 	if (held.open) {
 		all[0].id[0] = '\0';
-		all[0].by_host = all[0].by_user = all[0].holder = "";
+		all[0].by_host = all[0].by_user = all[0].by_cmd =
+		    all[0].holder = "";
 		all[0].wait_ms = all[0].hold_ms = -1;
 		all[0].exit_status = -1;
 		all[0].event = "acquired";

@@ -372,6 +372,28 @@ acquired_events(rl_client *rc, const char *name, const struct lockopts *o,
 		    (long long)o->ttl_ms);
 }
 
+/* --supersede: a newer waiter (A's by_*) made this one give up after
+ * WAITED_MS: "gave up on deploy after waiting 1.2s: superseded by ci7
+ * pid 811 (deploy main@a1b2c3)", unless -q (then with -v only). */
+static void
+superseded(const struct lockopts *o, const char *name,
+    const struct rl_attempt *a, int64_t waited_ms)
+{
+	const struct holder h = { .owner = a->by_owner, .host = a->by_host,
+	    .pid = a->by_pid, .cmd = a->by_cmd };
+	char waited[32], who[1024];
+
+	rl_duration_format(waited_ms, waited, sizeof(waited));
+	/* "held by X": the one spelling of a caller, reworded. */
+	held_by(&h, who, sizeof(who));
+	if (o->quiet)
+		event(o, "gave up on %s after waiting %s: superseded %s",
+		    esc(name), waited, who + sizeof("held ") - 1);
+	else
+		msg("gave up on %s after waiting %s: superseded %s", esc(name),
+		    waited, who + sizeof("held ") - 1);
+}
+
 enum step
 lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
     const struct rl_meta *meta, struct rl_attempt *a, int *status)
@@ -387,6 +409,7 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 	if (note != NULL)
 		event(o, "%s", esc(note));
 	rl_set_replicas(rc, o->replicas);
+	rl_set_supersede(rc, o->supersede);
 	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
 	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK) {
 		*status = fail(rc, e, name);
@@ -414,7 +437,9 @@ lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
 		return STEP_GO_ON;
 	}
 	o->busy = 1;
-	if (!o->quiet) {
+	if (a->superseded)
+		superseded(o, name, a, rl_now_ms() - start);
+	else if (!o->quiet) {
 		describe(o, a, who, sizeof(who));
 		rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
 		if (o->wait_ms == 0)

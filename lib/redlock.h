@@ -189,6 +189,11 @@ enum rl_err rl_set_waiter_timeout(rl_client *c, int64_t ms);
  * RL_MIN_HOLD_MAX_MS. */
 #define RL_MIN_HOLD_MAX_MS (24LL * 3600 * 1000)
 enum rl_err rl_set_min_hold(rl_client *c, int64_t ms);
+/* --supersede: each acquisition from now on (rl_try_acquire of an
+ * exclusive lock, fair or not) supersedes the older waiters of its name
+ * that wait with it on: they leave the queue and the room and stop
+ * waiting (rl_acquire: A->superseded); waiting, it is one of them. */
+void rl_set_supersede(rl_client *c, int on);
 /* History (the stream redlock_log:{NAME}): acquisitions, releases,
  * lost leases, forced removals, expiries and waiters that gave up are
  * recorded by the scripts that do them, about the last MAX per name (0:
@@ -340,6 +345,11 @@ struct rl_attempt {
 				 * keeps no holder record of redlock's (a
 				 * Java client's lock there), whatever the
 				 * others granted */
+	int superseded;		/* waiting with rl_set_supersede: a newer
+				 * waiter superseded this one (on any
+				 * master), named by these: */
+	const char *by_owner, *by_host, *by_cmd;
+	long by_pid;
 };
 
 /* Fair (FIFO) acquisition: waiters queue on the server and refresh their
@@ -428,7 +438,7 @@ struct rl_event {
 	char id[48];		/* the stream entry's id, "MS-SEQ" */
 	int64_t time_ms;	/* when, on the server's clock */
 	const char *event;	/* acquired, released, lost, forced, expired,
-				 * gave_up, busy (did not wait) */
+				 * gave_up, busy (did not wait), superseded */
 	const char *owner, *host, *user, *cmd, *fence;
 	const char *kind;	/* read, write, permit; "" for a plain lock */
 	long pid;		/* 0: not known */
@@ -437,7 +447,9 @@ struct rl_event {
 	int exit_status;	/* COMMAND's (128+N: signal N); -1 unknown */
 	int64_t until_ms;	/* released before the end of its --min-hold:
 				 * that end (it holds NAME until then); -1 */
-	const char *by_host, *by_user;	/* forced: who removed it */
+	const char *by_host, *by_user;	/* forced: who removed it;
+					 * superseded: the newer waiter */
+	const char *by_cmd;	/* superseded: the newer waiter's command */
 	const char *holder;	/* busy: the owner that held it */
 	long by_pid;
 };

@@ -163,6 +163,12 @@ rl_set_min_hold(rl_client *c, int64_t ms)
 	return RL_OK;
 }
 
+void
+rl_set_supersede(rl_client *c, int on)
+{
+	c->supersede = on ? 1 : 0;
+}
+
 enum rl_err
 rl_set_history(rl_client *c, int64_t max, int64_t ttl_ms)
 {

@@ -20,6 +20,9 @@ struct rl_client {
 				 * -1: the Sentinel default (rl_acks) */
 	int64_t waiter_ms;	/* rl_set_waiter_timeout */
 	int64_t min_hold_ms;	/* rl_set_min_hold */
+	int supersede;		/* rl_set_supersede: 0 off; 1 the next
+				 * attempt arrives (supersedes), 2 the
+				 * attempts of its wait after it */
 	char hist_max[24];	/* rl_set_history: events kept ("": none) */
 	char hist_ttl[24];	/* and the stream's expiry in ms */
 	char exit_status[16];	/* rl_set_exit_status: "" when none */

@@ -84,6 +84,11 @@ holder(const redisReply *r, struct rl_attempt *a)
 	a->listen = rl_elem_int(r, RL_BUSY_LISTEN, 0) == 1;
 	a->announced = rl_elem_int(r, RL_BUSY_ANNOUNCED, 0) == 1;
 	a->held_until_ms = rl_elem_int(r, RL_BUSY_UNTIL, 0);
+	a->by_owner = rl_elem_str(r, RL_BUSY_BY_OWNER);
+	a->superseded = a->by_owner != NULL;
+	a->by_host = rl_elem_str(r, RL_BUSY_BY_HOST);
+	a->by_pid = (long)rl_elem_int(r, RL_BUSY_BY_PID, 0);
+	a->by_cmd = rl_elem_str(r, RL_BUSY_BY_CMD);
 }
 
 enum rl_verdict
@@ -183,6 +188,7 @@ event_field(struct rl_event *ev, const char *f, const char *v)
 		{ "kind", offsetof(struct rl_event, kind) },
 		{ "by_host", offsetof(struct rl_event, by_host) },
 		{ "by_user", offsetof(struct rl_event, by_user) },
+		{ "by_cmd", offsetof(struct rl_event, by_cmd) },
 		{ "holder", offsetof(struct rl_event, holder) },
 	};
 	size_t i;
@@ -247,7 +253,8 @@ rl_decode_event(const redisReply *r, struct rl_event *ev, char **arena)
 
 	memset(ev, 0, sizeof(*ev));
 	ev->event = ev->owner = ev->host = ev->user = ev->cmd = ev->fence =
-	    ev->kind = ev->by_host = ev->by_user = ev->holder = "";
+	    ev->kind = ev->by_host = ev->by_user = ev->by_cmd = ev->holder =
+	    "";
 	ev->wait_ms = ev->hold_ms = ev->until_ms = -1;
 	ev->exit_status = -1;
 	if (id == NULL || id->type != REDIS_REPLY_STRING || f == NULL ||
@@ -345,7 +352,7 @@ expire(struct rl_event *ev, size_t n, size_t i, const struct rl_event *a)
 	e->kind = acq.kind;
 	e->fence = acq.fence;
 	e->exit_status = -1;
-	e->holder = e->by_host = e->by_user = "";
+	e->holder = e->by_host = e->by_user = e->by_cmd = "";
 	e->by_pid = 0;
 }
 

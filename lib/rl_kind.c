@@ -462,6 +462,15 @@ rl_call_unused(struct rl_call *call)
 }
 
 void
+rl_call_unrecorded(struct rl_call *call)
+{
+	if (call->s == &rl_script_room_leave)
+		call->args[RL_ROOM_LEAVE_ARG_HIST_MAX] = "";
+	else if (call->s == &rl_script_rw_leave)
+		call->args[RL_RW_LEAVE_ARG_HIST_MAX] = "";
+}
+
+void
 rl_call_quiet(struct rl_call *call)
 {
 	if (call->s == &rl_script_release)

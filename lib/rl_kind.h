@@ -54,6 +54,10 @@ enum rl_err rl_call_release(rl_client *c, const struct rl_lock *l,
 /* A release's flags set to "u": an acquisition undone (or a hold never
  * used) keeps no minimum hold. */
 void rl_call_unused(struct rl_call *call);
+/* A waiter's way out (the room's, a read-write lock's) that records
+ * nothing in the name's history: a superseded waiter was recorded by the
+ * call that superseded it. */
+void rl_call_unrecorded(struct rl_call *call);
 /* An exclusive lock's release that wakes nobody (its message ""). */
 void rl_call_quiet(struct rl_call *call);
 enum rl_err rl_call_renew(rl_client *c, const struct rl_lock *l,

@@ -81,11 +81,16 @@ gives_up_arg(const rl_client *c, struct rl_call *call)
 /* The acquire script's flags: a caller that waits joins the fair queue,
  * or the room of plain waiters; one already in the room (every attempt of
  * its wait after the first, and a plain waiter that queues) leaves it when
- * it acquires. */
+ * it acquires; and --supersede's. */
 static void
-fair_flags(const struct rl_fair *fair, enum rl_join join, char *flags)
+fair_flags(const rl_client *c, const struct rl_fair *fair, enum rl_join join,
+    char *flags)
 {
 	char *f = flags;
+
+	/* --supersede: its first call supersedes, the later ones look. */
+	if (c->supersede > 0)
+		*f++ = c->supersede == 1 ? 'S' : 's';
 
 	if (join != RL_JOIN_NO)
 		*f++ = 'j';
@@ -109,7 +114,7 @@ acquire_call(rl_client *c, const char *name, const char *owner,
 
 	rl_call_make(call, &rl_script_acquire, name, owner);
 	RL_CALL_ARGS(ACQUIRE, 17);
-	fair_flags(fair, join, call->flags);
+	fair_flags(c, fair, join, call->flags);
 	a[RL_ACQUIRE_ARG_LEASE] = rl_call_num(call, 0, ttl_ms);
 	a[RL_ACQUIRE_ARG_OWNER] = owner;
 	a[RL_ACQUIRE_ARG_HOST] = meta && meta->host ? meta->host : "";

@@ -165,6 +165,15 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 		/* Announced on any master: it renews and withdraws it on
 		 * all of them. */
 		a->announced |= v[j] == RL_V_NO && per[j].announced;
+		/* Superseded on any master: the newer waiter's call may
+		 * have missed the others. */
+		if (v[j] == RL_V_NO && per[j].superseded && !a->superseded) {
+			a->superseded = 1;
+			a->by_owner = per[j].by_owner;
+			a->by_host = per[j].by_host;
+			a->by_pid = per[j].by_pid;
+			a->by_cmd = per[j].by_cmd;
+		}
 	}
 	if (busy == n)
 		return;
@@ -180,6 +189,19 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	a->rejoined = per[busy].rejoined;
 	a->ahead = per[busy].ahead;
 	a->held_until_ms = per[busy].held_until_ms;
+}
+
+/* A master that superseded the caller (rl_set_supersede): it takes
+ * nothing, whatever the others granted. */
+static int
+superseded(const enum rl_verdict *v, const struct rl_attempt *per, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		if (v[j] == RL_V_NO && per[j].superseded)
+			return 1;
+	return 0;
 }
 
 /* A master where NAME is held by a client that keeps no holder record of
@@ -216,7 +238,7 @@ rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
 	*undo = 0;
 	a->foreign = foreign(v, per, n);
 	if (o == RL_OUT_OK && t.yes >= rl_quorum(n) && a->validity_ms > 0 &&
-	    !a->foreign) {
+	    !a->foreign && !superseded(v, per, n)) {
 		granted(v, per, n, a);
 		return RL_OUT_OK;
 	}
@@ -224,7 +246,7 @@ rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
 	 * script may still run there. A refusal is an answer: it did not. */
 	*undo = t.yes > 0 || t.answered + t.refused < n;
 	a->too_slow = o == RL_OUT_OK && t.yes >= rl_quorum(n) &&
-	    !a->foreign;
+	    !a->foreign && !superseded(v, per, n);
 	/* Granted on a quorum in time, but for the replicas: say that. */
 	if (o == RL_OUT_OK && t.yes < rl_quorum(n) && t.unacked > 0 &&
 	    t.yes + t.unacked >= rl_quorum(n))

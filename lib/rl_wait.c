@@ -691,7 +691,9 @@ next_retry(struct wait *w)
 	return retry;
 }
 
-/* Until acquired, the wait over, or an error: pause, then try again. */
+/* Until acquired, the wait over, superseded (--supersede: a newer
+ * waiter's call took this one out of the queue and the room, and its
+ * message woke it), or an error: pause, then try again. */
 static enum rl_err
 wait_loop(struct wait *w)
 {
@@ -701,7 +703,8 @@ wait_loop(struct wait *w)
 		w->announced |= w->a->announced;
 		if (!pause_wait(w, next_retry(w), &e))
 			return e;
-		if ((e = attempt(w)) != RL_OK || w->a->acquired)
+		if ((e = attempt(w)) != RL_OK || w->a->acquired ||
+		    w->a->superseded)
 			return e;
 	}
 }
@@ -828,6 +831,7 @@ give_up(struct wait *w)
 {
 	char keep[sizeof(w->c->errstr)];
 	struct rl_call call;
+	enum rl_err made;
 
 	/* A call that cannot be built (out of memory) says so in errstr:
 	 * the wait's own message is the one to keep. */
@@ -835,10 +839,17 @@ give_up(struct wait *w)
 	if (w->fair != NULL)
 		leave_queue(w->c, w->name, w->owner, w->a);
 	/* The kind's way out: the room's, or a read-write lock's (a
-	 * reader has no announcement, but is recorded giving up). */
-	if (w->room || !w->k->room)
-		last_call(w->c, w->k->leave(w->c, w->l, w->meta, rl_now_ms() -
-		    w->c->wait_since_ms, &call), &call);
+	 * reader has no announcement, but is recorded giving up). A
+	 * superseded waiter is out of the room already where the newer
+	 * one's call came, and recorded there: its call (for a master
+	 * that call missed) records nothing. */
+	if (w->room || !w->k->room) {
+		made = w->k->leave(w->c, w->l, w->meta, rl_now_ms() -
+		    w->c->wait_since_ms, &call);
+		if (made == RL_OK && w->a->superseded)
+			rl_call_unrecorded(&call);
+		last_call(w->c, made, &call);
+	}
 	if (w->announced && w->k->room)
 		last_call(w->c, rl_call_unannounce(w->c, w->l, w->meta,
 		    rl_now_ms() - w->c->wait_since_ms, &call), &call);
@@ -859,6 +870,9 @@ acquire_waiting(struct wait *w, int64_t wait_ms)
 
 	e = rl_try_acquire(c, w->l, ttl_ms, meta, fair,
 	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
+	/* --supersede: that call arrived; the later ones look. */
+	if (c->supersede == 1)
+		c->supersede = 2;
 	/* Refused for want of replicas in the Sentinel default: a master
 	 * being replaced, or one whose replicas the sentinels do not see
 	 * down yet; a waiter waits that out too. */
@@ -876,7 +890,9 @@ acquire_waiting(struct wait *w, int64_t wait_ms)
 	    meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
 		return e;
 	w->sub_at = rl_now_ms();
-	if (subscribe_cmd(w) < 0)
+	if (a->superseded)
+		e = RL_OK;
+	else if (subscribe_cmd(w) < 0)
 		e = rl_seterr(c, RL_ENOMEM, "out of memory");
 	else
 		e = wait_loop(w);
@@ -906,6 +922,8 @@ rl_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 
 	if (wait_ms >= 0)
 		w.deadline = rl_now_ms() + wait_ms;
+	if (c->supersede != 0)
+		c->supersede = 1;
 	c->wait_since_ms = rl_now_ms();
 	c->wait_until_ms = w.deadline;
 	e = acquire_waiting(&w, wait_ms);

@@ -24,6 +24,9 @@
 -- and K_listener with a plain waiter's call, K_writer with any waiter's
 -- ("j" in A_flags).
 -- KEYS[10] log        redlock_log:{NAME}             stream: history
+-- KEYS[11] supersede  redlock_supersede:{NAME}       hash: --supersede waiter
+--          -> JSON: its host, pid, user, cmd and since_ms while it waits;
+--          {"by_owner", "at_ms", "by"} once a newer one superseded it
 -- ARGV[1]  lease           lease in milliseconds
 -- ARGV[2]  owner           owner token
 -- ARGV[3]  host            host of the caller
@@ -37,7 +40,15 @@
 --                          "r": the caller had joined the queue before, "w":
 --                          the caller is in the room (it leaves it when it
 --                          acquires), "p": report the caller's position (LPOS,
---                          O(n), for the waiting line on a terminal only) With
+--                          O(n), for the waiting line on a terminal only),
+--                          "S": a --supersede caller's first call (it
+--                          supersedes every older --supersede waiter of
+--                          NAME: each leaves the queue, the room and
+--                          K_writer, is marked superseded in K_supersede,
+--                          recorded in the history and woken on its own
+--                          channel, CHANNEL:OWNER), "s": a later call of a
+--                          --supersede waiter (one marked superseded gets
+--                          the reply below and its mark goes). With
 --                          "j", a caller that finds NAME held in read mode (a
 --                          read-write lock's readers) announces itself in
 --                          K_writer as a waiting --write does, unless another
@@ -88,6 +99,11 @@
 --                                      holder's minimum hold when it is
 --                                      finished (--min-hold); unknown
 --                                      fields are nil
+--         {0, nil x 15, by_owner, by_host, by_pid, by_cmd}
+--                                      "s": the caller was superseded by
+--                                      BY_OWNER (its host, pid, command):
+--                                      it is out of the queue and the room
+--                                      already, and stops waiting
 --         {-1, key, type}              KEY is not of the type a lock needs,
 --                                      or a fencing counter that cannot
 --                                      grow; nothing was changed
@@ -127,6 +143,13 @@ else
   bad = rl_badtype(K_holder, 'hash')
 end
 if bad then return bad end
+-- --supersede: "S" arrives, "s" waits on (see the flags).
+local sflag = K_supersede and (string.find(flags, 'S', 1, true) and 'S' or
+                               string.find(flags, 's', 1, true) and 's')
+if sflag then
+  bad = rl_badtype(K_supersede, 'hash')
+  if bad then return bad end
+end
 
 local now_us, now_ms = rl_time()
 local dropped = 0
@@ -168,6 +191,70 @@ if mine and mine[1] and rl_plain_hold(mine[2], mine[3]) then
   return {1, rl_fence(redis.call('HGET', K_holder, A_owner)) or '0', holds}
 end
 
+-- The caller's record in K_supersede, as a waiter's entry is: what the
+-- history and the message of the one it supersedes name.
+local me = A_holder_json or rl_holder_start(A_host, A_pid, A_user, A_cmd)
+-- K_supersede lives three waiter timeouts past the last call of a waiter
+-- of it, as the room does (each call refreshes it).
+local slife = 3 * tonumber(A_waiter_timeout)
+if sflag == 's' then
+  local d = rl_decode(redis.call('HGET', K_supersede, A_owner))
+  if d.by_owner then
+    redis.call('HDEL', K_supersede, A_owner)
+    local by = type(d.by) == 'table' and d.by or {}
+    return {0, false, false, false, false, false, false, false, false,
+            false, false, false, false, false, false, false, d.by_owner,
+            by.host or false, tonumber(by.pid) or false, by.cmd or false}
+  end
+elseif sflag == 'S' then
+  -- Every older --supersede waiter gives up: out of the fair queue (a
+  -- head that leaves a free lock wakes the next one), the room (a
+  -- listener hands its role on) and K_writer, marked for its next call,
+  -- recorded, and woken on its own channel to make that call at once.
+  local mark = '{"by_owner":' .. cjson.encode(A_owner) ..
+      string.format(',"at_ms":%.0f,"by":', now_ms) .. me .. '}}'
+  local all = redis.call('HGETALL', K_supersede)
+  local headless = false
+  for i = 1, #all, 2 do
+    local w, d = all[i], rl_decode(all[i + 1])
+    if w == A_owner then
+    elseif d.by_owner then
+      -- Marked before and never heard of since: dead.
+      if (tonumber(d.at_ms) or 0) + slife < now_ms then
+        redis.call('HDEL', K_supersede, w)
+      end
+    else
+      redis.call('HSET', K_supersede, w, mark)
+      if redis.call('TYPE', K_timeout).ok == 'zset' and
+          redis.call('ZSCORE', K_timeout, w) then
+        local t = redis.call('TYPE', K_queue).ok == 'list'
+        if t and redis.call('LINDEX', K_queue, 0) == w then
+          headless = true
+          if redis.call('TYPE', K_waiter).ok == 'hash' then
+            rl_reanchor(K_queue, K_timeout, K_waiter, w, now_ms)
+          end
+        end
+        if t then redis.call('LREM', K_queue, 0, w) end
+        redis.call('ZREM', K_timeout, w)
+        redis.pcall('HDEL', K_waiter, w)
+      end
+      rl_room_leave(K_room, K_listener, w, A_channel, '0')
+      if redis.pcall('GET', K_writer) == w then redis.call('DEL', K_writer) end
+      local since = tonumber(d.since_ms)
+      rl_log_event(logkey, A_hist_max, A_hist_ttl, 'superseded',
+          {'owner', w, 'host', d.host or '', 'pid', tostring(d.pid or ''),
+           'user', d.user or '', 'cmd', d.cmd or '',
+           'wait_ms', since and string.format('%.0f', now_ms - since) or '',
+           'by_owner', A_owner, 'by_host', A_host, 'by_pid', A_pid,
+           'by_user', A_user, 'by_cmd', A_cmd})
+      rl_publish(A_channel .. ':' .. w, 'superseded')
+    end
+  end
+  if headless and pttl == -2 then
+    rl_wake_head(K_queue, K_timeout, K_waiter, A_channel, now_ms, '0')
+  end
+end
+
 local free = pttl == -2
 local head = fair and redis.call('LINDEX', K_queue, 0)
 if free and (not head or head == A_owner) then
@@ -202,6 +289,8 @@ if free and (not head or head == A_owner) then
   if joins and redis.pcall('GET', K_writer) == A_owner then
     redis.call('DEL', K_writer)
   end
+  -- A --supersede waiter that acquires is no waiter to supersede.
+  if sflag then redis.call('HDEL', K_supersede, A_owner) end
   local skipped = A_hist_max ~= '' and
       rl_log(logkey, A_hist_max, A_hist_ttl,
              A_hist_entry .. 'acquired\31fence\31' .. fence,
@@ -298,6 +387,12 @@ if joins and not free then
     announced = not redis.pcall('SET', K_writer, A_owner, 'PX',
                                 A_waiter_timeout).err and 1
   end
+end
+-- A --supersede caller that waits is recorded for a newer one to find.
+if sflag and joins then
+  local rec = me .. string.format(',"since_ms":%.0f}', now_ms)
+  redis.call(sflag == 'S' and 'HSET' or 'HSETNX', K_supersede, A_owner, rec)
+  rl_lengthen(K_supersede, slife)
 end
 -- A caller that does not wait (-n) goes without it: a busy skip.
 if not string.find(flags, 'j', 1, true) and A_hist_max ~= '' then

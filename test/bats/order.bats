@@ -88,11 +88,11 @@ held_by() {
 	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
 	# which re-joins the queue, must run before that leave.
 	p=$(free_port)
-	# A fair attempt is EVALSHA, its sha, the key count, 10 keys (the
-	# last the history's), 16 arguments (--min-hold, the history's bound,
-	# expiry and entry, the start of the holder record, how long it will
-	# still wait) and the publish command: 30 arguments.
-	start_proxy "$D/proxy" 4 --hold 30 2 "$D/forwarded" "$p:$M1_PORT"
+	# A fair attempt is EVALSHA, its sha, the key count, 11 keys (the
+	# history's, then --supersede's), 16 arguments (--min-hold, the
+	# history's bound, expiry and entry, the start of the holder record,
+	# how long it will still wait) and the publish command: 31 arguments.
+	start_proxy "$D/proxy" 4 --hold 31 2 "$D/forwarded" "$p:$M1_PORT"
 	run -75 --separate-stderr timeout 20 "$RL" --reply-timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"

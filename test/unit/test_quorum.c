@@ -805,6 +805,14 @@ test_combine_acquire_three_masters(void **state)
 		"*8|:0|:2500|$java:7|nil|nil|nil|nil|nil",
 		"*3|:1|$9007199254740995|:1",
 	};
+	/* The middle master superseded the caller (--supersede): the busy
+	 * reply's last four fields name the newer waiter. */
+	static const char *const two_yes_superseded[] = {
+		"*3|:1|$9007199254740993|:1",
+		"*20|:0|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|"
+		    "nil|$new:9|$ci7|:811|$deploy",
+		"*3|:1|$9007199254740995|:1",
+	};
 	static const char *const one_yes[] = { NULL, "*3|:1|$5|:1", NULL };
 	static const char *const all_busy[] = {
 		"*8|:0|:1000|$other:7|$web1|nil|nil|nil|nil",
@@ -839,6 +847,21 @@ test_combine_acquire_three_masters(void **state)
 	assert_int_equal(a.pttl, 2500);
 	assert_string_equal(a.owner, "java:7");
 	assert_null(a.host);
+	assert_int_equal(undo, 1);
+
+	/* Two grants, but superseded on the third: not acquired, the
+	 * grants undone, the newer waiter named. */
+	acquire_replies(3, two_yes_superseded, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_false(a.too_slow);
+	assert_true(a.superseded);
+	assert_string_equal(a.by_owner, "new:9");
+	assert_string_equal(a.by_host, "ci7");
+	assert_int_equal(a.by_pid, 811);
+	assert_string_equal(a.by_cmd, "deploy");
 	assert_int_equal(undo, 1);
 
 	/* One grant, two silent: no quorum, and the grant is undone. */
