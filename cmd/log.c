@@ -261,7 +261,9 @@ with_held(const struct rl_event *ev, size_t *n, size_t *first)
 		all[0].time_ms = held.time_ms;
 		*first = 1;
 	}
-	memcpy(all + *first, ev, *n * sizeof(*ev));
+	/* A read that timed out: no events, and EV may be NULL. */
+	if (*n > 0)
+		memcpy(all + *first, ev, *n * sizeof(*ev));
 	*n = rl_events_infer(all, *n + *first, 2 * *n + 3);
 	return all;
 }

@@ -175,6 +175,51 @@ kill_all() {
 	sed -n 3p "$D/out" | grep -q ' acquired by '
 }
 
+@test "--follow prints each event within 100 ms of its time in the stream" {
+	rl exec x -- true
+	# Each line that --follow prints, after the time it came, by the
+	# same clock as the server's (both on this host): no process started
+	# per line, so that none is counted.
+	rl log --follow --json -n 1 x 3>&- | while IFS= read -r l; do
+		printf '%s %s\n' "$((${EPOCHREALTIME/./} / 1000))" "$l"
+	done >"$D/out" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" = 1 ]'
+	nap 0.3
+	# acquired, released; acquired, forced; busy.
+	rl exec x -- true
+	tok=$(rl lock -t 30s x)
+	rl unlock --force x >/dev/null
+	rl lock -t 30s --owner "$tok" x >/dev/null
+	run -75 rl exec -n x -- true
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" -ge 7 ]'
+	tail -n +2 "$D/out" >"$D/new"
+	run -0 cut -d' ' -f2- "$D/new"
+	assert_equal "$(jq -r .event <<<"$output" | tr '\n' ' ')" \
+	    "acquired released acquired forced acquired busy "
+	while read -r came json; do
+		at=$(jq .time_ms <<<"$json")
+		echo "$(jq -r .event <<<"$json") printed $((came - at)) ms after" >&3
+		[ $((came - at)) -lt 100 ]
+	done <"$D/new"
+}
+
+@test "--follow goes on through a quiet spell longer than one blocking read" {
+	rl exec x -- true
+	rl log --follow x >"$D/out" 2>"$D/err" 3>&- &
+	fpid=$!
+	bg+=($fpid)
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" = 2 ]'
+	# Its XREAD BLOCK (1 s) times out with nothing read, twice.
+	nap 2.5
+	kill -0 "$fpid"
+	run -0 cat "$D/err"
+	assert_output ''
+	rl lock -t 30s x >/dev/null
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" -ge 3 ]'
+	sed -n 3p "$D/out" | grep -q ' acquired by '
+}
+
 @test "the history stays bounded: about REDLOCK_HISTORY events after 1000 runs, and it expires" {
 	for _ in $(seq 1 1000); do
 		"$BATS_TEST_DIRNAME/../../build/redlock" -u "redis://127.0.0.1:$R_PORT" exec x -- true
