@@ -148,6 +148,21 @@ kill_all() {
 	echo "$output" | jq -e 'has("last") | not'
 }
 
+@test "status of a free lock whose lease ran out says when it was acquired, not that it expired then" {
+	t0=$(server_ms)
+	rl lock -t 200ms x >/dev/null
+	wait_for 5 key_gone x
+	nap 0.5
+	run -1 --separate-stderr rl status x
+	assert_line --index 0 'x: free'
+	assert_line --index 1 --regexp "^  last     held by $(hostname) pid [0-9]+ \(.*\), expired \(its lease ran out\), acquired [0-9.]+m?s ago$"
+	# JSON: its time is the acquisition's.
+	run -1 --separate-stderr rl status --json x
+	echo "$output" | jq -e --argjson t0 "$t0" '.last.ended == "expired"
+	    and .last.time_ms >= $t0 and .last.time_ms < $t0 + 200
+	    and .last.hold_ms == null'
+}
+
 @test "a release before the end of its --min-hold is recorded with that end" {
 	rl exec --min-hold 30s x -- true
 	run -0 --separate-stderr rl log --json -n 1 x
