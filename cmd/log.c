@@ -326,8 +326,9 @@ parse(int argc, char **argv, struct view *v, int *status)
 			if (parse_number(optarg, 1, RL_HISTORY_MAX_MAX,
 			    &v->n) < 0)
 				return step_exit(status, usage_error(&cmd_log,
-				    "-n: %s is not a number of events from 1 "
-				    "to %d", esc(optarg), RL_HISTORY_MAX_MAX));
+				    "--lines: '%s' is not a number of events "
+				    "from 1 to %d", esc(optarg),
+				    RL_HISTORY_MAX_MAX));
 			break;
 		case 'f':
 			v->follow = 1;
