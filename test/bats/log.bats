@@ -307,6 +307,21 @@ kill_all() {
 	[[ $stderr == *"xrevrange"* || $stderr == *"XREVRANGE"* ]]
 }
 
+@test "an ACL user without XADD and XREAD: locks, log reads, log --follow exits 69 naming XREAD" {
+	rl exec x -- true
+	rcli acl setuser noxr on '>pw' '~*' '&*' '+@all' '-xadd' '-xread' >/dev/null
+	u="redis://noxr:pw@127.0.0.1:$R_PORT"
+	run -0 --separate-stderr "$RL" -u "$u" exec -v x -- true
+	[ "$(grep -c 'not recorded in the history of x: ' <<<"$stderr")" = 1 ]
+	# XREVRANGE is granted: the history so far (nothing of noxr's).
+	run -0 --separate-stderr "$RL" -u "$u" log x
+	assert_equal "${#lines[@]}" 2
+	run -69 --separate-stderr timeout 10 "$RL" -u "$u" log --follow x
+	[[ $stderr == *"refused XREAD for user noxr"* ]]
+	# Its two lines came before the refusal.
+	assert_equal "${#lines[@]}" 2
+}
+
 @test "the history key is in the name's hash slot, and a name with braces keeps Redisson's rule" {
 	rl exec x -- true
 	rl exec 'a{b}c' -- true
