@@ -116,6 +116,27 @@ kill_all() {
 	    and .cmd == "true" and .pid > 0'
 }
 
+@test "a waiter stopped by a signal is recorded as one that gave up, plain and fair" {
+	rl lock -t 30s x >/dev/null
+	for fair in '' --fair; do
+		# redlock itself in the background, not a subshell of rl's.
+		# shellcheck disable=SC2086
+		"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 20s $fair x -- \
+		    true 2>"$D/err" 3>&- &
+		w=$!
+		bg+=($w)
+		wait_for 10 grep -q 'waiting for x' "$D/err"
+		kill -TERM "$w"
+		rc=0
+		wait "$w" || rc=$?
+		assert_equal "$rc" 143
+	done
+	run -0 events x
+	assert_output $'acquired\ngave_up\ngave_up'
+	rl log --json -n 2 x | jq -se 'all(.wait_ms > 0 and .cmd == "true"
+	    and .pid > 0)'
+}
+
 @test "an expired hold is recorded by the next acquisition" {
 	tok=$(rl lock -t 200ms x)
 	wait_for 5 key_gone x
@@ -194,10 +215,16 @@ kill_all() {
 	rl exec x -- true
 	# Each line that --follow prints, after the time it came, by the
 	# same clock as the server's (both on this host): no process started
-	# per line, so that none is counted.
-	rl log --follow --json -n 1 x 3>&- | while IFS= read -r l; do
+	# per line, so that none is counted. Through a fifo, not a pipeline:
+	# each a job of its own, that teardown stops (a pipeline's wait
+	# would wait for the follower, which never writes again).
+	mkfifo "$D/fifo"
+	"$RL" -u "redis://127.0.0.1:$R_PORT" log --follow --json -n 1 x \
+	    >"$D/fifo" 3>&- &
+	bg+=($!)
+	while IFS= read -r l; do
 		printf '%s %s\n' "$((${EPOCHREALTIME/./} / 1000))" "$l"
-	done >"$D/out" 3>&- &
+	done <"$D/fifo" >"$D/out" 3>&- &
 	bg+=($!)
 	wait_for 5 eval '[ "$(wc -l <"$D/out")" = 1 ]'
 	nap 0.3
@@ -221,7 +248,8 @@ kill_all() {
 
 @test "--follow goes on through a quiet spell longer than one blocking read" {
 	rl exec x -- true
-	rl log --follow x >"$D/out" 2>"$D/err" 3>&- &
+	"$RL" -u "redis://127.0.0.1:$R_PORT" log --follow x >"$D/out" \
+	    2>"$D/err" 3>&- &
 	fpid=$!
 	bg+=($fpid)
 	wait_for 5 eval '[ "$(wc -l <"$D/out")" = 2 ]'
