@@ -325,8 +325,9 @@ kill_all() {
 	rcli acl setuser nox on '>pw' '~*' '&*' '+@all' '-xadd' '-xread' '-xrevrange' >/dev/null
 	u="redis://nox:pw@127.0.0.1:$R_PORT"
 	run -0 --separate-stderr "$RL" -u "$u" exec -v x -- true
-	# One -v line says why.
+	# One -v line says why, naming the command.
 	[ "$(grep -c 'not recorded in the history of x: ' <<<"$stderr")" = 1 ]
+	[ "$(grep -c 'not recorded in the history of x: XADD refused: ' <<<"$stderr")" = 1 ]
 	tok=$("$RL" -u "$u" lock x)
 	run -0 "$RL" -u "$u" unlock --owner "$tok" x
 	[ "$(rcli exists x)" = 0 ]
