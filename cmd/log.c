@@ -273,7 +273,9 @@ with_held(const struct rl_event *ev, size_t *n, size_t *first)
 		all[0].time_ms = held.time_ms;
 		*first = 1;
 	}
-	memcpy(all + *first, ev, *n * sizeof(*ev));
+	/* A read that timed out: no events, and EV may be NULL. */
+	if (*n > 0)
+		memcpy(all + *first, ev, *n * sizeof(*ev));
 	*n = rl_events_infer(all, *n + *first, 2 * *n + 3);
 	return all;
 }
@@ -336,8 +338,9 @@ parse(int argc, char **argv, struct view *v, int *status)
 			if (parse_number(optarg, 1, RL_HISTORY_MAX_MAX,
 			    &v->n) < 0)
 				return step_exit(status, usage_error(&cmd_log,
-				    "-n: %s is not a number of events from 1 "
-				    "to %d", esc(optarg), RL_HISTORY_MAX_MAX));
+				    "--lines: '%s' is not a number of events "
+				    "from 1 to %d", esc(optarg),
+				    RL_HISTORY_MAX_MAX));
 			break;
 		case 'f':
 			v->follow = 1;

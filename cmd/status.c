@@ -610,10 +610,15 @@ print_last(rl_client *rc, const char *name)
 		gettimeofday(&tv, NULL);
 		rl_duration_format((int64_t)tv.tv_sec * 1000 +
 		    tv.tv_usec / 1000 - e->time_ms, ago, sizeof(ago));
-		printf("  last     %s, %s %s ago", held_by(&(struct holder){
+		printf("  last     %s, ", held_by(&(struct holder){
 		    .owner = e->owner, .host = e->host[0] != '\0' ? e->host :
-		    NULL, .pid = e->pid, .cmd = e->cmd }, who, sizeof(who)),
-		    ended(e), ago);
+		    NULL, .pid = e->pid, .cmd = e->cmd }, who, sizeof(who)));
+		/* Its lease ran out at a time not recorded: when it began. */
+		if (strcmp(e->event, "acquired") == 0)
+			printf("expired (its lease ran out), acquired %s ago",
+			    ago);
+		else
+			printf("%s %s ago", ended(e), ago);
 		if (e->hold_ms >= 0) {
 			rl_duration_format(e->hold_ms, d, sizeof(d));
 			printf(" after %s", d);

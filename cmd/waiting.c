@@ -349,8 +349,8 @@ acquired_events(rl_client *rc, const char *name, const struct lockopts *o,
 	if (a->nopub != NULL)
 		warn_nopub(rc, name, a->nopub, 0);
 	if (a->skipped != NULL)
-		event(o, "not recorded in the history of %s: %s",
-		    esc(name), esc(a->skipped));
+		event(o, "not recorded in the history of %s: XADD refused: "
+		    "%s", esc(name), esc(a->skipped));
 	if (started >= 0) {
 		memcpy(after, " after ", 8);
 		rl_duration_format(rl_now_ms() - started, after + 7,

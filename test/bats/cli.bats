@@ -103,6 +103,19 @@ setup() {
 	run -69 "$RL" lock --keepalive --pid "$$" x
 }
 
+@test "log -n takes 1 to 100000, digits only, and names --lines with the value quoted" {
+	use="usage: redlock log [--json] [-n N] [--follow] NAME (see redlock log --help)"
+	for n in 0 100001 -1 x '' ' 3' '3 ' '+3' '-0' '3.0' '0x3'; do
+		run -64 --separate-stderr "$RL" log -n "$n" x
+		assert_equal "$stderr" "redlock: --lines: '$n' is not a number of events from 1 to 100000; $use"
+		run -64 --separate-stderr "$RL" log --lines="$n" x
+		assert_equal "$stderr" "redlock: --lines: '$n' is not a number of events from 1 to 100000; $use"
+	done
+	# In range: then the server is unreachable (69).
+	run -69 "$RL" -u redis://127.0.0.1:"$(free_port)" log -n 1 x
+	run -69 "$RL" -u redis://127.0.0.1:"$(free_port)" log -n 100000 x
+}
+
 @test "unknown options, commands and missing operands are usage errors" {
 	run -64 --separate-stderr "$RL" lock --bogus x
 	assert_equal "$stderr" "redlock: unknown option '--bogus'; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"

@@ -116,6 +116,27 @@ kill_all() {
 	    and .cmd == "true" and .pid > 0'
 }
 
+@test "a waiter stopped by a signal is recorded as one that gave up, plain and fair" {
+	rl lock -t 30s x >/dev/null
+	for fair in '' --fair; do
+		# redlock itself in the background, not a subshell of rl's.
+		# shellcheck disable=SC2086
+		"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 20s $fair x -- \
+		    true 2>"$D/err" 3>&- &
+		w=$!
+		bg+=($w)
+		wait_for 10 grep -q 'waiting for x' "$D/err"
+		kill -TERM "$w"
+		rc=0
+		wait "$w" || rc=$?
+		assert_equal "$rc" 143
+	done
+	run -0 events x
+	assert_output $'acquired\ngave_up\ngave_up'
+	rl log --json -n 2 x | jq -se 'all(.wait_ms > 0 and .cmd == "true"
+	    and .pid > 0)'
+}
+
 @test "an expired hold is recorded by the next acquisition" {
 	tok=$(rl lock -t 200ms x)
 	wait_for 5 key_gone x
@@ -148,6 +169,21 @@ kill_all() {
 	echo "$output" | jq -e 'has("last") | not'
 }
 
+@test "status of a free lock whose lease ran out says when it was acquired, not that it expired then" {
+	t0=$(server_ms)
+	rl lock -t 200ms x >/dev/null
+	wait_for 5 key_gone x
+	nap 0.5
+	run -1 --separate-stderr rl status x
+	assert_line --index 0 'x: free'
+	assert_line --index 1 --regexp "^  last     held by $(hostname) pid [0-9]+ \(.*\), expired \(its lease ran out\), acquired [0-9.]+m?s ago$"
+	# JSON: its time is the acquisition's.
+	run -1 --separate-stderr rl status --json x
+	echo "$output" | jq -e --argjson t0 "$t0" '.last.ended == "expired"
+	    and .last.time_ms >= $t0 and .last.time_ms < $t0 + 200
+	    and .last.hold_ms == null'
+}
+
 @test "a release before the end of its --min-hold is recorded with that end" {
 	rl exec --min-hold 30s x -- true
 	run -0 --separate-stderr rl log --json -n 1 x
@@ -172,6 +208,58 @@ kill_all() {
 	took=$(($(now_ms) - start))
 	echo "followed in $took ms" >&3
 	[ "$took" -lt 500 ]
+	sed -n 3p "$D/out" | grep -q ' acquired by '
+}
+
+@test "--follow prints each event within 100 ms of its time in the stream" {
+	rl exec x -- true
+	# Each line that --follow prints, after the time it came, by the
+	# same clock as the server's (both on this host): no process started
+	# per line, so that none is counted. Through a fifo, not a pipeline:
+	# each a job of its own, that teardown stops (a pipeline's wait
+	# would wait for the follower, which never writes again).
+	mkfifo "$D/fifo"
+	"$RL" -u "redis://127.0.0.1:$R_PORT" log --follow --json -n 1 x \
+	    >"$D/fifo" 3>&- &
+	bg+=($!)
+	while IFS= read -r l; do
+		printf '%s %s\n' "$((${EPOCHREALTIME/./} / 1000))" "$l"
+	done <"$D/fifo" >"$D/out" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" = 1 ]'
+	nap 0.3
+	# acquired, released; acquired, forced; busy.
+	rl exec x -- true
+	tok=$(rl lock -t 30s x)
+	rl unlock --force x >/dev/null
+	rl lock -t 30s --owner "$tok" x >/dev/null
+	run -75 rl exec -n x -- true
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" -ge 7 ]'
+	tail -n +2 "$D/out" >"$D/new"
+	run -0 cut -d' ' -f2- "$D/new"
+	assert_equal "$(jq -r .event <<<"$output" | tr '\n' ' ')" \
+	    "acquired released acquired forced acquired busy "
+	while read -r came json; do
+		at=$(jq .time_ms <<<"$json")
+		echo "$(jq -r .event <<<"$json") printed $((came - at)) ms after" >&3
+		[ $((came - at)) -lt 100 ]
+	done <"$D/new"
+}
+
+@test "--follow goes on through a quiet spell longer than one blocking read" {
+	rl exec x -- true
+	"$RL" -u "redis://127.0.0.1:$R_PORT" log --follow x >"$D/out" \
+	    2>"$D/err" 3>&- &
+	fpid=$!
+	bg+=($fpid)
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" = 2 ]'
+	# Its XREAD BLOCK (1 s) times out with nothing read, twice.
+	nap 2.5
+	kill -0 "$fpid"
+	run -0 cat "$D/err"
+	assert_output ''
+	rl lock -t 30s x >/dev/null
+	wait_for 5 eval '[ "$(wc -l <"$D/out")" -ge 3 ]'
 	sed -n 3p "$D/out" | grep -q ' acquired by '
 }
 
@@ -237,14 +325,30 @@ kill_all() {
 	rcli acl setuser nox on '>pw' '~*' '&*' '+@all' '-xadd' '-xread' '-xrevrange' >/dev/null
 	u="redis://nox:pw@127.0.0.1:$R_PORT"
 	run -0 --separate-stderr "$RL" -u "$u" exec -v x -- true
-	# One -v line says why.
+	# One -v line says why, naming the command.
 	[ "$(grep -c 'not recorded in the history of x: ' <<<"$stderr")" = 1 ]
+	[ "$(grep -c 'not recorded in the history of x: XADD refused: ' <<<"$stderr")" = 1 ]
 	tok=$("$RL" -u "$u" lock x)
 	run -0 "$RL" -u "$u" unlock --owner "$tok" x
 	[ "$(rcli exists x)" = 0 ]
 	[ "$(rcli exists 'redlock_log:{x}')" = 0 ]
 	run -69 --separate-stderr "$RL" -u "$u" log x
 	[[ $stderr == *"xrevrange"* || $stderr == *"XREVRANGE"* ]]
+}
+
+@test "an ACL user without XADD and XREAD: locks, log reads, log --follow exits 69 naming XREAD" {
+	rl exec x -- true
+	rcli acl setuser noxr on '>pw' '~*' '&*' '+@all' '-xadd' '-xread' >/dev/null
+	u="redis://noxr:pw@127.0.0.1:$R_PORT"
+	run -0 --separate-stderr "$RL" -u "$u" exec -v x -- true
+	[ "$(grep -c 'not recorded in the history of x: ' <<<"$stderr")" = 1 ]
+	# XREVRANGE is granted: the history so far (nothing of noxr's).
+	run -0 --separate-stderr "$RL" -u "$u" log x
+	assert_equal "${#lines[@]}" 2
+	run -69 --separate-stderr timeout 10 "$RL" -u "$u" log --follow x
+	[[ $stderr == *"refused XREAD for user noxr"* ]]
+	# Its two lines came before the refusal.
+	assert_equal "${#lines[@]}" 2
 }
 
 @test "the history key is in the name's hash slot, and a name with braces keeps Redisson's rule" {
