@@ -284,3 +284,17 @@ in_rooms_of() {
 	[ "$(rcli zcard 'redlock_room:{p1}')" = "$1" ] &&
 	    [ "$(rcli zcard 'redlock_room:{p2}')" = "$1" ]
 }
+
+@test "status of a pool's names: a line each, or one JSON array" {
+	rl lock -t 60s p1 >/dev/null
+	run -0 --separate-stderr rl status p1 p2
+	[[ ${lines[0]} == "p1: held by "*", 0 waiting" ]]
+	[ "${lines[1]}" = "p2: free, 0 waiting" ]
+	run -0 --separate-stderr rl status --json p1 p2
+	run -0 python3 -c 'import json, sys
+a = json.loads(sys.argv[1])
+print(" ".join("%s=%s" % (o["name"], o["held"]) for o in a))' "$output"
+	assert_output "p1=True p2=False"
+	run -1 rl status p2 p3
+	run -64 rl status p1 ''
+}
