@@ -298,3 +298,20 @@ print(" ".join("%s=%s" % (o["name"], o["held"]) for o in a))' "$output"
 	run -1 rl status p2 p3
 	run -64 rl status p1 ''
 }
+
+@test "a signal ends a pool's wait: 143, every room left, the pool named" {
+	rl lock -t 60s p1 >/dev/null
+	rl lock -t 60s p2 >/dev/null
+	rlx exec -w 30s --any p1 p2 -- true 2>"$D/err" 3>&- &
+	bg+=($!)
+	wait_for 30 eval '[ "$(rcli zcard "redlock_room:{p1}")" = 1 ] &&
+	    [ "$(rcli zcard "redlock_room:{p2}")" = 1 ]'
+	kill -TERM "${bg[0]}"
+	st=0
+	reap -t 30 "${bg[0]}" || st=$?
+	bg=()
+	[ "$st" = 143 ]
+	grep -q "^redlock: gave up on p1 or p2 after waiting .*: interrupted by SIGTERM$" "$D/err"
+	run -0 rcli keys 'redlock_room:*'
+	assert_output ""
+}
