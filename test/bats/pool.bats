@@ -315,3 +315,42 @@ print(" ".join("%s=%s" % (o["name"], o["held"]) for o in a))' "$output"
 	run -0 rcli keys 'redlock_room:*'
 	assert_output ""
 }
+
+# on_node PORT NAME: NAME's slot is served by the node at PORT.
+on_node() { ! redis-cli -p "$1" exists "$2" | grep -q MOVED; }
+
+@test "a pool on a Redis Cluster: names on different masters, each its own lock, woken by push" {
+	start_cluster 3 0
+	# A name on each master.
+	pool=()
+	for i in 1 2 3; do
+		port=$(eval echo "\$C${i}_PORT")
+		for k in $(seq 1 200); do
+			on_node "$port" "s$k" && { pool+=("s$k"); break; }
+		done
+	done
+	[ "${#pool[@]}" = 3 ]
+	cu="redis://127.0.0.1:$C1_PORT"
+	t0=$("$RL" -u "$cu" lock -t 60s "${pool[0]}")
+	t1=$("$RL" -u "$cu" lock -t 60s "${pool[1]}")
+	run -0 "$RL" -u "$cu" exec -n --any "${pool[@]}" -- \
+	    sh -c 'echo "$REDLOCK_NAME"'
+	assert_output "${pool[2]}"
+	t2=$("$RL" -u "$cu" lock -t 60s "${pool[2]}")
+	"$RL" -u "$cu" exec -q -w 30s --waiter-timeout 30s --any "${pool[@]}" -- \
+	    sh -c 'echo "$REDLOCK_NAME" >"$0"' "$D/got" 3>&- &
+	bg+=($!)
+	# In each name's room, on its own master.
+	for i in 1 2 3; do
+		port=$(eval echo "\$C${i}_PORT") n=${pool[i - 1]}
+		wait_for 30 eval '[ "$(redis-cli -p "$port" zcard "redlock_room:{$n}")" = 1 ]'
+	done
+	"$RL" -u "$cu" unlock --owner "$t1" "${pool[1]}"
+	reap -t 30 "${bg[@]}"
+	bg=()
+	[ "$(cat "$D/got")" = "${pool[1]}" ]
+	ms=$(R_PORT=$C2_PORT wake_ms "${pool[1]}")
+	echo "${pool[1]} (on the second master) taken $ms ms after its release" >&3
+	[ "$ms" -lt 50 ]
+	stop_cluster
+}
