@@ -490,10 +490,11 @@ listen_all(struct pool *p, int64_t wake, int *got)
 	pfd[np].revents = 0;
 	n = poll(pfd, (nfds_t)(np + 1), wake - now > INT_MAX ? INT_MAX :
 	    (int)(wake - now));
-	if (n < 0 && errno != EINTR)
+	if (n < 0 && errno != EINTR) {
+		p->which = 0;
 		e = rl_seterr(p->w[0].c, RL_EPROTO, "poll: %s",
 		    strerror(errno));
-	else if (intr >= 0 && (n < 0 || pfd[np].revents != 0))
+	} else if (intr >= 0 && (n < 0 || pfd[np].revents != 0))
 		e = RL_EINTR;
 	now = rl_now_ms();
 	for (i = 0; e == RL_OK && i < p->n; i++) {
