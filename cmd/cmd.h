@@ -271,8 +271,8 @@ struct lockopts {
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
 	int any;		/* --any: NAME... is a pool */
-	int busy;		/* lock_acquire: not acquired, NAME busy */
-	int64_t wait_start_ms;	/* lock_acquire: when it began (monotonic) */
+	int busy;		/* lock_acquire_pool: not acquired, busy */
+	int64_t wait_start_ms;	/* lock_acquire_pool: when it began */
 	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */
 	char label_buf[LABEL_MAX + 1];
 	char owner_buf[RL_OWNER_MAX];
@@ -354,14 +354,12 @@ char *held_with(const char *name, const char *owner,
     enum rl_lock_kind kind);
 /* waiting.c: the acquisition lock and exec share, and what it shows
  * while it waits. */
-/* Acquire NAME as O says: STEP_GO_ON when held, STEP_INTERRUPTED when a
- * signal ended the wait, else STEP_EXIT with *STATUS (reported; when
- * NAME was busy, O's conflict status). */
-enum step lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a, int *status);
-/* The same for any one of the N names of pool P (--any), each on its own
- * client RC[i]: *WHICH the name acquired (or, when none was, the one the
- * messages describe); A[i] what the last attempt on name i found. */
+/* Acquire any one of the names of pool P (NAME, or --any's NAME...) as
+ * O says, each on its own client RC[i]: STEP_GO_ON when held,
+ * STEP_INTERRUPTED when a signal ended the wait, else STEP_EXIT with
+ * *STATUS (reported; when every name was busy, O's conflict status).
+ * *WHICH: the name acquired (or, when none was, the one the messages
+ * describe); A[i]: what the last attempt on name i found. */
 enum step lock_acquire_pool(rl_client **rc, const struct pool_names *p,
     struct lockopts *o, const struct rl_meta *meta, struct rl_attempt *a,
     size_t *which, int *status);

@@ -472,16 +472,6 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 	return STEP_EXIT;
 }
 
-enum step
-lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a, int *status)
-{
-	struct pool_names p = { .name = { name }, .n = 1 };
-	size_t which;
-
-	return lock_acquire_pool(&rc, &p, o, meta, a, &which, status);
-}
-
 int
 pool_open(const struct globals *g, const struct lockopts *o,
     const struct pool_names *p, int sig_fd, rl_client **rc, int *status)
