@@ -264,11 +264,14 @@ in_rooms() {
 	"$RL" -u "$u" unlock --owner "$t2" p2
 	wait_for 30 test -s "$D/got"
 	[ "$(cat "$D/got")" = p2 ]
-	# Held on every master while COMMAND runs.
+	# Held on a quorum of the masters while COMMAND runs (a master the
+	# release reached after the waiter's attempt need not have it).
+	held=0
 	for p in "$R_PORT" "$M2_PORT" "$M3_PORT"; do
-		echo "master $p: p2 $(redis-cli -p "$p" exists p2)" >&3
-		[ "$(redis-cli -p "$p" exists p2)" = 1 ]
+		held=$((held + $(redis-cli -p "$p" exists p2)))
 	done
+	echo "p2 held on $held of 3 masters" >&3
+	[ "$held" -ge 2 ]
 	touch "$D/got.go"
 	reap -t 30 "${bg[@]}"
 	bg=()
