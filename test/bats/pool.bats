@@ -275,8 +275,12 @@ in_rooms() {
 	touch "$D/got.go"
 	reap -t 30 "${bg[@]}"
 	bg=()
-	ms=$(wake_ms p2)
-	echo "p2 taken $ms ms after its release (first master)" >&3
+	# On the first master that granted it.
+	for p in "$R_PORT" "$M2_PORT" "$M3_PORT"; do
+		ms=$(R_PORT=$p wake_ms p2)
+		[ -z "$ms" ] || break
+	done
+	echo "p2 taken $ms ms after its release (master $p)" >&3
 	[ "$ms" -lt 50 ]
 	stop_redis "$M2_PID"
 	stop_redis "$M3_PID"
