@@ -271,8 +271,9 @@ struct lockopts {
 	enum rl_pubsub pubsub;	/* --pubsub, else REDLOCK_PUBSUB */
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
-	int busy;		/* lock_acquire: not acquired, NAME busy */
-	int64_t wait_start_ms;	/* lock_acquire: when it began (monotonic) */
+	int any;		/* --any: NAME... is a pool */
+	int busy;		/* lock_acquire_pool: not acquired, busy */
+	int64_t wait_start_ms;	/* lock_acquire_pool: when it began */
 	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */
 	char label_buf[LABEL_MAX + 1];
 	char owner_buf[RL_OWNER_MAX];
@@ -291,6 +292,7 @@ struct lockopts {
 #define OPT_FLOCK_UNLOCK 0x109
 #define OPT_FLOCK_FCNTL 0x10a
 #define OPT_SUPERSEDE 0x10b
+#define OPT_ANY 0x10c
 #define OPT_OWNER 'O'
 /* exec's own (lock refuses --max-hold and --metrics-file). */
 #define OPT_ON_LOST 'L'
@@ -325,6 +327,20 @@ int lockopts_check(const struct cmd *c, struct lockopts *o,
  * to the hold's; -1 (reported) when it would wait for that hold, when
  * REDLOCK_HELD is malformed, or when no token can be made. */
 int lockopts_finish(const char *name, struct lockopts *o);
+/* The names of a pool (--any): those given, in order, each once. */
+struct pool_names {
+	const char *name[RL_ANY_MAX];
+	size_t n;
+	char label[1024];	/* "a, b or c", for messages */
+};
+/* The N words W as NAME... of C, for --any when ANY (else one NAME): 0,
+ * or the status of a usage error (none, an empty one, more than
+ * RL_ANY_MAX). */
+int pool_parse(const struct cmd *c, int any, char **w, int n,
+    struct pool_names *p);
+/* lockopts_finish for a pool: a name of P that an exec above holds (in
+ * REDLOCK_HELD) is the whole pool, re-entered; -1 (reported). */
+int lockopts_finish_pool(struct pool_names *p, struct lockopts *o);
 /* The hold O asks for at NAME: its owner, kind and permits. */
 struct rl_lock lockopts_lock(const struct lockopts *o, const char *name);
 /* REDLOCK_HELD, the locks held by the exec chain above (held.c). The
@@ -341,15 +357,25 @@ char *held_with(const char *name, const char *owner,
     enum rl_lock_kind kind);
 /* waiting.c: the acquisition lock and exec share, and what it shows
  * while it waits. */
-/* Acquire NAME as O says: STEP_GO_ON when held, STEP_INTERRUPTED when a
- * signal ended the wait, else STEP_EXIT with *STATUS (reported; when
- * NAME was busy, O's conflict status). */
 /* lock --extend: lengthen O's owner's hold of NAME to at least MS from
  * now (extend.c): 0, EXIT_NOT_HELD (said), or an error's status. */
 int lock_extend(struct globals *g, const char *name, struct lockopts *o,
     int64_t ms);
-enum step lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a, int *status);
+/* Acquire any one of the names of pool P (NAME, or --any's NAME...) as
+ * O says, each on its own client RC[i]: STEP_GO_ON when held,
+ * STEP_INTERRUPTED when a signal ended the wait, else STEP_EXIT with
+ * *STATUS (reported; when every name was busy, O's conflict status).
+ * *WHICH: the name acquired (or, when none was, the one the messages
+ * describe); A[i]: what the last attempt on name i found. */
+enum step lock_acquire_pool(rl_client **rc, const struct pool_names *p,
+    struct lockopts *o, const struct rl_meta *meta, struct rl_attempt *a,
+    size_t *which, int *status);
+/* A client for each name of pool P into RC (client_open_pubsub), each
+ * interrupted by SIG_FD: 0, or -1 with *STATUS set (none left open). */
+int pool_open(const struct globals *g, const struct lockopts *o,
+    const struct pool_names *p, int sig_fd, rl_client **rc, int *status);
+/* Free the clients of pool P but KEEP's (N: none kept). */
+void pool_close(rl_client **rc, size_t n, size_t keep);
 /* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into
  * BUF: what a finished hold is, held until UNTIL_MS (server clock). */
 void say_finished(int64_t until_ms, char *buf, size_t len);

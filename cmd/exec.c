@@ -264,7 +264,8 @@ struct job {
 	int64_t max_hold;	/* 0: none */
 	const char *max_hold_arg;
 	const char *metrics_file;	/* --metrics-file; or NULL */
-	const char *name;
+	const char *name;	/* the name held: one of pool's */
+	struct pool_names pool;	/* NAME, or --any's NAME... */
 	char **cmd;
 	const char *shell;	/* -c STRING; or NULL */
 	char *sh_argv[4];	/* /bin/sh -c STRING */
@@ -420,14 +421,16 @@ static enum step
 operands(struct job *j, int argc, char **argv, int dd, int *status)
 {
 	const char *bad = NULL;
+	int r;
 
 	if (optind >= dd)
-		bad = "missing NAME";
-	else if (optind + 1 < dd && j->shell != NULL)
+		bad = j->o.any ? "missing NAME... after --any" :
+		    "missing NAME";
+	else if (!j->o.any && optind + 1 < dd && j->shell != NULL)
 		return step_exit(status, usage_error(&cmd_exec, "one NAME, "
 		    "then -c STRING (or -- and COMMAND); got '%s' too",
 		    esc(argv[optind + 1])));
-	else if (optind + 1 < dd)
+	else if (!j->o.any && optind + 1 < dd)
 		return step_exit(status, usage_error(&cmd_exec, "one NAME, "
 		    "then -- and COMMAND; got '%s' before --",
 		    esc(argv[optind + 1])));
@@ -442,6 +445,10 @@ operands(struct job *j, int argc, char **argv, int dd, int *status)
 		bad = "missing COMMAND after --";
 	if (bad != NULL)
 		return step_exit(status, usage_error(&cmd_exec, "%s", bad));
+	if ((r = pool_parse(&cmd_exec, j->o.any, argv + optind, dd - optind,
+	    &j->pool)) != 0)
+		return step_exit(status, r);
+	j->name = j->pool.name[0];
 	if (j->shell != NULL) {
 		/* /bin/sh, not flock's $SHELL: a cron job runs the same
 		 * whoever's login shell it inherits. */
@@ -486,10 +493,12 @@ parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 	if (operands(j, argc, argv, dd, status) == STEP_EXIT)
 		return STEP_EXIT;
 	if (lockopts_check(&cmd_exec, &j->o, g, "exec") < 0 ||
-	    lockopts_finish(j->name, &j->o) < 0 || check_max_hold(j) < 0 ||
+	    lockopts_finish_pool(&j->pool, &j->o) < 0 ||
+	    check_max_hold(j) < 0 ||
 	    (j->metrics_file != NULL &&
 	    metrics_check(&cmd_exec, j->metrics_file) < 0))
 		return step_exit(status, EXIT_USAGE);
+	j->name = j->pool.name[0];
 	return STEP_GO_ON;
 }
 
@@ -507,15 +516,19 @@ give_back(rl_client *rc, const struct job *j)
 	rl_release_unused(rc, &l, &rel, &holds, &a);
 }
 
-/* Acquire J's NAME on a new client *RC: STEP_GO_ON when held, else
- * STEP_EXIT with *STATUS (*RC freed). */
+/* Acquire J's NAME, or one of its pool's, on a new client *RC (j->name
+ * set to the name held): STEP_GO_ON when held, else STEP_EXIT with
+ * *STATUS (*RC freed). */
 static enum step
 acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
     struct rl_attempt *a, int *status)
 {
 	struct rl_meta meta;
+	struct rl_attempt as[RL_ANY_MAX];
+	rl_client *rcs[RL_ANY_MAX];
 	char cmdline[CMDLINE_MAX];
 	enum step step;
+	size_t which;
 	int s;
 
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
@@ -523,13 +536,18 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	meta.pid = (long)getpid();
 	meta.user = self_user();
 	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
-	if ((*rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
-	    status)) == NULL)
+	if (pool_open(g, &j->o, &j->pool, sig_fd, rcs, status) < 0)
 		return STEP_EXIT;
-	rl_set_interrupt_fd(*rc, sig_fd);
-	step = lock_acquire(*rc, j->name, &j->o, &meta, a, status);
+	step = lock_acquire_pool(rcs, &j->pool, &j->o, &meta, as, &which,
+	    status);
+	/* The name held, or the one the messages are about. */
+	pool_close(rcs, j->pool.n, which);
+	*rc = rcs[which];
+	*a = as[which];
+	j->name = j->pool.name[which];
 	if (step == STEP_INTERRUPTED)
-		*status = interrupted(sig_fd, j->name, &j->o);
+		*status = interrupted(sig_fd, j->pool.n > 1 ? j->pool.label :
+		    j->name, &j->o);
 	else if (step == STEP_GO_ON && (s = sig_next(sig_fd)) != 0) {
 		/* A signal that came while acquiring: COMMAND never starts. */
 		give_back(*rc, j);

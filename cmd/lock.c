@@ -124,6 +124,9 @@ hand_over(rl_client *rc, const char *name, struct lockopts *o,
 	int status;
 
 	printf("%s\n", o->owner);
+	/* --any: which name of the pool, on a line of its own. */
+	if (o->any)
+		printf("%s\n", name);
 	if ((status = flush_stdout()) != 0) {
 		give_back(rc, name, o);
 		return status;
@@ -140,7 +143,8 @@ hand_over(rl_client *rc, const char *name, struct lockopts *o,
 /* What one lock is asked to do. */
 struct job {
 	struct lockopts o;
-	const char *name;
+	const char *name;	/* the name held: one of pool's */
+	struct pool_names pool;	/* NAME, or --any's NAME... */
 	int keepalive;
 	pid_t watched;		/* --pid, or 0 */
 	int64_t extend_ms;	/* --extend, or -1 */
@@ -272,7 +276,8 @@ parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 		    status) == STEP_EXIT)
 			return STEP_EXIT;
 	}
-	if ((r = one_name(&cmd_lock, argc, argv, &j->name)) != 0)
+	if ((r = pool_parse(&cmd_lock, j->o.any, argv + optind,
+	    argc - optind, &j->pool)) != 0)
 		return step_exit(status, r);
 	if (j->extend_ms >= 0)
 		return (r = check_extend(j)) != 0 ? step_exit(status, r) :
@@ -289,8 +294,9 @@ parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 		    "is longer than the lease (--ttl), which nobody renews "
 		    "without --keepalive: give --ttl of at least the "
 		    "--min-hold, or --keepalive"));
-	if (lockopts_finish(j->name, &j->o) < 0)
+	if (lockopts_finish_pool(&j->pool, &j->o) < 0)
 		return step_exit(status, EXIT_USAGE);
+	j->name = j->pool.name[0];
 	return STEP_GO_ON;
 }
 
@@ -324,12 +330,13 @@ watch_pid(struct job *j, int *pid_fd, int *status)
 static int
 take(struct globals *g, struct job *j, int pid_fd)
 {
-	struct rl_attempt a;
+	struct rl_attempt a[RL_ANY_MAX];
 	struct rl_meta meta;
-	rl_client *rc;
+	rl_client *rc[RL_ANY_MAX];
 	char cmdline[CMDLINE_MAX];
 	int status, sig_fd, s;
 	enum step step;
+	size_t w;
 
 	parent_cmd(cmdline, sizeof(cmdline));
 	meta.host = self_host();
@@ -342,27 +349,28 @@ take(struct globals *g, struct job *j, int pid_fd)
 			close(pid_fd);
 		return EXIT_SOFTWARE;
 	}
-	if ((rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
-	    &status)) == NULL) {
+	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
+	if (pool_open(g, &j->o, &j->pool, sig_fd, rc, &status) < 0) {
 		if (pid_fd >= 0)
 			close(pid_fd);
 		return status;
 	}
-	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
-	rl_set_interrupt_fd(rc, sig_fd);
-	step = lock_acquire(rc, j->name, &j->o, &meta, &a, &status);
+	step = lock_acquire_pool(rc, &j->pool, &j->o, &meta, a, &w, &status);
+	pool_close(rc, j->pool.n, w);
+	j->name = j->pool.name[w];
 	if (step == STEP_INTERRUPTED) {
 		s = sig_next(sig_fd);
-		rl_client_free(rc);
+		rl_client_free(rc[w]);
 		if (pid_fd >= 0)
 			close(pid_fd);
-		return wait_interrupted(&j->o, j->name, s);
+		return wait_interrupted(&j->o, j->pool.n > 1 ? j->pool.label :
+		    j->name, s);
 	}
 	if (step == STEP_GO_ON)
-		status = hand_over(rc, j->name, &j->o, &a, pid_fd);
+		status = hand_over(rc[w], j->name, &j->o, &a[w], pid_fd);
 	if (pid_fd >= 0)
 		close(pid_fd);
-	rl_client_free(rc);
+	rl_client_free(rc[w]);
 	return status;
 }
 

@@ -207,6 +207,14 @@ supersede_set(const struct cmd *c, struct lockopts *o, int ch,
 }
 
 static int
+any_set(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
+{
+	(void)c, (void)ch, (void)arg;
+	o->any = 1;
+	return 0;
+}
+
+static int
 replicas_parse(const struct cmd *c, struct lockopts *o, int ch,
     const char *arg)
 {
@@ -327,6 +335,12 @@ const struct opt lock_opts[] = {
 	  "waiter for NAME makes this one give up at once\n"
 	  "(exit 75, or -E's), and this one makes older\n"
 	  "ones give up; the holder is not disturbed" },
+	{ .name = "any", .val = OPT_ANY, .cmds = LOCKING,
+	  .parse = any_set,
+	  .help = "NAME... is a pool (up to 64 names): take\n"
+	  "whichever is free first, waiting on all at once;\n"
+	  "COMMAND gets it in $REDLOCK_NAME, lock prints it\n"
+	  "on a line after the token" },
 	{ .name = "shared", .letter = 's', .cmds = LOCKING,
 	  .parse = kind_parse,
 	  .help = "a shared (read) lock: shared holders exclude\n"
@@ -482,6 +496,12 @@ lockopts_check(const struct cmd *c, struct lockopts *o,
 		    "one", kind_option(o->kind), kind_option(o->kind));
 		return -1;
 	}
+	if (o->any && o->kind != RL_EXCLUSIVE) {
+		usage_error(c, "--any and %s do not go together: a pool "
+		    "(--any) is of exclusive locks; drop one",
+		    kind_option(o->kind));
+		return -1;
+	}
 	if (o->fair && o->kind != RL_EXCLUSIVE) {
 		usage_error(c, "--fair and %s do not go together: only "
 		    "exclusive locks have a queue; drop --fair",
@@ -490,6 +510,11 @@ lockopts_check(const struct cmd *c, struct lockopts *o,
 	}
 	if (o->fair && one_master(c, g, "--fair is", ", or drop --fair") != 0)
 		return -1;
+	if (o->supersede && o->any) {
+		usage_error(c, "--supersede and --any do not go together: a "
+		    "pool's waiters are not superseded; drop one");
+		return -1;
+	}
 	if (o->supersede && o->kind != RL_EXCLUSIVE) {
 		usage_error(c, "--supersede and %s do not go together: only "
 		    "exclusive locks (--fair or not) have superseding "
@@ -609,6 +634,63 @@ lockopts_finish(const char *name, struct lockopts *o)
 	}
 	o->owner = o->owner_buf;
 	return 0;
+}
+
+int
+pool_parse(const struct cmd *c, int any, char **w, int n,
+    struct pool_names *p)
+{
+	size_t i, len = 0;
+	int k;
+
+	p->n = 0;
+	if (n < 1)
+		return usage_error(c, any ? "missing NAME... after --any" :
+		    "missing NAME");
+	if (!any && n > 1)
+		return usage_error(c, "one NAME only, got '%s' too (a pool "
+		    "of names is --any NAME...)", esc(w[1]));
+	for (k = 0; k < n; k++) {
+		if (w[k][0] == '\0')
+			return usage_error(c, "NAME is empty");
+		/* A name given twice is one lock, tried once. */
+		for (i = 0; i < p->n && strcmp(p->name[i], w[k]) != 0; i++)
+			;
+		if (i < p->n)
+			continue;
+		if (p->n == RL_ANY_MAX)
+			return usage_error(c, "--any: more than %d names; give "
+			    "%d or fewer", RL_ANY_MAX, RL_ANY_MAX);
+		p->name[p->n++] = w[k];
+	}
+	p->label[0] = '\0';
+	for (i = 0; i < p->n && len < sizeof(p->label) - 1; i++)
+		len += (size_t)snprintf(p->label + len, sizeof(p->label) - len,
+		    "%s%s", i == 0 ? "" : i + 1 < p->n ? ", " : " or ",
+		    esc(p->name[i]));
+	return 0;
+}
+
+int
+lockopts_finish_pool(struct pool_names *p, struct lockopts *o)
+{
+	char buf[OWNER_MAX_LEN + 1];
+	size_t i;
+	int r;
+
+	for (i = 0; i < p->n && p->n > 1; i++) {
+		if ((r = held_owner(p->name[i], buf, sizeof(buf), NULL)) < 0)
+			return -1;
+		if (r == 0)
+			continue;
+		/* An exec above holds it: this pool is that name. */
+		event(o, "%s, of the pool, is held by an exec above: this "
+		    "call re-enters it", esc(p->name[i]));
+		p->name[0] = p->name[i];
+		p->n = 1;
+		snprintf(p->label, sizeof(p->label), "%s", esc(p->name[0]));
+	}
+	return lockopts_finish(p->name[0], o);
 }
 
 const char *

@@ -18,12 +18,14 @@ static const struct opt status_opts[] = {
 };
 
 const struct cmd cmd_status = {
-	"status", "status [--json] [NAME]",
+	"status", "status [--json] [NAME...]",
 	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
 	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
 	"taken, and how many are free). Without NAME, list every lock held\n"
 	"with redlock's metadata (exit 0 if any). A holder on this host whose\n"
-	"process is gone is \"not running\", with the line that frees NAME.\n\n",
+	"process is gone is \"not running\", with the line that frees NAME.\n"
+	"Several NAMEs (a pool's): a line each, or a JSON array of status\n"
+	"NAME --json's objects (exit 0 if any is held).\n\n",
 	run, status_opts, CMD_STATUS,
 	"who holds NAME, or every lock"
 };
@@ -630,6 +632,44 @@ print_last(rl_client *rc, const char *name)
 	free(ev);
 }
 
+/* status NAME NAME...: NAMES (N of them) one line each, or as a JSON
+ * array of the objects status NAME --json prints; EXIT_HELD when any is
+ * held. */
+static int
+status_several(rl_client *rc, char **names, int n, int json)
+{
+	struct rl_status st;
+	enum rl_err e;
+	int i, held = 0;
+
+	if (json)
+		fputs("[", stdout);
+	for (i = 0; i < n; i++) {
+		if (json)
+			fputs(i > 0 ? ",\n " : "\n ", stdout);
+		e = rl_status(rc, names[i], &st);
+		if (e == RL_EWRONGTYPE && st.kind != RL_KIND_LOCK) {
+			held |= print_semaphore(names[i], &st, json) == 0;
+			continue;
+		}
+		if (e != RL_OK)
+			return fail(rc, e, names[i]);
+		held |= st.held;
+		if (json)
+			print_json(rc, names[i], &st, 1);
+		else if (st.held)
+			print_line(names[i], &st);
+		else
+			printf("%s: free, %lld waiting\n", esc(names[i]),
+			    (long long)st.waiting);
+	}
+	if (json)
+		fputs("\n]\n", stdout);
+	if (flush_stdout() != 0)
+		return EXIT_SOFTWARE;
+	return held ? EXIT_HELD : EXIT_NOT_HELD;
+}
+
 static int
 run(struct globals *g, int argc, char **argv)
 {
@@ -653,14 +693,17 @@ run(struct globals *g, int argc, char **argv)
 			    go->longopts);
 		}
 	}
-	if (optind + 1 < argc)
-		return usage_error(&cmd_status, "one NAME at most, got '%s' too",
-		    esc(argv[optind + 1]));
+	for (ch = optind; ch < argc; ch++)
+		if (argv[ch][0] == '\0')
+			return usage_error(&cmd_status, "NAME is empty");
 	name = optind < argc ? argv[optind] : NULL;
-	if (name != NULL && name[0] == '\0')
-		return usage_error(&cmd_status, "NAME is empty");
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
+	if (optind + 1 < argc) {
+		status = status_several(rc, argv + optind, argc - optind, json);
+		rl_client_free(rc);
+		return status;
+	}
 	if (name == NULL) {
 		status = list_all(rc, json);
 		rl_client_free(rc);

@@ -176,6 +176,9 @@ describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
 
 struct progress {
 	const char *name;
+	const struct pool_names *pool;	/* the names, for a pool's lines */
+	const struct rl_attempt *base;	/* the pool's attempts, name by
+					 * name */
 	const struct lockopts *o;
 	int line;		/* a terminal: one line redrawn in place */
 	int log;		/* not a terminal: lines now and then */
@@ -273,6 +276,9 @@ waiting(void *arg, const struct rl_attempt *a)
 	char held[32], place[64] = "", line[768], who[1024];
 
 	p->waited = 1;
+	/* A pool's lines are about the name last tried. */
+	if (p->pool->n > 1)
+		p->name = p->pool->name[a - p->base];
 
 	/* Said once per attempt: ticks pass the same attempt again. */
 	if (a->rejoined && a->sent_ms != p->rejoin_sent_ms) {
@@ -394,61 +400,128 @@ superseded(const struct lockopts *o, const char *name,
 		    waited, who + sizeof("held ") - 1);
 }
 
-enum step
-lock_acquire(rl_client *rc, const char *name, struct lockopts *o,
-    const struct rl_meta *meta, struct rl_attempt *a, int *status)
+/* The clients of pool P set as O says: 0, or -1 with *STATUS. */
+static int
+pool_setup(rl_client **rc, const struct pool_names *p,
+    const struct lockopts *o, int *status)
 {
-	int64_t start = rl_now_ms();
-	struct progress p = { .name = name, .o = o, .rejoin_sent_ms = -1 };
-	struct rl_fair fair = { 0 };
-	struct rl_lock l = lockopts_lock(o, name);
-	char who[1024], waited[32];
+	const char *note = rl_connect_note(rc[0]);
 	enum rl_err e;
-	const char *note = rl_connect_note(rc);
+	size_t i;
 
 	if (note != NULL)
 		event(o, "%s", esc(note));
-	rl_set_replicas(rc, o->replicas);
-	rl_set_supersede(rc, o->supersede);
-	if ((e = rl_set_waiter_timeout(rc, o->waiter_timeout_ms)) != RL_OK ||
-	    (e = rl_set_min_hold(rc, o->min_hold_ms)) != RL_OK) {
-		*status = fail(rc, e, name);
-		return STEP_EXIT;
+	for (i = 0; i < p->n; i++) {
+		rl_set_replicas(rc[i], o->replicas);
+		rl_set_supersede(rc[i], o->supersede);
+		if ((e = rl_set_waiter_timeout(rc[i], o->waiter_timeout_ms)) !=
+		    RL_OK || (e = rl_set_min_hold(rc[i], o->min_hold_ms)) !=
+		    RL_OK) {
+			*status = fail(rc[i], e, p->name[i]);
+			return -1;
+		}
 	}
+	return 0;
+}
+
+/* Not acquired: say why, unless -q, of name W of pool P, which A found
+ * busy, after waiting since START. */
+static void
+say_busy(const struct pool_names *p, size_t w, const struct lockopts *o,
+    const struct rl_attempt *a, int64_t start)
+{
+	char who[1024], waited[32];
+
+	if (o->quiet)
+		return;
+	describe(o, a, who, sizeof(who));
+	rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
+	if (p->n > 1 && o->wait_ms == 0)
+		msg("%s: all busy (%s: %s); wait for one with -w DURATION",
+		    p->label, esc(p->name[w]), who);
+	else if (p->n > 1)
+		msg("gave up on %s after waiting %s: all busy (%s: %s); wait "
+		    "longer with -w", p->label, waited, esc(p->name[w]), who);
+	else if (o->wait_ms == 0)
+		msg("%s is busy: %s; wait for it with -w DURATION",
+		    esc(p->name[w]), who);
+	else
+		msg("gave up on %s after waiting %s: %s; wait longer "
+		    "with -w", esc(p->name[w]), waited, who);
+}
+
+enum step
+lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
+    struct lockopts *o, const struct rl_meta *meta, struct rl_attempt *a,
+    size_t *which, int *status)
+{
+	int64_t start = rl_now_ms();
+	struct progress p = { .name = pool->name[0], .pool = pool, .base = a,
+	    .o = o, .rejoin_sent_ms = -1 };
+	struct rl_fair fair = { 0 };
+	struct rl_lock l[RL_ANY_MAX];
+	enum rl_err e;
+	size_t i;
+
+	*which = 0;
+	if (pool_setup(rc, pool, o, status) < 0)
+		return STEP_EXIT;
+	for (i = 0; i < pool->n; i++)
+		l[i] = lockopts_lock(o, pool->name[i]);
 	o->wait_start_ms = start;
 	p.line = !o->quiet && o->wait_ms != 0 && isatty(STDERR_FILENO);
 	p.log = !o->quiet && o->wait_ms != 0 && !p.line;
 	fair.waiter_timeout_ms = o->waiter_timeout_ms;
 	fair.want_position = p.line || p.log;
-	e = rl_acquire(rc, &l, o->ttl_ms, o->wait_ms, meta,
+	e = rl_acquire_any(rc, l, pool->n, o->ttl_ms, o->wait_ms, meta,
 	    o->fair ? &fair : NULL, p.line || p.log || o->verbose ? waiting :
-	    NULL, &p,
-	    a);
+	    NULL, &p, a, which);
 	if (p.drawn)
 		fputs("\r\033[K", stderr);
 	if (e == RL_EINTR)
 		return STEP_INTERRUPTED;
 	if (e != RL_OK) {
-		*status = fail(rc, e, name);
+		*status = fail(rc[*which], e, pool->name[*which]);
 		return STEP_EXIT;
 	}
-	if (a->acquired) {
-		acquired_events(rc, name, o, a, p.waited ? start : -1);
+	if (a[*which].acquired) {
+		acquired_events(rc[*which], pool->name[*which], o, &a[*which],
+		    p.waited ? start : -1);
 		return STEP_GO_ON;
 	}
 	o->busy = 1;
-	if (a->superseded)
-		superseded(o, name, a, rl_now_ms() - start);
-	else if (!o->quiet) {
-		describe(o, a, who, sizeof(who));
-		rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
-		if (o->wait_ms == 0)
-			msg("%s is busy: %s; wait for it with -w DURATION",
-			    esc(name), who);
-		else
-			msg("gave up on %s after waiting %s: %s; wait longer "
-			    "with -w", esc(name), waited, who);
-	}
+	if (a[*which].superseded)
+		superseded(o, pool->name[*which], &a[*which],
+		    rl_now_ms() - start);
+	else
+		say_busy(pool, *which, o, &a[*which], start);
 	*status = o->conflict;
 	return STEP_EXIT;
+}
+
+int
+pool_open(const struct globals *g, const struct lockopts *o,
+    const struct pool_names *p, int sig_fd, rl_client **rc, int *status)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		if ((rc[i] = client_open_pubsub(g, o->ttl_ms, o->pubsub,
+		    status)) == NULL) {
+			pool_close(rc, i, i);
+			return -1;
+		}
+		rl_set_interrupt_fd(rc[i], sig_fd);
+	}
+	return 0;
+}
+
+void
+pool_close(rl_client **rc, size_t n, size_t keep)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (i != keep)
+			rl_client_free(rc[i]);
 }

@@ -402,6 +402,24 @@ enum rl_err rl_acquire(rl_client *c, const struct rl_lock *l,
     const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
     struct rl_attempt *a);
 
+/* A pool: acquire any one of the N holds L[i] (1 to RL_ANY_MAX), each
+ * through a client of its own C[i] (all different; the same servers or
+ * not), whichever is free first. A first attempt on each in turn, until
+ * one is acquired; when none is (and WAIT_MS is not 0), the wait of
+ * rl_acquire on every one of them at once, in one poll: a waiter in each
+ * name's room (FAIR: in each name's queue), subscribed to each name's
+ * channels, woken by whichever release comes first; the names woken are
+ * tried in the pool's order. Once one is acquired, or the wait is over,
+ * the others' waits leave their rooms or queues. *WHICH: the hold
+ * acquired, or the one whose client says what failed, or (busy) 0; A[i]:
+ * what the last attempt on L[i] found. CB is shown the last attempt
+ * made (one of A). */
+#define RL_ANY_MAX 64
+enum rl_err rl_acquire_any(rl_client *const *c, const struct rl_lock *l,
+    size_t n, int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
+    const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
+    struct rl_attempt *a, size_t *which);
+
 /* Take OWNER out of the fair queue of NAME; *POSITION: the place it had
  * (1 first), 0 when it was not queued or the server cannot tell. */
 enum rl_err rl_leave(rl_client *c, const char *name, const char *owner,

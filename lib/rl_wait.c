@@ -81,6 +81,7 @@ struct wait {
 	int64_t sub_backoff;	/* last delay between failed subscriptions */
 	int64_t try_backoff;	/* last delay between failed attempts */
 	int try_failed;		/* the last attempt could not reach a quorum */
+	int waiting;		/* busy at its first attempt, and waits */
 };
 
 /* A random delay of 0..N ms. */
@@ -432,43 +433,83 @@ follow_switch(struct wait *w, int64_t now, int *got)
 	*got = 1;
 }
 
-/* Poll the subscriptions, the sentinels' (rl_switch.h) and the interrupt
- * descriptor until WAKE; *GOT when a release message came, or a switch
- * of master. */
-static enum rl_err
-listen_until(struct wait *w, int64_t wake, int *got)
-{
-	struct pollfd pfd[2 * RL_MAX_NODES + 1];
-	size_t map[RL_MAX_NODES], j, np = 0, i, ns;
-	int64_t now = rl_now_ms();
-	enum rl_err e;
-	int n;
+/* The waits of one rl_acquire_any: a wait per name of the pool, each on
+ * a client of its own, in one poll. */
+struct pool {
+	struct wait *w;
+	size_t n;
+	size_t which;		/* the wait acquired, or whose client says
+				 * what failed */
+	size_t last;		/* the wait last tried: what the caller's
+				 * callback is shown */
+	int64_t deadline;	/* -1: forever */
+	rl_wait_cb cb;
+	void *cbarg;
+};
 
-	for (j = 0; j < w->c->n; j++) {
-		if (w->c->nodes[j].sub.state == RL_CONN_CLOSED)
-			continue;
-		pfd[np].fd = rl_conn_fd(&w->c->nodes[j].sub);
-		pfd[np].events = rl_conn_events(&w->c->nodes[j].sub);
-		pfd[np].revents = 0;
-		map[np++] = j;
+/* Room in a poll for every wait's subscriptions and sentinels' (one each
+ * a master), and the interrupt descriptor. */
+#define RL_POOL_FDS (RL_ANY_MAX * 2 * RL_MAX_NODES + 1)
+
+/* Poll the subscriptions of every wait of P, the sentinels' (rl_switch.h)
+ * and the interrupt descriptor until WAKE; GOT[i] when a release message
+ * came for wait i, or a switch of master. */
+static enum rl_err
+listen_all(struct pool *p, int64_t wake, int *got)
+{
+	struct pollfd *pfd;
+	size_t *node, at[RL_ANY_MAX], subs[RL_ANY_MAX], np = 0, i, j, k;
+	int64_t now = rl_now_ms();
+	enum rl_err e = RL_OK;
+	int n, intr = p->w[0].c->intr_fd;
+
+	pfd = malloc(RL_POOL_FDS * sizeof(*pfd));
+	node = malloc(RL_POOL_FDS * sizeof(*node));
+	if (pfd == NULL || node == NULL) {
+		free(pfd);
+		free(node);
+		return rl_seterr(p->w[0].c, RL_ENOMEM, "out of memory");
 	}
-	ns = rl_switch_pollfds(w->c, now, pfd + np);
-	pfd[np + ns].fd = w->c->intr_fd;
-	pfd[np + ns].events = POLLIN;
-	pfd[np + ns].revents = 0;
-	n = poll(pfd, (nfds_t)(np + ns + 1), wake - now > INT_MAX ? INT_MAX :
+	for (i = 0; i < p->n; i++) {
+		struct wait *w = &p->w[i];
+
+		at[i] = np;
+		for (j = 0; j < w->c->n; j++) {
+			if (w->c->nodes[j].sub.state == RL_CONN_CLOSED)
+				continue;
+			pfd[np].fd = rl_conn_fd(&w->c->nodes[j].sub);
+			pfd[np].events = rl_conn_events(&w->c->nodes[j].sub);
+			pfd[np].revents = 0;
+			node[np++] = j;
+		}
+		subs[i] = np - at[i];
+		np += rl_switch_pollfds(w->c, now, pfd + np);
+	}
+	pfd[np].fd = intr;
+	pfd[np].events = POLLIN;
+	pfd[np].revents = 0;
+	n = poll(pfd, (nfds_t)(np + 1), wake - now > INT_MAX ? INT_MAX :
 	    (int)(wake - now));
-	if (n < 0 && errno != EINTR)
-		return rl_seterr(w->c, RL_EPROTO, "poll: %s", strerror(errno));
-	if (w->c->intr_fd >= 0 && (n < 0 || pfd[np + ns].revents != 0))
-		return RL_EINTR;
+	if (n < 0 && errno != EINTR) {
+		p->which = 0;
+		e = rl_seterr(p->w[0].c, RL_EPROTO, "poll: %s",
+		    strerror(errno));
+	} else if (intr >= 0 && (n < 0 || pfd[np].revents != 0))
+		e = RL_EINTR;
 	now = rl_now_ms();
-	for (i = 0; i < np; i++)
-		if ((e = sub_io(w, map[i], pfd[i].revents, now, got)) != RL_OK)
-			return e;
-	if (rl_switch_step(w->c, pfd + np, now))
-		follow_switch(w, now, got);
-	return RL_OK;
+	for (i = 0; e == RL_OK && i < p->n; i++) {
+		for (k = at[i]; e == RL_OK && k < at[i] + subs[i]; k++)
+			e = sub_io(&p->w[i], node[k], pfd[k].revents, now,
+			    &got[i]);
+		if (e != RL_OK)
+			p->which = i;
+		else if (rl_switch_step(p->w[i].c, pfd + at[i] + subs[i],
+		    now))
+			follow_switch(&p->w[i], now, &got[i]);
+	}
+	free(pfd);
+	free(node);
+	return e;
 }
 
 /* Subscriptions a round closed (it followed MOVED elsewhere), or of the
@@ -493,46 +534,73 @@ forget_stale(struct wait *w, int64_t now)
 	}
 }
 
-/* Sleep until RETRY, a release message, the deadline or an interrupt,
- * subscribing where a subscription is missing and ticking the caller.
- * Returns 1 to try again, 0 to stop (*E: RL_OK when the wait ran out or
- * the caller ended it). */
-static int
-pause_wait(struct wait *w, int64_t retry, enum rl_err *e)
+/* Subscribe wait W where a subscription is missing; when its pause must
+ * end at the latest, for a retry at RETRY. */
+static int64_t
+pause_prepare(struct wait *w, int64_t retry, int64_t now)
 {
-	struct rl_attempt *a = w->a;
-	int64_t now = rl_now_ms(), then;
-	int got;
+	forget_stale(w, now);
+	if (listening(w) + subscribing(w) < w->c->n && now >= w->sub_at)
+		subscribe_missing(w, now);
+	return wake_at(w, retry, now);
+}
+
+/* Wait W's pause, as it ended with GOT: 1 to try it again. */
+static int
+pause_over(struct wait *w, int got, int64_t retry, int64_t now)
+{
+	note_lost(w);
+	/* A subscription regained: a release may have gone unheard. */
+	if (w->regained && subscribing(w) == 0) {
+		w->regained = 0;
+		return 1;
+	}
+	return got || now >= retry || (w->deadline >= 0 && now >= w->deadline);
+}
+
+/* Sleep until a wait's RETRY, a release message on any name, the
+ * deadline or an interrupt, subscribing where a subscription is missing
+ * and ticking the caller. Returns 1 with READY[i] set for the waits to
+ * try again, 0 to stop (*E: RL_OK when the wait ran out or the caller
+ * ended it). */
+static int
+pause_all(struct pool *p, const int64_t *retry, int *ready, enum rl_err *e)
+{
+	int64_t now = rl_now_ms(), then, wake, t;
+	int got[RL_ANY_MAX], any;
+	size_t i;
 
 	for (;;) {
 		*e = RL_OK;
-		if (w->cb != NULL && w->cb(w->cbarg, a) != 0)
+		if (p->cb != NULL && p->cb(p->cbarg, p->w[p->last].a) != 0)
 			return 0;
-		if (w->deadline >= 0 && now >= w->deadline)
+		if (p->deadline >= 0 && now >= p->deadline)
 			return 0;
-		forget_stale(w, now);
-		if (listening(w) + subscribing(w) < w->c->n && now >= w->sub_at)
-			subscribe_missing(w, now);
-		got = 0;
-		if ((*e = listen_until(w, wake_at(w, retry, now), &got)) !=
-		    RL_OK)
+		wake = INT64_MAX;
+		for (i = 0; i < p->n; i++) {
+			got[i] = 0;
+			if ((t = pause_prepare(&p->w[i], retry[i], now)) < wake)
+				wake = t;
+		}
+		if ((*e = listen_all(p, wake, got)) != RL_OK)
 			return 0;
 		then = now;
 		now = rl_now_ms();
-		note_lost(w);
-		/* A subscription regained: a release may have gone unheard. */
-		if (w->regained && subscribing(w) == 0) {
-			w->regained = 0;
-			return 1;
-		}
-		if (got || now >= retry || (w->deadline >= 0 &&
-		    now >= w->deadline))
+		for (i = 0, any = 0; i < p->n; i++)
+			any |= ready[i] = pause_over(&p->w[i], got[i], retry[i],
+			    now);
+		if (any)
 			return 1;
 		/* A tick for the caller: advance what it was told. */
-		if (a->held_ms >= 0)
-			a->held_ms += now - then;
-		if (a->pttl >= 0)
-			a->pttl = a->pttl > now - then ? a->pttl - (now - then) : 0;
+		for (i = 0; i < p->n; i++) {
+			struct rl_attempt *a = p->w[i].a;
+
+			if (a->held_ms >= 0)
+				a->held_ms += now - then;
+			if (a->pttl >= 0)
+				a->pttl = a->pttl > now - then ?
+				    a->pttl - (now - then) : 0;
+		}
 	}
 }
 
@@ -691,21 +759,35 @@ next_retry(struct wait *w)
 	return retry;
 }
 
-/* Until acquired, the wait over, superseded (--supersede: a newer
- * waiter's call took this one out of the queue and the room, and its
- * message woke it), or an error: pause, then try again. */
+/* Until a name is acquired, the wait over, superseded (--supersede: a
+ * newer waiter's call took this one out of the queue and the room, and
+ * its message woke it), or an error: pause, then try again the names a
+ * pause made ready, in the pool's order. */
 static enum rl_err
-wait_loop(struct wait *w)
+wait_all(struct pool *p)
 {
+	int64_t retry[RL_ANY_MAX];
+	int ready[RL_ANY_MAX];
 	enum rl_err e;
+	size_t i;
 
+	for (i = 0; i < p->n; i++) {
+		p->w[i].announced |= p->w[i].a->announced;
+		retry[i] = next_retry(&p->w[i]);
+	}
 	for (;;) {
-		w->announced |= w->a->announced;
-		if (!pause_wait(w, next_retry(w), &e))
+		if (!pause_all(p, retry, ready, &e))
 			return e;
-		if ((e = attempt(w)) != RL_OK || w->a->acquired ||
-		    w->a->superseded)
-			return e;
+		for (i = 0; i < p->n; i++) {
+			if (!ready[i])
+				continue;
+			p->last = p->which = i;
+			if ((e = attempt(&p->w[i])) != RL_OK ||
+			    p->w[i].a->acquired || p->w[i].a->superseded)
+				return e;
+			p->w[i].announced |= p->w[i].a->announced;
+			retry[i] = next_retry(&p->w[i]);
+		}
 	}
 }
 
@@ -856,19 +938,16 @@ give_up(struct wait *w)
 	memcpy(w->c->errstr, keep, sizeof(keep));
 }
 
-/* rl_acquire's steps, with c->wait_since_ms set. */
+/* The first attempt of wait W: RL_OK when acquired, or busy (and, with
+ * WAIT_MS not 0, set to wait: w->waiting), else an error. */
 static enum rl_err
-acquire_waiting(struct wait *w, int64_t wait_ms)
+first_attempt(struct wait *w, int64_t wait_ms)
 {
 	rl_client *c = w->c;
-	int64_t ttl_ms = w->ttl_ms;
-	const struct rl_meta *meta = w->meta;
-	const struct rl_fair *fair = w->fair;
 	struct rl_attempt *a = w->a;
 	enum rl_err e;
-	size_t j;
 
-	e = rl_try_acquire(c, w->l, ttl_ms, meta, fair,
+	e = rl_try_acquire(c, w->l, w->ttl_ms, w->meta, w->fair,
 	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
 	/* --supersede: that call arrived; the later ones look. */
 	if (c->supersede == 1)
@@ -883,29 +962,103 @@ acquire_waiting(struct wait *w, int64_t wait_ms)
 	}
 	if (e != RL_OK || a->acquired || wait_ms == 0)
 		return e;
-	w->room = fair == NULL && w->k->room;
+	w->room = w->fair == NULL && w->k->room;
 	if ((e = after_attempt(w)) != RL_OK)
 		return e;
-	if (queue_behind_java(w) && ((e = rl_try_acquire(c, w->l, ttl_ms,
-	    meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
+	if (queue_behind_java(w) && ((e = rl_try_acquire(c, w->l, w->ttl_ms,
+	    w->meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
 		return e;
+	w->waiting = 1;
 	w->sub_at = rl_now_ms();
 	if (a->superseded)
-		e = RL_OK;
-	else if (subscribe_cmd(w) < 0)
-		e = rl_seterr(c, RL_ENOMEM, "out of memory");
-	else
-		e = wait_loop(w);
+		return RL_OK;
+	if (subscribe_cmd(w) < 0)
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	return RL_OK;
+}
+
+/* Wait W is over: its subscriptions closed, and unless it acquired, it
+ * leaves the queue or the room. */
+static void
+wait_end(struct wait *w)
+{
+	size_t j;
+
 	for (j = 0; j < 2; j++) {
 		redisFreeCommand(w->subcmd[j]);
 		redisFreeCommand(w->headcmd[j]);
 	}
-	for (j = 0; j < c->n; j++) {
-		rl_conn_close(&c->nodes[j].sub);
+	for (j = 0; j < w->c->n; j++) {
+		rl_conn_close(&w->c->nodes[j].sub);
 		rl_hops_clear(&w->hops[j]);
 	}
-	if (!a->acquired)
+	if (!w->a->acquired)
 		give_up(w);
+}
+
+/* rl_acquire_any's steps: a first attempt on each name in turn until one
+ * is acquired, then, when none was, the wait on all of them. */
+static enum rl_err
+pool_acquire(struct pool *p, int64_t wait_ms)
+{
+	enum rl_err e = RL_OK;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		p->last = p->which = i;
+		if ((e = first_attempt(&p->w[i], wait_ms)) != RL_OK ||
+		    p->w[i].a->acquired || p->w[i].a->superseded)
+			break;
+	}
+	if (i == p->n) {
+		p->last = p->which = 0;
+		if (wait_ms != 0)
+			e = wait_all(p);
+	}
+	for (i = 0; i < p->n; i++)
+		if (p->w[i].waiting)
+			wait_end(&p->w[i]);
+	return e;
+}
+
+enum rl_err
+rl_acquire_any(rl_client *const *c, const struct rl_lock *l, size_t n,
+    int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
+    const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
+    struct rl_attempt *a, size_t *which)
+{
+	struct pool p = { .n = n, .deadline = -1, .cb = cb, .cbarg = cbarg };
+	int64_t now = rl_now_ms();
+	enum rl_err e;
+	size_t i;
+
+	*which = 0;
+	if (n == 0 || n > RL_ANY_MAX)
+		return rl_seterr(c[0], RL_EUSAGE, "a pool has 1 to %d names",
+		    RL_ANY_MAX);
+	if ((p.w = calloc(n, sizeof(*p.w))) == NULL)
+		return rl_seterr(c[0], RL_ENOMEM, "out of memory");
+	if (wait_ms >= 0)
+		p.deadline = now + wait_ms;
+	for (i = 0; i < n; i++) {
+		p.w[i] = (struct wait){ .c = c[i], .l = &l[i],
+		    .k = rl_kind_ops(l[i].kind), .name = l[i].name,
+		    .owner = l[i].owner, .ttl_ms = ttl_ms, .meta = meta,
+		    .fair = fair, .cb = cb, .cbarg = cbarg, .a = &a[i],
+		    .deadline = p.deadline };
+		c[i]->wait_since_ms = now;
+		c[i]->wait_until_ms = p.deadline;
+		/* --supersede: the first call arrives, the later ones look. */
+		if (c[i]->supersede != 0)
+			c[i]->supersede = 1;
+	}
+	e = pool_acquire(&p, wait_ms);
+	for (i = 0; i < n; i++) {
+		c[i]->wait_since_ms = 0;
+		c[i]->wait_until_ms = -2;
+	}
+	*which = p.which;
+	free(p.w);
 	return e;
 }
 
@@ -914,20 +1067,8 @@ rl_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
     int64_t wait_ms, const struct rl_meta *meta, const struct rl_fair *fair,
     rl_wait_cb cb, void *cbarg, struct rl_attempt *a)
 {
-	struct wait w = { .c = c, .l = l, .k = rl_kind_ops(l->kind),
-	    .name = l->name, .owner = l->owner, .ttl_ms = ttl_ms,
-	    .meta = meta, .fair = fair, .cb = cb, .cbarg = cbarg, .a = a,
-	    .deadline = -1 };
-	enum rl_err e;
+	size_t which;
 
-	if (wait_ms >= 0)
-		w.deadline = rl_now_ms() + wait_ms;
-	if (c->supersede != 0)
-		c->supersede = 1;
-	c->wait_since_ms = rl_now_ms();
-	c->wait_until_ms = w.deadline;
-	e = acquire_waiting(&w, wait_ms);
-	c->wait_since_ms = 0;
-	c->wait_until_ms = -2;
-	return e;
+	return rl_acquire_any(&c, l, 1, ttl_ms, wait_ms, meta, fair, cb,
+	    cbarg, a, &which);
 }

@@ -134,7 +134,9 @@ setup() {
 	[[ $stderr == *"give --owner TOKEN"* ]]
 	REDLOCK_OWNER= run -64 "$RL" unlock x
 	run -64 --separate-stderr "$RL" unlock --owner t --force x
-	run -64 --separate-stderr "$RL" status a b
+	# Several names are a pool's (pool.bats); an empty one is an error.
+	run -64 --separate-stderr "$RL" status a ''
+	[[ $stderr == "redlock: NAME is empty; usage: redlock status"* ]]
 	run -64 --separate-stderr "$RL" status --bogus
 	run -64 --separate-stderr "$RL"
 	[[ $stderr == "redlock: missing COMMAND; see redlock --help" ]]

@@ -249,7 +249,7 @@ holder end" ]
 	[ "$(cat "$D/m2.out")" = "m2 ran" ]
 }
 
-@test "--supersede with -s, --write or --limit is refused" {
+@test "--supersede with -s, --write, --limit or --any is refused" {
 	for k in -s --write "--limit 2"; do
 		# shellcheck disable=SC2086
 		run -64 rl exec --supersede $k x -- true
@@ -258,6 +258,10 @@ holder end" ]
 		# shellcheck disable=SC2086
 		run -64 rl lock --supersede $k x
 	done
+	# A pool's waiters are not superseded: --any with it is refused too.
+	run -64 rl exec --supersede --any x y -- true
+	assert_output --partial "--supersede and --any do not go together"
+	run -64 rl lock --any x y --supersede
 	[ "$(rcli dbsize)" = 0 ]
 }
 
