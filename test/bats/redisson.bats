@@ -382,14 +382,20 @@ dead_java() {
 	w1=$(token)
 	# W1 leaves when -w runs out, not by missing its heartbeats: a
 	# waiter timeout of 900 ms was missed beside two busy loops, and the
-	# Redisson waiter was then scored by its own rule.
-	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair --owner "$w1" -w 2s \
+	# Redisson waiter was then scored by its own rule. -w leaves J's
+	# start (a Python process) 6 s to queue behind W1: with 2 s, a loaded
+	# machine had W1 gone first, and J scored as the queue's first.
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --fair --owner "$w1" -w 6s \
 	    --waiter-timeout 5s x -- true 2>"$D/W1.err" 3>&- &
 	p1=$!
 	wait_for 5 at_tail "$w1"
 	j=$(token)
 	R J "$j"
 	wait_for 5 at_tail "$j"
+	# J queued behind W1, its score carrying W1's mark (.5).
+	s=$(rcli zscore "$Z" "$j")
+	[ "${s#*.}" = 5 ]
+	[ "$(rcli lrange "$Q" 0 -1 | head -n 1)" = "$w1" ]
 	st=0
 	reap "$p1" || st=$?
 	[ "$st" = 75 ]
