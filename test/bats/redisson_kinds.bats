@@ -69,7 +69,7 @@ took() {
 		rsn_bg --label "a$i" semaphore s acquire --lease 10000 \
 		    --wait 20 --hold 0.3
 	done
-	served 15
+	served 30
 	kill "$sampler"
 	wait "$sampler" 2>/dev/null || :
 	sampler=
@@ -139,7 +139,7 @@ took() {
 		rsn $sharded semaphore s set-permits 1 >/dev/null
 		id=$(rsn $sharded semaphore s acquire --keep | cut -d' ' -f2)
 		rsn_bg $sharded --label w semaphore s acquire --wait 10
-		wait_for 3 subscribed 1
+		wait_for 10 subscribed 1
 		rsn $sharded --label h semaphore s release "$id" >>"$D/events"
 		t0=$(when_ms h released)
 		took w "$t0" 1000 "release of a permit without lease${sharded:+ }$sharded"
@@ -152,7 +152,7 @@ took() {
 	rsn --label r1 rwlock x read --lease 30000 --keep --id r1:1 >>"$D/events"
 	rsn --label r2 rwlock x read --lease 30000 --keep --id r2:1 >>"$D/events"
 	rsn_bg --label w rwlock x write --wait 10 --lease 5000
-	wait_for 3 subscribed 1
+	wait_for 10 subscribed 1
 	rsn --label r1 rwlock x unlock-read --id r1:1 >>"$D/events"
 	grep -q '^decremented r1 ' "$D/events"
 	sleep 0.3
@@ -175,7 +175,7 @@ took() {
 			rsn_bg $sharded --label "r$i" rwlock x read --wait 10 \
 			    --hold 0.5
 		done
-		wait_for 3 subscribed 3
+		wait_for 10 subscribed 3
 		hadnt r1
 		rsn $sharded --label w rwlock x unlock-write --id w:1 >>"$D/events"
 		t0=$(when_ms w released)
