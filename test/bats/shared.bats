@@ -571,7 +571,7 @@ redlock_log:{x}'
 	rsn rwlock x write --lease 30000 --keep >/dev/null
 	calls() { rcli info commandstats | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0; }
 	for kind in -s --write; do
-		"$RL" -u "redis://127.0.0.1:$R_PORT" lock $kind -w 4s \
+		"$RL" -u "redis://127.0.0.1:$R_PORT" lock $kind -w 10s \
 		    --waiter-timeout 30s x 2>/dev/null 3>&- &
 		bg+=($!)
 		wait_for 5 eval '[ "$(rcli client list | grep -cE " sub=[1-9]")" -ge 1 ]'
