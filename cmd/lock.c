@@ -279,6 +279,7 @@ parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
 	if ((r = pool_parse(&cmd_lock, j->o.any, argv + optind,
 	    argc - optind, &j->pool)) != 0)
 		return step_exit(status, r);
+	j->name = j->pool.name[0];
 	if (j->extend_ms >= 0)
 		return (r = check_extend(j)) != 0 ? step_exit(status, r) :
 		    STEP_GO_ON;

@@ -177,8 +177,8 @@ state() {
 	run -0 --separate-stderr rl lock --owner "$a" --extend 20s sem
 	now=$(server_ms)
 	# One permit now ends 20 s from the server's now, the other as it was.
-	last=$(rcli zrange '{sem}:timeout' -1 -1 withscores | sed -n 2p)
-	first=$(rcli zrange '{sem}:timeout' 0 0 withscores | sed -n 2p)
+	last=$(rcli zrange '{sem}:timeout' -1 -1 withscores | tail -n 1)
+	first=$(rcli zrange '{sem}:timeout' 0 0 withscores | tail -n 1)
 	[ $((last - now)) -gt 18000 ] && [ $((last - now)) -le 20000 ]
 	[ $((first - now)) -le 1000 ]
 	[[ "$before" == *"$first"* ]]
@@ -231,6 +231,9 @@ state() {
 		run -64 --separate-stderr rl lock --owner "$tok" $o --extend 10s x
 		[[ "$stderr" == *"does not go with --extend"* ]]
 	done
+	# A pool's names: --extend is of one hold.
+	run -64 --separate-stderr rl lock --owner "$tok" --any --extend 10s x y
+	[[ "$stderr" == *"--any does not go with --extend"* ]]
 	# Without --owner, no hold is known: exit 1, as the issue says.
 	run -1 --separate-stderr rl lock --extend 10s x
 	[[ "$stderr" == *"lock --extend needs --owner TOKEN"* ]]
