@@ -244,3 +244,29 @@ state() {
 	[ "$(rcli pttl x)" -le 5000 ]
 	rl unlock --owner "$tok" x
 }
+
+@test "extend while the master hangs, is down, and after it restarted empty: 69, then 0, then 1, nothing made" {
+	start_redis X
+	xu="redis://127.0.0.1:$X_PORT"
+	tok=$("$RL" -u "$xu" lock -t 10s x)
+	# Hung (SIGSTOP): no answer within --reply-timeout, 69; the hold is
+	# as it was, and once the master answers again, extended.
+	kill -STOP "$X_PID"
+	run -69 --separate-stderr "$RL" -u "$xu" --reply-timeout 500ms lock \
+	    --owner "$tok" --extend 30s x
+	[[ "$stderr" == *"no answer from $xu"* ]]
+	kill -CONT "$X_PID"
+	[ "$(redis-cli -p "$X_PORT" pttl x)" -le 10000 ]
+	run -0 "$RL" -u "$xu" lock --owner "$tok" --extend 30s x
+	[ "$(redis-cli -p "$X_PORT" pttl x)" -gt 25000 ]
+	# Down: 69 at once. Restarted without its data: the hold is gone,
+	# 1, and nothing is made again.
+	kill -9 "$X_PID"
+	wait "$X_PID" 2>/dev/null || :
+	run -69 --separate-stderr "$RL" -u "$xu" lock --owner "$tok" --extend 30s x
+	restart_redis X
+	run -1 --separate-stderr "$RL" -u "$xu" lock --owner "$tok" --extend 30s x
+	[[ "$stderr" == *"x is not held by that owner"* ]]
+	[ "$(redis-cli -p "$X_PORT" dbsize)" = 0 ]
+	stop_redis "$(pid_of X)"
+}
