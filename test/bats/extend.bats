@@ -270,3 +270,21 @@ state() {
 	[ "$(redis-cli -p "$X_PORT" dbsize)" = 0 ]
 	stop_redis "$(pid_of X)"
 }
+
+@test "a pool's token (lock --any) extends the name it took, and no other name of the pool" {
+	other=$(rl lock -t 60s a1)
+	run -0 rl lock -t 2s --any a1 a2 a3
+	tok=${lines[0]}
+	[ "${lines[1]}" = a2 ]
+	run -0 rl lock --owner "$tok" --extend 60s a2
+	[ "$(rcli pttl a2)" -gt 55000 ]
+	before=$(state rcli a1)
+	for n in a1 a3; do
+		run -1 --separate-stderr rl lock --owner "$tok" --extend 60s "$n"
+		[[ "$stderr" == *"$n is not held by that owner"* ]]
+	done
+	assert_equal "$(state rcli a1)" "$before"
+	key_gone a3
+	rl unlock --owner "$tok" a2
+	rl unlock --owner "$other" a1
+}
