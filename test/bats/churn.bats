@@ -25,12 +25,12 @@ teardown() {
 CHURN=$BATS_TEST_DIRNAME/churn.sh
 
 # churn SECONDS EXEC_ARGS...: 8 jobs under chaos for SECONDS, then the
-# checker; its summary on fd 3.
+# checker; its summary on fd 3. CHURN_URL: the masters (default: R).
 churn() {
 	local s=$1
 	shift
 	REDLOCK_BIN=$RL timeout $((s + 60)) bash "$CHURN" "$D/c" "$s" 8 \
-	    "redis://127.0.0.1:$R_PORT" "$@" 2>"$D/churn.err" 3>&-
+	    "${CHURN_URL:-redis://127.0.0.1:$R_PORT}" "$@" 2>"$D/churn.err" 3>&-
 	run bash "$CHURN" check "$D/c"
 	echo "$output" >&3
 	echo "chaos: $(cut -d' ' -f1 "$D/c/chaos" | sort | uniq -c | tr '\n' ' ')" >&3
@@ -58,6 +58,15 @@ nobody_waits() {
 @test "a fair pool of 3 under churn: no double holder, no fence given twice" {
 	churn 20 -q -t 1500ms -w 30s --waiter-timeout 2s --fair --any p1 p2 p3
 	wait_for 10 nobody_waits p1 p2 p3
+}
+
+@test "a pool of 3 on three masters under churn: no double holder, no fence given twice" {
+	start_redis M2
+	start_redis M3
+	CHURN_URL="redis://127.0.0.1:$R_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT" \
+	    churn 15 -q -t 1500ms -w 30s --waiter-timeout 2s --any p1 p2 p3
+	stop_redis "$M2_PID"
+	stop_redis "$M3_PID"
 }
 
 @test "--supersede waiters under churn: no double holder; a superseded waiter never runs" {
