@@ -181,6 +181,19 @@ for i = 1, 5 do
   if bad then return bad end
 end
 local waiting = redis.call('LLEN', K_queue)
+-- Fair waiters dead at the head of the queue (past their deadlines: a
+-- waiter killed, left there until the queue's next call drops them, as
+-- rl_drop_expired judges them) wait no more. Their number is the cost.
+if waiting > 0 then
+  local _, now_ms = rl_time()
+  for i = 0, waiting - 1 do
+    local w = redis.call('LINDEX', K_queue, i)
+    local dl = rl_waiter_deadline(K_waiter, w) or rl_score_deadline(
+        tonumber(redis.call('ZSCORE', K_timeout, w)))
+    if not dl or dl > now_ms then break end
+    waiting = waiting - 1
+  end
+end
 -- The room's waiters past their deadlines are gone; its listener, which
 -- queues too behind a Java holder, counts once.
 if K_listener then

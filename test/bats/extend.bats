@@ -177,8 +177,8 @@ state() {
 	run -0 --separate-stderr rl lock --owner "$a" --extend 20s sem
 	now=$(server_ms)
 	# One permit now ends 20 s from the server's now, the other as it was.
-	last=$(rcli zrange '{sem}:timeout' -1 -1 withscores | sed -n 2p)
-	first=$(rcli zrange '{sem}:timeout' 0 0 withscores | sed -n 2p)
+	last=$(rcli zrange '{sem}:timeout' -1 -1 withscores | tail -n 1)
+	first=$(rcli zrange '{sem}:timeout' 0 0 withscores | tail -n 1)
 	[ $((last - now)) -gt 18000 ] && [ $((last - now)) -le 20000 ]
 	[ $((first - now)) -le 1000 ]
 	[[ "$before" == *"$first"* ]]
@@ -231,6 +231,9 @@ state() {
 		run -64 --separate-stderr rl lock --owner "$tok" $o --extend 10s x
 		[[ "$stderr" == *"does not go with --extend"* ]]
 	done
+	# A pool's names: --extend is of one hold.
+	run -64 --separate-stderr rl lock --owner "$tok" --any --extend 10s x y
+	[[ "$stderr" == *"--any does not go with --extend"* ]]
 	# Without --owner, no hold is known: exit 1, as the issue says.
 	run -1 --separate-stderr rl lock --extend 10s x
 	[[ "$stderr" == *"lock --extend needs --owner TOKEN"* ]]
@@ -240,4 +243,48 @@ state() {
 	assert_equal "$(state rcli x)" "$before"
 	[ "$(rcli pttl x)" -le 5000 ]
 	rl unlock --owner "$tok" x
+}
+
+@test "extend while the master hangs, is down, and after it restarted empty: 69, then 0, then 1, nothing made" {
+	start_redis X
+	xu="redis://127.0.0.1:$X_PORT"
+	tok=$("$RL" -u "$xu" lock -t 10s x)
+	# Hung (SIGSTOP): no answer within --reply-timeout, 69; the hold is
+	# as it was, and once the master answers again, extended.
+	kill -STOP "$X_PID"
+	run -69 --separate-stderr "$RL" -u "$xu" --reply-timeout 500ms lock \
+	    --owner "$tok" --extend 30s x
+	[[ "$stderr" == *"no answer from $xu"* ]]
+	kill -CONT "$X_PID"
+	[ "$(redis-cli -p "$X_PORT" pttl x)" -le 10000 ]
+	run -0 "$RL" -u "$xu" lock --owner "$tok" --extend 30s x
+	[ "$(redis-cli -p "$X_PORT" pttl x)" -gt 25000 ]
+	# Down: 69 at once. Restarted without its data: the hold is gone,
+	# 1, and nothing is made again.
+	kill -9 "$X_PID"
+	wait "$X_PID" 2>/dev/null || :
+	run -69 --separate-stderr "$RL" -u "$xu" lock --owner "$tok" --extend 30s x
+	restart_redis X
+	run -1 --separate-stderr "$RL" -u "$xu" lock --owner "$tok" --extend 30s x
+	[[ "$stderr" == *"x is not held by that owner"* ]]
+	[ "$(redis-cli -p "$X_PORT" dbsize)" = 0 ]
+	stop_redis "$(pid_of X)"
+}
+
+@test "a pool's token (lock --any) extends the name it took, and no other name of the pool" {
+	other=$(rl lock -t 60s a1)
+	run -0 rl lock -t 2s --any a1 a2 a3
+	tok=${lines[0]}
+	[ "${lines[1]}" = a2 ]
+	run -0 rl lock --owner "$tok" --extend 60s a2
+	[ "$(rcli pttl a2)" -gt 55000 ]
+	before=$(state rcli a1)
+	for n in a1 a3; do
+		run -1 --separate-stderr rl lock --owner "$tok" --extend 60s "$n"
+		[[ "$stderr" == *"$n is not held by that owner"* ]]
+	done
+	assert_equal "$(state rcli a1)" "$before"
+	key_gone a3
+	rl unlock --owner "$tok" a2
+	rl unlock --owner "$other" a1
 }

@@ -361,3 +361,104 @@ on_node() { ! redis-cli -p "$1" exists "$2" | grep -q MOVED; }
 	[ "$ms" -lt 50 ]
 	stop_cluster
 }
+
+# nobody_waiting: status of p1, p2 and p3 says no one waits on any.
+nobody_waiting() {
+	[ "$(rl status p1 p2 p3 | grep -c ', 0 waiting$')" = 3 ]
+}
+
+@test "a pool's waiter killed (SIGKILL) leaves no live entry past its waiter timeout, and the next waiter is woken at once" {
+	for n in p1 p2 p3; do
+		eval "t_$n=\$(rl lock -t 60s $n)"
+	done
+	# The dead one joined first: the listener of every name's room.
+	rlx exec -q -w 60s --waiter-timeout 2s --any p1 p2 p3 -- true 3>&- &
+	dead1=$!
+	bg+=($dead1)
+	wait_for 30 in_rooms 1
+	for n in p1 p2 p3; do wait_for 30 has_subscribers $n 1; done
+	rlx exec -q -w 60s --waiter-timeout 2s --any p1 p2 p3 -- \
+	    sh -c 'echo "$REDLOCK_NAME $(date +%s%3N)" >"$0"' "$D/got" 3>&- &
+	bg+=($!)
+	wait_for 30 in_rooms 2
+	kill -9 "$dead1"
+	wait "$dead1" 2>/dev/null || :
+	t0=$(now_ms)
+	rl unlock --owner "$t_p2" p2
+	wait_for 10 test -s "$D/got"
+	read -r n at <"$D/got"
+	[ "$n" = p2 ]
+	echo "the live waiter took p2 $((at - t0)) ms after its release" >&3
+	[ $((at - t0)) -lt 1000 ]
+	# Past the waiter timeout, nobody waits on any name.
+	nap 2.2
+	wait_for 5 nobody_waiting
+	now=$(server_ms)
+	for n in p1 p2 p3; do
+		[ "$(rcli zcount "redlock_room:{$n}" "$now" +inf)" = 0 ]
+	done
+}
+
+@test "a --fair pool's waiter killed (SIGKILL) at the head of every queue: past its waiter timeout, not counted, shown expired, passed over at once" {
+	for n in p1 p2 p3; do
+		eval "t_$n=\$(rl lock -t 60s $n)"
+	done
+	rlx exec -q -w 60s --waiter-timeout 2s --fair --any p1 p2 p3 -- true 3>&- &
+	dead1=$!
+	bg+=($dead1)
+	wait_for 30 eval '[ "$(rcli llen "redisson_lock_queue:{p3}")" = 1 ]'
+	rlx exec -q -w 60s --waiter-timeout 2s --fair --any p1 p2 p3 -- \
+	    sh -c 'echo "$REDLOCK_NAME" >"$0"' "$D/got" 3>&- &
+	bg+=($!)
+	wait_for 30 eval '[ "$(rcli llen "redisson_lock_queue:{p3}")" = 2 ]'
+	kill -9 "$dead1"
+	wait "$dead1" 2>/dev/null || :
+	rl unlock --owner "$t_p1" p1
+	# The dead head is passed over once its deadline is past: p1 goes
+	# to the live waiter within the waiter timeout and a margin.
+	wait_for 8 test -s "$D/got"
+	[ "$(cat "$D/got")" = p1 ]
+	# Past its waiter timeout, the dead one is shown expired where it
+	# is left (the head of p2's and p3's queues: a fair queue drops dead
+	# heads at its next call), and holds up nobody: a release of p2
+	# passes it over to a live waiter at once.
+	nap 2.2
+	for n in p2 p3; do
+		run -0 rl queue "$n"
+		assert_line --regexp '^1 .* expired '
+	done
+	# ... and status counts it no more.
+	wait_for 5 nobody_waiting
+	old=$(rcli lindex 'redisson_lock_queue:{p2}' 0)
+	rlx exec -q -w 30s --waiter-timeout 30s --fair p2 -- \
+	    sh -c 'date +%s%3N >"$0"' "$D/got2" 3>&- &
+	bg+=($!)
+	# Its first call dropped the dead head, and queued it.
+	wait_for 10 eval '[ "$(rcli lrange "redisson_lock_queue:{p2}" 0 -1)" != "$old" ] &&
+	    [ "$(rcli llen "redisson_lock_queue:{p2}")" = 1 ]'
+	w=$(rcli lindex 'redisson_lock_queue:{p2}' 0)
+	wait_for 10 eval '[ "$(rcli pubsub numsub "redisson_lock__channel:{p2}:$w" | sed -n 2p)" = 1 ]'
+	t0=$(now_ms)
+	rl unlock --owner "$t_p2" p2
+	wait_for 10 test -s "$D/got2"
+	echo "p2 taken $(($(cat "$D/got2") - t0)) ms after its release" >&3
+	[ $(($(cat "$D/got2") - t0)) -lt 1000 ]
+}
+
+@test "keys deleted behind a pool's hold: the name taken is lost (79), the others untouched" {
+	rl lock -t 60s p1 >/dev/null
+	rlx exec -t 600ms --any p1 p2 p3 -- sh -c '
+	    echo "$REDLOCK_NAME" >"$0"; sleep 10' "$D/got" 2>"$D/err" 3>&- &
+	bg+=($!)
+	wait_for 10 test -s "$D/got"
+	[ "$(cat "$D/got")" = p2 ]
+	rcli del p2 'redlock_holder:{p2}' >/dev/null
+	st=0
+	reap -t 10 "${bg[0]}" || st=$?
+	bg=()
+	[ "$st" = 79 ]
+	grep -q "lost the lock on p2" "$D/err"
+	run -0 rcli exists p1 p2 p3
+	assert_output 1
+	[ "$(rcli hlen p1)" -ge 1 ]
+}

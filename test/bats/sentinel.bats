@@ -819,3 +819,48 @@ where_sh='p=$(ps -o ppid= -p "$PPID" | tr -d " ")
 	run -0 "$RL" -u "$U" unlock --force mh
 	run -0 "$RL" -u "$U" exec -n mh -- true
 }
+
+@test "through Sentinel, across a failover: a pool's waiter woken on the new master, lock --extend there, --supersede" {
+	topology
+	t1=$("$RL" -u "$U" lock -t 60s p1)
+	t2=$("$RL" -u "$U" lock -t 60s p2)
+	wait_for 10 exists_on "$R_PORT" p2
+	"$RL" -u "$U" exec -q -w 60s --waiter-timeout 60s --any p1 p2 -- \
+	    sh -c 'echo "$REDLOCK_NAME $(date +%s%3N)" >"$0/got"' "$D" \
+	    2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 20 eval '[ "$(mcli "$M_PORT" zcard "redlock_room:{p2}")" = 1 ]'
+	failover
+	demote
+	# The waiter is back in p2's room, listening, on the new master.
+	wait_for 30 eval '[ "$(mcli "$R_PORT" pubsub numsub "redisson_lock__channel:{p2}" | sed -n 2p)" -ge 1 ]'
+	# The hold replicated: extended on the new master.
+	run -0 "$RL" -u "$U" lock --owner "$t1" --extend 90s p1
+	[ "$(pttl_on "$R_PORT" p1)" -gt 80000 ]
+	run -1 "$RL" -u "$U" lock --owner "$t2" --extend 90s p1
+	t0=$(now_ms)
+	run -0 "$RL" -u "$U" unlock --owner "$t2" p2
+	wait_for 15 test -s "$D/got"
+	read -r n at <"$D/got"
+	[ "$n" = p2 ]
+	echo "the pool took p2 $((at - t0)) ms after its release" >&3
+	# 60 s leases: only a message brings it this soon.
+	[ $((at - t0)) -lt 10000 ]
+	reap -t 20 "$epid"
+	epid=
+	# --supersede on the new master: the older waiter gives up at once.
+	"$RL" -u "$U" exec -w 30s --supersede --label old p1 -- true \
+	    2>"$D/old.err" 3>&- &
+	old=$!
+	epid=$old
+	wait_for 20 eval '[ "$(mcli "$R_PORT" hlen "redlock_supersede:{p1}")" = 1 ]'
+	"$RL" -u "$U" exec -q -w 30s --supersede --label new p1 -- true 3>&- &
+	epid="$old $!"
+	st=0
+	reap -t 20 "$old" || st=$?
+	[ "$st" = 75 ]
+	grep -q "superseded by .* (new)" "$D/old.err"
+	run -0 "$RL" -u "$U" unlock --owner "$t1" p1
+	reap -t 20 ${epid#* }
+	epid=
+}

@@ -296,3 +296,45 @@ holder end" ]
 	wait_for 30 done_ new
 	[ "$(st new)" = 0 ]
 }
+
+@test "--supersede: a waiter stopped (SIGSTOP), superseded, then continued gives up at once (75)" {
+	holder 8
+	waiter old --supersede --waiter-timeout 60s
+	wait_for 30 registered old
+	wait_for 30 eval '[ "$(rcli pubsub numsub "redisson_lock__channel:{x}:$(rcli hkeys "$SUP")" | sed -n 2p)" = 1 ]'
+	# The redlock process itself (the waiter's subshell's child).
+	p=$(cat /proc/"${bg[1]}"/task/*/children)
+	kill -STOP "$p"
+	waiter new --supersede --waiter-timeout 60s
+	wait_for 30 registered new
+	nap 0.5
+	! done_ old
+	t0=$(now_ms)
+	kill -CONT "$p"
+	wait_for 5 done_ old
+	[ "$(st old)" = 75 ]
+	grep -q "superseded by $HOST pid [0-9]* (new)" "$D/old.err"
+	echo "gave up $(($(end_ms old) - t0)) ms after SIGCONT" >&3
+	[ $(($(end_ms old) - t0)) -lt 1000 ]
+	[ ! -s "$D/old.out" ]
+	! done_ new
+	wait_for 30 done_ new
+	[ "$(st new)" = 0 ]
+	[ "$(holder_st)" = 7 ]
+}
+
+@test "--supersede: a waiter killed (SIGKILL) is superseded all the same; its mark goes, and the newest runs" {
+	holder 3
+	waiter old --supersede --waiter-timeout 2s
+	wait_for 30 registered old
+	p=$(cat /proc/"${bg[1]}"/task/*/children)
+	kill -9 "$p"
+	waiter new --supersede --waiter-timeout 2s
+	wait_for 30 registered new
+	# The dead one's entry is out of the room at once.
+	[ "$(rcli zcard 'redlock_room:{x}')" = 1 ]
+	wait_for 30 done_ new
+	[ "$(st new)" = 0 ]
+	[ "$(cat "$D/new.out")" = "new ran" ]
+	[ "$(holder_st)" = 7 ]
+}

@@ -273,3 +273,34 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	    run -69 --separate-stderr "$RL" -u "$url" exec job -- true
 	[[ $stderr == *"TLS certificate verification failed"* ]]
 }
+
+@test "over TLS: a pool's waiter woken by any name's release, --supersede, lock --extend" {
+	t1=$(tls lock -t 60s p1)
+	t2=$(tls lock -t 60s p2)
+	(sleep 0.5; tls unlock --owner "$t2" p2) &
+	upid=$!
+	t0=$(now_ms)
+	run -0 tls exec -q -w 20s --any p1 p2 -- sh -c 'echo $REDLOCK_NAME'
+	t1_=$(now_ms)
+	reap "$upid"
+	assert_output p2
+	# Pushed: about 0.5 s; the leases are 60 s.
+	[ $((t1_ - t0)) -lt 5000 ]
+	# --supersede: the older waiter gives up at once, naming the newer.
+	tls exec -w 20s --supersede --label old p1 -- true \
+	    2>"$BATS_TEST_TMPDIR/old.err" 3>&- &
+	old=$!
+	wait_for 10 eval '[ "$(rcli hlen "redlock_supersede:{p1}")" = 1 ]'
+	tls exec -q -w 20s --supersede --label new p1 -- true 3>&- &
+	new=$!
+	st=0
+	reap -t 10 "$old" || st=$?
+	[ "$st" = 75 ]
+	grep -q "superseded by .* (new)" "$BATS_TEST_TMPDIR/old.err"
+	# extend of p1's hold, then unlock: the newer waiter runs.
+	run -0 tls lock --owner "$t1" --extend 90s p1
+	[ "$(rcli pttl p1)" -gt 80000 ]
+	run -1 tls lock --owner "$t2" --extend 90s p1
+	tls unlock --owner "$t1" p1
+	reap -t 10 "$new"
+}
