@@ -475,8 +475,9 @@ end
 -- yet), or between two connections.
 local function rl_silent(waiters, owner, now_ms)
   local w = redis.call('HGET', waiters, owner)
+  -- No record (false): not redlock's waiter, a Java one.
   local since = w and tonumber(string.match(w, '"since_ms":(%d+)'))
-  return since ~= nil and now_ms - since > 250
+  return since and now_ms - since > 250 or false
 end
 
 -- Wake the first live fair waiter on its own channel, CHANNEL:OWNER,

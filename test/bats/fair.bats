@@ -160,6 +160,25 @@ dead_head() {
 	rcli zadd "$Z" $(($(server_ms) + $2)) "$1" >/dev/null
 }
 
+@test "a release that finds at the head a Java waiter nobody hears, within its deadline, frees the lock: no script error" {
+	tok=$(rl lock -t 60s x)
+	# Redisson's waiters have no record of redlock's: that one is
+	# judged by its deadline alone, and woken (its channel may be on
+	# another connection of its client). A redlock waiter behind it
+	# has a record.
+	dead_head 'java-quiet:1' 60000
+	fair_exec b -w 60s --waiter-timeout 60s
+	pb=$fpid
+	wait_for 5 qlen_is 2
+	run -0 --separate-stderr rl unlock --owner "$tok" x
+	assert_equal "$stderr" ""
+	key_gone x
+	[ "$(rcli lindex "$Q" 0)" = java-quiet:1 ]
+	kill -TERM "$pb"
+	reap "$pb" || :
+	[ ! -e "$D/b.start" ]
+}
+
 @test "unlock --force skips a dead head and wakes the first live waiter at once" {
 	tok=$(rl lock -t 60s x)
 	dead_head 'java-dead:1' 1000
