@@ -28,9 +28,14 @@ const struct cmd cmd_exec = {
 
 /* What the watchdog tells redlock, over a pipe. */
 struct report {
-	int kind;		/* REPORT_STARTED, REPORT_DONE */
+	int kind;		/* REPORT_STARTED, REPORT_DONE, REPORT_EXIT */
 	pid_t child;
-	int status;		/* wait status of COMMAND; -1: not started */
+	int status;		/* wait status of COMMAND; -1: not started;
+				 * REPORT_EXIT: redlock's exit status */
+	int which;		/* the name held, of the pool's */
+	int busy;		/* REPORT_EXIT: NAME was busy */
+	int64_t wait_ms;	/* from the start of the wait to the
+				 * acquisition, or to REPORT_EXIT */
 	int lost;		/* enum lost */
 	int unacked;		/* renewals failed for want of replicas */
 	int64_t lost_after_ms;
@@ -42,7 +47,23 @@ struct report {
 	char removed_by[400];	/* removed by unlock --force: who, from
 				 * the history (watch removed_by); or "" */
 };
-enum { REPORT_STARTED = 1, REPORT_DONE };
+enum { REPORT_STARTED = 1, REPORT_DONE, REPORT_EXIT };
+
+/* What one exec is asked to do. */
+struct job {
+	struct lockopts o;
+	enum on_lost on_lost;
+	int64_t kill_after;
+	int64_t max_hold;	/* 0: none */
+	const char *max_hold_arg;
+	const char *metrics_file;	/* --metrics-file; or NULL */
+	const char *name;	/* the name held: one of pool's */
+	struct pool_names pool;	/* NAME, or --any's NAME... */
+	char **cmd;
+	pid_t relay;		/* redlock's own process */
+	const char *shell;	/* -c STRING; or NULL */
+	char *sh_argv[4];	/* /bin/sh -c STRING */
+};
 
 static int
 child_exit(int status)
@@ -54,70 +75,140 @@ child_exit(int status)
 	return EXIT_SOFTWARE;
 }
 
-static void
-put_env(const char *k, const char *v)
+/* COMMAND's start, made ready before the lock is held so that little
+ * but one vfork and one exec comes between acquisition and COMMAND. */
+struct spawn {
+	char **argv;
+	char **envp;		/* the environment, with REDLOCK_* set */
+	char *set[16];		/* the "K=V" strings of envp we made */
+	size_t nset;
+	int tty;		/* COMMAND gets the terminal */
+	pid_t watchdog;		/* its parent */
+	int err_fd;		/* the child writes exec's errno here */
+};
+
+/* K=V into S's own strings; -1 when out of memory. */
+static int
+spawn_put(struct spawn *s, const char *k, const char *v)
 {
-	if (setenv(k, v, 1) < 0)
-		msg("cannot set %s: %s", k, strerror(errno));
+	char *kv;
+
+	if (s->nset >= sizeof(s->set) / sizeof(s->set[0]) ||
+	    asprintf(&kv, "%s=%s", k, v) < 0)
+		return -1;
+	s->set[s->nset++] = kv;
+	return 0;
 }
 
-/* The TLS files given as options, for nested calls: as absolute paths,
- * since COMMAND may change directory. */
-static void
-put_tls_env(const struct globals *g)
+/* Whether environment string E sets a variable S sets. */
+static int
+spawn_overrides(const struct spawn *s, const char *e)
 {
-	const char *k[] = { "REDLOCK_CACERT", "REDLOCK_CERT", "REDLOCK_KEY" };
-	const char *v[] = { g->tls.cacert, g->tls.cert, g->tls.key };
-	char *abs;
+	size_t i, n;
+
+	for (i = 0; i < s->nset; i++) {
+		n = strcspn(s->set[i], "=") + 1;
+		if (strncmp(s->set[i], e, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+spawn_free(struct spawn *s)
+{
 	size_t i;
 
-	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		if (v[i] == NULL)
-			continue;
-		abs = realpath(v[i], NULL);
-		put_env(k[i], abs != NULL ? abs : v[i]);
-		free(abs);
-	}
+	for (i = 0; i < s->nset; i++)
+		free(s->set[i]);
+	free(s->envp);
+	s->nset = 0;
+	s->envp = NULL;
 }
 
-/* In the child: become COMMAND. */
-static void __attribute__((noreturn))
-become(char **cmd, const struct globals *g, const char *name,
-    const struct lockopts *o, int64_t fence, int tty, pid_t watchdog_pid)
+/* COMMAND's environment, for NAME held by O with FENCE: 0, or -1 (out
+ * of memory). The TLS files given as options go as absolute paths,
+ * since COMMAND may change directory; REDLOCK_HELD makes a nested exec
+ * of NAME re-enter rather than wait for this one. */
+static int
+spawn_env(struct spawn *s, const struct globals *g, const char *name,
+    const struct lockopts *o, int64_t fence)
 {
-	char num[32], *held;
+	const char *tk[] = { "REDLOCK_CACERT", "REDLOCK_CERT", "REDLOCK_KEY" };
+	const char *tv[] = { g->tls.cacert, g->tls.cert, g->tls.key };
+	char num[32], *held, *abs;
+	size_t i, n, k;
+	int bad = 0;
+
+	s->nset = 0;
+	bad |= spawn_put(s, "REDLOCK_NAME", name);
+	bad |= spawn_put(s, "REDLOCK_OWNER", o->owner);
+	if ((held = held_with(name, o->owner, o->held_kind)) == NULL)
+		bad = -1;
+	else
+		bad |= spawn_put(s, "REDLOCK_HELD", held);
+	free(held);
+	snprintf(num, sizeof(num), "%lld", (long long)fence);
+	bad |= spawn_put(s, "REDLOCK_FENCE", num);
+	snprintf(num, sizeof(num), "%lld", (long long)o->ttl_ms);
+	bad |= spawn_put(s, "REDLOCK_TTL_MS", num);
+	bad |= spawn_put(s, "REDLOCK_URL", g->url_text);
+	for (i = 0; i < sizeof(tk) / sizeof(tk[0]); i++) {
+		if (tv[i] == NULL)
+			continue;
+		abs = realpath(tv[i], NULL);
+		bad |= spawn_put(s, tk[i], abs != NULL ? abs : tv[i]);
+		free(abs);
+	}
+	/* A nested call wakes and is woken as this one. */
+	if (o->pubsub_given)
+		bad |= spawn_put(s, PUBSUB_VAR, pubsub_name(o->pubsub));
+	for (n = 0; environ[n] != NULL; n++)
+		;
+	if (bad || (s->envp = calloc(n + s->nset + 1,
+	    sizeof(*s->envp))) == NULL) {
+		spawn_free(s);
+		return -1;
+	}
+	for (i = 0, k = 0; i < n; i++)
+		if (!spawn_overrides(s, environ[i]))
+			s->envp[k++] = environ[i];
+	for (i = 0; i < s->nset; i++)
+		s->envp[k++] = s->set[i];
+	s->envp[k] = NULL;
+	return 0;
+}
+
+/* In the child of vfork: become COMMAND. It shares the watchdog's memory
+ * until it execs, so it only makes system calls; exec's errno goes back
+ * on S->err_fd. */
+static void __attribute__((noreturn))
+spawn_child(const struct spawn *s)
+{
 	int e;
 
 	/* If the watchdog dies too, the kernel kills COMMAND. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != watchdog_pid)
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != s->watchdog)
 		_exit(EXIT_LOST);
 	setpgid(0, 0);
-	if (tty) {
+	if (s->tty) {
 		/* COMMAND gets the terminal, as a shell would give it. */
 		signal(SIGTTOU, SIG_IGN);
 		tcsetpgrp(STDIN_FILENO, getpid());
 	}
 	sig_restore();
-	put_env("REDLOCK_NAME", name);
-	put_env("REDLOCK_OWNER", o->owner);
-	/* Without it, a nested exec of NAME would wait for this one. */
-	if ((held = held_with(name, o->owner, o->held_kind)) == NULL) {
-		msg("cannot set REDLOCK_HELD for COMMAND: %s", strerror(errno));
-		_exit(EXIT_SOFTWARE);
-	}
-	put_env("REDLOCK_HELD", held);
-	free(held);
-	snprintf(num, sizeof(num), "%lld", (long long)fence);
-	put_env("REDLOCK_FENCE", num);
-	snprintf(num, sizeof(num), "%lld", (long long)o->ttl_ms);
-	put_env("REDLOCK_TTL_MS", num);
-	put_env("REDLOCK_URL", g->url_text);
-	put_tls_env(g);
-	/* A nested call wakes and is woken as this one. */
-	if (o->pubsub_given)
-		put_env(PUBSUB_VAR, pubsub_name(o->pubsub));
-	execvp(cmd[0], cmd);
+	execvpe(s->argv[0], s->argv, s->envp);
 	e = errno;
+	if (write(s->err_fd, &e, sizeof(e)) < 0) {
+		/* The parent then sees exec fail only in the status. */
+	}
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+/* Why exec of COMMAND failed (errno E), in one line. */
+static void
+spawn_failed(char **cmd, int e)
+{
 	/* "./deploy.sh 1 0" quoted as one word: meant for a shell. */
 	if (e == ENOENT && cmd[1] == NULL && strchr(cmd[0], ' ') != NULL)
 		msg("cannot run %s: %s; to have /bin/sh split it into words, "
@@ -125,7 +216,45 @@ become(char **cmd, const struct globals *g, const char *name,
 		    strerror(e), esc(cmd[0]));
 	else
 		msg("cannot run %s: %s", esc(cmd[0]), strerror(e));
-	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+/* Start COMMAND as S says, in a process group of its own: its pid, or -1
+ * (errno set). All signals are blocked in the caller. */
+static pid_t
+spawn(struct spawn *s)
+{
+	int ep[2], e = 0;
+	pid_t pid;
+
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return -1;
+	s->err_fd = ep[1];
+#if defined(__SANITIZE_ADDRESS__)
+	/* The sanitizers' runtime does not follow a child that shares its
+	 * memory: a plain fork there, the same steps after it. */
+	pid = fork();
+#else
+	pid = vfork();
+#endif
+	if (pid == 0)
+		spawn_child(s);
+	e = errno;
+	close(ep[1]);
+	if (pid < 0) {
+		close(ep[0]);
+		errno = e;
+		return -1;
+	}
+	setpgid(pid, pid);
+	/* EOF once the child has exec'd (the pipe closes on it); errno
+	 * when it could not. */
+	e = 0;
+	while (read(ep[0], &e, sizeof(e)) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (e != 0)
+		spawn_failed(s->argv, e);
+	return pid;
 }
 
 static void
@@ -148,20 +277,21 @@ set_title(const char *name)
 	proc_title(title);
 }
 
-/* The watchdog: start COMMAND, keep the lease, release, report. */
+/* The watchdog, once NAME is held on RC: start COMMAND, keep the lease,
+ * release, report. */
 static void __attribute__((noreturn))
-watchdog(rl_client *rc, char **cmd, const struct globals *g,
-    const char *name, struct lockopts *o, enum on_lost on_lost,
-    int64_t kill_after, int64_t max_hold, const struct rl_attempt *a,
-    int parent_fd, int report_fd)
+watchdog(rl_client *rc, const struct globals *g, struct job *j,
+    const struct rl_attempt *a, int which, int64_t wait_ms, int parent_fd,
+    int report_fd)
 {
-	struct rl_lock held = lockopts_lock(o, name);
+	struct rl_lock held = lockopts_lock(&j->o, j->name);
 	struct report r = { 0 };
+	struct spawn sp = { 0 };
 	struct watch w;
 	sigset_t old;
-	int sigchld = SIGCHLD, tty;
+	int sigchld = SIGCHLD;
 	size_t i;
-	pid_t pid, me, caller;
+	pid_t pid, caller;
 
 	/* Signals for COMMAND reach it from redlock, not from here: a kill
 	 * of every redlock process must not deliver them twice. */
@@ -171,7 +301,9 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	memset(&w, 0, sizeof(w));
 	w.sig_fd = sig_catch(&sigchld, 1);
 	caller = getpgrp();
-	tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == caller;
+	sp.argv = j->cmd;
+	sp.watchdog = getpid();
+	sp.tty = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == caller;
 	/* A process group of its own, before COMMAND starts: a SIGKILL to
 	 * the caller's group (a CI runner's cancel, timeout -s KILL) ends
 	 * redlock, not this process, which then ends COMMAND's group and
@@ -179,18 +311,16 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	 * stop it (stty tostop). */
 	signal(SIGTTOU, SIG_IGN);
 	setpgid(0, 0);
-	me = getpid();
 	sig_block_all(&old);
-	pid = fork();
-	if (pid == 0)
-		become(cmd, g, name, o, a->fence, tty, me);
-	if (pid > 0)
-		setpgid(pid, pid);
+	pid = spawn_env(&sp, g, j->name, &j->o, a->fence) < 0 ? -1 :
+	    spawn(&sp);
 	sig_unblock(&old);
+	spawn_free(&sp);
 	if (pid < 0) {
-		msg("cannot start COMMAND: fork: %s", strerror(errno));
+		msg("cannot start COMMAND: %s", strerror(errno));
 		r.kind = REPORT_DONE;
 		r.status = -1;
+		r.which = which;
 		report(report_fd, &r);
 		rl_release_unused(rc, &held, &(enum rl_release){ 0 },
 		    &(int64_t){ 0 }, &(struct rl_attempt){ 0 });
@@ -199,25 +329,27 @@ watchdog(rl_client *rc, char **cmd, const struct globals *g,
 	}
 	r.kind = REPORT_STARTED;
 	r.child = pid;
+	r.which = which;
+	r.wait_ms = wait_ms;
 	report(report_fd, &r);
 	/* Not its parent's line in ps: a name of its own. COMMAND has its
 	 * own copy of the words by now. */
-	set_title(name);
+	set_title(j->name);
 
 	w.rc = rc;
-	w.name = name;
-	w.owner = o->owner;
-	w.lo = o;
+	w.name = j->name;
+	w.owner = j->o.owner;
+	w.lo = &j->o;
 	w.sent_ms = a->sent_ms;
-	w.on_lost = on_lost;
-	w.kill_after_ms = kill_after;
-	w.max_hold_ms = max_hold;
+	w.on_lost = j->on_lost;
+	w.kill_after_ms = j->kill_after;
+	w.max_hold_ms = j->max_hold;
 	w.child = pid;
-	w.what = cmd[0];
+	w.what = j->cmd[0];
 	w.parent_fd = parent_fd;
 	w.pid_fd = -1;
 	watch_run(&w);
-	if (tty)
+	if (sp.tty)
 		tcsetpgrp(STDIN_FILENO, caller);
 	r.kind = REPORT_DONE;
 	r.status = w.child_status;
@@ -256,20 +388,6 @@ parse_on_lost(const char *s, enum on_lost *out)
 	return 0;
 }
 
-/* What one exec is asked to do. */
-struct job {
-	struct lockopts o;
-	enum on_lost on_lost;
-	int64_t kill_after;
-	int64_t max_hold;	/* 0: none */
-	const char *max_hold_arg;
-	const char *metrics_file;	/* --metrics-file; or NULL */
-	const char *name;	/* the name held: one of pool's */
-	struct pool_names pool;	/* NAME, or --any's NAME... */
-	char **cmd;
-	const char *shell;	/* -c STRING; or NULL */
-	char *sh_argv[4];	/* /bin/sh -c STRING */
-};
 
 /* --max-hold goes with an --on-lost that stops COMMAND, and is no
  * shorter than the renewal period (else the lease is far longer than the
@@ -521,7 +639,7 @@ give_back(rl_client *rc, const struct job *j)
  * *STATUS (*RC freed). */
 static enum step
 acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
-    struct rl_attempt *a, int *status)
+    struct rl_attempt *a, size_t *held, int *status)
 {
 	struct rl_meta meta;
 	struct rl_attempt as[RL_ANY_MAX];
@@ -533,7 +651,7 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
 	meta.host = self_host();
-	meta.pid = (long)getpid();
+	meta.pid = (long)j->relay;
 	meta.user = self_user();
 	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
 	if (pool_open(g, &j->o, &j->pool, sig_fd, rcs, status) < 0)
@@ -545,6 +663,10 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	*rc = rcs[which];
 	*a = as[which];
 	j->name = j->pool.name[which];
+	*held = which;
+	/* Ended by redlock's death: nobody reads a message. */
+	if (getppid() != j->relay)
+		j->o.quiet = 1;
 	if (step == STEP_INTERRUPTED)
 		*status = interrupted(sig_fd, j->pool.n > 1 ? j->pool.label :
 		    j->name, &j->o);
@@ -560,11 +682,59 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	return STEP_EXIT;
 }
 
-/* Fork the watchdog, which takes RC over and starts COMMAND: its pid, and
- * in *REPORT_FD the read end of its reports; -1 (reported, released). */
+/*
+ * The watchdog process, forked before anything is sent: it acquires
+ * (waiting as long as it must), then starts COMMAND, keeps the lease and
+ * releases, reporting to redlock on REPORT_FD. Holding the connection it
+ * acquired on, it needs no second one (nor a second TLS handshake), and
+ * only COMMAND's start comes between the acquisition and COMMAND.
+ */
+static void __attribute__((noreturn))
+waiter(struct globals *g, struct job *j, int sig_fd, int parent_fd,
+    int report_fd)
+{
+	struct report r = { 0 };
+	struct rl_attempt a;
+	rl_client *rc;
+	int64_t t0 = rl_now_ms();
+	enum step step;
+	size_t which;
+	int status;
+
+	/* redlock dies while this waits: the wait ends, as at a signal. */
+	if (prctl(PR_SET_PDEATHSIG, SIGHUP) < 0 || getppid() != j->relay)
+		_exit(EXIT_SOFTWARE);
+	if (sig_fd < 0) {
+		msg("cannot set up signals: %s", strerror(errno));
+		r.kind = REPORT_EXIT;
+		r.status = EXIT_SOFTWARE;
+		report(report_fd, &r);
+		exit(0);
+	}
+	step = acquire(g, j, sig_fd, &rc, &a, &which, &status);
+	r.wait_ms = rl_now_ms() - t0;
+	if (step == STEP_EXIT) {
+		r.kind = REPORT_EXIT;
+		r.status = status;
+		r.busy = j->o.busy;
+		report(report_fd, &r);
+		exit(0);
+	}
+	/* Held: from here this process outlives redlock, to end COMMAND
+	 * and release. Unless redlock is already gone. */
+	if (prctl(PR_SET_PDEATHSIG, 0) < 0 || getppid() != j->relay) {
+		give_back(rc, j);
+		rl_client_free(rc);
+		exit(0);
+	}
+	close(sig_fd);
+	watchdog(rc, g, j, &a, (int)which, r.wait_ms, parent_fd, report_fd);
+}
+
+/* Fork the watchdog: its pid, and in *REPORT_FD the read end of its
+ * reports; -1 (reported). */
 static pid_t
-spawn_watchdog(struct globals *g, struct job *j, rl_client *rc,
-    const struct rl_attempt *a, int sig_fd, int *report_fd)
+spawn_watchdog(struct globals *g, struct job *j, int sig_fd, int *report_fd)
 {
 	int alive[2], rpipe[2];
 	sigset_t old;
@@ -572,28 +742,30 @@ spawn_watchdog(struct globals *g, struct job *j, rl_client *rc,
 
 	if (pipe2(alive, O_CLOEXEC) < 0 || pipe2(rpipe, O_CLOEXEC) < 0) {
 		msg("cannot start the watchdog: pipe: %s", strerror(errno));
-		give_back(rc, j);
 		return -1;
 	}
 	fflush(stdout);
 	fflush(stderr);
+	j->relay = getpid();
 	sig_block_all(&old);
 	wd = fork();
 	if (wd == 0) {
-		sig_unblock(&old);
 		close(alive[1]);
 		close(rpipe[0]);
 		close(sig_fd);
-		watchdog(rc, j->cmd, g, j->name, &j->o, j->on_lost,
-		    j->kill_after, j->max_hold, a, alive[0], rpipe[1]);
+		/* Its own handlers and pipe first: a signal waits for
+		 * them. */
+		sig_fd = sig_catch(relayed_signals, 6);
+		sig_unblock(&old);
+		waiter(g, j, sig_fd, alive[0], rpipe[1]);
 	}
 	sig_unblock(&old);
 	close(alive[0]);
 	close(rpipe[1]);
 	if (wd < 0) {
 		msg("cannot start the watchdog: fork: %s", strerror(errno));
-		give_back(rc, j);
 		close(rpipe[0]);
+		close(alive[1]);
 		return -1;
 	}
 	/* alive[1] stays open, unread, until redlock exits: the watchdog
@@ -609,10 +781,14 @@ signal_group(pid_t child, int s)
 		kill(child, s);
 }
 
-/* Relay signals to COMMAND's process group until the watchdog reports
- * COMMAND's end (1, in *DONE) or dies (0); *CHILD: COMMAND's pid. */
+/* Relay signals until the watchdog WD reports its end (1, in *DONE) or
+ * dies (0): to WD while it waits, to COMMAND's process group once started
+ * (*CHILD, its pid, with the name held in *WHICH). A signal that came
+ * before COMMAND started is sent to it too: the watchdog heeds signals
+ * only before it holds the lock. */
 static int
-relay(int sig_fd, int report_fd, pid_t *child, struct report *done)
+relay(int sig_fd, int report_fd, pid_t wd, pid_t *child, int *which,
+    struct report *done)
 {
 	struct report rep;
 	int pending[8], npending = 0, s, i;
@@ -628,8 +804,11 @@ relay(int sig_fd, int report_fd, pid_t *child, struct report *done)
 		while ((s = sig_next(sig_fd)) != 0)
 			if (*child > 0)
 				signal_group(*child, s);
-			else if (npending < 8)
-				pending[npending++] = s;
+			else {
+				kill(wd, s);
+				if (npending < 8)
+					pending[npending++] = s;
+			}
 		if (p[1].revents == 0)
 			continue;
 		n = read(report_fd, &rep, sizeof(rep));
@@ -639,10 +818,16 @@ relay(int sig_fd, int report_fd, pid_t *child, struct report *done)
 			return 0;	/* EOF: the watchdog is gone */
 		if (rep.kind == REPORT_STARTED) {
 			*child = rep.child;
+			*which = rep.which;
+			done->wait_ms = rep.wait_ms;
 			for (i = 0; i < npending; i++)
 				signal_group(*child, pending[i]);
 			npending = 0;
-		} else if (rep.kind == REPORT_DONE) {
+		} else if (rep.kind == REPORT_DONE ||
+		    rep.kind == REPORT_EXIT) {
+			if (rep.kind == REPORT_DONE)
+				rep.wait_ms = done->wait_ms;
+			*which = rep.which;
 			*done = rep;
 			return 1;
 		}
@@ -704,6 +889,14 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 
 	while (waitpid(wd, &status, 0) < 0 && errno == EINTR)
 		;
+	if (reported && done->kind == REPORT_EXIT)
+		return done->status;
+	if (!reported && child <= 0) {
+		/* Before COMMAND: if it held NAME, the lease runs out. */
+		msg("the watchdog of %s died (status %d) before COMMAND "
+		    "started; try again", esc(j->name), child_exit(status));
+		return EXIT_SOFTWARE;
+	}
 	if (!reported) {
 		/* The watchdog died: COMMAND runs unprotected. Stop it and
 		 * give the lock back. */
@@ -759,31 +952,24 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 static int
 run_job(struct globals *g, struct job *j, int sig_fd, struct metrics_run *m)
 {
-	struct rl_attempt a;
 	struct report done = { 0 };
-	rl_client *rc;
 	pid_t wd, child = 0;
-	int status, report_fd, reported;
-	enum step step;
-	int64_t t0 = rl_now_ms(), held;
+	int status, report_fd, reported, which = 0;
+	int64_t t0 = rl_now_ms();
 
-	step = acquire(g, j, sig_fd, &rc, &a, &status);
-	held = rl_now_ms();
-	m->wait_ms = held - t0;
-	if (step == STEP_EXIT) {
-		m->busy = j->o.busy;
-		return status;
-	}
-	wd = spawn_watchdog(g, j, rc, &a, sig_fd, &report_fd);
-	/* The connection is the watchdog's now. */
-	rl_client_free(rc);
-	if (wd < 0)
+	if ((wd = spawn_watchdog(g, j, sig_fd, &report_fd)) < 0)
 		return EXIT_SOFTWARE;
-	reported = relay(sig_fd, report_fd, &child, &done);
+	reported = relay(sig_fd, report_fd, wd, &child, &which, &done);
+	if (which >= 0 && (size_t)which < j->pool.n)
+		j->name = j->pool.name[which];
 	status = finish(g, j, wd, child, reported, &done);
-	m->hold_ms = rl_now_ms() - held;
+	m->wait_ms = child > 0 || (reported && done.kind == REPORT_EXIT) ?
+	    done.wait_ms : rl_now_ms() - t0;
+	m->busy = reported && done.kind == REPORT_EXIT && done.busy;
+	m->hold_ms = child > 0 ? rl_now_ms() - (t0 + done.wait_ms) : 0;
 	m->ran = child > 0;
-	m->lost = reported && (done.lost != LOST_NO || done.gone != GONE_NO);
+	m->lost = reported && done.kind == REPORT_DONE &&
+	    (done.lost != LOST_NO || done.gone != GONE_NO);
 	return status;
 }
 

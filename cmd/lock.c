@@ -82,6 +82,9 @@ start_keepalive(rl_client *rc, const char *name, struct lockopts *o,
 		if (fd > STDERR_FILENO)
 			close(fd);
 	}
+	/* A child of the process that acquired: its own TLS connections,
+	 * made at the first renewal. */
+	rl_client_forked(rc);
 	memset(&w, 0, sizeof(w));
 	w.rc = rc;
 	w.name = name;

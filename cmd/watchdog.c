@@ -438,9 +438,6 @@ watch_run(struct watch *w)
 	int64_t now, wake, period;
 	nfds_t n;
 
-	/* This is a child of the process that acquired: its own TLS
-	 * connections, made at the first renewal. */
-	rl_client_forked(w->rc);
 	memset(&l, 0, sizeof(l));
 	l.w = w;
 	l.kill_at = -1;

@@ -140,12 +140,13 @@ queue_fair() {
 	fair_exec b -w 60s --waiter-timeout 60s
 	pb=$fpid
 	wait_for 5 qlen_is 2
-	kill -STOP "$pa"
+	# a stopped whole: redlock and the watchdog that waits for it.
+	kill -STOP $(proc_tree "$pa")
 	rl unlock --owner "$tok" x	# wakes a, which is stopped
 	sleep 0.2
 	t0=$(date +%s%N)
 	kill -INT "$pa"
-	kill -CONT "$pa"
+	kill -CONT $(proc_tree "$pa")
 	reap "$pb"
 	took=$((($(cat "$D/b.start") - t0) / 1000000))
 	echo "b started $took ms after a left" >&3
@@ -204,12 +205,13 @@ dead_head() {
 	fair_exec b -w 60s --waiter-timeout 30s
 	pb=$fpid
 	wait_for 5 qlen_is 3
-	kill -STOP "$pa"
+	# a stopped whole: redlock and the watchdog that waits for it.
+	kill -STOP $(proc_tree "$pa")
 	rl unlock --owner "$tok" x	# wakes a, which is stopped
 	sleep 1.1	# the dead waiter's deadline passes
 	t0=$(date +%s%N)
 	kill -INT "$pa"
-	kill -CONT "$pa"
+	kill -CONT $(proc_tree "$pa")
 	reap "$pb"
 	took=$((($(cat "$D/b.start") - t0) / 1000000))
 	echo "b started $took ms after a left" >&3

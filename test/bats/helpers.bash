@@ -409,3 +409,15 @@ stop_cluster() {
 	local i
 	for i in $(seq 1 "$CLUSTER_NODES"); do stop_redis "$(pid_of "C$i")"; done
 }
+
+# proc_tree PID...: each PID with every process under it, the deepest
+# first. An exec that waits is redlock and, under it, the watchdog that
+# does the waiting: a waiter is stopped or killed as a whole (a crash, a
+# hung host) by signalling all of them, its watchdog first.
+proc_tree() {
+	local p
+	for p in "$@"; do
+		descendants "$p" | tac
+		echo "$p"
+	done
+}

@@ -18,8 +18,11 @@ setup() {
 # that lands while an ASan build exits undoes the stop of LeakSanitizer's
 # at-exit check (PTRACE_ATTACH's SIGSTOP), which then waits for ever.
 teardown() {
-	local p
-	kill_ours KILL "${bg[@]}"
+	local p mine
+	# Each with what runs under it: a watchdog stopped with its redlock
+	# would outlive redlock's SIGKILL, stopped, keeping its subscription.
+	ours "${bg[@]}"
+	[ ${#mine[@]} = 0 ] || kill -9 $(proc_tree "${mine[@]}") 2>/dev/null || :
 	for p in "${bg[@]}"; do wait "$p" 2>/dev/null || :; done
 	stop_strays
 }
@@ -157,7 +160,8 @@ all_held() {
 	l=$(pid_of_token "$(rcli get "$LISTENER")")
 	# Another one, stopped with the best place: the release wakes it.
 	for p in "${w[@]}"; do [ "$p" = "$l" ] || { s=$p; break; }; done
-	kill -STOP "$l" "$s"
+	# Stopped whole: redlock and the watchdog that waits for it.
+	kill -STOP $(proc_tree "$l" "$s")
 	stoken=$(rcli zrange "$ROOM" 0 -1 | grep ":$s\$")
 	rcli zadd "$ROOM" XX $(($(server_ms) + 600000)) "$stoken" >/dev/null
 	[ "$(rcli zrevrange "$ROOM" 0 0)" = "$stoken" ]
@@ -169,7 +173,7 @@ all_held() {
 	[ "$who" != "$s" ]
 	[ $ms -lt 5000 ]
 	# Let go, the two stopped ones get it in turn.
-	kill -CONT "$l" "$s"
+	kill -CONT $(proc_tree "$l" "$s")
 	all_held 3
 }
 
@@ -180,8 +184,9 @@ all_held() {
 	l=$(pid_of_token "$(rcli get "$LISTENER")")
 	for p in "${w[@]}"; do [ "$p" = "$l" ] || { s=$p; break; }; done
 	ktoken=$(rcli zrange "$ROOM" 0 -1 | grep ":$s\$")
-	kill -STOP "$l"
-	kill -9 "$s"
+	kill -STOP $(proc_tree "$l")
+	# Killed whole, as by a crash: no watchdog left to leave the room.
+	kill -9 $(proc_tree "$s")
 	# Killed with the best place: the release would wake it first.
 	rcli zadd "$ROOM" XX $(($(server_ms) + 600000)) "$ktoken" >/dev/null
 	t0=$(now_ms)
@@ -243,10 +248,10 @@ all_held() {
 	bg+=($!)
 	wait_for 5 grep -qx 'subscribed java' "$D/java"
 	# Only redlock's waiters out of the way: stopped.
-	kill -STOP "${w[@]}"
+	kill -STOP $(proc_tree "${w[@]}")
 	rl unlock --owner "$tok" x
 	wait_for 3 grep -q '^acquired java' "$D/java"
-	kill -CONT "${w[@]}"
+	kill -CONT $(proc_tree "${w[@]}")
 	all_held 3
 }
 
@@ -306,7 +311,7 @@ x"
 	w+=($!)
 	bg+=($!)
 	wait_for 10 in_room 2
-	kill -9 "${w[@]}"
+	kill -9 $(proc_tree "${w[@]}")
 	[ "$(rcli pttl "$LISTENER")" -le 3600000 ]
 	room=$(rcli pttl "$ROOM")
 	echo "after the waiters' SIGKILL: the room's PTTL is $room ms" >&3

@@ -381,7 +381,8 @@ nobody_waiting() {
 	    sh -c 'echo "$REDLOCK_NAME $(date +%s%3N)" >"$0"' "$D/got" 3>&- &
 	bg+=($!)
 	wait_for 30 in_rooms 2
-	kill -9 "$dead1"
+	# Killed whole, as by a crash: redlock and its waiting watchdog.
+	kill -9 $(proc_tree "$dead1")
 	wait "$dead1" 2>/dev/null || :
 	t0=$(now_ms)
 	rl unlock --owner "$t_p2" p2
@@ -411,7 +412,8 @@ nobody_waiting() {
 	    sh -c 'echo "$REDLOCK_NAME" >"$0"' "$D/got" 3>&- &
 	bg+=($!)
 	wait_for 30 eval '[ "$(rcli llen "redisson_lock_queue:{p3}")" = 2 ]'
-	kill -9 "$dead1"
+	# Killed whole, as by a crash: redlock and its waiting watchdog.
+	kill -9 $(proc_tree "$dead1")
 	wait "$dead1" 2>/dev/null || :
 	rl unlock --owner "$t_p1" p1
 	# The dead head is passed over once its deadline is past: p1 goes

@@ -425,7 +425,9 @@ reader_stream() {
 	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --write x -- true 3>&- &
 	w=$!
 	wait_for 5 eval '[ "$(rcli exists "redlock_writer:{x}")" = 1 ]'
-	kill -9 "$w"
+	# Whole, as by a crash: no watchdog left to take the announcement
+	# back.
+	kill -9 $(proc_tree "$w")
 	wait "$w" 2>/dev/null || :
 	run -75 rl exec -n -s x -- true
 	start=$(now_ms)
