@@ -180,9 +180,12 @@ demo:
 build/bench-lib: test/bench/lib.c $(filter build/obj/lib/%,$(OBJ))
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+build/bench-spawn: test/bench/spawn.c
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -o $@ $<
+
 bench:
 	test/deps.sh bench
-	$(MAKE) build/redlock build/bench-lib
+	$(MAKE) build/redlock build/bench-lib build/bench-spawn
 	test/bench/run.sh build/redlock
 
 install: build/redlock

@@ -272,7 +272,17 @@ handoff() {	# handoff LABEL PREFIX...: one round's gaps appended to
 		printf "%.0f\n", t[k + 1] - q[k + 1] >>x } }' "$log.ev"
 	touch "$dir/a_$label" "$dir/r_$label" "$dir/w_$label" "$dir/x_$label"
 }
+# flock(1)'s own step from its lock to COMMAND's start, a fork and an
+# exec, timed by bench-spawn (test/bench/spawn.c) running the same COMMAND:
+# from its clock before the fork to COMMAND's EPOCHREALTIME.
+spawned() {	# spawned: one fork+exec of the handoffs' COMMAND, in us
+	"${rl%/*}/bench-spawn" bash -c 'echo "start $EPOCHREALTIME"' |
+	    awk 'function epoch(v,  t) { split(v, t, "."); return (t[1] % 86400) * 1e6 + t[2] }
+		$1 == "spawn" { s = epoch($2) } $1 == "start" { printf "%.0f\n", epoch($2) - s }'
+}
+: >"$dir/k_spawn"
 for _ in $(seq 1 "$hrounds"); do
+	for _ in 1 2 3 4 5; do spawned >>"$dir/k_spawn"; done
 	handoff flock flock "$lockfile"
 	handoff plain "$rl" exec -v -w 60s handoff --
 	handoff fair "$rl" exec --fair -v -w 60s handoff --
@@ -495,8 +505,9 @@ crow() {	# crow TITLE US LABEL: redlock's server time against Redisson's
 	echo "| $1 | $2 us | $r us | $(ratio "$2" "$r") | $(rmed "$3" 2) us |"
 }
 xrow() {	# xrow TITLE LABEL: one handoff's breakdown
-	local s=$dir/s_$2
-	echo "| $1 | $(pct "$dir/r_$2" 50) us | $(pct "$dir/w_$2" 50) us | $(pct "$dir/x_$2" 50) us | $(pct "$s" 50) us | $(ratio "$(pct "$s" 50)" "$(pct "$dir/s_flock" 50)") | $(pct "$s" 99) us | $(ratio "$(pct "$s" 99)" "$(pct "$dir/s_flock" 99)") | $(wc -l <"$dir/r_$2") |"
+	local s=$dir/s_$2 x
+	x=$(pct "$dir/x_$2" 50)
+	echo "| $1 | $(pct "$dir/r_$2" 50) us | $(pct "$dir/w_$2" 50) us | $x us | $((x - $(pct "$dir/k_spawn" 50))) us | $(pct "$s" 50) us | $(ratio "$(pct "$s" 50)" "$(pct "$dir/s_flock" 50)") | $(pct "$s" 99) us | $(ratio "$(pct "$s" 99)" "$(pct "$dir/s_flock" 99)") | $(wc -l <"$dir/r_$2") |"
 }
 krow() {	# krow TITLE PAIRS US: one kind's library row
 	echo "| $1 | $2 | $(ratio "$kp_lock" "$2") | $3 us | $(ratio "$3" "$ku_lock") |"
@@ -553,13 +564,14 @@ $(crow "\`--limit 1\` acquire+release / \`RPermitExpirableSemaphore\` tryAcquire
 $(crow "\`-s\` acquire+release / \`RReadLock\` lock+unlock" "$ku_read" read)
 $(crow "\`--write\` acquire+release / \`RWriteLock\` lock+unlock" "$ku_write" write)
 
-| handoff breakdown (one holder at a time; medians) | COMMAND end to the release reply (-v released) | release reply to the next -v acquired | acquired to COMMAND start | COMMAND end to start | / flock | p99 | p99 / flock | handoffs |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
-| flock(1) | - | - | - | $(pct "$dir/s_flock" 50) us | 1.00 | $(pct "$dir/s_flock" 99) us | 1.00 | $(wc -l <"$dir/s_flock") |
+| handoff breakdown (one holder at a time; medians) | COMMAND end to the release reply (-v released) | release reply to the next -v acquired | acquired to COMMAND start | the same, minus a bare fork and exec of COMMAND | COMMAND end to start | / flock | p99 | p99 / flock | handoffs |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| flock(1) | - | - | $(pct "$dir/k_spawn" 50) us (bench-spawn: fork and exec) | 0 us | $(pct "$dir/s_flock" 50) us | 1.00 | $(pct "$dir/s_flock" 99) us | 1.00 | $(wc -l <"$dir/s_flock") |
 $(xrow "redlock, one server" plain)
 $(xrow "redlock \`--fair\`" fair)
 $(xrow "redlock \`--limit 1\`" limit1)
 $(xrow "redlock \`--write\`" write)
+$(xrow "redlock over TLS" tls)
 
 | library, one server: acquire+release of each kind (median of 5 x 5000) | pairs per second | pair takes x the lock's | server time per pair (EVALSHA usec) | server time x the lock's |
 | --- | --- | --- | --- | --- |
@@ -614,7 +626,8 @@ echo "$wake"
 	echo "COMMAND that prints EPOCHREALTIME at its start and, 3 ms later, at"
 	echo "its end. A gap runs from one COMMAND's end to the next one's start,"
 	echo "so it holds COMMAND's exit, the release, the wake-up, the"
-	echo "acquisition, the fork of the watchdog and of COMMAND, and bash's"
+	echo "acquisition, the spawn of COMMAND by the watchdog (forked before"
+	echo "the wait: one vfork and exec after the acquisition), and bash's"
 	echo "start; the same for flock(1) in the same run. The column to the"
 	echo "acquisition stops at the next holder's -v acquired event."
 	echo "Permits (\`--limit\`) and write locks take turns the same way;"
@@ -655,7 +668,10 @@ echo "$wake"
 	echo "of the turns above at the releasing watchdog's -v released event"
 	echo "(printed once the release's reply came) and the next holder's -v"
 	echo "acquired event; a negative middle part means the next holder had"
-	echo "the lock before the releaser had read its reply."
+	echo "the lock before the releaser had read its reply. Its fourth column"
+	echo "takes away what flock(1) itself spends there: test/bench/spawn.c"
+	echo "reads the clock, forks and execs the same bash COMMAND (5 times a"
+	echo "round, median)."
 	echo
 	echo "$more"
 	echo
