@@ -522,10 +522,13 @@ format_time(int64_t epoch_ms, char *buf, size_t len)
 {
 	time_t t = (time_t)(epoch_ms / 1000);
 	struct tm tm;
-	char s[32];
+	char s[80];
 
+	/* Not strftime, which reads the time zone's file first. */
 	gmtime_r(&t, &tm);
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(s, sizeof(s), "%04d-%02d-%02dT%02d:%02d:%02d",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec);
 	snprintf(buf, len, "%s.%03dZ", s, (int)(epoch_ms % 1000));
 }
 
