@@ -277,6 +277,28 @@ set_title(const char *name)
 	proc_title(title);
 }
 
+/* How the watch W of the name held (WHICH, of the pool's) ended, to
+ * redlock on FD. */
+static void
+report_done(int fd, const struct watch *w, int which)
+{
+	struct report r = { 0 };
+
+	r.kind = REPORT_DONE;
+	r.which = which;
+	r.status = w->child_status;
+	r.lost = w->lost;
+	r.lost_how = w->lost_how;
+	r.lost_after_ms = w->lost_after_ms;
+	r.lost_signal = w->lost_signal;
+	r.unacked = w->unacked;
+	r.gone = w->gone_at_release;
+	r.max_held = w->max_held;
+	r.released = w->released;
+	memcpy(r.removed_by, w->removed_by, sizeof(r.removed_by));
+	report(fd, &r);
+}
+
 /* The watchdog, once NAME is held on RC: start COMMAND, keep the lease,
  * release, report. */
 static void __attribute__((noreturn))
@@ -351,18 +373,7 @@ watchdog(rl_client *rc, const struct globals *g, struct job *j,
 	watch_run(&w);
 	if (sp.tty)
 		tcsetpgrp(STDIN_FILENO, caller);
-	r.kind = REPORT_DONE;
-	r.status = w.child_status;
-	r.lost = w.lost;
-	r.lost_how = w.lost_how;
-	r.lost_after_ms = w.lost_after_ms;
-	r.lost_signal = w.lost_signal;
-	r.unacked = w.unacked;
-	r.gone = w.gone_at_release;
-	r.max_held = w.max_held;
-	r.released = w.released;
-	memcpy(r.removed_by, w.removed_by, sizeof(r.removed_by));
-	report(report_fd, &r);
+	report_done(report_fd, &w, which);
 	rl_client_free(rc);
 	exit(0);
 }
