@@ -5,11 +5,21 @@
 
 load helpers
 
-setup_file() { start_redis R; }
-teardown_file() { stop_redis "$R_PID"; }
+setup_file() {
+	start_redis R
+	start_redis M2
+	start_redis M3
+}
+teardown_file() {
+	stop_redis "$R_PID"
+	stop_redis "$M2_PID"
+	stop_redis "$M3_PID"
+}
 setup() {
 	kill -CONT "$R_PID"
 	rcli flushall >/dev/null
+	redis-cli -p "$M2_PORT" flushall >/dev/null
+	redis-cli -p "$M3_PORT" flushall >/dev/null
 	D=$BATS_TEST_TMPDIR
 }
 teardown() { stop_strays; }
@@ -141,5 +151,50 @@ waiting_in_queue() { [ "$(qlen)" = "$1" ]; }
 		echo "try $i: exit $status" >&3
 		[ "$status" = 143 ] || [ "$status" = 42 ]
 		wait_for 5 key_gone x
+	done
+}
+
+# waiting_on NAME: the waiters status counts on NAME.
+waiting_on() { "$RL" -u "$url" status --json "$1" | jq -r .waiting; }
+nobody_waits() { [ "$(waiting_on x)" = 0 ]; }
+
+@test "kill -9 of redlock while it waits, each kind, a pool and three masters: its watchdog leaves the wait at once, and nothing runs" {
+	local k t0
+	for k in plain fair limit write read any masters; do
+		for p in "$R_PORT" "$M2_PORT" "$M3_PORT"; do
+			redis-cli -p "$p" flushall >/dev/null
+		done
+		url=redis://127.0.0.1:$R_PORT names=(x) hold=() wait=()
+		case $k in
+		fair)	hold=(--fair) wait=(--fair) ;;
+		limit)	hold=(--limit 1) wait=(--limit 1) ;;
+		write)	hold=(--write) wait=(--write) ;;
+		read)	hold=(--write) wait=(-s) ;;
+		any)	names=(x y) wait=(--any) ;;
+		masters) url=redis://127.0.0.1:$R_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT ;;
+		esac
+		toks=()
+		for n in "${names[@]}"; do
+			toks+=("$("$RL" -u "$url" lock -t 30s "${hold[@]}" "$n")")
+		done
+		"$RL" -u "$url" exec -w 30s --waiter-timeout 30s "${wait[@]}" \
+		    "${names[@]}" -- touch "$D/ran.$k" 3>&- &
+		epid=$!
+		wait_for 10 eval '[ "$(waiting_on x)" = 1 ]'
+		wd=$(watchdog_of "$epid")
+		[ -n "$wd" ]
+		kill -9 "$epid"
+		wait "$epid" 2>/dev/null || :
+		t0=$(now_ms)
+		# Not at its waiter timeout (30 s): now.
+		wait_for 5 nobody_waits
+		wait_for 5 dead "$wd"
+		echo "$k: the wait gone $(($(now_ms) - t0)) ms after the kill" >&3
+		for i in "${!names[@]}"; do
+			"$RL" -u "$url" unlock --owner "${toks[$i]}" "${names[$i]}"
+		done
+		nap 0.3
+		[ ! -e "$D/ran.$k" ]
+		"$RL" -u "$url" exec -n "${hold[@]}" x -- true
 	done
 }

@@ -305,3 +305,24 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	tls unlock --owner "$t1" p1
 	reap -t 10 "$new"
 }
+
+@test "exec over TLS waits in its watchdog, on the one connection it holds with: kill -9 of redlock ends a fair wait at once" {
+	D=$BATS_TEST_TMPDIR
+	tok=$(tls lock -t 30s job)
+	"$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" \
+	    exec --fair -w 30s --waiter-timeout 30s job -- touch "$D/ran" 3>&- &
+	epid=$!
+	wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{job}")" = 1 ]'
+	wd=$(cat /proc/"$epid"/task/*/children)
+	wd=${wd%% *}
+	# Its TLS connection and subscription; redlock has none.
+	[ "$(ls -l /proc/"$epid"/fd | grep -c socket:)" = 0 ]
+	[ "$(ls -l /proc/"$wd"/fd | grep -c socket:)" = 2 ]
+	kill -9 "$epid"
+	wait "$epid" 2>/dev/null || :
+	wait_for 5 eval '[ "$(rcli llen "redisson_lock_queue:{job}")" = 0 ]'
+	wait_for 5 dead "$wd"
+	tls unlock --owner "$tok" job
+	nap 0.3
+	[ ! -e "$D/ran" ]
+}
