@@ -229,13 +229,7 @@ spawn(struct spawn *s)
 	if (pipe2(ep, O_CLOEXEC) < 0)
 		return -1;
 	s->err_fd = ep[1];
-#if defined(__SANITIZE_ADDRESS__)
-	/* The sanitizers' runtime does not follow a child that shares its
-	 * memory: a plain fork there, the same steps after it. */
-	pid = fork();
-#else
 	pid = vfork();
-#endif
 	if (pid == 0)
 		spawn_child(s);
 	e = errno;

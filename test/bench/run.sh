@@ -675,6 +675,36 @@ echo "$wake"
 	echo
 	echo "$more"
 	echo
+	cat <<'WHERE'
+Where the time of a handoff goes, profiled by hand on 2026-11-28 with
+`strace -f -tt` and `perf record` (2 cores, Redis 7.0.15), each side
+measured alone, alternating, 80 runs, medians:
+
+- Acquired to COMMAND start: since the watchdog does the waiting and
+  spawns COMMAND with one vfork, 1947 us against 1896 us for
+  bench-spawn's bare fork and exec of the same bash COMMAND (+51 us:
+  COMMAND's environment, its process group, the signal dispositions
+  put back, the pipe that carries exec's errno). With the watchdog
+  forked after the acquisition and forking COMMAND in turn, the same
+  step took 2524 us (+628 us). In the turns above the step reads
+  longer, since the releasing worker's processes exit and the next
+  worker starts on the same 2 cores at that moment.
+- COMMAND end to the release reply: 640 us alone, most of it bash's
+  own exit; from the watchdog's SIGCHLD to its EVALSHA there are a
+  dozen system calls, then one round trip and the release script.
+- Release reply to the next acquisition: the PUBLISH, the waiter's
+  wake-up and its one EVALSHA. A release that handed the lock to the
+  waiter it wakes would save that round trip; it is not built.
+- TLS: a process spends about 8 ms of CPU in OpenSSL 3.0 before its
+  first command (`perf stat`: 9.3 ms of task clock for a `status` over
+  rediss://, 1.1 ms over redis://): SSL_CTX_new fetches every cipher
+  (EVP_CIPHER_fetch), the CA file goes through OpenSSL's decoders,
+  libssl and libcrypto are loaded and relocated (lazy binding changes
+  nothing measurable), then the handshake. The watchdog no longer
+  makes a second connection, but every run still pays that once, and
+  in the turns the next worker pays it while the lock changes hands.
+WHERE
+	echo
 	echo 'Fair queues (test/bench/fair.sh): N `exec --fair` waiters queued behind a'
 	echo "holder, then handed the lock one after another. Handoff is the gap"
 	echo "from one COMMAND's end to the next one's start (release, wake-up,"
