@@ -732,6 +732,9 @@ waiter(struct globals *g, struct job *j, int sig_fd, int parent_fd,
 		rl_client_free(rc);
 		exit(0);
 	}
+	/* Waiting is over: the pipe that cut it short goes (its number
+	 * may be the watchdog's SIGCHLD pipe's next). */
+	rl_set_interrupt_fd(rc, -1);
 	close(sig_fd);
 	watchdog(rc, g, j, &a, (int)which, r.wait_ms, parent_fd, report_fd);
 }
