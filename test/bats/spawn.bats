@@ -198,3 +198,28 @@ nobody_waits() { [ "$(waiting_on x)" = 0 ]; }
 		"$RL" -u "$url" exec -n "${hold[@]}" x -- true
 	done
 }
+
+@test "on a terminal, Ctrl-C while exec waits reaches redlock and its watchdog (one process group until it holds): exit 130 once, nothing left" {
+	command -v script >/dev/null || skip "script(1) is needed for a terminal"
+	tok=$(rl lock -t 30s x)
+	# script(1) copies its standard input to the terminal: ^C once the
+	# waiter is subscribed, then nothing until the run is over.
+	feed() {
+		wait_for 10 has_subscribers x 1
+		printf '\003'
+		wait_for 20 test -e "$D/over"
+	}
+	# The shell, in the same foreground group, catches ^C to go on.
+	run -0 script -qfec "sh -c '
+	    trap : INT
+	    $RL -u redis://127.0.0.1:$R_PORT exec -w 30s x -- touch $D/ran
+	    echo status \$?'" /dev/null < <(feed 3>&-)
+	touch "$D/over"
+	echo "$output"
+	[[ ${output//$'\r'/} == *"gave up on x after waiting "*": interrupted by SIGINT"*"status 130"* ]]
+	# Said once, by the watchdog that waited.
+	[ "$(grep -c 'gave up' <<<"$output")" = 1 ]
+	[ ! -e "$D/ran" ]
+	wait_for 5 eval '[ "$(subscribers x)" = 0 ]'
+	rl unlock --owner "$tok" x
+}
