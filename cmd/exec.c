@@ -902,7 +902,9 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 	if (!reported && child <= 0) {
 		/* Before COMMAND: if it held NAME, the lease runs out. */
 		msg("the watchdog of %s died (status %d) before COMMAND "
-		    "started; try again", esc(j->name), child_exit(status));
+		    "started; a hold it took ends with its lease; try again",
+		    esc(j->pool.n > 1 ? j->pool.label : j->name),
+		    child_exit(status));
 		return EXIT_SOFTWARE;
 	}
 	if (!reported) {

@@ -223,3 +223,21 @@ nobody_waits() { [ "$(waiting_on x)" = 0 ]; }
 	wait_for 5 eval '[ "$(subscribers x)" = 0 ]'
 	rl unlock --owner "$tok" x
 }
+
+@test "kill -9 of the watchdog while it waits: redlock exits 70 at once, saying so, and COMMAND never runs" {
+	tok=$(rl lock -t 20s x)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 20s x -- touch "$D/ran" \
+	    2>"$D/err" 3>&- &
+	epid=$!
+	wait_for 10 has_subscribers x 1
+	wd=$(watchdog_of "$epid")
+	kill -9 "$wd"
+	status=0
+	reap -t 10 "$epid" || status=$?
+	[ "$status" = 70 ]
+	cat "$D/err"
+	grep -q "redlock: the watchdog of x died (status 137) before COMMAND started; a hold it took ends with its lease; try again" "$D/err"
+	rl unlock --owner "$tok" x
+	nap 0.3
+	[ ! -e "$D/ran" ]
+}
