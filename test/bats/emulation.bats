@@ -179,8 +179,8 @@ held_attempt() {
 	# load the write script, so that the attempts are the 6-argument
 	# EVALSHAs, the first two of them the ones below
 	rsn rwlock x write --wait 0 >/dev/null || :
-	p=$(free_port)
-	start_proxy "$D/proxy" 3 --hold 6 2 "$D/forwarded" "$p:$R_PORT"
+	start_proxy "$D/proxy" 3 --hold 6 2 "$D/forwarded" "0:$R_PORT"
+	p=${proxy_ports[0]}
 	bg+=("$proxy")
 	python3 "$RSN" --port "$p" --label w rwlock x write --wait 10 \
 	    >>"$D/events" 2>>"$D/err" 3>&- &

@@ -86,14 +86,17 @@ stop_redis() {
 }
 
 # start_proxy OUT ARGS...: test/bats/proxy.py ARGS (a slow proxy; see
-# there) in the background, its output in OUT; its pid in $proxy once it
-# listens.
+# there) in the background, its output in OUT; its pid in $proxy and the
+# ports it listens on, in order, in the array proxy_ports once it
+# listens. Give 0 as each LPORT: the kernel picks one that is free.
 start_proxy() {
-	local out=$1
+	local out=$1 ready
 	shift
 	python3 "$BATS_TEST_DIRNAME/proxy.py" "$@" >"$out" 3>&- &
 	proxy=$!
 	wait_for 5 grep -q ready "$out"
+	read -r ready proxy_ports <"$out"
+	proxy_ports=($proxy_ports)
 }
 
 # A port where nothing listens.

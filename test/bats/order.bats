@@ -37,8 +37,8 @@ held_by() {
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	# M5 behind a proxy that holds the first release 4 s: twenty times
 	# the node timeout (200 ms), and well past the retry below.
-	p5=$(free_port)
-	start_proxy "$D/proxy" 4 --hold 20 1 "$D/forwarded" "$p5:$M5_PORT"
+	start_proxy "$D/proxy" 4 --hold 20 1 "$D/forwarded" "0:$M5_PORT"
+	p5=${proxy_ports[0]}
 	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$p5"
 	# Another owner holds x on M1, M2, M3 and M5 until 1.5 s from now:
 	# the first attempts win only M4 and are undone everywhere (the undo
@@ -87,12 +87,12 @@ held_by() {
 	# 4 s, thirteen times --reply-timeout: the waiter retries behind it until
 	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
 	# which re-joins the queue, must run before that leave.
-	p=$(free_port)
 	# A fair attempt is EVALSHA, its sha, the key count, 11 keys (the
 	# history's, then --supersede's), 16 arguments (--min-hold, the
 	# history's bound, expiry and entry, the start of the holder record,
 	# how long it will still wait) and the publish command: 31 arguments.
-	start_proxy "$D/proxy" 4 --hold 31 2 "$D/forwarded" "$p:$M1_PORT"
+	start_proxy "$D/proxy" 4 --hold 31 2 "$D/forwarded" "0:$M1_PORT"
+	p=${proxy_ports[0]}
 	run -75 --separate-stderr timeout 20 "$RL" --reply-timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
 	    --owner waiter-1 x -- touch "$D/ran"

@@ -7,7 +7,10 @@ Each LPORT forwards to TPORT on 127.0.0.1. Without --hold, every request
 (each chunk the client sends) waits DELAY seconds on its way. With --hold,
 only the NTH command of ARGS arguments waits, and the rest of its
 connection behind it; MARK is created once it has gone on. Replies are not
-delayed. Prints "ready" once every port listens; exits after 60 s.
+delayed. An LPORT of 0 is one the kernel picks, free for sure (a port
+chosen beforehand may be taken by a server of another test meanwhile).
+Prints "ready" and the ports, in order, once every one listens; exits
+after 60 s.
 """
 import queue
 import signal
@@ -99,11 +102,12 @@ def up(src, dst):
     src.close()
 
 
-def serve(lport, tport, ready):
+def serve(lport, tport, ready, bound):
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", lport))
     srv.listen(16)
+    bound.append(srv.getsockname()[1])
     ready.release()
     while True:
         c, _ = srv.accept()
@@ -113,10 +117,11 @@ def serve(lport, tport, ready):
 
 
 ready = threading.Semaphore(0)
+bound = []
 for a in args:
     lport, tport = map(int, a.split(":"))
-    threading.Thread(target=serve, args=(lport, tport, ready),
+    threading.Thread(target=serve, args=(lport, tport, ready, bound),
                      daemon=True).start()
     ready.acquire()
-print("ready", flush=True)
+print("ready", *bound, flush=True)
 time.sleep(60)

@@ -128,8 +128,8 @@ down() { stop_redis "$(pid_of "$1")"; }
 	# are now and then. A waiting exec used to exit 69 on such a first
 	# attempt.
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
-	p1=$(free_port) p2=$(free_port) p3=$(free_port)
-	start_proxy "$D/proxy" 0.3 "$p1:$M1_PORT" "$p2:$M2_PORT" "$p3:$M3_PORT"
+	start_proxy "$D/proxy" 0.3 "0:$M1_PORT" "0:$M2_PORT" "0:$M3_PORT"
+	read -r p1 p2 p3 <<<"${proxy_ports[*]}"
 	urls="redis://127.0.0.1:$p1,redis://127.0.0.1:$p2,redis://127.0.0.1:$p3"
 	urls="$urls,redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT"
 	run -69 --separate-stderr "$RL" -u "$urls" exec -n x -- touch "$D/ran"
@@ -148,8 +148,8 @@ down() { stop_redis "$(pid_of "$1")"; }
 	# M1-M3 behind a proxy that holds each request 600 ms, twice the
 	# lease: their grants come too late whatever the machine's load.
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
-	p1=$(free_port) p2=$(free_port) p3=$(free_port)
-	start_proxy "$D/proxy" 0.6 "$p1:$M1_PORT" "$p2:$M2_PORT" "$p3:$M3_PORT"
+	start_proxy "$D/proxy" 0.6 "0:$M1_PORT" "0:$M2_PORT" "0:$M3_PORT"
+	read -r p1 p2 p3 <<<"${proxy_ports[*]}"
 	run -75 --separate-stderr "$RL" --reply-timeout 5s \
 	    -u "redis://127.0.0.1:$p1,redis://127.0.0.1:$p2,redis://127.0.0.1:$p3" \
 	    -u "redis://127.0.0.1:$M4_PORT,redis://127.0.0.1:$M5_PORT" \
@@ -460,9 +460,9 @@ calls() {
 	# acquisition that follows on the same connections comes in time.
 	pids=
 	for m in M1 M2 M3; do
-		p=$(free_port)
+		start_proxy "$D/proxy-$m" 0.3 --hold 3 1 "$D/held-$m" "0:$(eval echo "\$${m}_PORT")"
+		p=${proxy_ports[0]}
 		eval "P_$m=$p"
-		start_proxy "$D/proxy-$m" 0.3 --hold 3 1 "$D/held-$m" "$p:$(eval echo "\$${m}_PORT")"
 		pids="$pids $proxy"
 	done
 	run -0 --separate-stderr timeout 20 "$RL" --reply-timeout 200ms \

@@ -271,8 +271,8 @@ holder end" ]
 	# The older waiter's SUBSCRIBE (its first command of 2 arguments:
 	# classic pub/sub sends no HELLO) is held 1 s by a proxy; the newer
 	# one arrives meanwhile, and its message finds nobody listening.
-	p=$(free_port)
-	start_proxy "$D/proxy" 1 --hold 2 1 "$D/forwarded" "$p:$R_PORT"
+	start_proxy "$D/proxy" 1 --hold 2 1 "$D/forwarded" "0:$R_PORT"
+	p=${proxy_ports[0]}
 	bg+=("$proxy")
 	URL=redis://127.0.0.1:$p waiter old --supersede --pubsub classic \
 	    --waiter-timeout 60s
