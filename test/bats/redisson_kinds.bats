@@ -65,9 +65,12 @@ took() {
 		sleep 0.01
 	done >"$D/samples" 2>&1 3>&- &
 	sampler=$!
+	# Holds of 2 s: on a loaded box the Python clients start some
+	# hundreds of ms apart, and with 0.3 s the first had given its
+	# permit back before the third took one, so nobody ever queued.
 	for i in 1 2 3 4 5 6 7 8 9; do
 		rsn_bg --label "a$i" semaphore s acquire --lease 10000 \
-		    --wait 20 --hold 0.3
+		    --wait 20 --hold 2
 	done
 	served 30
 	kill "$sampler"
