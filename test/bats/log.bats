@@ -120,12 +120,15 @@ kill_all() {
 	rl lock -t 30s x >/dev/null
 	for fair in '' --fair; do
 		# redlock itself in the background, not a subshell of rl's.
+		# A file of its own: the previous one's line must not be
+		# read before this one has even started.
+		err=$D/err${fair:-.plain}
 		# shellcheck disable=SC2086
 		"$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 20s $fair x -- \
-		    true 2>"$D/err" 3>&- &
+		    true 2>"$err" 3>&- &
 		w=$!
 		bg+=($w)
-		wait_for 10 grep -q 'waiting for x' "$D/err"
+		wait_for 10 grep -q 'waiting for x' "$err"
 		kill -TERM "$w"
 		rc=0
 		wait "$w" || rc=$?
