@@ -166,16 +166,19 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 }
 
 @test "a waiter over TLS is woken by the release, not by the lease running out" {
+	local d=$BATS_TEST_TMPDIR
 	tok=$(tls lock -t 60s job)
-	(sleep 0.5; tls unlock --owner "$tok" job) &
-	upid=$!
+	tls exec -w 20s job -- echo ran >"$d/out" 2>"$d/err" 3>&- &
+	epid=$!
+	# Released once the waiter waits (however slow its start).
+	wait_for 20 grep -q 'waiting for job' "$d/err"
 	t0=$(now_ms)
-	run -0 --separate-stderr tls exec -w 20s job -- echo ran
+	tls unlock --owner "$tok" job
+	reap "$epid"
 	t1=$(now_ms)
-	reap "$upid"
-	assert_output ran
-	[[ $stderr == "redlock: "20[0-9][0-9]-*"Z waiting for job: held by "* ]]
-	# Pushed: about 0.5 s; the lease (60 s) would be polled.
+	[ "$(cat "$d/out")" = ran ]
+	[[ $(cat "$d/err") == "redlock: "20[0-9][0-9]-*"Z waiting for job: held by "* ]]
+	# Pushed: well under a second; the lease (60 s) would be polled.
 	[ $((t1 - t0)) -lt 12000 ]
 }
 
