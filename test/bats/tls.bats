@@ -68,8 +68,13 @@ teardown_file() {
 	stop_redis "$M_PID"
 }
 setup() {
+	epid=
 	rcli flushall >/dev/null
 	redis-cli -p "$M_PORT" flushall >/dev/null
+}
+# An exec a test left running when it failed (its watchdog ends with it).
+teardown() {
+	[ -z "$epid" ] || kill -9 "$epid" 2>/dev/null || :
 }
 
 tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
@@ -176,6 +181,7 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	tls unlock --owner "$tok" job
 	reap "$epid"
 	t1=$(now_ms)
+	epid=
 	[ "$(cat "$d/out")" = ran ]
 	[[ $(cat "$d/err") == "redlock: "20[0-9][0-9]-*"Z waiting for job: held by "* ]]
 	# Pushed: well under a second; the lease (60 s) would be polled.
@@ -323,6 +329,7 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	[ "$(ls -l /proc/"$wd"/fd | grep -c socket:)" = 2 ]
 	kill -9 "$epid"
 	wait "$epid" 2>/dev/null || :
+	epid=
 	wait_for 5 eval '[ "$(rcli llen "redisson_lock_queue:{job}")" = 0 ]'
 	wait_for 5 dead "$wd"
 	tls unlock --owner "$tok" job
