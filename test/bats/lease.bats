@@ -34,8 +34,15 @@ min_pttl() {
 # records the shortest lease left on MASTERS after each; then no second
 # holder may get in, past every 1 s lease.
 check_nested() {
+	local mon=()
 	export RL D URL=$1 PORTS=
 	for m in $2; do PORTS="$PORTS $(eval echo "\$${m}_PORT")"; done
+	# What each master is sent, to show should one keep a hold.
+	for m in $2; do
+		mcli "$m" monitor >"$D/monitor.$m" 2>&1 3>&- &
+		mon+=($!)
+	done
+	for m in $2; do wait_for 5 grep -q OK "$D/monitor.$m"; done
 	"$RL" -u "$1" exec -t 60s nest -- sh -c '
 	    rl() { "$RL" -u "$URL" "$@"; }
 	    left() { for p in $PORTS; do redis-cli -p "$p" pttl nest; done | sort -n | head -n 1 >"$D/$1"; }
@@ -62,10 +69,20 @@ check_nested() {
 	touch "$D/go"
 	reap "$outer"
 	# What a master kept, if one did: its holds and lease left.
+	kill "${mon[@]}"
+	wait "${mon[@]}" 2>/dev/null || :
 	for m in $2; do
 		echo "$m after the release: $(mcli "$m" hgetall nest | tr '\n' ' ')pttl $(mcli "$m" pttl nest)" >&3
 	done
-	for m in $2; do [ "$(mcli "$m" exists nest)" = 0 ]; done
+	for m in $2; do
+		[ "$(mcli "$m" exists nest)" = 0 ] && continue
+		for m in $2; do
+			echo "$m was sent:" >&3
+			grep -v '"pttl"\|"hgetall"\|"exists"' "$D/monitor.$m" |
+			    cut -c 1-300 >&3
+		done
+		return 1
+	done
 }
 
 @test "one master: nested holds with a 1 s --ttl never shorten the outer 60 s lease" {
