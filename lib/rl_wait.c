@@ -662,17 +662,18 @@ replaced(struct wait *w, enum rl_err e)
 	return 1;
 }
 
-/* A first attempt on several masters that found no quorum only because
- * answers came too late (each master that failed was reached, its reply
- * past the node timeout, ms: masters busy, or a box too loaded). A
- * waiter waits that out as it does a later attempt that fails; one that
- * could not connect somewhere still fails at once (a wrong URL, a master
- * down), as without -w. */
+/* A first attempt on several masters that found no quorum though enough
+ * of them were reached for one: the others' answers came too late (past
+ * the node timeout, ms: masters busy, or a box too loaded), or few enough
+ * could not be reached that a quorum is left (one master of five down, as
+ * Redlock allows). A waiter waits that out as it does a later attempt
+ * that fails. One that could not connect to so many that no quorum is
+ * left (wrong URLs, masters down) still fails at once, as without -w. */
 static int
-late_only(const struct wait *w, enum rl_err e)
+quorum_in_reach(const struct wait *w, enum rl_err e)
 {
 	const struct rl_node *nd;
-	size_t j;
+	size_t j, reached = 0;
 
 	/* Late past the node timeout of several masters, not past
 	 * --reply-timeout, which is what bounds one master's answer. */
@@ -681,11 +682,10 @@ late_only(const struct wait *w, enum rl_err e)
 		return 0;
 	for (j = 0; j < w->c->n; j++) {
 		nd = &w->c->nodes[j];
-		if (nd->reply == NULL && nd->err != RL_OK &&
-		    nd->conn.state != RL_CONN_READY)
-			return 0;
+		reached += nd->reply != NULL || nd->err == RL_OK ||
+		    nd->conn.state == RL_CONN_READY;
 	}
-	return 1;
+	return reached >= rl_quorum(w->c->n);
 }
 
 /* One attempt while waiting; when it could not reach the masters (or
@@ -955,7 +955,7 @@ first_attempt(struct wait *w, int64_t wait_ms)
 	/* Refused for want of replicas in the Sentinel default: a master
 	 * being replaced, or one whose replicas the sentinels do not see
 	 * down yet; a waiter waits that out too. */
-	if (wait_ms != 0 && (replaced(w, e) || late_only(w, e))) {
+	if (wait_ms != 0 && (replaced(w, e) || quorum_in_reach(w, e))) {
 		w->try_failed = 1;
 		e = RL_OK;
 		note_lost(w);
