@@ -19,6 +19,15 @@ teardown() {
 	stop_strays
 }
 
+# lease_end PORT KEY: when KEY's lease ends, in ms since the epoch on the
+# server's clock: its TIME and the PTTL in one script, with nothing
+# between them.
+lease_end() {
+	redis-cli -p "$1" eval "local t = redis.call('TIME')
+	    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) +
+	        redis.call('PTTL', KEYS[1])" 1 "$2"
+}
+
 # Milliseconds since the epoch of a -v event line's timestamp.
 event_ms() { echo $(($(date -d "$(cut -d' ' -f2 <<<"$1")" +%s%N) / 1000000)); }
 
@@ -51,9 +60,11 @@ time.sleep(120)
 	    2>"$D/events" 3>&- &
 	epid=$!
 	wait_for 5 test -s "$D/c"
-	t_q=$(now_ms)
-	left=$(rcli pttl x)
-	expiry=$((t_q + left))	# the lease ends on the server no sooner
+	# When the lease ends, on the server's clock (this machine's), read
+	# in one script. (Counted from a moment taken before redis-cli
+	# started, it came out tens of ms early on a busy box, where the
+	# watchdog keeps 92 ms of drift.)
+	expiry=$(lease_end "$R_PORT" x)
 	kill -STOP "$R_PID"
 	fill_accept_queue
 	echo "accept queue full after $(cat "$D/filled") connections" >&3
@@ -99,14 +110,13 @@ time.sleep(120)
 	    2>"$D/events" 3>&- &
 	epid=$!
 	wait_for 5 test -s "$D/c"
-	# When the lease ends on the first master to end it: each master's
-	# PTTL from the moment its reply came. (Counted from one moment taken
-	# before all the reads, it came out up to 170 ms early on a busy box,
-	# more than the 92 ms of drift that the watchdog keeps.)
+	# When the lease ends on the first master to end it, on each one's
+	# clock (this machine's). (Counted from one moment taken before all
+	# the reads, it came out up to 170 ms early on a busy box, more than
+	# the 92 ms of drift that the watchdog keeps.)
 	expiry=
 	for m in M1 M2 M3; do
-		p=$(redis-cli -p "$(eval echo "\$${m}_PORT")" pttl x)
-		e=$(($(now_ms) + p))
+		e=$(lease_end "$(eval echo "\$${m}_PORT")" x)
 		[ -n "$expiry" ] && [ "$expiry" -le "$e" ] || expiry=$e
 	done
 	for m in M1 M2 M3; do kill -STOP "$(eval echo "\$${m}_PID")"; done
