@@ -349,6 +349,7 @@ rl_opts(const rl_client *c, size_t need)
 	o.pub = 0;
 	o.learn = 0;
 	o.aside = 0;
+	o.whole = 0;
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);
@@ -371,6 +372,12 @@ rl_opts_pub(const rl_client *c)
 	struct rl_round_opts o = rl_opts(c, 1);
 
 	o.pub = o.learn = 1;
+	/* Several masters: a reply is given up on at the node timeout. A
+	 * release or an undo by SHA whose NOSCRIPT came later would not
+	 * have run there, unknown to the caller: the lock would stay held
+	 * on that master (a nested hold: the outer one's hold, for its
+	 * whole lease). */
+	o.whole = o.reply_ms < c->timeout_ms;
 	return o;
 }
 
@@ -460,14 +467,34 @@ rl_no_quorum(rl_client *c, const char *doing)
 static enum rl_err
 distinct(rl_client *c)
 {
+	/* What a lock may run: SCRIPT EXISTS asks behind the check (no
+	 * round trip of its own) which ones each server has, so that what
+	 * must run goes by SHA there (rl_opts_pub), whole elsewhere. */
+	static const char *const shas[] = {
+		rl_script_acquire.sha, rl_script_release.sha,
+		rl_script_renew.sha, rl_script_leave.sha,
+		rl_script_room_leave.sha, rl_script_force.sha,
+		rl_script_rw_acquire.sha, rl_script_rw_release.sha,
+		rl_script_rw_renew.sha, rl_script_rw_leave.sha,
+		rl_script_permit_acquire.sha, rl_script_permit_release.sha,
+		rl_script_permit_renew.sha, rl_script_permit_force.sha,
+	};
 	struct rl_round_opts o = rl_opts(c, 2);
 	const char *a, *b;
 	char ua[512], ub[512];
 	size_t i, j;
 
 	o.reply_ms = c->connect_timeout_ms;
-	if (rl_run(c, &o, &rl_script_runid, 0, NULL, 0, NULL) != RL_OK)
-		return RL_ENOMEM;
+	rl_round_end(&c->round);
+	if (rl_round_script(&c->round, c->nodes, c->n, &o, &rl_script_runid,
+	    0, NULL, 0, NULL) < 0 || rl_round_exists(&c->round, shas,
+	    sizeof(shas) / sizeof(shas[0])) < 0) {
+		rl_round_end(&c->round);
+		return rl_seterr(c, RL_ENOMEM, "out of memory");
+	}
+	rl_round_run(&c->round);
+	rl_round_end_keep(&c->round);
+	rl_round_end(&c->round);
 	for (j = 0; j < c->n; j++) {
 		c->nodes[j].skip = c->nodes[j].reply == NULL &&
 		    rl_round_answered(&c->round) >= rl_quorum(c->n);

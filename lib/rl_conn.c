@@ -550,8 +550,10 @@ rl_conn_knows(const struct rl_conn *c, const char *sha)
 {
 	int i;
 
+	/* By content: each file that includes the scripts has its own
+	 * copy of them. */
 	for (i = 0; i < c->nknown; i++)
-		if (c->known[i] == sha)
+		if (strcmp(c->known[i], sha) == 0)
 			return 1;
 	return 0;
 }

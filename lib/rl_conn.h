@@ -57,7 +57,7 @@ enum rl_io {
 };
 
 /* How many scripts a connection remembers having loaded. */
-#define RL_CONN_KNOWN 8
+#define RL_CONN_KNOWN 24
 
 struct rl_conn {
 	const struct rl_url *url;

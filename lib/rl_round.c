@@ -44,6 +44,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 		nodes[j].stale = 0;
 		nodes[j].waits = nodes[j].wait_refused = 0;
 		nodes[j].roles = nodes[j].recount = 0;
+		nodes[j].exists = 0;
 		nodes[j].acks = -1;
 	}
 }
@@ -209,7 +210,9 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	char nk[16];
 	int argc = 0, i;
 
-	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
+	r->cmd = r->full = r->scmd = r->sfull = r->wait = r->exists = NULL;
+	r->shas = NULL;
+	r->exists_n = 0;
 	set_aside(r, nodes, n, o);
 	r->sha = s != NULL ? s->sha : NULL;
 	r->wait_ms = 0;
@@ -238,7 +241,9 @@ int
 rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, int argc, const char **argv)
 {
-	r->full = r->scmd = r->sfull = r->wait = NULL;
+	r->full = r->scmd = r->sfull = r->wait = r->exists = NULL;
+	r->shas = NULL;
+	r->exists_n = 0;
 	set_aside(r, nodes, n, o);
 	r->sha = NULL;
 	r->wait_ms = 0;
@@ -265,6 +270,43 @@ rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms)
 		return -1;
 	r->wait_ms = wait_ms;
 	return 0;
+}
+
+int
+rl_round_exists(struct rl_round *r, const char *const *shas, size_t n)
+{
+	const char *argv[2 + 32];
+	size_t i;
+
+	if (n > 32)
+		return -1;
+	argv[0] = "SCRIPT";
+	argv[1] = "EXISTS";
+	for (i = 0; i < n; i++)
+		argv[2 + i] = shas[i];
+	if (format(&r->exists, &r->existslen, (int)(2 + n), argv) < 0)
+		return -1;
+	r->shas = shas;
+	r->exists_n = n;
+	return 0;
+}
+
+/* The reply to the pipelined SCRIPT EXISTS: the connection learns the
+ * scripts its server has. A refusal (an ACL without SCRIPT) teaches
+ * nothing. */
+static int
+exists_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep)
+{
+	size_t i;
+
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == r->exists_n)
+		for (i = 0; i < rep->elements; i++)
+			if (rep->element[i]->type == REDIS_REPLY_INTEGER &&
+			    rep->element[i]->integer == 1)
+				rl_conn_learn(&nd->conn, r->shas[i]);
+	freeReplyObject(rep);
+	nd->phase = RL_PH_DONE;
+	return 1;
 }
 
 /* Whether the round's WAIT goes behind its command on ND. */
@@ -303,6 +345,9 @@ send_pair(struct rl_round *r, struct rl_node *nd, int full)
 		rl_conn_learn(&nd->conn, r->sha);
 	nd->waits = waits_on(r, nd);
 	nd->roles = roles_on(r, nd);
+	nd->exists = r->exists != NULL;
+	if (nd->exists && rl_conn_send(&nd->conn, r->exists, r->existslen) < 0)
+		return -1;
 	if (nd->roles)
 		return rl_conn_send(&nd->conn, role, sizeof(role) - 1);
 	return nd->waits ? rl_conn_send(&nd->conn, r->wait, r->waitlen) : 0;
@@ -315,9 +360,10 @@ send_one(struct rl_round *r, struct rl_node *nd, int64_t now)
 	 * NOSCRIPT could not be answered with an EVAL in order. So with a
 	 * WAIT behind, unless the connection saw the script run: a NOSCRIPT
 	 * would leave that WAIT blocking for its whole timeout (no write to
-	 * wait for), and then the one behind the EVAL. */
+	 * wait for), and then the one behind the EVAL. So for a command
+	 * that must run (opts whole), where its reply may be given up on. */
 	nd->full = r->full != NULL && (nd->conn.drop > 0 ||
-	    ((waits_on(r, nd) || roles_on(r, nd)) &&
+	    ((waits_on(r, nd) || roles_on(r, nd) || r->o.whole) &&
 	    !rl_conn_knows(&nd->conn, r->sha)));
 	if (send_pair(r, nd, nd->full) < 0) {
 		node_fail(nd, RL_ENOMEM, "out of memory");
@@ -398,7 +444,8 @@ role_reply(struct rl_node *nd, redisReply *rep)
 static int
 noscript(struct rl_round *r, struct rl_node *nd, redisReply *rep)
 {
-	int waited = nd->waits, behind = nd->waits || nd->roles;
+	int waited = nd->waits;
+	int behind = nd->waits + nd->roles + nd->exists;
 
 	freeReplyObject(rep);
 	nd->full = 1;
@@ -621,8 +668,7 @@ tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 	freeReplyObject(rep);
 	nd->retry_at = now + RL_TRYAGAIN_MS;
 	nd->asking = 0;
-	if (nd->waits || nd->roles)
-		nd->stale++;
+	nd->stale += nd->waits + nd->roles + nd->exists;
 	/* From the node's own address again: the ASK that follows is not
 	 * a ping-pong. */
 	if (nd->home != NULL) {
@@ -645,6 +691,8 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		freeReplyObject(rep);
 		return 0;
 	}
+	if (nd->answered && nd->exists)
+		return exists_reply(r, nd, rep);
 	if (nd->answered)
 		return nd->roles ? role_reply(nd, rep) : wait_reply(nd, rep);
 	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
@@ -673,7 +721,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		}
 	} else
 		nd->reply = rep;
-	if (nd->waits || nd->roles)
+	if (nd->waits || nd->roles || nd->exists)
 		return 0;
 	nd->phase = RL_PH_DONE;
 	return 1;
@@ -711,6 +759,13 @@ node_late(struct rl_node *nd)
 {
 	char why[RL_WHY_MAX];
 
+	if (nd->phase == RL_PH_SENT && nd->answered && nd->exists) {
+		/* The script answered; SCRIPT EXISTS behind it, a hint,
+		 * did not. */
+		rl_conn_late(&nd->conn);
+		nd->phase = RL_PH_DONE;
+		return;
+	}
 	if (nd->phase == RL_PH_SENT && nd->answered) {
 		/* The script answered; only the WAIT behind it did not. */
 		rl_conn_late(&nd->conn);
@@ -878,7 +933,11 @@ rl_round_end(struct rl_round *r)
 		redisFreeCommand(r->sfull);
 	if (r->wait != NULL)
 		redisFreeCommand(r->wait);
-	r->cmd = r->full = r->scmd = r->sfull = r->wait = NULL;
+	if (r->exists != NULL)
+		redisFreeCommand(r->exists);
+	r->cmd = r->full = r->scmd = r->sfull = r->wait = r->exists = NULL;
+	r->shas = NULL;
+	r->exists_n = 0;
 	put_back(r);
 	r->done = 1;
 }

@@ -89,6 +89,7 @@ struct rl_node {
 	int roles;		/* the Sentinel default on a connection that
 				 * saw no replica: ROLE went behind instead,
 				 * to count them again */
+	int exists;		/* SCRIPT EXISTS went behind (rl_round_exists) */
 	int recount;		/* and counted some: the command went
 				 * without the WAIT it needed (conn replicas
 				 * now says how many) */
@@ -132,6 +133,12 @@ struct rl_round_opts {
 				 * strings handed to callers point into,
 				 * are put back at its end (rl_round_end),
 				 * its own freed */
+	int whole;		/* a script the connection has not run goes
+				 * whole (EVAL), not by its SHA: a reply
+				 * given up on at the node timeout could be
+				 * a NOSCRIPT, and the command must run (a
+				 * release, an undo), or be known to have
+				 * run where it was sent (an acquisition) */
 };
 
 struct rl_round {
@@ -149,6 +156,10 @@ struct rl_round {
 	int wait_seen;		/* only to masters that had replicas
 				 * connected (rl_conn replicas) */
 	int64_t wait_ms;	/* its timeout, added to each reply deadline */
+	char *exists;		/* SCRIPT EXISTS, pipelined behind; NULL */
+	size_t existslen;
+	const char *const *shas;	/* what it asks of: EXISTS_N SHAs */
+	size_t exists_n;
 	int64_t sent_ms;	/* when the command went out */
 	size_t nsent;		/* to how many masters */
 	int sent;
@@ -210,6 +221,13 @@ int rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
  * replicas connected when it opened (node waits says which). -1 when out
  * of memory. */
 int rl_round_ack(struct rl_round *r, int replicas, int64_t wait_ms);
+/* Before the round's first step, instead of WAIT: pipeline SCRIPT EXISTS
+ * of the N scripts SHAS (pointers that outlive the connections) behind
+ * the command, in the same write; each master's connection learns those
+ * its server has (rl_conn_learn), so that a command that must run goes
+ * by its SHA there (opts whole), as after a script that ran. -1 when out
+ * of memory. */
+int rl_round_exists(struct rl_round *r, const char *const *shas, size_t n);
 /* What to poll for while the round runs: how many entries of PFD (at
  * most RL_MAX_NODES) were filled. */
 size_t rl_round_pollfds(const struct rl_round *r, struct pollfd *pfd);

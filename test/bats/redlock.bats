@@ -170,6 +170,59 @@ down() { stop_redis "$(pid_of "$1")"; }
 	kill "$proxy"
 }
 
+# A server that lost its script cache (restarted, SCRIPT FLUSH) answers
+# a release by SHA with NOSCRIPT; from M3 behind a proxy that holds each
+# request 300 ms, that answer comes after the 50 ms node timeout. Given
+# up on, the release never ran there: M3 kept the hold for its lease,
+# and a nested one kept the outer hold. The release goes whole.
+@test "a release that a master late past the node timeout would refuse by NOSCRIPT still runs there: unlock, exec, a nested hold" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	start_proxy "$D/proxy" 0.3 "0:$M3_PORT"
+	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:${proxy_ports[0]}"
+	gone() { [ "$(mcli M3 exists x)" = 0 ]; }
+	tok=$(rlm lock -t 60s x)
+	for m in M1 M2 M3 M4 M5; do mcli "$m" script flush >/dev/null; done
+	run -0 "$RL" -u "$urls" unlock --owner "$tok" x
+	wait_for 5 gone
+	# count.sh PORT N: the owner's count of x on PORT once it is N (5 s
+	# at most), else as it is then.
+	cat >"$D/count.sh" <<-'EOF'
+	i=0
+	while [ $i -lt 50 ]; do
+		n=$(redis-cli -p "$1" hget x "$REDLOCK_OWNER")
+		[ "$n" = "$2" ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "$n"
+	EOF
+	# exec's watchdog: the scripts flushed while COMMAND runs, once
+	# M3 holds (each request through the proxy comes 300 ms late).
+	export PORTS="$M1_PORT $M2_PORT $M3_PORT" C="$D/count.sh"
+	rlm exec x -- true
+	run -0 "$RL" -u "$urls" exec -t 60s x -- sh -c '
+	    sh "$C" "$1" 1 >"$2/outer"
+	    for p in $PORTS; do redis-cli -p "$p" script flush >/dev/null; done
+	    ' sh "$M3_PORT" "$D"
+	[ "$(cat "$D/outer")" = 1 ]
+	wait_for 5 gone
+	# A nested hold taken and given back, the scripts flushed before:
+	# taken on M3 while the nested COMMAND runs, then the outer one's
+	# count is back to 1 there.
+	rlm exec x -- true
+	run -0 "$RL" -u "$urls" exec -t 60s x -- sh -c '
+	    sh "$C" "$2" 1 >"$3/outer"
+	    for p in $PORTS; do redis-cli -p "$p" script flush >/dev/null; done
+	    "$0" -u "$1" exec -t 1s x -- sh -c "sh \$C $2 2 >$3/inner" ||
+	        exit 9
+	    sh "$C" "$2" 1 >"$3/count"' "$RL" "$urls" "$M3_PORT" "$D"
+	[ "$(cat "$D/outer")" = 1 ]
+	[ "$(cat "$D/inner")" = 2 ]
+	[ "$(cat "$D/count")" = 1 ]
+	wait_for 5 gone
+	kill "$proxy"
+}
+
 @test "a quorum that answers too late for the ttl: released everywhere, COMMAND not run" {
 	# M1-M3 behind a proxy that holds each request 600 ms, twice the
 	# lease: their grants come too late whatever the machine's load.

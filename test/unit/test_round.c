@@ -514,6 +514,79 @@ test_noscript_falls_back_to_one_eval(void **state)
 	assert_int_equal(srvs[0].inlen, 0);
 }
 
+/* A command that must run (opts whole): the script goes whole where the
+ * connection has not run it, for a NOSCRIPT given up on would leave it
+ * not run; by its SHA once it has. */
+static void
+test_whole_script_until_the_connection_ran_it(void **state)
+{
+	struct rl_round *r = &rd;
+	struct rl_round_opts o;
+
+	(void)state;
+	plain_masters(2);
+	memset(&o, 0, sizeof(o));
+	o.need = 1;
+	o.connect_ms = 2000;
+	o.reply_ms = 2000;
+	o.whole = 1;
+	assert_int_equal(rl_round_script(r, nodes, 2, &o, &rl_script_renew, 2,
+	    renew_keys, 2, renew_args), 0);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	answer(r, &srvs[1], 1, ":1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].full, 1);
+	assert_int_equal(nodes[1].full, 1);
+	rl_round_end(r);
+	assert_eval(&srvs[0], 0);
+	assert_eval(&srvs[1], 0);
+	/* Again on the same connections: they ran it. */
+	assert_int_equal(rl_round_script(r, nodes, 2, &o, &rl_script_renew, 2,
+	    renew_keys, 2, renew_args), 0);
+	answer(r, &srvs[0], 2, ":1\r\n");
+	answer(r, &srvs[1], 2, ":1\r\n");
+	rl_round_run(r);
+	rl_round_end(r);
+	assert_evalsha(&srvs[0], 1);
+	assert_evalsha(&srvs[1], 1);
+}
+
+/* SCRIPT EXISTS behind the command: the connection learns the scripts
+ * its server has; behind an EVALSHA refused with NOSCRIPT, its reply is
+ * dropped and it goes again behind the EVAL. */
+static void
+test_script_exists_behind_teaches_the_connection(void **state)
+{
+	static const char *const shas[] = {
+		rl_script_release.sha, rl_script_leave.sha
+	};
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	assert_int_equal(rl_round_exists(r, shas, 2), 0);
+	step_until(r, &srvs[0], 2);
+	assert_evalsha(&srvs[0], 0);
+	assert_cmd(&srvs[0], 1, "SCRIPT", "EXISTS", shas[0], shas[1], NULL);
+	srv_say(&srvs[0], "-NOSCRIPT No matching script. Please use EVAL.\r\n"
+	    "*2\r\n:1\r\n:1\r\n");
+	step_until(r, &srvs[0], 4);
+	assert_eval(&srvs[0], 2);
+	assert_cmd(&srvs[0], 3, "SCRIPT", "EXISTS", shas[0], shas[1], NULL);
+	/* The stale reply taught nothing. */
+	assert_false(rl_conn_knows(&nodes[0].conn, shas[0]));
+	assert_false(r->done);
+	srv_say(&srvs[0], ":1\r\n*2\r\n:0\r\n:1\r\n");
+	rl_round_run(r);
+	assert_int_equal(nodes[0].err, RL_OK);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	assert_false(rl_conn_knows(&nodes[0].conn, shas[0]));
+	assert_true(rl_conn_knows(&nodes[0].conn, shas[1]));
+	assert_true(rl_conn_knows(&nodes[0].conn, rl_script_renew.sha));
+	rl_round_end(r);
+}
+
 /* A NOSCRIPT to the EVAL itself is an error, not a third try. */
 static void
 test_noscript_to_eval_is_an_error(void **state)
@@ -636,7 +709,7 @@ test_connect_failing_under_way(void **state)
 static void
 test_connect_timeout_then_the_rest_are_asked(void **state)
 {
-	struct rl_round_opts o = { 2, 30, 2000, 0, 0, 0, 0 };
+	struct rl_round_opts o = { 2, 30, 2000, 0, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0 = rl_now_ms();
 
@@ -914,7 +987,7 @@ static void
 test_command_round_sends_it_as_is(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 
 	(void)state;
@@ -943,7 +1016,7 @@ test_command_round_sends_it_as_is(void **state)
 static void
 test_step_never_blocks(void **state)
 {
-	struct rl_round_opts o = { 1, 10000, 10000, 0, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 10000, 10000, 0, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	int64_t t0, now;
 	int i;
@@ -1564,7 +1637,7 @@ static void
 test_keep_does_not_reconnect(void **state)
 {
 	struct rl_round *r = &rd;
-	struct rl_round_opts o = { 1, 2000, 2000, 1, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 1, 0, 0, 0, 0 };
 	const char *argv[3] = { "WAIT", "1", "100" };
 
 	(void)state;
@@ -1787,7 +1860,7 @@ static void
 test_aside_round_puts_the_replies_before_back(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	redisReply *before;
 
@@ -1824,7 +1897,7 @@ static void
 test_aside_round_kept_until_read(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0 };
 	struct rl_round *r = &rd;
 	redisReply *before;
 
@@ -1858,7 +1931,7 @@ static void
 test_round_once_hands_the_reply_over(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0 };
+	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0 };
 
 	(void)state;
 	plain_masters(1);
@@ -1910,6 +1983,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_one_master_sends_one_evalsha),
 		T(test_noscript_falls_back_to_one_eval),
+		T(test_whole_script_until_the_connection_ran_it),
+		T(test_script_exists_behind_teaches_the_connection),
 		T(test_noscript_to_eval_is_an_error),
 		T(test_three_masters_gather_replies_per_node),
 		T(test_too_few_reachable_sends_nothing),
