@@ -493,6 +493,28 @@ refused_as_one() {
 	for m in M1 M2 M3; do mcli "$m" acl deluser noinfo >/dev/null; done
 }
 
+@test "an ACL user who may not run SCRIPT: the scripts go whole, the lock is taken and given back on every master" {
+	# Every script cached: a user who may ask sends them by SHA.
+	rlm exec x -- true
+	for m in M1 M2 M3; do
+		mcli "$m" acl setuser noscript on '>pw' '~*' '&*' '+@all' '-script' >/dev/null
+		mcli "$m" config resetstat >/dev/null
+	done
+	u="redis://noscript:pw@127.0.0.1"
+	run -0 "$RL" -u "$u:$M1_PORT,$u:$M2_PORT,$u:$M3_PORT" exec x -- sh -c '
+	    for p in "$@"; do redis-cli -p "$p" exists x; done' sh \
+	    "$M1_PORT" "$M2_PORT" "$M3_PORT"
+	assert_output "$(printf '1\n1\n1')"
+	[ "$(holding x)" = 0 ]
+	for m in M1 M2 M3; do
+		# SCRIPT EXISTS refused: the acquisition and the release by
+		# EVAL, the check by SHA.
+		stats=$(calls "$m")
+		[[ $stats == *" eval=2 "* && $stats == *" evalsha=1 "* ]]
+		mcli "$m" acl deluser noscript >/dev/null
+	done
+}
+
 @test "a master that failed the check is not waited for again by the acquisition right after it" {
 	kill -STOP "$(pid_of M3)"
 	t0=$(now_ms)
