@@ -501,8 +501,11 @@ enum on_lost { ON_LOST_TERM, ON_LOST_KILL, ON_LOST_IGNORE };
 enum lost { LOST_NO, LOST_GONE, LOST_UNREACHABLE, LOST_LATE };
 /* What a renewal or the release found when the hold was not there: its
  * lease had run out by the local deadline, it was removed before that
- * (unlock --force, a deletion), or another owner holds the name. */
-enum gone { GONE_NO, GONE_EXPIRED, GONE_REMOVED, GONE_TAKEN };
+ * (unlock --force, a deletion), or another owner holds the name; or the
+ * release, past the local deadline (the watchdog found COMMAND ended
+ * only then), was not confirmed by a quorum of masters. */
+enum gone { GONE_NO, GONE_EXPIRED, GONE_REMOVED, GONE_TAKEN,
+    GONE_UNCONFIRMED };
 /* "its lease had expired", "it was removed while held (...)", "it was
  * taken by another owner", for messages. */
 const char *gone_why(int gone);

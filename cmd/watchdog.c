@@ -28,6 +28,10 @@ gone_why(int gone)
 	case GONE_REMOVED:
 		return "it was removed while held (unlock --force, a deleted "
 		    "key or data lost by the server)";
+	case GONE_UNCONFIRMED:
+		return "its lease ran out while the watchdog was stopped or "
+		    "starved of CPU, and too few masters confirmed the "
+		    "release to show that it had not";
 	default:
 		return "it was taken by another owner";
 	}
@@ -381,7 +385,7 @@ release(struct watch *w, rl_keeper *k)
 	enum rl_err e;
 	int64_t holds;
 	char when[40];
-	int gone;
+	int gone, late;
 
 	/* A hold found gone: a release that records the loss in the
 	 * history, and changes nothing else (it is not this owner's). */
@@ -397,7 +401,14 @@ release(struct watch *w, rl_keeper *k)
 	    (w->on_lost == ON_LOST_IGNORE || w->unacked)))
 		return;
 	rl_keeper_settle(k);
+	/* Past the local deadline, the watchdog learns of COMMAND's end
+	 * only now (both were stopped, or it was starved of CPU): COMMAND
+	 * may have run past the lease. Only a release that a quorum
+	 * confirms shows that the hold was still there. */
+	late = w->child > 0 && rl_now_ms() >= rl_keeper_deadline_ms(k);
 	e = rl_release(w->rc, &l, &rel, &holds, &a);
+	if (late && (e != RL_OK || (rel != RL_NOT_OWNER && !a.confirmed)))
+		w->gone_at_release = GONE_UNCONFIRMED;
 	if (e != RL_OK)
 		msg("could not release %s: %s; it is freed when its "
 		    "lease runs out", esc(w->name),

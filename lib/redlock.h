@@ -316,6 +316,9 @@ struct rl_attempt {
 	int64_t head_wait_ms;	/* fair, lock free: until its head is evicted */
 	int rejoined;		/* fair: evicted earlier, queued again at the tail */
 	size_t nodes_ok;	/* several masters: how many granted it */
+	int confirmed;		/* released: a quorum of masters gave back
+				 * the caller's hold (its others may not
+				 * have answered in time) */
 	int too_slow;		/* several masters: a quorum granted it, but no
 				 * validity was left (ttl - elapsed - drift) */
 	int64_t validity_ms;	/* several masters: what was left of the lease */

@@ -585,6 +585,9 @@ release(rl_client *c, const struct rl_lock *l, int unused,
 	for (j = 0; j < c->n; j++)
 		v[j] = rl_decode_release(c->nodes[j].reply, &h[j], &np[j]);
 	o = rl_combine_release(v, h, np, c->n, rel, holds, &a->nopub, &who);
+	for (j = 0; j < c->n; j++)
+		a->nodes_ok += v[j] == RL_V_YES || v[j] == RL_V_RELEASED;
+	a->confirmed = a->nodes_ok >= rl_quorum(c->n);
 	for (j = 0; j < c->n && o == RL_OUT_OK && *rel == RL_RELEASED; j++)
 		if (rl_decode_release_until(c->nodes[j].reply) >
 		    a->held_until_ms)

@@ -97,6 +97,56 @@ LONG='echo $$ >"$0/cmd"; exec sleep 30'
 	assert_equal "$(cat "$D/err")" "redlock: lost the lock on x before its release (COMMAND exited 0): its lease had expired; another holder may have run beside COMMAND"
 }
 
+# Stop the watchdog of $epid, let COMMAND end and the lease of x run out
+# on the masters PORTS (its last is kept 60 s more by hand, when KEEP is
+# given: a master whose lease a late renewal lengthened), then continue
+# the watchdog. Its exit status in $st.
+stopped_past_lease() {
+	local keep=$1 wd p
+	shift
+	wait_for 10 test -s "$D/cmd"
+	wd=$(watchdog_of "$epid")
+	kill -STOP "$wd"
+	[ -z "$keep" ] || redis-cli -p "$keep" pexpire x 60000 >/dev/null
+	touch "$D/go"
+	wait_for 10 dead "$(cat "$D/cmd")"
+	for p in "$@"; do
+		wait_for 10 eval '[ "$(redis-cli -p "$p" exists x)" = 0 ]'
+	done
+	[ -n "$keep" ] || kill -STOP "$R_PID"
+	kill -CONT "$wd"
+	[ -n "$keep" ] || { sleep 1; kill -CONT "$R_PID"; }
+	st=0
+	reap -t 30 "$epid" || st=$?
+}
+
+# shellcheck disable=SC2016
+GO='echo $$ >"$0/cmd"; while [ ! -e "$0/go" ]; do sleep 0.05; done'
+
+# The watchdog learns of COMMAND's end only past the lease; a release
+# that a quorum does not confirm cannot show that the hold outlived
+# COMMAND: before, exec exited 0 then (seen under churn on three masters,
+# after other holders had run beside COMMAND).
+@test "COMMAND ended while its watchdog was stopped past the lease, and the server did not answer the release: 79, not 0" {
+	bg_exec --reply-timeout 300ms -t 1s x -- sh -c "$GO" "$D"
+	stopped_past_lease "" "$R_PORT"
+	[ "$st" = 79 ]
+	grep -q '^redlock: lost the lock on x before its release (COMMAND exited 0): its lease ran out while the watchdog was stopped or starved of CPU, and too few masters confirmed the release' "$D/err"
+}
+
+@test "three masters: COMMAND ended while its watchdog was stopped past the lease, one master still holding: 79, not 0" {
+	start_redis M2
+	start_redis M3
+	"$RL" -u "redis://127.0.0.1:$R_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT" \
+	    exec -t 1s x -- sh -c "$GO" "$D" 2>"$D/err" 3>&- &
+	epid=$!
+	stopped_past_lease "$M3_PORT" "$R_PORT" "$M2_PORT"
+	stop_redis "$M2_PID"
+	stop_redis "$M3_PID"
+	[ "$st" = 79 ]
+	grep -q '^redlock: lost the lock on x before its release (COMMAND exited 0): its lease ran out while the watchdog was stopped or starved of CPU, and too few masters confirmed the release' "$D/err"
+}
+
 @test "a watchdog stopped past its local deadline, but not past the lease: 79, says it ran late, not that the server stopped answering; released" {
 	# Lease 9 s, renewed every 3 s: deadline - grace is 5.9 s after the
 	# last renewal, the server's expiry 9 s after it.
