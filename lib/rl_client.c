@@ -366,18 +366,23 @@ rl_opts(const rl_client *c, size_t need)
 	return o;
 }
 
+int
+rl_opts_early(const rl_client *c, const struct rl_round_opts *o)
+{
+	return o->reply_ms < c->timeout_ms;
+}
+
 struct rl_round_opts
 rl_opts_pub(const rl_client *c)
 {
 	struct rl_round_opts o = rl_opts(c, 1);
 
 	o.pub = o.learn = 1;
-	/* Several masters: a reply is given up on at the node timeout. A
-	 * release or an undo by SHA whose NOSCRIPT came later would not
-	 * have run there, unknown to the caller: the lock would stay held
-	 * on that master (a nested hold: the outer one's hold, for its
-	 * whole lease). */
-	o.whole = o.reply_ms < c->timeout_ms;
+	/* A release or an undo by SHA whose NOSCRIPT came after it was
+	 * given up on would not have run there, unknown to the caller: the
+	 * lock would stay held on that master (a nested hold: the outer
+	 * one's hold, for its whole lease). */
+	o.whole = rl_opts_early(c, &o);
 	return o;
 }
 

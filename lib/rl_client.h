@@ -50,6 +50,9 @@ struct rl_round_opts rl_opts(const rl_client *c, size_t need);
 /* rl_opts for a script that takes the publish command last and surely
  * publishes (a release): see rl_round_opts pub and learn. */
 struct rl_round_opts rl_opts_pub(const rl_client *c);
+/* Whether a reply of a round with the options O is given up on before
+ * --reply-timeout (several masters: at the node timeout). */
+int rl_opts_early(const rl_client *c, const struct rl_round_opts *o);
 /* Run script S on every master and wait for the round to end (each step
  * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL).
  * Replies are in c->nodes[i].reply until the next round. RL_ENOMEM only:

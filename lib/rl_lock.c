@@ -278,7 +278,7 @@ acquire_round(rl_client *c, enum rl_join join, struct rl_call *call)
 	 * came past the node timeout did not run there, and the undo or the
 	 * release that follows would take a hold of the same owner's (an
 	 * outer one) off that master. */
-	o.whole = o.reply_ms < c->timeout_ms;
+	o.whole = rl_opts_early(c, &o);
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms, call->s,
 	    call->nkeys, call->keys, call->nargs, call->args);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))

@@ -759,18 +759,12 @@ node_late(struct rl_node *nd)
 {
 	char why[RL_WHY_MAX];
 
-	if (nd->phase == RL_PH_SENT && nd->answered && nd->exists) {
-		/* The script answered; SCRIPT EXISTS behind it, a hint,
-		 * did not. */
-		rl_conn_late(&nd->conn);
-		nd->phase = RL_PH_DONE;
-		return;
-	}
 	if (nd->phase == RL_PH_SENT && nd->answered) {
-		/* The script answered; only the WAIT behind it did not. */
+		/* The script answered; only the WAIT behind it did not (or
+		 * SCRIPT EXISTS, a hint, which says nothing of it). */
 		rl_conn_late(&nd->conn);
 		nd->phase = RL_PH_DONE;
-		if (nd->why[0] == '\0')
+		if (nd->why[0] == '\0' && !nd->exists)
 			rl_error_io(&nd->url, "no replica count from", "WAIT "
 			    "timed out (see --reply-timeout)", nd->why,
 			    sizeof(nd->why));

@@ -672,13 +672,13 @@ replaced(struct wait *w, enum rl_err e)
 static int
 quorum_in_reach(const struct wait *w, enum rl_err e)
 {
+	const struct rl_round_opts o = rl_opts(w->c, 1);
 	const struct rl_node *nd;
 	size_t j, reached = 0;
 
 	/* Late past the node timeout of several masters, not past
 	 * --reply-timeout, which is what bounds one master's answer. */
-	if (e != RL_ECONNECT ||
-	    rl_opts(w->c, 1).reply_ms >= w->c->timeout_ms)
+	if (e != RL_ECONNECT || !rl_opts_early(w->c, &o))
 		return 0;
 	for (j = 0; j < w->c->n; j++) {
 		nd = &w->c->nodes[j];
