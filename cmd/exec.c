@@ -654,13 +654,14 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 	size_t which;
 	int s;
 
+	if (pool_open(g, &j->o, &j->pool, sig_fd, rcs, status) < 0)
+		return STEP_EXIT;
+	/* While HELLO is on its way. */
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
 	meta.host = self_host();
 	meta.pid = (long)j->relay;
 	meta.user = self_user();
 	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
-	if (pool_open(g, &j->o, &j->pool, sig_fd, rcs, status) < 0)
-		return STEP_EXIT;
 	step = lock_acquire_pool(rcs, &j->pool, &j->o, &meta, as, &which,
 	    status);
 	/* The name held, or the one the messages are about. */

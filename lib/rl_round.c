@@ -178,27 +178,52 @@ format(char **out, size_t *len, int argc, const char **argv)
 	return 0;
 }
 
-/* EVALSHA and EVAL of ARGV (ARGC, EVALSHA first), and when ARGV ends with
- * the publish command (PUB: the script's publish argument, its last), both
- * again with SPUBLISH. */
+/* EVALSHA of ARGV (ARGC), and when ARGV ends with the publish command
+ * (PUB: the script's publish argument, its last), again with SPUBLISH.
+ * The EVAL forms, with the whole script (tens of KB), are made only for a
+ * connection that needs one (whole). */
 static int
-format_script(struct rl_round *r, const struct rl_script *s, int argc,
-    const char **argv, int pub)
+format_script(struct rl_round *r, int argc, const char **argv, int pub)
 {
 	if (format(&r->cmd, &r->cmdlen, argc, argv) < 0)
-		return -1;
-	argv[0] = "EVAL";
-	argv[1] = s->src;
-	if (format(&r->full, &r->fulllen, argc, argv) < 0)
 		return -1;
 	if (!pub)
 		return 0;
 	argv[argc - 1] = "SPUBLISH";
-	if (format(&r->sfull, &r->sfulllen, argc, argv) < 0)
-		return -1;
-	argv[0] = "EVALSHA";
-	argv[1] = s->sha;
 	return format(&r->scmd, &r->scmdlen, argc, argv);
+}
+
+/* CMD, an EVALSHA as format_script made it, as EVAL of the script SRC:
+ * its header, then EVAL and SRC where EVALSHA and the SHA were, then the
+ * rest as it is. A new string into *OUT and its length, or -1. */
+static int
+whole_of(const char *cmd, size_t len, const char *src, char **out,
+    size_t *outlen)
+{
+	static const char sha_hdr[] = "$7\r\nEVALSHA\r\n$40\r\n";
+	const char *crlf = memchr(cmd, '\n', len);
+	size_t head, skip, srclen = strlen(src);
+	char mid[48];
+	int m;
+
+	if (crlf == NULL)
+		return -1;
+	head = (size_t)(crlf - cmd) + 1;
+	skip = sizeof(sha_hdr) - 1 + 40 + 2;
+	if (len < head + skip ||
+	    memcmp(cmd + head, sha_hdr, sizeof(sha_hdr) - 1) != 0)
+		return -1;
+	m = snprintf(mid, sizeof(mid), "$4\r\nEVAL\r\n$%zu\r\n", srclen);
+	*outlen = len - skip + (size_t)m + srclen + 2;
+	if ((*out = malloc(*outlen)) == NULL)
+		return -1;
+	memcpy(*out, cmd, head);
+	memcpy(*out + head, mid, (size_t)m);
+	memcpy(*out + head + m, src, srclen);
+	memcpy(*out + head + m + srclen, "\r\n", 2);
+	memcpy(*out + head + m + srclen + 2, cmd + head + skip,
+	    len - head - skip);
+	return 0;
 }
 
 int
@@ -215,6 +240,7 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	r->exists_n = 0;
 	set_aside(r, nodes, n, o);
 	r->sha = s != NULL ? s->sha : NULL;
+	r->src = s != NULL ? s->src : NULL;
 	r->wait_ms = 0;
 	r->wait_seen = 0;
 	if (s != NULL) {
@@ -229,7 +255,7 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 			argv[argc++] = keys[i];
 		for (i = 0; i < nargs; i++)
 			argv[argc++] = args[i];
-		if (format_script(r, s, argc, argv, o->pub) < 0) {
+		if (format_script(r, argc, argv, o->pub) < 0) {
 			rl_round_end(r);
 			return -1;
 		}
@@ -245,7 +271,7 @@ rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
 	r->shas = NULL;
 	r->exists_n = 0;
 	set_aside(r, nodes, n, o);
-	r->sha = NULL;
+	r->sha = r->src = NULL;
 	r->wait_ms = 0;
 	r->wait_seen = 0;
 	snprintf(r->doing, sizeof(r->doing), "%s", argv[0]);
@@ -332,12 +358,19 @@ static int
 send_pair(struct rl_round *r, struct rl_node *nd, int full)
 {
 	int s = nd->sharded > 0 && r->scmd != NULL;
-	const char *cmd = s ? r->scmd : r->cmd, *whole = s ? r->sfull : r->full;
+	char **whole = s ? &r->sfull : &r->full;
+	size_t *wholelen = s ? &r->sfulllen : &r->fulllen;
+	const char *cmd = s ? r->scmd : r->cmd;
 	size_t len = s ? r->scmdlen : r->cmdlen;
 
-	if (full)
-		len = s ? r->sfulllen : r->fulllen;
-	if (rl_conn_send(&nd->conn, full ? whole : cmd, len) < 0)
+	if (full && *whole == NULL && whole_of(cmd, len, r->src, whole,
+	    wholelen) < 0)
+		return -1;
+	if (full) {
+		cmd = *whole;
+		len = *wholelen;
+	}
+	if (rl_conn_send(&nd->conn, cmd, len) < 0)
 		return -1;
 	static const char role[] = "*1\r\n$4\r\nROLE\r\n";
 
@@ -362,7 +395,7 @@ send_one(struct rl_round *r, struct rl_node *nd, int64_t now)
 	 * would leave that WAIT blocking for its whole timeout (no write to
 	 * wait for), and then the one behind the EVAL. So for a command
 	 * that must run (opts whole), where its reply may be given up on. */
-	nd->full = r->full != NULL && (nd->conn.drop > 0 ||
+	nd->full = r->src != NULL && (nd->conn.drop > 0 ||
 	    ((waits_on(r, nd) || roles_on(r, nd) || r->o.whole) &&
 	    !rl_conn_knows(&nd->conn, r->sha)));
 	if (send_pair(r, nd, nd->full) < 0) {
@@ -695,7 +728,7 @@ node_reply(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		return exists_reply(r, nd, rep);
 	if (nd->answered)
 		return nd->roles ? role_reply(nd, rep) : wait_reply(nd, rep);
-	if (rep->type == REDIS_REPLY_ERROR && r->full != NULL && !nd->full &&
+	if (rep->type == REDIS_REPLY_ERROR && r->src != NULL && !nd->full &&
 	    strncmp(rep->str, "NOSCRIPT", 8) == 0)
 		return noscript(r, nd, rep);
 	rl_conn_learn(&nd->conn, r->sha);
@@ -919,12 +952,10 @@ rl_round_end(struct rl_round *r)
 	}
 	if (r->cmd != NULL)
 		redisFreeCommand(r->cmd);
-	if (r->full != NULL)
-		redisFreeCommand(r->full);
+	free(r->full);
 	if (r->scmd != NULL)
 		redisFreeCommand(r->scmd);
-	if (r->sfull != NULL)
-		redisFreeCommand(r->sfull);
+	free(r->sfull);
 	if (r->wait != NULL)
 		redisFreeCommand(r->wait);
 	if (r->exists != NULL)

@@ -147,7 +147,9 @@ struct rl_round {
 	struct rl_round_opts o;
 	char doing[64];		/* "the acquire script", for messages */
 	const char *sha;	/* the script's; NULL for a command */
-	char *cmd, *full;	/* EVALSHA and EVAL; or a command and NULL */
+	const char *src;	/* the script itself; NULL for a command */
+	char *cmd, *full;	/* EVALSHA and EVAL (made when a node needs
+				 * it, whole_of); or a command and NULL */
 	size_t cmdlen, fulllen;
 	char *scmd, *sfull;	/* the same with SPUBLISH (opts pub); NULL */
 	size_t scmdlen, sfulllen;

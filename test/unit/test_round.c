@@ -1684,6 +1684,44 @@ test_publish_command_follows_each_master(void **state)
 	rl_round_end(r);
 }
 
+/* Sent whole (EVAL), a script with the publish command keeps SPUBLISH on
+ * a sharded master and PUBLISH on the other, its arguments as they were. */
+static void
+test_whole_script_keeps_each_publish_command(void **state)
+{
+	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
+	    "q", "t", "w" };
+	static const char *args[] = { "o:1", "0", "PUBLISH" };
+	struct rl_round *r = &rd;
+	struct rl_round_opts o;
+	size_t i;
+
+	(void)state;
+	plain_masters(2);
+	srvs[1].cluster = 1;
+	memset(&o, 0, sizeof(o));
+	o.need = 1;
+	o.connect_ms = o.reply_ms = 2000;
+	o.pub = o.learn = o.whole = 1;
+	assert_int_equal(rl_round_script(r, nodes, 2, &o,
+	    &rl_script_release, 6, keys, 3, args), 0);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	answer(r, &srvs[1], 1, ":1\r\n");
+	rl_round_run(r);
+	rl_round_end(r);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(srvs[i].cmds[0].argc, 3 + 6 + 3);
+		assert_string_equal(srvs[i].cmds[0].argv[0], "EVAL");
+		assert_string_equal(srvs[i].cmds[0].argv[1],
+		    rl_script_release.src);
+		assert_string_equal(srvs[i].cmds[0].argv[2], "6");
+		assert_string_equal(srvs[i].cmds[0].argv[3], "x");
+		assert_string_equal(srvs[i].cmds[0].argv[9], "o:1");
+	}
+	assert_string_equal(srvs[0].cmds[0].argv[11], "PUBLISH");
+	assert_string_equal(srvs[1].cmds[0].argv[11], "SPUBLISH");
+}
+
 /* An acquisition does not wait for HELLO: the script follows it in the
  * same write, and its reply is the round's. */
 static void
@@ -2026,6 +2064,7 @@ main(void)
 		T(test_aside_round_kept_until_read),
 		T(test_round_once_hands_the_reply_over),
 		T(test_node_move_after_moved_and_ask),
+		T(test_whole_script_keeps_each_publish_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
