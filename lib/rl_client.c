@@ -350,6 +350,7 @@ rl_opts(const rl_client *c, size_t need)
 	o.learn = 0;
 	o.aside = 0;
 	o.whole = 0;
+	o.hold = 0;
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);

@@ -159,6 +159,7 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 	/* Not acquired: its minimum hold (--min-hold) is not kept. */
 	rl_call_unused(&call);
 	o.aside = 1;
+	o.hold = 1;
 	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
 	rl_call_free(&call);
 }
@@ -265,6 +266,17 @@ ack_after(rl_client *c)
 	rl_round_end(&c->round);
 }
 
+/* After an acquire round: where it never went, it did not run, and this
+ * hold's undo and release leave those masters out (opts hold). */
+static void
+went(rl_client *c)
+{
+	size_t j;
+
+	for (j = 0; j < c->n; j++)
+		c->nodes[j].away = !c->nodes[j].sent;
+}
+
 /* The acquire round, with WAIT for the replicas behind it. */
 static enum rl_err
 acquire_round(rl_client *c, enum rl_join join, struct rl_call *call)
@@ -281,6 +293,7 @@ acquire_round(rl_client *c, enum rl_join join, struct rl_call *call)
 	o.whole = rl_opts_early(c, &o);
 	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms, call->s,
 	    call->nkeys, call->keys, call->nargs, call->args);
+	went(c);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
 	return e;
@@ -447,6 +460,7 @@ try_kind(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 	a->sent_ms = rl_now_ms();
 	e = rl_run_ack(c, &o, c->timeout_ms, call.s, call.nkeys, call.keys,
 	    call.nargs, call.args);
+	went(c);
 	if (e == RL_OK && recounted(c))
 		ack_after(c);
 	if (e == RL_OK && (e = other_limit(c, name, l->limit)) == RL_OK)
@@ -577,6 +591,7 @@ release(rl_client *c, const struct rl_lock *l, int unused,
 		return e;
 	if (unused)
 		rl_call_unused(&call);
+	ro.hold = 1;
 	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
 	    call.args);
 	rl_call_free(&call);

@@ -45,6 +45,7 @@ clear_replies(struct rl_node *nodes, size_t n)
 		nodes[j].waits = nodes[j].wait_refused = 0;
 		nodes[j].roles = nodes[j].recount = 0;
 		nodes[j].exists = 0;
+		nodes[j].sent = 0;
 		nodes[j].acks = -1;
 	}
 }
@@ -96,8 +97,11 @@ node_join(struct rl_round *r, struct rl_node *nd, int64_t now)
 	/* Connected already, it may still owe HELLO's reply: an answer. */
 	nd->deadline = now + (nd->conn.state == RL_CONN_READY ?
 	    r->o.reply_ms : r->o.connect_ms);
-	if (nd->skip) {
-		/* It failed just before: not waited for twice. */
+	if (nd->skip || (r->o.hold && nd->away)) {
+		/* It failed just before: not waited for twice. Or the
+		 * hold never went there (it could not): its release or
+		 * undo would take a count off another hold of the same
+		 * owner's. */
 		nd->skip = 0;
 		nd->phase = RL_PH_OFF;
 		nd->err = RL_ECONNECT;
@@ -372,6 +376,7 @@ send_pair(struct rl_round *r, struct rl_node *nd, int full)
 	}
 	if (rl_conn_send(&nd->conn, cmd, len) < 0)
 		return -1;
+	nd->sent = 1;
 	static const char role[] = "*1\r\n$4\r\nROLE\r\n";
 
 	if (full)

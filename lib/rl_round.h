@@ -79,6 +79,12 @@ struct rl_node {
 	int refused;		/* the error was the server's reply: the
 				 * command did not run */
 	int skip;		/* left out of the next round */
+	int sent;		/* the round's command went (it may have
+				 * run there) */
+	int away;		/* the last acquisition never went to this
+				 * master (it could not connect, or was left
+				 * out): rounds of that hold's release leave
+				 * it out (opts hold) */
 	enum rl_phase phase;
 	int full;		/* the script itself was sent (EVAL) */
 	int answered;		/* the script's reply (or refusal) came */
@@ -133,6 +139,12 @@ struct rl_round_opts {
 				 * strings handed to callers point into,
 				 * are put back at its end (rl_round_end),
 				 * its own freed */
+	int hold;		/* it gives back the hold of the client's
+				 * last acquisition (a release, an undo):
+				 * masters that acquisition never went to
+				 * (node away) are left out, where a count
+				 * of the same owner's would be another
+				 * hold's (an outer one) */
 	int whole;		/* a script the connection has not run goes
 				 * whole (EVAL), not by its SHA: a reply
 				 * given up on at the node timeout could be

@@ -222,6 +222,66 @@ waits_out() {
 	kill "$proxy"
 }
 
+@test "a nested hold that never reached a master leaves the outer hold there alone at its release" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	# The nested exec's third master is a port where nothing listens:
+	# its acquisition holds M1 and M2, never M3. Its COMMAND then opens
+	# that port, a proxy to M3, so its release could reach M3, where
+	# the outer hold's count of the same owner is.
+	export P D PROXY="$BATS_TEST_DIRNAME/proxy.py" M3P=$M3_PORT
+	P=$(free_port)
+	export INNER="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$P"
+	cat >"$D/inner.sh" <<-'EOF'
+	python3 "$PROXY" 0 "$P:$M3P" >"$D/proxy.out" 3>&- &
+	echo $! >"$D/proxy.pid"
+	i=0
+	until grep -q ready "$D/proxy.out" || [ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	redis-cli -p "$M3P" hget x "$REDLOCK_OWNER" >"$D/inner"
+	EOF
+	run -0 "$RL" -u "redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT" \
+	    exec -t 60s x -- sh -c '
+	    "$0" -u "$INNER" exec -t 60s x -- sh "$D/inner.sh" || exit 9
+	    for p in $1; do redis-cli -p "$p" hget x "$REDLOCK_OWNER"; done \
+	        >"$D/after"' "$RL" "$M1_PORT $M2_PORT $M3_PORT"
+	kill "$(cat "$D/proxy.pid")" 2>/dev/null || true
+	grep -q ready "$D/proxy.out"
+	# Held twice on M1 and M2, once (the outer hold) on M3 ...
+	[ "$(cat "$D/inner")" = 1 ]
+	# ... and after the nested release, once on each: M3 too.
+	[ "$(tr '\n' ' ' <"$D/after")" = "1 1 1 " ]
+	[ "$(holding x)" = 0 ]
+}
+
+@test "a nested acquisition undone leaves the outer hold alone on a master it never went to" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	# M3 behind a proxy 1 s late: the nested exec's run_id check gives
+	# up on it at --connect-timeout, and its acquisition leaves M3 out.
+	# Held on M1 and M2 but acknowledged by no replica (--replicas 1
+	# on masters with none), it is undone, on M1 and M2 only: an undo
+	# sent to M3 would run there once the proxy lets it through.
+	start_proxy "$D/proxy" 1 "0:$M3_PORT"
+	export INNER="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:${proxy_ports[0]}"
+	export D
+	run -0 "$RL" -u "redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT" \
+	    exec -t 60s x -- sh -c '
+	    "$0" -u "$INNER" --connect-timeout 300ms --reply-timeout 2s \
+	        exec -v --replicas 1 -t 60s x -- touch "$D/ran" 2>"$D/err"
+	    echo $? >"$D/status"
+	    sleep 1.5
+	    for p in $1; do redis-cli -p "$p" hget x "$REDLOCK_OWNER"; done \
+	        >"$D/after"' "$RL" "$M1_PORT $M2_PORT $M3_PORT"
+	kill "$proxy"
+	cat "$D/err" "$D/after"
+	[ "$(cat "$D/status")" = 69 ]
+	[ ! -e "$D/ran" ]
+	grep -q "replica" "$D/err"
+	[ "$(tr '\n' ' ' <"$D/after")" = "1 1 1 " ]
+	[ "$(holding x)" = 0 ]
+}
+
 @test "a quorum that answers too late for the ttl: released everywhere, COMMAND not run" {
 	# M1-M3 behind a proxy that holds each request 600 ms, twice the
 	# lease: their grants come too late whatever the machine's load.
