@@ -711,6 +711,28 @@ measured alone, alternating, 80 runs, medians:
   nothing measurable), then the handshake. The watchdog no longer
   makes a second connection, but every run still pays that once, and
   in the turns the next worker pays it while the lock changes hands.
+  Step by step (a C program doing only these, 3 runs each, 2026-11-28):
+  dlopen of libssl 0.77-0.95 ms, OPENSSL_init_ssl 0.43-0.50 ms (0.13 ms
+  without reading openssl.cnf, which carries the system's TLS policy),
+  SSL_CTX_new 0.94-1.24 ms, the CA file 0.28-0.33 ms, the handshake
+  (P-256) 1.09-1.21 ms: about 3.7 ms, where a whole uncontended plain
+  `exec -- true` takes 2.25 ms (`perf stat`, 300 runs). TLS `exec`
+  within 1.5 x plain would need all of it under 1.2 ms; resuming a
+  session (from a cache on disk, with its secrets) would save part of
+  the handshake only.
+- Uncontended `exec -- true` (`perf stat`, 300 runs, 2026-11-28):
+  2.25 ms against 1.60 ms for flock(1). Beyond flock's work redlock
+  connects, makes two round trips (the acquisition and the release),
+  and forks its watchdog, which outlives a SIGKILLed redlock to end
+  COMMAND and release (guarantee 3): a second process, its fork, its
+  exit and its wait are on this path. Each script round used to format
+  the EVAL of the whole script (20-42 KB, twice more with SPUBLISH)
+  beside its EVALSHA; it is now made only for a master that needs it,
+  and the holder's metadata (host, user from NSS, the masked command
+  line) is computed while HELLO is on its way: 2.28-2.30 ms before
+  these two, 2.25-2.27 ms after, 17 fewer page faults; the library's
+  acquire+release pairs per second went from 6536 to 6942 between two
+  runs of `make bench`, whose PING ceilings were 19477 and 19936.
 WHERE
 	echo
 	echo 'Fair queues (test/bench/fair.sh): N `exec --fair` waiters queued behind a'
