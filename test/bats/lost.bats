@@ -147,6 +147,46 @@ GO='echo $$ >"$0/cmd"; while [ ! -e "$0/go" ]; do sleep 0.05; done'
 	grep -q '^redlock: lost the lock on x before its release (COMMAND exited 0): its lease ran out while the watchdog was stopped or starved of CPU, and too few masters confirmed the release' "$D/err"
 }
 
+# The same for the kinds of one master: a read hold's lease ends with the
+# key x, a permit's with its entry in {x}:timeout (the permits' string x
+# stays).
+@test "-s and --limit 2: COMMAND ended while the watchdog was stopped past the lease, the release unanswered: 79, not 0" {
+	read_over() { [ "$(rcli exists x)" = 0 ]; }
+	permit_over() {
+		[ "$(rcli zcard "{x}:timeout")" = 1 ] &&
+		    [ "$(rcli zcount "{x}:timeout" "$(server_ms)" +inf)" = 0 ]
+	}
+	for kind in -s --limit; do
+		rcli flushall >/dev/null
+		rm -f "$D/go" "$D/cmd"
+		if [ "$kind" = -s ]; then
+			bg_exec --reply-timeout 300ms -t 1s -s x -- sh -c "$GO" "$D"
+		else
+			bg_exec --reply-timeout 300ms -t 1s --limit 2 x -- \
+			    sh -c "$GO" "$D"
+		fi
+		wait_for 10 test -s "$D/cmd"
+		wd=$(watchdog_of "$epid")
+		kill -STOP "$wd"
+		touch "$D/go"
+		wait_for 10 dead "$(cat "$D/cmd")"
+		if [ "$kind" = -s ]; then
+			wait_for 10 read_over
+		else
+			wait_for 10 permit_over
+		fi
+		kill -STOP "$R_PID"
+		kill -CONT "$wd"
+		sleep 1
+		kill -CONT "$R_PID"
+		st=0
+		reap -t 30 "$epid" || st=$?
+		cat "$D/err"
+		[ "$st" = 79 ]
+		grep -q '^redlock: lost the lock on x before its release (COMMAND exited 0): its lease ran out while the watchdog was stopped or starved of CPU, and too few masters confirmed the release' "$D/err"
+	done
+}
+
 @test "a watchdog stopped past its local deadline, but not past the lease: 79, says it ran late, not that the server stopped answering; released" {
 	# Lease 9 s, renewed every 3 s: deadline - grace is 5.9 s after the
 	# last renewal, the server's expiry 9 s after it.
