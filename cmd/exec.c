@@ -33,6 +33,9 @@ struct report {
 	int status;		/* wait status of COMMAND; -1: not started;
 				 * REPORT_EXIT: redlock's exit status */
 	int which;		/* the name held, of the pool's */
+	uint32_t away;		/* REPORT_STARTED: the masters the
+				 * acquisition never went to
+				 * (rl_client_away) */
 	int busy;		/* REPORT_EXIT: NAME was busy */
 	int64_t wait_ms;	/* from the start of the wait to the
 				 * acquisition, or to REPORT_EXIT */
@@ -347,6 +350,7 @@ watchdog(rl_client *rc, const struct globals *g, struct job *j,
 	r.child = pid;
 	r.which = which;
 	r.wait_ms = wait_ms;
+	r.away = rl_client_away(rc);
 	report(report_fd, &r);
 	/* Not its parent's line in ps: a name of its own. COMMAND has its
 	 * own copy of the words by now. */
@@ -829,13 +833,16 @@ relay(int sig_fd, int report_fd, pid_t wd, pid_t *child, int *which,
 			*child = rep.child;
 			*which = rep.which;
 			done->wait_ms = rep.wait_ms;
+			done->away = rep.away;
 			for (i = 0; i < npending; i++)
 				signal_group(*child, pending[i]);
 			npending = 0;
 		} else if (rep.kind == REPORT_DONE ||
 		    rep.kind == REPORT_EXIT) {
-			if (rep.kind == REPORT_DONE)
+			if (rep.kind == REPORT_DONE) {
 				rep.wait_ms = done->wait_ms;
+				rep.away = done->away;
+			}
 			*which = rep.which;
 			*done = rep;
 			return 1;
@@ -915,9 +922,11 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 			signal_group(child, SIGKILL);
 		if ((rc = client_open_pubsub(g, j->o.ttl_ms, j->o.pubsub,
 		    &s)) != NULL) {
-			/* COMMAND ran: its minimum hold is kept. */
+			/* COMMAND ran: its minimum hold is kept. Not on
+			 * masters the acquisition never went to. */
 			struct rl_lock l = lockopts_lock(&j->o, j->name);
 
+			rl_client_set_away(rc, done->away);
 			rl_release(rc, &l, &(enum rl_release){ 0 },
 			    &(int64_t){ 0 }, &(struct rl_attempt){ 0 });
 			rl_client_free(rc);

@@ -254,6 +254,13 @@ void rl_set_interrupt_fd(rl_client *c, int fd);
  * first use, as a TLS session's state cannot be shared by two processes;
  * plain connections are kept. */
 void rl_client_forked(rl_client *c);
+/* The masters the client's last acquisition never went to, a bit each in
+ * the order of its URLs; and the same given to another client of the
+ * same URLs (exec's parent, giving back the hold of a watchdog that
+ * died): a release or undo leaves them out, where a count of the same
+ * owner's would be another hold's (an outer one). */
+uint32_t rl_client_away(const rl_client *c);
+void rl_client_set_away(rl_client *c, uint32_t away);
 /* Close every connection: the next call connects afresh (and asks the
  * sentinels again). Replies still due are not waited for; only for
  * callers that sent nothing whose order matters, such as reads. */

@@ -226,6 +226,27 @@ rl_client_forked(rl_client *c)
 		}
 }
 
+uint32_t
+rl_client_away(const rl_client *c)
+{
+	uint32_t away = 0;
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->nodes[i].away)
+			away |= (uint32_t)1 << i;
+	return away;
+}
+
+void
+rl_client_set_away(rl_client *c, uint32_t away)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		c->nodes[i].away = (away >> i) & 1;
+}
+
 void
 rl_client_disconnect(rl_client *c)
 {

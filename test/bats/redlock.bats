@@ -255,6 +255,41 @@ waits_out() {
 	[ "$(holding x)" = 0 ]
 }
 
+@test "the same when the nested watchdog dies: redlock gives the hold back where it went, not on M3" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	# As above, but COMMAND kills its watchdog (its parent) once the
+	# proxy to M3 listens: redlock itself then releases, on a client of
+	# its own, which the watchdog told where the acquisition went.
+	export P D PROXY="$BATS_TEST_DIRNAME/proxy.py" M3P=$M3_PORT
+	P=$(free_port)
+	export INNER="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$P"
+	# The proxy in a session of its own: redlock kills COMMAND's group.
+	cat >"$D/inner.sh" <<-'EOF'
+	setsid python3 "$PROXY" 0 "$P:$M3P" >"$D/proxy.out" 3>&- &
+	i=0
+	until grep -q ready "$D/proxy.out" || [ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	pgrep -f "$PROXY 0 $P:" >"$D/proxy.pid"
+	kill -9 "$PPID"
+	sleep 10
+	EOF
+	run -0 "$RL" -u "redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT" \
+	    exec -t 60s x -- sh -c '
+	    "$0" -u "$INNER" exec -t 60s x -- sh "$D/inner.sh" 2>"$D/err"
+	    echo $? >"$D/status"
+	    for p in $1; do redis-cli -p "$p" hget x "$REDLOCK_OWNER"; done \
+	        >"$D/after"' "$RL" "$M1_PORT $M2_PORT $M3_PORT"
+	kill "$(cat "$D/proxy.pid")" 2>/dev/null || true
+	cat "$D/err" "$D/after"
+	grep -q ready "$D/proxy.out"
+	[ "$(cat "$D/status")" = 79 ]
+	grep -q "the watchdog of x died" "$D/err"
+	[ "$(tr '\n' ' ' <"$D/after")" = "1 1 1 " ]
+	[ "$(holding x)" = 0 ]
+}
+
 @test "a nested acquisition undone leaves the outer hold alone on a master it never went to" {
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	# M3 behind a proxy 1 s late: the nested exec's run_id check gives
