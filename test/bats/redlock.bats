@@ -222,48 +222,17 @@ waits_out() {
 	kill "$proxy"
 }
 
-@test "a nested hold that never reached a master leaves the outer hold there alone at its release" {
-	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
-	# The nested exec's third master is a port where nothing listens:
-	# its acquisition holds M1 and M2, never M3. Its COMMAND then opens
-	# that port, a proxy to M3, so its release could reach M3, where
-	# the outer hold's count of the same owner is.
+# nested_away THEN: a nested exec under an outer one on M1, M2 and M3,
+# whose third master is a port ($P) where nothing listens, so that its
+# acquisition holds M1 and M2, never M3. Its COMMAND opens that port, a
+# proxy to M3 in a session of its own (redlock may kill COMMAND's group),
+# then runs the shell lines THEN. The nested exec's status goes to
+# $D/status, its stderr to $D/err, and the owner's count on each master
+# after it to $D/after.
+nested_away() {
 	export P D PROXY="$BATS_TEST_DIRNAME/proxy.py" M3P=$M3_PORT
 	P=$(free_port)
 	export INNER="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$P"
-	cat >"$D/inner.sh" <<-'EOF'
-	python3 "$PROXY" 0 "$P:$M3P" >"$D/proxy.out" 3>&- &
-	echo $! >"$D/proxy.pid"
-	i=0
-	until grep -q ready "$D/proxy.out" || [ $i -ge 50 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	redis-cli -p "$M3P" hget x "$REDLOCK_OWNER" >"$D/inner"
-	EOF
-	run -0 "$RL" -u "redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT" \
-	    exec -t 60s x -- sh -c '
-	    "$0" -u "$INNER" exec -t 60s x -- sh "$D/inner.sh" || exit 9
-	    for p in $1; do redis-cli -p "$p" hget x "$REDLOCK_OWNER"; done \
-	        >"$D/after"' "$RL" "$M1_PORT $M2_PORT $M3_PORT"
-	kill "$(cat "$D/proxy.pid")" 2>/dev/null || true
-	grep -q ready "$D/proxy.out"
-	# Held twice on M1 and M2, once (the outer hold) on M3 ...
-	[ "$(cat "$D/inner")" = 1 ]
-	# ... and after the nested release, once on each: M3 too.
-	[ "$(tr '\n' ' ' <"$D/after")" = "1 1 1 " ]
-	[ "$(holding x)" = 0 ]
-}
-
-@test "the same when the nested watchdog dies: redlock gives the hold back where it went, not on M3" {
-	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
-	# As above, but COMMAND kills its watchdog (its parent) once the
-	# proxy to M3 listens: redlock itself then releases, on a client of
-	# its own, which the watchdog told where the acquisition went.
-	export P D PROXY="$BATS_TEST_DIRNAME/proxy.py" M3P=$M3_PORT
-	P=$(free_port)
-	export INNER="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$P"
-	# The proxy in a session of its own: redlock kills COMMAND's group.
 	cat >"$D/inner.sh" <<-'EOF'
 	setsid python3 "$PROXY" 0 "$P:$M3P" >"$D/proxy.out" 3>&- &
 	i=0
@@ -272,9 +241,8 @@ waits_out() {
 		i=$((i + 1))
 	done
 	pgrep -f "$PROXY 0 $P:" >"$D/proxy.pid"
-	kill -9 "$PPID"
-	sleep 10
 	EOF
+	echo "$1" >>"$D/inner.sh"
 	run -0 "$RL" -u "redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT" \
 	    exec -t 60s x -- sh -c '
 	    "$0" -u "$INNER" exec -t 60s x -- sh "$D/inner.sh" 2>"$D/err"
@@ -284,6 +252,27 @@ waits_out() {
 	kill "$(cat "$D/proxy.pid")" 2>/dev/null || true
 	cat "$D/err" "$D/after"
 	grep -q ready "$D/proxy.out"
+}
+
+@test "a nested hold that never reached a master leaves the outer hold there alone at its release" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	# Its release could reach M3, where the outer hold's count of the
+	# same owner is.
+	nested_away 'redis-cli -p "$M3P" hget x "$REDLOCK_OWNER" >"$D/inner"'
+	[ "$(cat "$D/status")" = 0 ]
+	# Held twice on M1 and M2, once (the outer hold) on M3 ...
+	[ "$(cat "$D/inner")" = 1 ]
+	# ... and after the nested release, once on each: M3 too.
+	[ "$(tr '\n' ' ' <"$D/after")" = "1 1 1 " ]
+	[ "$(holding x)" = 0 ]
+}
+
+@test "the same when the nested watchdog dies: redlock gives the hold back where it went, not on M3" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	# COMMAND kills its watchdog (its parent): redlock itself then
+	# releases, on a client of its own, which the watchdog told where
+	# the acquisition went.
+	nested_away 'kill -9 "$PPID"; sleep 10'
 	[ "$(cat "$D/status")" = 79 ]
 	grep -q "the watchdog of x died" "$D/err"
 	[ "$(tr '\n' ' ' <"$D/after")" = "1 1 1 " ]

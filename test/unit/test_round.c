@@ -1651,29 +1651,39 @@ test_keep_does_not_reconnect(void **state)
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
-/* A script that takes the publish command gets SPUBLISH on a master whose
- * HELLO said Redis 7 cluster, and PUBLISH on one that did not. */
+/* A release (it publishes) to two masters, the second one a Redis 7
+ * cluster node; sent whole (EVAL) with WHOLE. Both answer. */
 static void
-test_publish_command_follows_each_master(void **state)
+release_round_sharded(struct rl_round *r, int whole)
 {
 	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
 	    "q", "t", "w" };
 	static const char *args[] = { "o:1", "0", "PUBLISH" };
-	struct rl_round *r = &rd;
 	struct rl_round_opts o;
 
-	(void)state;
 	plain_masters(2);
 	srvs[1].cluster = 1;
 	memset(&o, 0, sizeof(o));
 	o.need = 1;
 	o.connect_ms = o.reply_ms = 2000;
 	o.pub = o.learn = 1;
+	o.whole = whole;
 	assert_int_equal(rl_round_script(r, nodes, 2, &o,
 	    &rl_script_release, 6, keys, 3, args), 0);
 	answer(r, &srvs[0], 1, ":1\r\n");
 	answer(r, &srvs[1], 1, ":1\r\n");
 	rl_round_run(r);
+}
+
+/* A script that takes the publish command gets SPUBLISH on a master whose
+ * HELLO said Redis 7 cluster, and PUBLISH on one that did not. */
+static void
+test_publish_command_follows_each_master(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	release_round_sharded(r, 0);
 	assert_int_equal(srvs[0].nhello, 1);
 	assert_int_equal(srvs[1].nhello, 1);
 	assert_int_equal(srvs[0].cmds[0].argc, 3 + 6 + 3);
@@ -1689,25 +1699,11 @@ test_publish_command_follows_each_master(void **state)
 static void
 test_whole_script_keeps_each_publish_command(void **state)
 {
-	static const char *keys[] = { "x", "c", "redlock_holder:{x}",
-	    "q", "t", "w" };
-	static const char *args[] = { "o:1", "0", "PUBLISH" };
 	struct rl_round *r = &rd;
-	struct rl_round_opts o;
 	size_t i;
 
 	(void)state;
-	plain_masters(2);
-	srvs[1].cluster = 1;
-	memset(&o, 0, sizeof(o));
-	o.need = 1;
-	o.connect_ms = o.reply_ms = 2000;
-	o.pub = o.learn = o.whole = 1;
-	assert_int_equal(rl_round_script(r, nodes, 2, &o,
-	    &rl_script_release, 6, keys, 3, args), 0);
-	answer(r, &srvs[0], 1, ":1\r\n");
-	answer(r, &srvs[1], 1, ":1\r\n");
-	rl_round_run(r);
+	release_round_sharded(r, 1);
 	rl_round_end(r);
 	for (i = 0; i < 2; i++) {
 		assert_int_equal(srvs[i].cmds[0].argc, 3 + 6 + 3);
