@@ -392,8 +392,10 @@ teardown(void **state)
 static const char *renew_keys[] = { "x", "redlock_holder:{x}" };
 static const char *renew_args[] = { "30000", "o:1" };
 
-static int
-renew_round(struct rl_round *r, size_t n, size_t need, int64_t reply_ms)
+/* Round options: NEED masters, 2 s to connect, REPLY_MS to answer, the
+ * rest off. */
+static struct rl_round_opts
+opts_of(size_t need, int64_t reply_ms)
 {
 	struct rl_round_opts o;
 
@@ -401,8 +403,23 @@ renew_round(struct rl_round *r, size_t n, size_t need, int64_t reply_ms)
 	o.need = need;
 	o.connect_ms = 2000;
 	o.reply_ms = reply_ms;
-	return rl_round_script(r, nodes, n, &o, &rl_script_renew, 2,
+	return o;
+}
+
+/* A round of the renew script above on the first N masters, as O says. */
+static int
+renew_with(struct rl_round *r, size_t n, const struct rl_round_opts *o)
+{
+	return rl_round_script(r, nodes, n, o, &rl_script_renew, 2,
 	    renew_keys, 2, renew_args);
+}
+
+static int
+renew_round(struct rl_round *r, size_t n, size_t need, int64_t reply_ms)
+{
+	struct rl_round_opts o = opts_of(need, reply_ms);
+
+	return renew_with(r, n, &o);
 }
 
 /* The EVALSHA and the EVAL of the renew script above. */
@@ -525,13 +542,9 @@ test_whole_script_until_the_connection_ran_it(void **state)
 
 	(void)state;
 	plain_masters(2);
-	memset(&o, 0, sizeof(o));
-	o.need = 1;
-	o.connect_ms = 2000;
-	o.reply_ms = 2000;
+	o = opts_of(1, 2000);
 	o.whole = 1;
-	assert_int_equal(rl_round_script(r, nodes, 2, &o, &rl_script_renew, 2,
-	    renew_keys, 2, renew_args), 0);
+	assert_int_equal(renew_with(r, 2, &o), 0);
 	answer(r, &srvs[0], 1, ":1\r\n");
 	answer(r, &srvs[1], 1, ":1\r\n");
 	rl_round_run(r);
@@ -541,8 +554,7 @@ test_whole_script_until_the_connection_ran_it(void **state)
 	assert_eval(&srvs[0], 0);
 	assert_eval(&srvs[1], 0);
 	/* Again on the same connections: they ran it. */
-	assert_int_equal(rl_round_script(r, nodes, 2, &o, &rl_script_renew, 2,
-	    renew_keys, 2, renew_args), 0);
+	assert_int_equal(renew_with(r, 2, &o), 0);
 	answer(r, &srvs[0], 2, ":1\r\n");
 	answer(r, &srvs[1], 2, ":1\r\n");
 	rl_round_run(r);
@@ -1663,9 +1675,7 @@ release_round_sharded(struct rl_round *r, int whole)
 
 	plain_masters(2);
 	srvs[1].cluster = 1;
-	memset(&o, 0, sizeof(o));
-	o.need = 1;
-	o.connect_ms = o.reply_ms = 2000;
+	o = opts_of(1, 2000);
 	o.pub = o.learn = 1;
 	o.whole = whole;
 	assert_int_equal(rl_round_script(r, nodes, 2, &o,
@@ -1742,12 +1752,9 @@ test_hold_leaves_out_a_master_never_sent_to(void **state)
 	for (j = 0; j < 3; j++)
 		nodes[j].away = !nodes[j].sent;
 	srvs[2].refuse = 0;
-	memset(&o, 0, sizeof(o));
-	o.need = 1;
-	o.connect_ms = o.reply_ms = 2000;
+	o = opts_of(1, 2000);
 	o.hold = 1;
-	assert_int_equal(rl_round_script(r, nodes, 3, &o, &rl_script_renew, 2,
-	    renew_keys, 2, renew_args), 0);
+	assert_int_equal(renew_with(r, 3, &o), 0);
 	answer(r, &srvs[0], 2, ":1\r\n");
 	answer(r, &srvs[1], 2, ":1\r\n");
 	rl_round_run(r);
@@ -1807,9 +1814,7 @@ test_learn_waits_for_hello(void **state)
 	plain_masters(1);
 	srvs[0].cluster = 1;
 	srvs[0].mute = 1;
-	memset(&o, 0, sizeof(o));
-	o.need = 1;
-	o.connect_ms = o.reply_ms = 2000;
+	o = opts_of(1, 2000);
 	o.pub = o.learn = 1;
 	assert_int_equal(rl_round_script(r, nodes, 1, &o, &rl_script_force,
 	    6, keys, 2, args), 0);
@@ -1852,9 +1857,7 @@ test_pubsub_sharded_and_classic_by_request(void **state)
 	srvs[1].cluster = 1;
 	nodes[0].conn.pubsub = RL_PUBSUB_SHARDED;
 	nodes[1].conn.pubsub = RL_PUBSUB_CLASSIC;
-	memset(&o, 0, sizeof(o));
-	o.need = 1;
-	o.connect_ms = o.reply_ms = 2000;
+	o = opts_of(1, 2000);
 	o.pub = o.learn = 1;
 	assert_int_equal(rl_round_script(r, nodes, 2, &o,
 	    &rl_script_release, 6, keys, 3, args), 0);
