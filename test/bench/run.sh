@@ -733,6 +733,30 @@ measured alone, alternating, 80 runs, medians:
   these two, 2.25-2.27 ms after, 17 fewer page faults; the library's
   acquire+release pairs per second went from 6536 to 6942 between two
   runs of `make bench`, whose PING ceilings were 19477 and 19936.
+- What a change of the process model would buy, measured on
+  2026-11-28 with throwaway builds (`perf stat`, 200 runs each of
+  `exec -- true`, the builds alternating in 8 rounds, medians;
+  flock(1) 1548 us, the current exec 2141 us):
+  - redlock itself as the watchdog (it acquires, spawns COMMAND,
+    keeps the lease and releases), with a helper forked before the
+    acquisition that only waits for redlock's death (guarantee 3):
+    2005 us, 100-163 us less in every round. The end no longer waits
+    for a watchdog's exit and a wake-up of redlock. The helper measured
+    exited once COMMAND had started; built for real it stays until the
+    release is written, and its exit overlaps the release's round trip.
+    Not built yet: signals, the terminal, the process groups and the
+    helper's part of guarantee 3 all move.
+  - The watchdog forked only once the acquisition's EVALSHA is
+    written, so that the fork overlaps the round trip: 2161 us, no
+    gain.
+  - The user from NSS (getpwuid: 60-90 us on its own in a fresh
+    process) replaced by a constant: 2106 us, within the rounds'
+    noise (-36 to +108 us per round).
+  - redlock exiting without waiting for its watchdog's exit: 20-150 us
+    less in 4 rounds. Not taken: init would be left to reap the
+    watchdog, a zombie per run under a PID 1 that does not reap.
+  - hiredis linked statically: 0.1 ms less CPU time, the same wall
+    time.
 WHERE
 	echo
 	echo 'Fair queues (test/bench/fair.sh): N `exec --fair` waiters queued behind a'
