@@ -1,10 +1,12 @@
-/* rl_util.c: durations, clocks, owner tokens and Redisson's key names. */
+/* rl_util.c: durations, clocks, owner tokens, the user's name and
+ * Redisson's key names. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,6 +127,90 @@ rl_owner_new(char *buf, size_t len)
 	if (w < 0 || (size_t)w >= len)
 		return -1;
 	return 0;
+}
+
+/* The next line of TEXT (LEN bytes) from *AT, without its newline, into
+ * *LINE and *N; *AT moves past it. 0 at the end. */
+static int
+next_line(const char *text, size_t len, size_t *at, const char **line,
+    size_t *n)
+{
+	const char *nl;
+
+	if (*at >= len)
+		return 0;
+	*line = text + *at;
+	nl = memchr(*line, '\n', len - *at);
+	*n = nl != NULL ? (size_t)(nl - *line) : len - *at;
+	*at += *n + 1;
+	return 1;
+}
+
+int
+rl_passwd_name(const char *text, size_t len, unsigned long uid, char *buf,
+    size_t buflen)
+{
+	const char *l, *colon[3], *p;
+	unsigned long long u;
+	size_t at = 0, n, i, k;
+
+	while (next_line(text, len, &at, &l, &n)) {
+		if (n == 0 || l[0] == '#' || l[0] == '+' || l[0] == '-')
+			continue;
+		/* name:password:uid:gid:gecos:home:shell */
+		for (i = 0, k = 0; i < n && k < 3; i++)
+			if (l[i] == ':')
+				colon[k++] = l + i;
+		if (k < 3 || colon[0] == l || colon[2] - colon[1] < 2 ||
+		    colon[2] - colon[1] > 11)
+			continue;
+		for (u = 0, p = colon[1] + 1; p < colon[2] &&
+		    isdigit((unsigned char)*p); p++)
+			u = u * 10 + (unsigned long long)(*p - '0');
+		if (p < colon[2] || u != uid)
+			continue;
+		/* The first entry is getpwuid's answer, whatever follows. */
+		if ((size_t)(colon[0] - l) >= buflen)
+			return -1;
+		memcpy(buf, l, (size_t)(colon[0] - l));
+		buf[colon[0] - l] = '\0';
+		return 0;
+	}
+	return -1;
+}
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+int
+rl_nss_files_first(const char *text, size_t len)
+{
+	const char *l, *hash;
+	size_t at = 0, n;
+
+	/* Every passwd line must start with files (glibc reads one; which
+	 * one is not this function's to guess). */
+	while (next_line(text, len, &at, &l, &n)) {
+		if ((hash = memchr(l, '#', n)) != NULL)
+			n = (size_t)(hash - l);
+		for (; n > 0 && is_blank(*l); l++, n--)
+			;
+		if (n < 6 || strncasecmp(l, "passwd", 6) != 0)
+			continue;
+		for (l += 6, n -= 6; n > 0 && is_blank(*l); l++, n--)
+			;
+		if (n == 0 || *l != ':')
+			continue;
+		for (l++, n--; n > 0 && is_blank(*l); l++, n--)
+			;
+		if (n < 5 || memcmp(l, "files", 5) != 0 ||
+		    (n > 5 && !is_blank(l[5])))
+			return 0;
+	}
+	return 1;
 }
 
 char *

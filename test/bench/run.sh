@@ -728,12 +728,12 @@ measured alone, alternating, 80 runs, medians:
   exit and its wait are on this path. Each script round used to format
   the EVAL of the whole script (20-42 KB, twice more with SPUBLISH)
   beside its EVALSHA; it is now made only for a master that needs it,
-  and the holder's metadata (host, user from NSS, the masked command
+  and the holder's metadata (host, user, the masked command
   line) is computed while HELLO is on its way: 2.28-2.30 ms before
   these two, 2.25-2.27 ms after, 17 fewer page faults; the library's
   acquire+release pairs per second went from 6536 to 6942 between two
   runs of `make bench`, whose PING ceilings were 19477 and 19936.
-- What a change of the process model would buy, measured on
+- What changes to the start and end of exec would buy, measured on
   2026-11-28 with throwaway builds (`perf stat`, 200 runs each of
   `exec -- true`, the builds alternating in 8 rounds, medians;
   flock(1) 1548 us, the current exec 2141 us):
@@ -749,9 +749,12 @@ measured alone, alternating, 80 runs, medians:
   - The watchdog forked only once the acquisition's EVALSHA is
     written, so that the fork overlaps the round trip: 2161 us, no
     gain.
-  - The user from NSS (getpwuid: 60-90 us on its own in a fresh
-    process) replaced by a constant: 2106 us, within the rounds'
-    noise (-36 to +108 us per round).
+  - The user's name without NSS: getpwuid takes 60-90 us on its first
+    call in a fresh process, reading /etc/passwd 5 us. Built: where
+    /etc/nsswitch.conf has users looked up in files first, the name is
+    the uid's first entry in /etc/passwd, as getpwuid would find it.
+    In 8 more rounds: exec 2154 -> 2092 us, `lock -n` 1202 -> 1150 us
+    (flock 1531 us).
   - redlock exiting without waiting for its watchdog's exit: 20-150 us
     less in 4 rounds. Not taken: init would be left to reap the
     watchdog, a zombie per run under a PID 1 that does not reap.

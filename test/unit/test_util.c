@@ -1,4 +1,5 @@
-/* test_util.c: durations, URLs, owner tokens, key names, quoting. */
+/* test_util.c: durations, URLs, owner tokens, user names, key names,
+ * quoting. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -413,6 +414,89 @@ test_clip(void **state)
 	assert_string_equal(clip("ab\xc3\xa9" "cd", 3), "ab\u2026");
 }
 
+/* rl_passwd_name on TEXT for UID: the name, or "-" when there is none. */
+static const char *
+pw(const char *text, unsigned long uid, size_t buflen)
+{
+	static char buf[64];
+
+	assert_true(buflen <= sizeof(buf));
+	if (rl_passwd_name(text, strlen(text), uid, buf, buflen) < 0)
+		return "-";
+	return buf;
+}
+
+static void
+test_passwd_name(void **state)
+{
+	const char *etc = "root:x:0:0:root:/root:/bin/bash\n"
+	    "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
+	    "# a comment:x:1000:1000::/:/bin/sh\n"
+	    "+nis:x:1001:1001::/:/bin/sh\n"
+	    "-gone:x:1002:1002::/:/bin/sh\n"
+	    "\n"
+	    "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n"
+	    "alias:x:1000:1000:again:/home/alice:/bin/bash\n"
+	    ":x:1003:1003:no name:/:/bin/sh\n"
+	    "bad:x:10a4:1004::/:/bin/sh\n"
+	    "short:x\n"
+	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin";
+
+	(void)state;
+	assert_string_equal(pw(etc, 0, 64), "root");
+	assert_string_equal(pw(etc, 1, 64), "daemon");
+	/* The first entry, as getpwuid; comments and compat entries are
+	 * not entries. */
+	assert_string_equal(pw(etc, 1000, 64), "alice");
+	assert_string_equal(pw(etc, 1001, 64), "-");
+	assert_string_equal(pw(etc, 1002, 64), "-");
+	/* An entry with no name, or a uid that is no number, is none. */
+	assert_string_equal(pw(etc, 1003, 64), "-");
+	assert_string_equal(pw(etc, 1004, 64), "-");
+	assert_string_equal(pw(etc, 10, 64), "-");
+	/* The last line needs no newline; a uid is not a prefix. */
+	assert_string_equal(pw(etc, 65534, 64), "nobody");
+	assert_string_equal(pw(etc, 6553, 64), "-");
+	assert_string_equal(pw(etc, 655340, 64), "-");
+	/* A name longer than the buffer: none, not a cut one. */
+	assert_string_equal(pw(etc, 65534, 7), "nobody");
+	assert_string_equal(pw(etc, 65534, 6), "-");
+	/* Only the first LEN bytes count. */
+	assert_int_equal(rl_passwd_name("root:x:0:0::/:/bin/sh", 5, 0,
+	    (char[8]){ 0 }, 8), -1);
+	assert_string_equal(pw("", 0, 64), "-");
+}
+
+static int
+files_first(const char *text)
+{
+	return rl_nss_files_first(text, strlen(text));
+}
+
+static void
+test_nss_files_first(void **state)
+{
+	(void)state;
+	assert_true(files_first("passwd: files\n"));
+	assert_true(files_first("passwd:files systemd\r\n"));
+	assert_true(files_first("# passwd: sss\n  passwd:\tfiles  sss # x\n"
+	    "group: sss files\n"));
+	assert_true(files_first("passwd: files [NOTFOUND=return] sss\n"));
+	/* No passwd line: glibc's default, files. */
+	assert_true(files_first("group: files\nhosts: files dns\n"));
+	assert_true(files_first(""));
+	assert_false(files_first("passwd: sss files\n"));
+	assert_false(files_first("passwd: compat\n"));
+	assert_false(files_first("passwd: [SUCCESS=merge] files\n"));
+	assert_false(files_first("passwd: filesystem\n"));
+	assert_false(files_first("passwd:\n"));
+	assert_false(files_first("PASSWD: ldap\n"));
+	/* Two passwd lines: both must start with files. */
+	assert_false(files_first("passwd: files\npasswd: ldap files\n"));
+	/* Not the passwd database. */
+	assert_true(files_first("passwd_compat: nis\nshadow: ldap\n"));
+}
+
 int
 main(void)
 {
@@ -428,6 +512,8 @@ main(void)
 		cmocka_unit_test(test_owner_token),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_clip),
+		cmocka_unit_test(test_passwd_name),
+		cmocka_unit_test(test_nss_files_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
