@@ -760,6 +760,17 @@ measured alone, alternating, 80 runs, medians:
     watchdog, a zombie per run under a PID 1 that does not reap.
   - hiredis linked statically: 0.1 ms less CPU time, the same wall
     time.
+- The slowest handoffs of the turns, measured apart on 2026-11-28
+  (3 workers, 10 rounds of 5 runs each, each run's launch time kept):
+  of 140 handoffs of the plain lock, 2 to 5 (in each of 5 sets) went to
+  a process started after the last COMMAND had ended, when no waiter
+  was left: 2.8-3.2 ms, the slowest of the set, against a median of
+  1.5-1.6 ms. Its worker had lost the lock to the other two several
+  times in a row and ran its last runs alone. None under `--fair`,
+  none under flock(1), whose waiters the kernel wakes in turn. The
+  plain lock's p99 there is redlock's start up to COMMAND rather than a
+  handoff. Waking the room's oldest waiter instead of its newest
+  changed nothing measurable (1 and 2 such handoffs against 2 and 3).
 WHERE
 	echo
 	echo 'Fair queues (test/bench/fair.sh): N `exec --fair` waiters queued behind a'
