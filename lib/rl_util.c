@@ -146,28 +146,47 @@ next_line(const char *text, size_t len, size_t *at, const char **line,
 	return 1;
 }
 
+/* Whether the text from P to E is a number of 1 to 10 digits, into *U. */
+static int
+digits(const char *p, const char *e, unsigned long long *u)
+{
+	if (e - p < 1 || e - p > 10)
+		return 0;
+	for (*u = 0; p < e; p++) {
+		if (!isdigit((unsigned char)*p))
+			return 0;
+		*u = *u * 10 + (unsigned long long)(*p - '0');
+	}
+	return 1;
+}
+
 int
 rl_passwd_name(const char *text, size_t len, unsigned long uid, char *buf,
     size_t buflen)
 {
-	const char *l, *colon[3], *p;
-	unsigned long long u;
+	const char *l, *colon[6];
+	unsigned long long u, gid;
 	size_t at = 0, n, i, k;
 
 	while (next_line(text, len, &at, &l, &n)) {
+		/* As glibc's files backend reads it: blanks before an entry
+		 * skipped, empty and comment lines too; compat mode's "+"
+		 * and "-" entries never match a uid. */
+		for (; n > 0 && isspace((unsigned char)*l); l++, n--)
+			;
 		if (n == 0 || l[0] == '#' || l[0] == '+' || l[0] == '-')
 			continue;
-		/* name:password:uid:gid:gecos:home:shell */
-		for (i = 0, k = 0; i < n && k < 3; i++)
+		/* name:password:uid:gid:gecos:home:shell. An entry read
+		 * otherwise than glibc would (fields missing, no name, a uid
+		 * or gid that is not 1 to 10 digits): NSS is asked. */
+		for (i = 0, k = 0; i < n && k < 6; i++)
 			if (l[i] == ':')
 				colon[k++] = l + i;
-		if (k < 3 || colon[0] == l || colon[2] - colon[1] < 2 ||
-		    colon[2] - colon[1] > 11)
-			continue;
-		for (u = 0, p = colon[1] + 1; p < colon[2] &&
-		    isdigit((unsigned char)*p); p++)
-			u = u * 10 + (unsigned long long)(*p - '0');
-		if (p < colon[2] || u != uid)
+		if (k < 6 || colon[0] == l ||
+		    !digits(colon[1] + 1, colon[2], &u) ||
+		    !digits(colon[2] + 1, colon[3], &gid))
+			return -1;
+		if (u != uid)
 			continue;
 		/* The first entry is getpwuid's answer, whatever follows. */
 		if ((size_t)(colon[0] - l) >= buflen)
@@ -208,6 +227,12 @@ rl_nss_files_first(const char *text, size_t len)
 			;
 		if (n < 5 || memcmp(l, "files", 5) != 0 ||
 		    (n > 5 && !is_blank(l[5])))
+			return 0;
+		/* Files first, and its answer final: no action may send a
+		 * found entry on to the next source ([SUCCESS=continue]). */
+		for (l += 5, n -= 5; n > 0 && is_blank(*l); l++, n--)
+			;
+		if (n > 0 && *l == '[')
 			return 0;
 	}
 	return 1;

@@ -434,25 +434,23 @@ test_passwd_name(void **state)
 	    "# a comment:x:1000:1000::/:/bin/sh\n"
 	    "+nis:x:1001:1001::/:/bin/sh\n"
 	    "-gone:x:1002:1002::/:/bin/sh\n"
+	    "+\n"
 	    "\n"
+	    "\t \n"
 	    "alice:x:1000:1000:Alice:/home/alice:/bin/bash\n"
 	    "alias:x:1000:1000:again:/home/alice:/bin/bash\n"
-	    ":x:1003:1003:no name:/:/bin/sh\n"
-	    "bad:x:10a4:1004::/:/bin/sh\n"
-	    "short:x\n"
+	    "  bob:x:1005:1005::/home/bob:/bin/sh\n"
 	    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin";
 
 	(void)state;
 	assert_string_equal(pw(etc, 0, 64), "root");
 	assert_string_equal(pw(etc, 1, 64), "daemon");
 	/* The first entry, as getpwuid; comments and compat entries are
-	 * not entries. */
+	 * not entries; blanks before one are not part of its name. */
 	assert_string_equal(pw(etc, 1000, 64), "alice");
 	assert_string_equal(pw(etc, 1001, 64), "-");
 	assert_string_equal(pw(etc, 1002, 64), "-");
-	/* An entry with no name, or a uid that is no number, is none. */
-	assert_string_equal(pw(etc, 1003, 64), "-");
-	assert_string_equal(pw(etc, 1004, 64), "-");
+	assert_string_equal(pw(etc, 1005, 64), "bob");
 	assert_string_equal(pw(etc, 10, 64), "-");
 	/* The last line needs no newline; a uid is not a prefix. */
 	assert_string_equal(pw(etc, 65534, 64), "nobody");
@@ -465,6 +463,22 @@ test_passwd_name(void **state)
 	assert_int_equal(rl_passwd_name("root:x:0:0::/:/bin/sh", 5, 0,
 	    (char[8]){ 0 }, 8), -1);
 	assert_string_equal(pw("", 0, 64), "-");
+	/* An entry glibc may read otherwise, before the one looked for:
+	 * NSS decides. */
+	assert_string_equal(pw(":x:7:7::/:/bin/sh\nroot:x:0:0::/:/bin/sh",
+	    0, 64), "-");
+	assert_string_equal(pw("a:x: 7:7::/:/bin/sh\nroot:x:0:0::/:/bin/sh",
+	    0, 64), "-");
+	assert_string_equal(pw("a:x:+7:7::/:/bin/sh\nroot:x:0:0::/:/bin/sh",
+	    0, 64), "-");
+	assert_string_equal(pw("a:x:7::/:/bin/sh\nroot:x:0:0::/:/bin/sh",
+	    0, 64), "-");
+	assert_string_equal(pw("a:x:7:7\nroot:x:0:0::/:/bin/sh", 0, 64), "-");
+	assert_string_equal(pw("a:x:12345678901:7::/:/bin/sh\n"
+	    "root:x:0:0::/:/bin/sh", 0, 64), "-");
+	/* After it, nothing counts. */
+	assert_string_equal(pw("root:x:0:0::/:/bin/sh\n:x: 7::", 0, 64),
+	    "root");
 }
 
 static int
@@ -481,7 +495,10 @@ test_nss_files_first(void **state)
 	assert_true(files_first("passwd:files systemd\r\n"));
 	assert_true(files_first("# passwd: sss\n  passwd:\tfiles  sss # x\n"
 	    "group: sss files\n"));
-	assert_true(files_first("passwd: files [NOTFOUND=return] sss\n"));
+	/* An action after files: its answer may not be the last word. */
+	assert_false(files_first("passwd: files [NOTFOUND=return] sss\n"));
+	assert_false(files_first("passwd: files [SUCCESS=continue] ldap\n"));
+	assert_true(files_first("passwd: files sss [NOTFOUND=return] ldap\n"));
 	/* No passwd line: glibc's default, files. */
 	assert_true(files_first("group: files\nhosts: files dns\n"));
 	assert_true(files_first(""));
