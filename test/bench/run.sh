@@ -758,8 +758,10 @@ measured alone, alternating, 80 runs, medians:
   - redlock exiting without waiting for its watchdog's exit: 20-150 us
     less in 4 rounds. Not taken: init would be left to reap the
     watchdog, a zombie per run under a PID 1 that does not reap.
-  - hiredis linked statically: 0.1 ms less CPU time, the same wall
-    time.
+  - hiredis linked statically: 2186 -> 2114 us in 8 more rounds. Not
+    taken: a fix to hiredis's reply reader (CVE-2021-32765 was one)
+    would then reach redlock only by a rebuild. Bound at load time
+    (-z now): 2160 us, within the noise.
 - The slowest handoffs of the turns, measured apart on 2026-11-28
   (3 workers, 10 rounds of 5 runs each, each run's launch time kept):
   of 140 handoffs of the plain lock, 2 to 5 (in each of 5 sets) went to
