@@ -21,17 +21,10 @@ ROOT=$BATS_TEST_DIRNAME/../..
 @test "not root: the apt-get line instead of make deps" {
 	command -v setpriv >/dev/null || skip "setpriv is not installed"
 	[ "$(id -u)" = 0 ] || skip "needs root to run as another user"
-	# A copy that nobody can read: the checkout may be in a directory
-	# only root can enter (as /root is).
-	pub=$(mktemp -d /tmp/redlock-deps.XXXXXX)
-	chmod 755 "$pub"
-	cp "$ROOT/test/deps.sh" "$pub/"
-	# cp keeps the checkout's mode, less the umask: a clone made or
-	# copied under umask 077 gives 0700, which nobody cannot run.
-	chmod 755 "$pub/deps.sh"
+	deps=$(public_copy "$ROOT/test/deps.sh")
 	run -1 env DEPS="gcc no-such-package-redlock" setpriv --reuid=65534 \
-	    --regid=65534 --clear-groups "$pub/deps.sh" -c build
-	rm -rf "$pub"
+	    --regid=65534 --clear-groups "$deps" -c build
+	rm -rf "${deps%/*}"
 	[[ $output == "redlock: missing packages: no-such-package-redlock; install them with: "*"apt-get update && "*"apt-get install -y --no-install-recommends no-such-package-redlock" ]]
 }
 

@@ -112,6 +112,18 @@ free_port() {
 rcli() { redis-cli -p "$R_PORT" "$@"; }
 rl() { "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
 
+# public_copy FILE: a copy of FILE that any user may run, alone in a new
+# directory (its path printed; remove the directory after): the checkout
+# may be in a directory only root can enter (as /root is), and cp keeps
+# the checkout's mode less the umask, so a clone made or copied under
+# umask 077 gives 0700, which nobody else can run.
+public_copy() {
+	local pub
+	pub=$(mktemp -d /tmp/redlock-pub.XXXXXX) || return
+	chmod 755 "$pub"
+	cp "$1" "$pub/" && chmod 755 "$pub/${1##*/}" && echo "$pub/${1##*/}"
+}
+
 # Milliseconds since the epoch, from the local clock and from the server's.
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 server_ms() { rcli time | { read -r s; read -r us; echo $((s * 1000 + us / 1000)); }; }

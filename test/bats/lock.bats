@@ -24,25 +24,20 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 @test "the holder's user is the effective user's name, as NSS gives it, or its number when it has none" {
 	command -v setpriv >/dev/null || skip "setpriv is not installed"
 	[ "$(id -u)" = 0 ] || skip "needs root to run as another user"
-	# A copy other users can run: the checkout may be in a directory
-	# only root can enter (as /root is).
-	pub=$(mktemp -d /tmp/redlock-user.XXXXXX)
-	chmod 755 "$pub"
-	cp "$RL" "$pub/redlock"
-	chmod 755 "$pub/redlock"
+	bin=$(public_copy "$RL")
 	# nobody has an entry (read from /etc/passwd where NSS reads it
 	# first); 4242 has none on this system, so NSS is asked and says no.
 	for uid in 65534 4242; do
 		want=$(setpriv --reuid="$uid" --regid="$uid" --clear-groups \
 		    id -un 2>/dev/null) || want=$uid
 		tok=$(cd / && setpriv --reuid="$uid" --regid="$uid" \
-		    --clear-groups "$pub/redlock" \
+		    --clear-groups "$bin" \
 		    -u "redis://127.0.0.1:$R_PORT" lock -t 20s "u$uid")
 		run -0 --separate-stderr rl status --json "u$uid"
 		echo "$output" | jq -e --arg t "$tok" --arg u "$want" \
 		    '.owner == $t and .user == $u'
 	done
-	rm -rf "$pub"
+	rm -rf "${bin%/*}"
 }
 
 @test "lock -n on a held lock exits 75 at once, -E chooses the status" {
