@@ -772,7 +772,10 @@ measured alone, alternating, 80 runs, medians:
   none under flock(1), whose waiters the kernel wakes in turn. The
   plain lock's p99 there is redlock's start up to COMMAND rather than a
   handoff. Waking the room's oldest waiter instead of its newest
-  changed nothing measurable (1 and 2 such handoffs against 2 and 3).
+  changed nothing measurable (1 and 2 such handoffs against 2 and 3);
+  publishing on the name's channel, where the room's listener hears,
+  before waking the room's waiter made it worse (6 to 19 against 3
+  and 4, in 4 sets each).
 WHERE
 	echo
 	echo 'Fair queues (test/bench/fair.sh): N `exec --fair` waiters queued behind a'
