@@ -116,8 +116,9 @@ int rl_owner_new(char *buf, size_t len);
  * the first entry for UID (comments and compat mode's "+" and "-"
  * entries left out) into BUF; 0, or -1 when there is none, BUF is too
  * short, or an entry before it is not read as glibc would surely read
- * it (seven fields, a name, a uid and gid of digits). rl_nss_files_first: whether TEXT, an nsswitch.conf(5) of LEN
- * bytes, has NSS look users up in files first (the first source of its
+ * it (seven fields, a name, a uid and gid of digits).
+ * rl_nss_files_first: whether TEXT, an nsswitch.conf(5) of LEN bytes,
+ * has NSS look users up in files first (the first source of its
  * passwd line is files, with no action after it, or it has no passwd
  * line), so that the first entry there is what getpwuid returns. */
 int rl_passwd_name(const char *text, size_t len, unsigned long uid,
