@@ -183,9 +183,13 @@ build/bench-lib: test/bench/lib.c $(filter build/obj/lib/%,$(OBJ))
 build/bench-spawn: test/bench/spawn.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -o $@ $<
 
+build/bench-handover: test/bench/handover.c
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -o $@ $< $(LDLIBS)
+
 bench:
 	test/deps.sh bench
-	$(MAKE) build/redlock build/bench-lib build/bench-spawn
+	$(MAKE) build/redlock build/bench-lib build/bench-spawn \
+	    build/bench-handover
 	test/bench/run.sh build/redlock
 
 install: build/redlock

@@ -601,6 +601,24 @@ wake=$(printf '%s\n%s\n%s\n' \
     "| --- | --- | --- | --- | --- |" \
     "$("$here/wake.sh" "$rl" "$port")")
 echo "$wake"
+# handover_rows LABEL: bench-handover's two ways, 2000 rounds, as rows.
+handover_rows() {
+	"${rl%/*}/bench-handover" "$port" 2000 | awk -v l="$1" '
+	function row(w) { printf "| %s%s | %d us | %d us | %d us | %d |\n", l, w, $2, $3, $4, $5 }
+	$1 == "message" { row("the message, then the acquisition (as redlock waits)") }
+	$1 == "pop" { row("the acquisition queued behind a blocking pop (as a grant would go)") }'
+}
+handover=$(
+	echo "| the release's send to the waiter's acquisition reply | median | p90 | p99 | rounds |"
+	echo "| --- | --- | --- | --- | --- |"
+	handover_rows ""
+	while :; do /bin/true; done &
+	churn=$!
+	handover_rows "beside a loop that forks and execs true: "
+	kill "$churn"
+	wait "$churn" 2>/dev/null || :
+)
+echo "$handover"
 {
 	echo "# Benchmark results"
 	echo
@@ -702,7 +720,10 @@ measured alone, alternating, 80 runs, medians:
   that handed the lock to the waiter it wakes would save two; it is not
   built (the waiter's local deadline would start at its last word to
   the server, the grant's lease bounded by its waiter timeout, and on
-  several masters each could grant a different waiter).
+  several masters each could grant a different waiter). The last table
+  below bounds what it would save: 25-40 us at the median, where the
+  plain lock's handoff has been 60-140 us over 1.2 x flock(1) in the
+  last runs of this benchmark.
 - TLS: a process spends about 8 ms of CPU in OpenSSL 3.0 before its
   first command (`perf stat`: 9.3 ms of task clock for a `status` over
   rediss://, 1.1 ms over redis://): SSL_CTX_new fetches every cipher
@@ -744,8 +765,14 @@ measured alone, alternating, 80 runs, medians:
     for a watchdog's exit and a wake-up of redlock. The helper measured
     exited once COMMAND had started; built for real it stays until the
     release is written, and its exit overlaps the release's round trip.
-    Not built yet: signals, the terminal, the process groups and the
-    helper's part of guarantee 3 all move.
+    Not built: COMMAND would then be redlock's child, and must die
+    with it (a parent-death SIGKILL), or a SIGKILL of both redlock and
+    its helper (`pkill -9 redlock`) would leave COMMAND running past
+    its lease. So a SIGKILL of redlock alone, a CI runner's cancel of
+    its process group among them, would kill COMMAND at once, where
+    today the watchdog, COMMAND's parent, outlives redlock and sends
+    COMMAND SIGTERM and then SIGKILL after --kill-after, and COMMAND
+    still dies with the watchdog.
   - The watchdog forked only once the acquisition's EVALSHA is
     written, so that the fork overlaps the round trip: 2161 us, no
     gain.
@@ -762,6 +789,14 @@ measured alone, alternating, 80 runs, medians:
     taken: a fix to hiredis's reply reader (CVE-2021-32765 was one)
     would then reach redlock only by a rebuild. Bound at load time
     (-z now): 2160 us, within the noise.
+  - Measured again on 2026-11-28, each command through env(1), 6 to 8
+    rounds of 200 runs (flock 2166-2214 us): redlock and its watchdog
+    kept on one core until COMMAND starts, so that the fork and the
+    wake-ups between them stay on a warm core (sched_setaffinity, put
+    back for COMMAND), 2770 against 2778 us; the watchdog ending with
+    _exit right after its report, without closing its connections,
+    2829 against 2833 us; -z now, 2831 us. None of them gains. An exec
+    takes 222 page faults, flock(1) and its COMMAND 151.
 - The slowest handoffs of the turns, measured apart on 2026-11-28
   (3 workers, 10 rounds of 5 runs each, each run's launch time kept):
   of 140 handoffs of the plain lock, 2 to 5 (in each of 5 sets) went to
@@ -806,4 +841,18 @@ WHERE
 	echo "do not wake those Redisson waiters, which wait for the lease."
 	echo
 	echo "$wake"
+	echo
+	echo "The server's side of a handoff (test/bench/handover.c): one holder,"
+	echo "one waiter, the least scripts a lock needs (SET NX PX, DEL), from"
+	echo "the release's send to the waiter reading the reply of the"
+	echo "acquisition that took the lock; the two ways alternate round by"
+	echo "round. Today a waiter hears the release's message, then sends its"
+	echo "acquisition: the server and then the waiter wake once more. Queued"
+	echo "behind a blocking pop that the release feeds, the acquisition runs"
+	echo "as the pop returns and the waiter wakes once, for both replies. A"
+	echo "release that granted the lock to the waiter it wakes removes the"
+	echo "same two wake-ups, so the difference bounds what such a grant, or"
+	echo "such a queued acquisition, would take off a handoff."
+	echo
+	echo "$handover"
 } >"$here/RESULTS.md"
