@@ -721,7 +721,7 @@ measured alone, alternating, 80 runs, medians:
   built (the waiter's local deadline would start at its last word to
   the server, the grant's lease bounded by its waiter timeout, and on
   several masters each could grant a different waiter). The last table
-  below bounds what it would save: 25-40 us at the median, where the
+  below bounds what it would save: 25-50 us at the median, where the
   plain lock's handoff has been 60-140 us over 1.2 x flock(1) in the
   last runs of this benchmark.
 - TLS: a process spends about 8 ms of CPU in OpenSSL 3.0 before its
