@@ -122,7 +122,7 @@ waiter(int port, int rounds, int ready, int times)
 	const char *sub[] = { "SUBSCRIBE", "channel" };
 	const char *del[] = { "DEL", "lock" };
 	long long t, got;
-	int i;
+	int i, done;
 
 	append(s, 2, sub);
 	reply(s);
@@ -130,8 +130,9 @@ waiter(int port, int rounds, int ready, int times)
 		if (i % 2 == 1) {
 			append(c, 3, pop);
 			append(c, 6, acquire);
-			if (redisBufferWrite(c, &(int){ 0 }) != REDIS_OK)
-				die("lost the connection");
+			for (done = 0; !done;)
+				if (redisBufferWrite(c, &done) != REDIS_OK)
+					die("lost the connection");
 			put(ready, "r", 1);
 			reply(c);
 			got = reply(c);
