@@ -536,25 +536,26 @@ setsid_exec() {
 }
 
 @test "a hold gone at release is never reported as success: removed (unlock --force), taken by another owner, exit 79 however COMMAND ended" {
-	# Removed while a 0.5 s COMMAND ran, with a 30 s lease: no renewal
-	# came in between to notice.
-	(nap 0.2; rl unlock --force x) 3>&- &
-	bg+=($!)
-	run -79 --separate-stderr rl exec -t 30s x -- sleep 0.5
+	# Removed by COMMAND itself, with a 30 s lease: no renewal comes in
+	# between to notice. (Done from beside COMMAND, 0.2 s into a 0.5 s
+	# run, it came too late, or before the acquisition, under load.)
+	# shellcheck disable=SC2016
+	force='"$0" -u "$REDLOCK_URL" unlock --force x'
+	run -79 --separate-stderr rl exec -t 30s x -- sh -c "$force" "$RL"
 	# Its history names who forced it away.
 	[[ $stderr == "redlock: lost the lock on x before its release (COMMAND exited 0): removed by unlock --force from $(hostname) pid "*" ($(id -un)); another holder may have run beside COMMAND" ]]
-	# Deleted and taken by another owner: that one keeps it.
+	# Taken by another owner (its hold of y renamed over x, in one
+	# step): that one keeps it.
 	# shellcheck disable=SC2016
-	(nap 0.2; rcli del x >/dev/null; rl lock -t 30s x >"$D/other") 3>&- &
-	bg+=($!)
-	run -79 --separate-stderr rl exec -t 30s x -- sh -c 'sleep 0.5; exit 3'
+	run -79 --separate-stderr rl exec -t 30s x -- sh -c '
+	    "$0" -u "$REDLOCK_URL" lock -t 30s y >"$1/other"
+	    redis-cli -p "$2" rename y x >/dev/null; exit 3' "$RL" "$D" "$R_PORT"
 	assert_equal "$stderr" "redlock: lost the lock on x before its release (COMMAND exited 3): it was taken by another owner; another holder may have run beside COMMAND"
 	[ "$(rcli hget x "$(cat "$D/other")")" = 1 ]
 	# --on-lost ignore: said all the same, COMMAND's status kept.
 	rcli del x >/dev/null
-	(nap 0.2; rl unlock --force x) 3>&- &
-	bg+=($!)
-	run -0 --separate-stderr rl exec --on-lost ignore -t 30s x -- sleep 0.5
+	run -0 --separate-stderr rl exec --on-lost ignore -t 30s x -- \
+	    sh -c "$force" "$RL"
 	[[ $stderr == "redlock: lost the lock on x before its release (COMMAND exited 0): removed by unlock --force"* ]]
 }
 
