@@ -26,6 +26,28 @@ fair_exec() {
 	fpid=$!
 }
 
+# interrupt_stopped PID: SIGINT to the exec PID, stopped whole (redlock and
+# the watchdog that waits for it), which then runs again: redlock first,
+# until it has passed the signal on to the stopped watchdog. Continued
+# together, the watchdog could run first, find the lock free and start
+# COMMAND before redlock had passed the signal on (seen with two suites
+# at once): the signal then went to COMMAND, which had already run.
+interrupt_stopped() {
+	local wd
+	wd=$(descendants "$1")
+	[ "$(wc -w <<<"$wd")" = 1 ]
+	kill -INT "$1"
+	kill -CONT "$1"
+	wait_for 10 int_pending "$wd"
+	kill -CONT "$wd"
+}
+# int_pending PID: a SIGINT sent to PID waits for it to run.
+int_pending() {
+	local m
+	m=$(awk '/^ShdPnd:/ { print $2 }' /proc/"$1"/status) &&
+	    [ $((0x$m & 2)) != 0 ]
+}
+
 # queue_fair N WAIT [ARGS...]: N fair execs, each started once the previous
 # one is in the queue; their pids in $pids.
 queue_fair() {
@@ -145,8 +167,7 @@ queue_fair() {
 	rl unlock --owner "$tok" x	# wakes a, which is stopped
 	sleep 0.2
 	t0=$(date +%s%N)
-	kill -INT "$pa"
-	kill -CONT $(proc_tree "$pa")
+	interrupt_stopped "$pa"
 	reap "$pb"
 	took=$((($(cat "$D/b.start") - t0) / 1000000))
 	echo "b started $took ms after a left" >&3
@@ -210,8 +231,7 @@ dead_head() {
 	rl unlock --owner "$tok" x	# wakes a, which is stopped
 	sleep 1.1	# the dead waiter's deadline passes
 	t0=$(date +%s%N)
-	kill -INT "$pa"
-	kill -CONT $(proc_tree "$pa")
+	interrupt_stopped "$pa"
 	reap "$pb"
 	took=$((($(cat "$D/b.start") - t0) / 1000000))
 	echo "b started $took ms after a left" >&3
