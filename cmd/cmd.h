@@ -272,6 +272,9 @@ struct lockopts {
 	int pubsub_given;
 	int64_t min_hold_ms;	/* --min-hold; 0: none */
 	int any;		/* --any: NAME... is a pool */
+	int reenter;		/* the owner is NAME's in REDLOCK_HELD: only
+				 * that hold is re-entered, never NAME taken
+				 * afresh */
 	int busy;		/* lock_acquire_pool: not acquired, busy */
 	int64_t wait_start_ms;	/* lock_acquire_pool: when it began */
 	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */

@@ -538,7 +538,7 @@ struct rl_lock
 lockopts_lock(const struct lockopts *o, const char *name)
 {
 	return (struct rl_lock){ .name = name, .owner = o->owner,
-	    .kind = o->kind, .limit = o->limit };
+	    .kind = o->kind, .limit = o->limit, .reenter = o->reenter };
 }
 
 /* What a call asks for, as the refusals below name it. */
@@ -622,9 +622,13 @@ lockopts_finish(const char *name, struct lockopts *o)
 	 * every name. */
 	if (o->owner == NULL && r > 0)
 		o->owner = held;
-	/* That hold itself (--owner may name it too), of a known kind. */
-	if (o->owner != NULL && r > 0 && kind != HELD_UNKNOWN &&
-	    strcmp(o->owner, held) == 0)
+	/* That hold itself (--owner may name it too): it is re-entered or
+	 * nothing is taken. Where it is gone (unlock --force, an expired
+	 * lease, data the server lost), NAME taken afresh with the exec's
+	 * token would be a second holder beside whoever took it meanwhile,
+	 * and that exec's watchdog would renew it as its own. */
+	o->reenter = o->owner != NULL && r > 0 && strcmp(o->owner, held) == 0;
+	if (o->reenter && kind != HELD_UNKNOWN)
 		return nest(name, o, (enum rl_lock_kind)kind);
 	if (o->owner != NULL)
 		return 0;

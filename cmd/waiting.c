@@ -390,6 +390,16 @@ superseded(const struct lockopts *o, const char *name,
 	char waited[32], who[1024];
 
 	rl_duration_format(waited_ms, waited, sizeof(waited));
+	if (a->lapsed) {
+		/* Stopped past its record's life (3 x --waiter-timeout): a
+		 * newer waiter may have come and gone meanwhile. */
+		msg("gave up on %s after waiting %s: this --supersede waiter "
+		    "was stopped for longer than its place lasts (3 x "
+		    "--waiter-timeout), so a newer one may have superseded "
+		    "it; run it again if it is still wanted", esc(name),
+		    waited);
+		return;
+	}
 	/* "held by X": the one spelling of a caller, reworded. */
 	held_by(&h, who, sizeof(who));
 	if (o->quiet)
@@ -398,6 +408,17 @@ superseded(const struct lockopts *o, const char *name,
 	else
 		msg("gave up on %s after waiting %s: superseded %s", esc(name),
 		    waited, who + sizeof("held ") - 1);
+}
+
+/* A nested call found nothing to re-enter: the hold of the exec above
+ * it is gone (exit 79), and NAME was not taken afresh. */
+static void
+gone(const char *name)
+{
+	msg("%s is no longer held by the exec above this call (removed by "
+	    "unlock --force, expired, or lost by the server): not taken "
+	    "afresh, since another holder may have it; that exec loses it "
+	    "too", esc(name));
 }
 
 /* The clients of pool P set as O says: 0, or -1 with *STATUS. */
@@ -488,6 +509,11 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 		acquired_events(rc[*which], pool->name[*which], o, &a[*which],
 		    p.waited ? start : -1);
 		return STEP_GO_ON;
+	}
+	if (a[*which].gone) {
+		gone(pool->name[*which]);
+		*status = EXIT_LOST;
+		return STEP_EXIT;
 	}
 	o->busy = 1;
 	if (a[*which].superseded)

@@ -309,6 +309,10 @@ struct rl_lock {
 	const char *owner;
 	enum rl_lock_kind kind;
 	long limit;
+	int reenter;	/* only re-enter a hold that OWNER has of NAME (a
+			 * nested call of an exec that holds it): where it
+			 * has none, nothing is taken and the attempt is
+			 * not acquired, with rl_attempt's gone set */
 };
 
 /* Who the holder is, recorded next to the lock for status. */
@@ -375,6 +379,14 @@ struct rl_attempt {
 				 * master), named by these: */
 	const char *by_owner, *by_host, *by_cmd;
 	long by_pid;
+	int lapsed;		/* superseded, but by nobody known: this
+				 * waiter's record was gone (it made no
+				 * call for longer than the record lasts),
+				 * and a mark left for it may have gone with
+				 * it; by_* are NULL */
+	int gone;		/* rl_lock's reenter: OWNER holds nothing of
+				 * NAME to re-enter (its hold was removed,
+				 * expired or lost); nothing was taken */
 };
 
 /* Fair (FIFO) acquisition: waiters queue on the server and refresh their

@@ -86,6 +86,10 @@ holder(const redisReply *r, struct rl_attempt *a)
 	a->held_until_ms = rl_elem_int(r, RL_BUSY_UNTIL, 0);
 	a->by_owner = rl_elem_str(r, RL_BUSY_BY_OWNER);
 	a->superseded = a->by_owner != NULL;
+	a->lapsed = a->superseded && a->by_owner[0] == '\0';
+	if (a->lapsed)
+		a->by_owner = NULL;
+	a->gone = rl_elem_int(r, RL_BUSY_GONE, 0) == 1;
 	a->by_host = rl_elem_str(r, RL_BUSY_BY_HOST);
 	a->by_pid = (long)rl_elem_int(r, RL_BUSY_BY_PID, 0);
 	a->by_cmd = rl_elem_str(r, RL_BUSY_BY_CMD);

@@ -36,12 +36,13 @@ enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
 enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB, RL_ACQ_SKIPPED };
 /* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,
  * queued, head_wait_ms, rejoined, ahead, listen, announced, held_until,
- * by_owner, by_host, by_pid, by_cmd}: the last four when superseded */
+ * by_owner, by_host, by_pid, by_cmd, gone}: by_* when superseded (by_owner
+ * "": lapsed), gone 1 when there was nothing to re-enter (rl_gone) */
 enum { RL_BUSY_PTTL = 1, RL_BUSY_OWNER, RL_BUSY_HOST, RL_BUSY_PID,
 	RL_BUSY_USER, RL_BUSY_CMD, RL_BUSY_HELD_MS, RL_BUSY_POSITION,
 	RL_BUSY_QUEUED, RL_BUSY_HEAD_WAIT, RL_BUSY_REJOINED, RL_BUSY_AHEAD,
 	RL_BUSY_LISTEN, RL_BUSY_ANNOUNCED, RL_BUSY_UNTIL, RL_BUSY_BY_OWNER,
-	RL_BUSY_BY_HOST, RL_BUSY_BY_PID, RL_BUSY_BY_CMD };
+	RL_BUSY_BY_HOST, RL_BUSY_BY_PID, RL_BUSY_BY_CMD, RL_BUSY_GONE };
 /* release: {2, nopub, held_until} | {1, holds} | {0, exists} */
 enum { RL_REL_NOPUB = 1, RL_REL_HOLDS = 1, RL_REL_EXISTS = 1,
 	RL_REL_UNTIL = 2 };

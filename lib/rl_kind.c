@@ -386,8 +386,8 @@ permit_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 	a[RL_PERMIT_ACQUIRE_ARG_LIMIT] = num(call, 1, l->limit);
 	meta_args(meta, call, META_ARGS(PERMIT_ACQUIRE));
 	a[RL_PERMIT_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, 2, c->waiter_ms);
-	a[RL_PERMIT_ACQUIRE_ARG_FLAGS] = join == RL_JOIN_AGAIN ? "jw" :
-	    join == RL_JOIN_YES ? "j" : "";
+	a[RL_PERMIT_ACQUIRE_ARG_FLAGS] = l->reenter ? "e" :
+	    join == RL_JOIN_AGAIN ? "jw" : join == RL_JOIN_YES ? "j" : "";
 	a[RL_PERMIT_ACQUIRE_ARG_MIN_HOLD] = num(call, 4, c->min_hold_ms);
 	history_args(c, l, meta, call, HISTORY_ARGS(PERMIT_ACQUIRE));
 	a[RL_PERMIT_ACQUIRE_ARG_HOLDER_JSON] = own(call, rl_holder_json(meta));
@@ -411,7 +411,8 @@ rl_call_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 	meta_args(meta, call, META_ARGS(RW_ACQUIRE));
 	a[RL_RW_ACQUIRE_ARG_MODE] = mode(l);
 	a[RL_RW_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, 2, waiter_ms);
-	a[RL_RW_ACQUIRE_ARG_FLAGS] = join != RL_JOIN_NO ? "j" : "";
+	a[RL_RW_ACQUIRE_ARG_FLAGS] = l->reenter ? "e" :
+	    join != RL_JOIN_NO ? "j" : "";
 	a[RL_RW_ACQUIRE_ARG_CHANNEL] = key(call, RL_PREFIX_RWLOCK, name);
 	a[RL_RW_ACQUIRE_ARG_MIN_HOLD] = num(call, 4, c->min_hold_ms);
 	history_args(c, l, meta, call, HISTORY_ARGS(RW_ACQUIRE));

@@ -81,13 +81,15 @@ gives_up_arg(const rl_client *c, struct rl_call *call)
 /* The acquire script's flags: a caller that waits joins the fair queue,
  * or the room of plain waiters; one already in the room (every attempt of
  * its wait after the first, and a plain waiter that queues) leaves it when
- * it acquires; and --supersede's. */
+ * it acquires; --supersede's; and a call that only re-enters. */
 static void
-fair_flags(const rl_client *c, const struct rl_fair *fair, enum rl_join join,
-    char *flags)
+fair_flags(const rl_client *c, const struct rl_lock *l,
+    const struct rl_fair *fair, enum rl_join join, char *flags)
 {
 	char *f = flags;
 
+	if (l->reenter)
+		*f++ = 'e';
 	/* --supersede: its first call supersedes, the later ones look. */
 	if (c->supersede > 0)
 		*f++ = c->supersede == 1 ? 'S' : 's';
@@ -106,15 +108,16 @@ fair_flags(const rl_client *c, const struct rl_fair *fair, enum rl_join join,
 /* The call of acquire.lua for OWNER, with C's history, minimum hold and
  * wait. */
 static enum rl_err
-acquire_call(rl_client *c, const char *name, const char *owner,
-    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
-    enum rl_join join, struct rl_call *call)
+acquire_call(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    const struct rl_meta *meta, const struct rl_fair *fair, enum rl_join join,
+    struct rl_call *call)
 {
+	const char *name = l->name, *owner = l->owner;
 	const char **a = call->args;
 
 	rl_call_make(call, &rl_script_acquire, name, owner);
 	RL_CALL_ARGS(ACQUIRE, 17);
-	fair_flags(c, fair, join, call->flags);
+	fair_flags(c, l, fair, join, call->flags);
 	a[RL_ACQUIRE_ARG_LEASE] = rl_call_num(call, 0, ttl_ms);
 	a[RL_ACQUIRE_ARG_OWNER] = owner;
 	a[RL_ACQUIRE_ARG_HOST] = meta && meta->host ? meta->host : "";
@@ -476,7 +479,7 @@ rl_try_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
     const struct rl_meta *meta, const struct rl_fair *fair,
     enum rl_join join, struct rl_attempt *a)
 {
-	const char *name = l->name, *owner = l->owner;
+	const char *name = l->name;
 	const struct rl_kind_ops *ops;
 	struct rl_call call;
 	enum rl_err e;
@@ -494,8 +497,8 @@ rl_try_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 		    (long long)RL_WAITER_TIMEOUT_MAX_MS);
 	if ((e = rl_policy(c, fair != NULL ? "fair locks" : NULL)) != RL_OK ||
 	    (e = named(c, name)) != RL_OK ||
-	    (e = acquire_call(c, name, owner, ttl_ms, meta, fair, join,
-	    &call)) != RL_OK)
+	    (e = acquire_call(c, l, ttl_ms, meta, fair, join, &call)) !=
+	    RL_OK)
 		return e;
 	a->sent_ms = rl_now_ms();
 	if ((e = acquire_round(c, join, &call)) == RL_OK)

@@ -142,6 +142,18 @@ granted(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	}
 }
 
+/* The masters that lost the caller's record as a --supersede waiter
+ * (rl_attempt's lapsed). */
+static size_t
+lapsed(const enum rl_verdict *v, const struct rl_attempt *per, size_t n)
+{
+	size_t j, k = 0;
+
+	for (j = 0; j < n; j++)
+		k += v[j] == RL_V_NO && per[j].lapsed;
+	return k;
+}
+
 /* Not acquired: the holder as the master with the longest lease sees it;
  * the listener of the room, and an announced waiter, on any master. */
 static void
@@ -167,14 +179,20 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 		a->announced |= v[j] == RL_V_NO && per[j].announced;
 		/* Superseded on any master: the newer waiter's call may
 		 * have missed the others. */
-		if (v[j] == RL_V_NO && per[j].superseded && !a->superseded) {
+		if (v[j] == RL_V_NO && per[j].superseded && !per[j].lapsed &&
+		    (!a->superseded || a->lapsed)) {
 			a->superseded = 1;
+			a->lapsed = 0;
 			a->by_owner = per[j].by_owner;
 			a->by_host = per[j].by_host;
 			a->by_pid = per[j].by_pid;
 			a->by_cmd = per[j].by_cmd;
 		}
+		/* Nothing to re-enter on any master: not taken. */
+		a->gone |= v[j] == RL_V_NO && per[j].gone;
 	}
+	if (!a->superseded && lapsed(v, per, n) >= rl_quorum(n))
+		a->superseded = a->lapsed = 1;
 	if (busy == n)
 		return;
 	a->pttl = per[busy].pttl;
@@ -192,16 +210,18 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 }
 
 /* A master that superseded the caller (rl_set_supersede): it takes
- * nothing, whatever the others granted. */
+ * nothing, whatever the others granted. So does a quorum of masters
+ * that lost its record: one master alone may only have missed the call
+ * that made it. */
 static int
 superseded(const enum rl_verdict *v, const struct rl_attempt *per, size_t n)
 {
 	size_t j;
 
 	for (j = 0; j < n; j++)
-		if (v[j] == RL_V_NO && per[j].superseded)
+		if (v[j] == RL_V_NO && per[j].superseded && !per[j].lapsed)
 			return 1;
-	return 0;
+	return lapsed(v, per, n) >= rl_quorum(n);
 }
 
 /* A master where NAME is held by a client that keeps no holder record of

@@ -688,6 +688,18 @@ quorum_in_reach(const struct wait *w, enum rl_err e)
 	return reached >= rl_quorum(w->c->n);
 }
 
+/* --supersede: the first call that reaches the masters arrives (it
+ * supersedes the older waiters and leaves the record by which this one
+ * is known); the later ones look. One that reached none is made again:
+ * a later one would find no record and take this waiter for one stopped
+ * past its record's life. */
+static void
+arrived(struct wait *w)
+{
+	if (w->c->supersede == 1 && !w->try_failed)
+		w->c->supersede = 2;
+}
+
 /* One attempt while waiting; when it could not reach the masters (or
  * reached a replaced one), RL_OK with w->try_failed set. */
 static enum rl_err
@@ -710,6 +722,7 @@ attempt(struct wait *w)
 	else
 		w->try_backoff = 0;
 	note_lost(w);
+	arrived(w);
 	return e;
 }
 
@@ -928,7 +941,7 @@ give_up(struct wait *w)
 	if (w->room || !w->k->room) {
 		made = w->k->leave(w->c, w->l, w->meta, rl_now_ms() -
 		    w->c->wait_since_ms, &call);
-		if (made == RL_OK && w->a->superseded)
+		if (made == RL_OK && w->a->superseded && !w->a->lapsed)
 			rl_call_unrecorded(&call);
 		last_call(w->c, made, &call);
 	}
@@ -949,9 +962,6 @@ first_attempt(struct wait *w, int64_t wait_ms)
 
 	e = rl_try_acquire(c, w->l, w->ttl_ms, w->meta, w->fair,
 	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
-	/* --supersede: that call arrived; the later ones look. */
-	if (c->supersede == 1)
-		c->supersede = 2;
 	/* Refused for want of replicas in the Sentinel default: a master
 	 * being replaced, or one whose replicas the sentinels do not see
 	 * down yet; a waiter waits that out too. */
@@ -960,7 +970,9 @@ first_attempt(struct wait *w, int64_t wait_ms)
 		e = RL_OK;
 		note_lost(w);
 	}
-	if (e != RL_OK || a->acquired || wait_ms == 0)
+	arrived(w);
+	/* Nothing to re-enter: no wait brings it back. */
+	if (e != RL_OK || a->acquired || wait_ms == 0 || a->gone)
 		return e;
 	w->room = w->fair == NULL && w->k->room;
 	if ((e = after_attempt(w)) != RL_OK)
@@ -1007,7 +1019,8 @@ pool_acquire(struct pool *p, int64_t wait_ms)
 	for (i = 0; i < p->n; i++) {
 		p->last = p->which = i;
 		if ((e = first_attempt(&p->w[i], wait_ms)) != RL_OK ||
-		    p->w[i].a->acquired || p->w[i].a->superseded)
+		    p->w[i].a->acquired || p->w[i].a->superseded ||
+		    p->w[i].a->gone)
 			break;
 	}
 	if (i == p->n) {

@@ -48,7 +48,13 @@
 --                          recorded in the history and woken on its own
 --                          channel, CHANNEL:OWNER), "s": a later call of a
 --                          --supersede waiter (one marked superseded gets
---                          the reply below and its mark goes). With
+--                          the reply below and its mark goes; one whose
+--                          record is gone, stopped for longer than the
+--                          record lasts, gets it with BY_OWNER "": it
+--                          cannot tell that no newer one came), "e":
+--                          re-enter only (a nested call through
+--                          REDLOCK_HELD): when OWNER holds no hold of NAME,
+--                          nothing is taken (see rl_gone). With
 --                          "j", a caller that finds NAME held in read mode (a
 --                          read-write lock's readers) announces itself in
 --                          K_writer as a waiting --write does, unless another
@@ -104,6 +110,8 @@
 --                                      BY_OWNER (its host, pid, command):
 --                                      it is out of the queue and the room
 --                                      already, and stops waiting
+--         {0, nil x 19, 1}             "e": OWNER holds nothing of NAME
+--                                      to re-enter (rl_gone)
 --         {-1, key, type}              KEY is not of the type a lock needs,
 --                                      or a fencing counter that cannot
 --                                      grow; nothing was changed
@@ -190,6 +198,8 @@ if mine and mine[1] and rl_plain_hold(mine[2], mine[3]) then
   rl_lengthen(K_holder, A_lease)
   return {1, rl_fence(redis.call('HGET', K_holder, A_owner)) or '0', holds}
 end
+-- Only a hold of OWNER's was to be re-entered, and there is none.
+if string.find(flags, 'e', 1, true) then return rl_gone() end
 
 -- The caller's record in K_supersede, as a waiter's entry is: what the
 -- history and the message of the one it supersedes name.
@@ -198,13 +208,22 @@ local me = A_holder_json or rl_holder_start(A_host, A_pid, A_user, A_cmd)
 -- of it, as the room does (each call refreshes it).
 local slife = 3 * tonumber(A_waiter_timeout)
 if sflag == 's' then
-  local d = rl_decode(redis.call('HGET', K_supersede, A_owner))
+  local rec = redis.call('HGET', K_supersede, A_owner)
+  local d = rl_decode(rec)
   if d.by_owner then
     redis.call('HDEL', K_supersede, A_owner)
     local by = type(d.by) == 'table' and d.by or {}
     return {0, false, false, false, false, false, false, false, false,
             false, false, false, false, false, false, false, d.by_owner,
             by.host or false, tonumber(by.pid) or false, by.cmd or false}
+  end
+  -- Its record is gone: it made no call for as long as the record lasts
+  -- (stopped, or the server lost it), and the mark of a newer waiter may
+  -- have gone with it. It cannot tell that none came: it never takes
+  -- NAME, and gives up as a superseded waiter does.
+  if not rec then
+    return {0, false, false, false, false, false, false, false, false,
+            false, false, false, false, false, false, false, ''}
   end
 elseif sflag == 'S' then
   -- Every older --supersede waiter gives up: out of the fair queue (a

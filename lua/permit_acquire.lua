@@ -26,7 +26,9 @@
 --                          room
 -- ARGV[9]  flags           flags; "j": join the room when none is free, "w":
 --                          the caller is in the room (it leaves it when it
---                          takes a permit)
+--                          takes a permit), "e": re-enter only (a nested
+--                          call through REDLOCK_HELD): when OWNER holds no
+--                          permit, nothing is taken (see rl_gone)
 -- KEYS[8]  log        redlock_log:{NAME}             stream: history
 -- ARGV[10] min_hold        --min-hold in ms (0: none), recorded as in
 --                          acquire.lua
@@ -70,6 +72,8 @@
 --                                      end of its minimum hold when that
 --                                      permit is finished (--min-hold)
 --         {-2, permits}                NAME has that many permits, not LIMIT
+--         {0, nil x 19, 1}             "e": OWNER holds no permit to
+--                                      re-enter (rl_gone)
 --         {-1, key, type}              KEY is not of the type needed
 rl_pubcmd = A_publish or rl_pubcmd
 -- Only a caller that waits joins the room; one in it leaves it when it
@@ -83,6 +87,10 @@ if bad then return bad end
 local now_us, now_ms = rl_time()
 local limit = tonumber(A_limit)
 local taken = redis.call('ZCARD', K_permits)
+-- Re-enter only: no semaphore, no permit of OWNER's (checked again below,
+-- once expired permits are given back).
+local reenter = string.find(A_flags or '', 'e', 1, true)
+if reenter and not free then return rl_gone() end
 if not free then
   if taken > 0 then return {-2, taken} end
   free = limit
@@ -117,6 +125,7 @@ if mine and rl_finished(rec) then
   rl_lengthen(K_holder, math.max(mine, expiry) - now_ms)
   return {1, rl_fence(rec) or '0', 1, nopub}
 end
+if reenter and not mine then return rl_gone() end
 if mine then
   if mine < expiry then redis.call('ZADD', K_permits, expiry, id) end
   local holds = redis.call('HINCRBY', K_holder, id .. ':n', 1)

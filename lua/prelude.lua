@@ -93,6 +93,18 @@ local function rl_listeners(channel)
   return n
 end
 
+-- The reply of a call that may only re-enter (flag "e": a nested call
+-- through REDLOCK_HELD) when OWNER holds nothing of NAME: the hold of the
+-- exec above it is gone, and taking NAME afresh would be a second holder
+-- beside whoever took it meanwhile. Nothing was changed. The shape of a
+-- busy reply, with a 1 after the superseded fields.
+local function rl_gone()
+  local r = {0}
+  for i = 2, 20 do r[i] = false end
+  r[21] = 1
+  return r
+end
+
 -- The server's clock: microseconds and milliseconds since the epoch.
 local function rl_time()
   local t = redis.call('TIME')

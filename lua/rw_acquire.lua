@@ -24,7 +24,10 @@
 --                          lasts unless it calls again
 -- ARGV[9]  flags           flags; "j": a writer that finds the lock busy
 --                          records (or refreshes) its intent in K_writer,
---                          unless another writer's is there
+--                          unless another writer's is there; "e": re-enter
+--                          only (a nested call through REDLOCK_HELD): when
+--                          OWNER holds neither a read nor the write hold of
+--                          NAME, nothing is taken (see rl_gone)
 -- ARGV[10] channel         redisson_rwlock:{NAME}, the channel a release
 --                          publishes on
 -- ARGV[11] min_hold        --min-hold in ms (0: none), recorded as in
@@ -64,6 +67,8 @@
 --         {-1, key, type}              KEY is not of the type needed, or a
 --                                      fencing counter that cannot grow;
 --                                      nothing was changed
+--         {0, nil x 19, 1}             "e": nothing of OWNER's to
+--                                      re-enter (rl_gone)
 -- A hash without "mode" is a plain lock (Redisson's RLock, or an older
 -- redlock's): busy for both; so is redlock's plain hold, its marker "mode"
 -- -> "write" without a writer's field OWNER:write. A writer ignores
@@ -83,6 +88,14 @@ if bad then return bad end
 local now_us, now_ms = rl_time()
 local mode = redis.call('HGET', K_lock, 'mode')
 local exists = redis.call('EXISTS', K_lock) == 1
+-- Re-enter only: a read hold of OWNER's for a read, its write hold (under
+-- which it may read too) for either.
+if string.find(A_flags or '', 'e', 1, true) and
+    not ((mode == 'write' and redis.call('HEXISTS', K_lock, wfield) == 1) or
+         (kind == 'read' and mode == 'read' and
+          redis.call('HEXISTS', K_lock, owner) == 1)) then
+  return rl_gone()
+end
 
 -- The holder to name when busy: the writer in write mode, else a reader.
 local function holder()

@@ -341,3 +341,62 @@ holder end" ]
 	[ "$(cat "$D/new.out")" = "new ran" ]
 	[ "$(holder_st)" = 7 ]
 }
+
+# stopped_past OPTS...: a --supersede waiter (OPTS, a 1 s waiter
+# timeout: its record lasts 3 s past its last call) is stopped, a newer
+# one supersedes it, runs and ends, and the record with the mark for the
+# older one expires; then the older one is continued.
+stopped_past() {
+	holder 2
+	waiter old --supersede --waiter-timeout 1s "$@"
+	wait_for 30 registered old
+	# The redlock process (the waiter's subshell's child) and what it
+	# started (its watchdog, forked ahead), as a paused VM stops them.
+	p=$(cat /proc/"${bg[1]}"/task/*/children)
+	p="$p $(cat /proc/"${p% }"/task/*/children)"
+	# shellcheck disable=SC2086
+	kill -STOP $p
+	waiter new --supersede --waiter-timeout 1s "$@"
+	wait_for 30 done_ new
+	[ "$(st new)" = 0 ]
+	[ "$(cat "$D/new.out")" = "new ran" ]
+	wait_for 30 eval '[ "$(rcli exists "$SUP")" = 0 ]'
+	# shellcheck disable=SC2086
+	kill -CONT $p
+	wait_for 30 done_ old
+}
+
+@test "--supersede: a waiter stopped past its mark's life, superseded meanwhile, never runs (75)" {
+	stopped_past
+	[ "$(st old)" = 75 ]
+	[ ! -s "$D/old.out" ]
+	grep -q "this --supersede waiter was stopped for longer than its place lasts (3 x --waiter-timeout), so a newer one may have superseded it; run it again if it is still wanted" "$D/old.err"
+	# Acquired twice in all: the holder and the newer waiter.
+	[ "$(rl log --json x | grep -c '"event":"acquired"')" = 2 ]
+	[ "$(holder_st)" = 7 ]
+}
+
+@test "--supersede --fair: a waiter stopped past its mark's life, superseded meanwhile, never runs (75)" {
+	stopped_past --fair
+	[ "$(st old)" = 75 ]
+	[ ! -s "$D/old.out" ]
+	grep -q "was stopped for longer than its place lasts" "$D/old.err"
+	[ "$(rl log --json x | grep -c '"event":"acquired"')" = 2 ]
+	# It left nothing behind in the queue.
+	[ "$(rcli llen 'redisson_lock_queue:{x}')" = 0 ]
+}
+
+@test "--supersede: a waiter that waits many times its waiter timeout, not stopped, runs" {
+	holder 6
+	waiter long --supersede --waiter-timeout 1s
+	wait_for 30 registered long
+	waiter longfair --supersede --waiter-timeout 1s --fair
+	wait_for 60 done_ long
+	wait_for 60 done_ longfair
+	# One of them was superseded by the other: the newer one runs.
+	[ "$(st long)" = 75 ]
+	grep -q "superseded by $HOST pid [0-9]* (longfair)" "$D/long.err"
+	[ "$(st longfair)" = 0 ]
+	[ "$(cat "$D/longfair.out")" = "longfair ran" ]
+	[ "$(holder_st)" = 7 ]
+}

@@ -18,7 +18,7 @@
 /* ---- replies, as hiredis reads them ---- */
 
 /* Replies made by a test, freed in teardown. */
-static redisReply *made[32];
+static redisReply *made[64];
 static size_t nmade;
 
 /* A reply from SPEC, RESP in short: tokens split by '|', "*N" an array
@@ -788,6 +788,81 @@ test_combine_acquire_one_master(void **state)
 	    &undo, &who), RL_OUT_NO_QUORUM);
 	assert_false(a.acquired);
 	assert_int_equal(undo, 0);
+}
+
+/* The busy reply with BY_OWNER "" (a --supersede waiter whose record a
+ * master lost) and the one of a call with nothing to re-enter. */
+#define LAPSED "*17|:0|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|" \
+	"nil|nil|nil|$"
+#define GONE "*21|:0|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|" \
+	"nil|nil|nil|nil|nil|nil|:1"
+
+static void
+test_combine_acquire_lapsed_gone(void **state)
+{
+	/* One master lost the record: it may only have missed the call
+	 * that made it. Acquired on the others. */
+	static const char *const one_lapsed[] = {
+		"*3|:1|$11|:1", LAPSED, "*3|:1|$12|:1",
+	};
+	/* Two of three lost it: superseded, by nobody known. */
+	static const char *const two_lapsed[] = {
+		LAPSED, "*3|:1|$12|:1", LAPSED,
+	};
+	/* A mark on one master and a lost record on another: the mark
+	 * names who superseded it. */
+	static const char *const mark_and_lapsed[] = {
+		LAPSED, "*20|:0|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|nil|"
+		    "nil|nil|nil|nil|$new:9|$ci7|:811|$deploy", "*3|:1|$12|:1",
+	};
+	/* Nothing to re-enter on two masters: not acquired, gone. */
+	static const char *const two_gone[] = {
+		GONE, "*3|:1|$12|:2", GONE,
+	};
+	struct rl_attempt per[3], a;
+	enum rl_verdict v[3];
+	size_t who = 99;
+	int undo = -1;
+
+	(void)state;
+	acquire_replies(3, one_lapsed, v, per);
+	assert_true(per[1].lapsed);
+	assert_true(per[1].superseded);
+	assert_null(per[1].by_owner);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_true(a.acquired);
+	assert_false(a.superseded);
+
+	acquire_replies(3, two_lapsed, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_true(a.superseded);
+	assert_true(a.lapsed);
+	assert_null(a.by_owner);
+	assert_int_equal(undo, 1);
+
+	acquire_replies(3, mark_and_lapsed, v, per);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_true(a.superseded);
+	assert_false(a.lapsed);
+	assert_string_equal(a.by_owner, "new:9");
+
+	acquire_replies(3, two_gone, v, per);
+	assert_true(per[0].gone);
+	assert_false(per[1].gone);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
+	    &undo, &who), RL_OUT_OK);
+	assert_false(a.acquired);
+	assert_true(a.gone);
+	assert_int_equal(undo, 1);
 }
 
 static void
@@ -1713,6 +1788,7 @@ main(void)
 		T(test_decode_runid),
 		T(test_combine_acquire_one_master),
 		T(test_combine_acquire_three_masters),
+		T(test_combine_acquire_lapsed_gone),
 		T(test_combine_acquire_too_slow),
 		T(test_combine_acquire_wrongtype),
 		T(test_combine_release),
