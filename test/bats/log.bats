@@ -341,6 +341,11 @@ kill_all() {
 	    and all(.fence == null) and .[0].pid == null and .[0].wait_ms == 5
 	    and .[0].cmd == "a\"b\\c\nd\ufffd\ufffd\ufffd\ufffd\u001b[2Je\u009b"
 	    and .[1].exit == 0'
+	# An exit status beyond an int is not known, not another one.
+	rcli xadd 'redlock_log:{y}' '*' event released owner o2 \
+	    exit 4294967296 >/dev/null
+	run -0 --separate-stderr rl log --json y
+	echo "$output" | jq -e '.owner == "o2" and .exit == null'
 	# Text: what is not UTF-8 escaped as control characters are.
 	run -0 --separate-stderr rl log x
 	strict text <<<"$output"
