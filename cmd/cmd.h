@@ -184,14 +184,15 @@ int one_name(const struct cmd *c, int argc, char **argv, const char **name);
 /* getopt returned '?': name the word it stopped at; EXIT_USAGE. */
 int bad_option(const struct cmd *c, char **argv, const char *shortopts,
     const struct option *longopts);
-/* S with control characters escaped (\xNN), for terminals and logs; a
- * backslash stays one, so that a holder's command, stored shell-quoted
- * ($'...' for a control character), is shown as it can be copied. Up to
- * four results stay valid at once. */
+/* S for terminals and logs (rl_escape): control characters and bytes
+ * that are not UTF-8 escaped (\xNN), other UTF-8 as it is; a backslash
+ * stays one, so that a holder's command, stored shell-quoted ($'...' for
+ * a control character), is shown as it can be copied. "-" for NULL. Up
+ * to four results stay valid at once. */
 const char *esc(const char *s);
-/* Length of the valid UTF-8 sequence at P (NUL-terminated), or 0. */
-size_t utf8_len(const unsigned char *p);
-/* S as a JSON string, on F. */
+/* S as a JSON string, on F: quotes and backslashes escaped, control
+ * characters (C0, DEL, C1) as \u00XX, each byte that is not part of
+ * valid UTF-8 as \ufffd, other UTF-8 as it is; null for NULL. */
 void json_str(FILE *f, const char *s);
 /* "KEY":S on F, then, when S is not UTF-8 throughout (S shows U+FFFD for
  * each byte that is not), ,"KEY_b64":S's bytes in base64, so that a name
@@ -199,6 +200,10 @@ void json_str(FILE *f, const char *s);
 void json_bytes(FILE *f, const char *key, const char *s);
 /* ,"KEY":V on F, or ,"KEY":null when not KNOWN. */
 void json_int(FILE *f, const char *key, int64_t v, int known);
+/* ,"KEY":N on F for a stored decimal S (a fencing token, up to 2^63-1,
+ * beyond a double's integers: digits, never a double), ,"KEY":null when S
+ * is empty or not a decimal integer from 0 to 2^63-1 (rl_decimal). */
+void json_decimal(FILE *f, const char *key, const char *s);
 /* "owner":..,"host":..,"pid":..,"user":..,"cmd":.. on F (the owner as
  * json_bytes writes it). */
 void json_who(FILE *f, const char *owner, const char *host, long pid,

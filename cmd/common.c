@@ -114,52 +114,10 @@ esc(const char *s)
 {
 	static char bufs[4][1024];
 	static int next;
-	char *b = bufs[next++ % 4], *o = b;
-	const unsigned char *p = (const unsigned char *)s;
 
 	if (s == NULL)
 		return "-";
-	for (; *p != '\0' && o < b + sizeof(bufs[0]) - 8; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			o += sprintf(o, "\\x%02x", *p);
-		else
-			*o++ = (char)*p;
-	}
-	if (*p != '\0')
-		o += sprintf(o, "...");
-	*o = '\0';
-	return b;
-}
-
-size_t
-utf8_len(const unsigned char *p)
-{
-	size_t n, i;
-	unsigned int cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	return rl_escape(s, bufs[next++ % 4], sizeof(bufs[0]));
 }
 
 void
@@ -179,9 +137,12 @@ json_str(FILE *f, const char *s)
 			fputc(*p++, f);
 		} else if (*p < 0x20 || *p == 0x7f) {
 			fprintf(f, "\\u%04x", *p++);
-		} else if ((n = utf8_len(p)) == 0) {
+		} else if ((n = rl_utf8_len(p)) == 0) {
 			fputs("\\ufffd", f);
 			p++;
+		} else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+			fprintf(f, "\\u%04x", p[1]);	/* C1 control */
+			p += 2;
 		} else {
 			fwrite(p, 1, n, f);
 			p += n;
@@ -198,7 +159,7 @@ utf8_valid(const char *s)
 	size_t n;
 
 	for (; *p != '\0'; p += n)
-		if ((n = utf8_len(p)) == 0)
+		if ((n = rl_utf8_len(p)) == 0)
 			return 0;
 	return 1;
 }
@@ -246,6 +207,15 @@ json_int(FILE *f, const char *key, int64_t v, int known)
 		fprintf(f, "%lld", (long long)v);
 	else
 		fputs("null", f);
+}
+
+void
+json_decimal(FILE *f, const char *key, const char *s)
+{
+	int64_t v = 0;
+	int ok = rl_decimal(s, &v) == 0;
+
+	json_int(f, key, v, ok);
 }
 
 void
@@ -524,8 +494,11 @@ format_time(int64_t epoch_ms, char *buf, size_t len)
 	struct tm tm;
 	char s[80];
 
-	/* Not strftime, which reads the time zone's file first. */
-	gmtime_r(&t, &tm);
+	/* Not strftime, which reads the time zone's file first. A time
+	 * beyond gmtime's years (a stream entry's id can be made up): the
+	 * epoch's fields, never uninitialised ones. */
+	if (gmtime_r(&t, &tm) == NULL)
+		memset(&tm, 0, sizeof(tm));
 	snprintf(s, sizeof(s), "%04d-%02d-%02dT%02d:%02d:%02d",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
 	    tm.tm_min, tm.tm_sec);

@@ -114,6 +114,19 @@ print_end(const struct rl_event *ev)
 	}
 }
 
+/* ", fence N"; a stored token that is no decimal number (not one of
+ * redlock's) escaped and said to be none; nothing when not recorded. */
+static void
+print_fence(const char *fence)
+{
+	int64_t v;
+
+	if (rl_decimal(fence, &v) == 0)
+		printf(", fence %lld", (long long)v);
+	else if (fence[0] != '\0')
+		printf(", fence %s (not a fencing token)", esc(fence));
+}
+
 static void
 print_text(const struct rl_event *ev)
 {
@@ -165,8 +178,7 @@ print_text(const struct rl_event *ev)
 		print_who(ev);
 		print_end(ev);
 	}
-	if (ev->fence[0] != '\0')
-		printf(", fence %s", ev->fence);
+	print_fence(ev->fence);
 	putchar('\n');
 }
 
@@ -176,7 +188,9 @@ print_json(const struct rl_event *ev)
 	char when[40];
 
 	format_time(ev->time_ms, when, sizeof(when));
-	printf("{\"id\":\"%s\",\"time\":\"%s\"", ev->id, when);
+	fputs("{\"id\":", stdout);
+	json_str(stdout, ev->id);
+	printf(",\"time\":\"%s\"", when);
 	json_int(stdout, "time_ms", ev->time_ms, 1);
 	fputc(',', stdout);
 	json_bytes(stdout, "event", ev->event);
@@ -187,11 +201,7 @@ print_json(const struct rl_event *ev)
 		fputs("null", stdout);
 	fputc(',', stdout);
 	json_who(stdout, ev->owner, ev->host, ev->pid, ev->user, ev->cmd);
-	fputs(",\"fence\":", stdout);
-	if (ev->fence[0] != '\0')
-		fputs(ev->fence, stdout);
-	else
-		fputs("null", stdout);
+	json_decimal(stdout, "fence", ev->fence);
 	json_int(stdout, "wait_ms", ev->wait_ms, ev->wait_ms >= 0);
 	json_int(stdout, "hold_ms", ev->hold_ms, ev->hold_ms >= 0);
 	json_int(stdout, "exit", ev->exit_status, ev->exit_status >= 0);

@@ -101,7 +101,7 @@ label_of(const char *name)
 			*o++ = '\\';
 			*o++ = *p == '\n' ? 'n' : (char)*p;
 			p++;
-		} else if ((n = utf8_len(p)) == 0) {
+		} else if ((n = rl_utf8_len(p)) == 0) {
 			memcpy(o, "\xef\xbf\xbd", 3);
 			o += 3;
 			p++;

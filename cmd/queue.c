@@ -73,8 +73,9 @@ print_json(const char *name, const struct rl_queue *q)
 	}
 	printf("],\"unordered\":%lld", (long long)q->unordered);
 	if (q->mode != NULL) {
-		printf(",\"rwlock\":{\"mode\":\"%s\",\"readers\":%lld",
-		    q->mode, (long long)q->readers);
+		fputs(",\"rwlock\":{\"mode\":", stdout);
+		json_str(stdout, q->mode);
+		json_int(stdout, "readers", q->readers, 1);
 		json_int(stdout, "waiting", q->rw_waiting, 1);
 		fputc(',', stdout);
 		json_bytes(stdout, "writer_waiting", q->writer);
@@ -116,14 +117,14 @@ put_cut(const char *s, size_t w, int last)
 	const unsigned char *q;
 
 	for (q = p; *q != '\0'; q += n ? n : 1, total++)
-		n = utf8_len(q);
+		n = rl_utf8_len(q);
 	for (; *p != '\0' && used < w; used++) {
 		if (total > w && used == w - 1) {
 			fputs("\xe2\x80\xa6", stdout);
 			used++;
 			break;
 		}
-		n = utf8_len(p);
+		n = rl_utf8_len(p);
 		fwrite(p, 1, n ? n : 1, stdout);
 		p += n ? n : 1;
 	}

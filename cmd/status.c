@@ -198,8 +198,7 @@ json_last(rl_client *rc, const char *name)
 	json_int(stdout, "time_ms", e->time_ms, 1);
 	fputc(',', stdout);
 	json_who(stdout, e->owner, e->host, e->pid, e->user, e->cmd);
-	fputs(",\"fence\":", stdout);
-	fputs(e->fence[0] != '\0' ? e->fence : "null", stdout);
+	json_decimal(stdout, "fence", e->fence);
 	json_int(stdout, "hold_ms", e->hold_ms, e->hold_ms >= 0);
 	json_int(stdout, "exit", e->exit_status, e->exit_status >= 0);
 	fputc('}', stdout);
@@ -217,7 +216,9 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st,
 	printf(",\"held\":%s,\"kind\":\"%s\"", st->held ? "true" : "false",
 	    rw ? "rwlock" : "lock");
 	if (st->held) {
-		printf(",\"mode\":\"%s\",", rw ? st->mode : "exclusive");
+		fputs(",\"mode\":", stdout);
+		json_str(stdout, rw ? st->mode : "exclusive");
+		fputc(',', stdout);
 		json_who(stdout, st->owner, st->host, st->pid, st->user,
 		    st->cmd);
 		json_running(st->owner != NULL ? hold_running(st->host,
@@ -288,7 +289,7 @@ print_read(const char *name, const struct rl_status *st)
 	char d[32];
 
 	printf("%s: held\n", esc(name));
-	printf("  mode     %s (Redisson read-write lock)\n", st->mode);
+	printf("  mode     %s (Redisson read-write lock)\n", esc(st->mode));
 	print_readers(st);
 	printf("  holds    %lld\n", (long long)st->holds);
 	if (st->pttl >= 0) {
@@ -345,7 +346,8 @@ print_long(const char *name, const struct rl_status *st)
 		printf("  state    %s\n", finished_text(st->held_until_ms, f,
 		    sizeof(f)) + 2);
 	if (st->kind == RL_KIND_RWLOCK) {
-		printf("  mode     %s (Redisson read-write lock)\n", st->mode);
+		printf("  mode     %s (Redisson read-write lock)\n",
+		    esc(st->mode));
 		print_readers(st);
 	} else
 		printf("  mode     exclusive\n");

@@ -41,6 +41,21 @@ int rl_duration_parse(const char *s, int64_t *ms);
 /* Format MS for people: "850ms", "12.3s", "4m05s", "2h03m". */
 void rl_duration_format(int64_t ms, char *buf, size_t len);
 
+/* Stored bytes to show (rl_text.c): anyone who can write the database
+ * writes them. The length of the valid UTF-8 sequence at P
+ * (NUL-terminated): 1 for ASCII, 0 for a byte that starts none (a stray
+ * continuation byte, an overlong form, a surrogate, beyond U+10FFFF, a
+ * sequence cut short). */
+size_t rl_utf8_len(const unsigned char *p);
+/* S for a terminal or a log into BUF (LEN bytes, 16 at least, else ""):
+ * each byte of a control character (C0, DEL, C1) and each byte that is
+ * not part of valid UTF-8 as \xNN, other UTF-8 as it is, a backslash as
+ * itself; cut at a character with "..." when it does not fit. BUF. */
+char *rl_escape(const char *s, char *buf, size_t len);
+/* Whether S is a decimal integer from 0 to INT64_MAX, digits only (no
+ * sign, no blank): 0 with its value in *V, else -1. */
+int rl_decimal(const char *s, int64_t *v);
+
 /* Milliseconds on CLOCK_MONOTONIC. */
 int64_t rl_now_ms(void);
 

@@ -1,5 +1,6 @@
 /* rl_decode.c: script replies into lib's structures, no I/O. */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,8 +209,9 @@ event_field(struct rl_event *ev, const char *f, const char *v)
 		ev->wait_ms = field_int(v, -1);
 	else if (strcmp(f, "hold_ms") == 0)
 		ev->hold_ms = field_int(v, -1);
-	else if (strcmp(f, "exit") == 0)
-		ev->exit_status = (int)field_int(v, -1);
+	else if (strcmp(f, "exit") == 0)	/* an int, or not known */
+		ev->exit_status = field_int(v, -1) <= INT_MAX ?
+		    (int)field_int(v, -1) : -1;
 	else if (strcmp(f, "held_until") == 0)
 		ev->until_ms = field_int(v, -1);
 }

@@ -20,6 +20,9 @@ teardown() {
 }
 
 RSN=$BATS_TEST_DIRNAME/redisson.py
+# strict WHAT: standard input is what strict.py WHAT checks: JSON with
+# no key twice, or text without control characters; UTF-8 throughout.
+strict() { python3 "$BATS_TEST_DIRNAME/strict.py" "$1"; }
 
 # bg_rl ARGS...: redlock ARGS in the background.
 bg_rl() {
@@ -127,6 +130,51 @@ snapshot() {
 	rcli rpush l a >/dev/null
 	run -65 --separate-stderr rl exec --limit 2 -n l -- true
 	assert_equal "$stderr" "redlock: l is not a lock: key l holds a list; nothing was changed, choose another name"
+}
+
+@test "holder and waiter records written by hand: status and queue stay JSON, a number that is none is null, text escapes what is not UTF-8; nothing changed" {
+	rcli hset x o1 1 >/dev/null
+	rcli pexpire x 60000 >/dev/null
+	# Not JSON at all.
+	rcli hset 'redlock_holder:{x}' o1 'not json' >/dev/null
+	run -0 --separate-stderr rl status --json x
+	strict json <<<"$output"
+	echo "$output" | jq -e '.owner == "o1" and .host == null and .pid == null
+	    and .fence == null'
+	# JSON of the wrong types (a pid that is no number, a token as a
+	# string, a user that is an object), bytes that are not UTF-8 (an
+	# overlong '/' too) and control characters (C1's CSI too).
+	rcli hset 'redlock_holder:{x}' o1 $'{"host":"h\xff\x1b[2J","pid":"abc","user":{"a":1},"cmd":"c\\"q\\u0007\xc0\xaf","fence":"7","since_ms":"x"}' >/dev/null
+	w=$'w"1\xff'
+	rcli rpush 'redisson_lock_queue:{x}' "$w" >/dev/null
+	rcli zadd 'redisson_lock_timeout:{x}' $(($(server_ms) + 60000)) "$w" >/dev/null
+	rcli hset 'redlock_waiter:{x}' "$w" $'{"host":"wh\xfe","pid":"12x","user":"u\\u001b[2J","cmd":"\\u001b]0;t\\u0007 \xe9\x83\xa8 \xc2\x9b","since_ms":"x","gives_up_ms":"y"}' >/dev/null
+	before=$(snapshot)
+	run -0 --separate-stderr rl status --json x
+	strict json <<<"$output"
+	echo "$output" | jq -e '.owner == "o1" and .host == "h\ufffd\u001b[2J"
+	    and .pid == null and .user == null and .cmd == "c\"q\u0007\ufffd\ufffd"
+	    and .fence == null and .since_ms == null and .waiting == 1'
+	run -0 --separate-stderr rl status x
+	strict text <<<"$output"
+	assert_line '  host     h\xff\x1b[2J'
+	assert_line '  command  c"q\x07\xc0\xaf'
+	run -0 --separate-stderr rl queue --json x
+	strict json <<<"$output"
+	echo "$output" | jq -e '.holder.owner == "o1" and .holder.pid == null
+	    and (.waiters | length) == 1 and (.waiters[0] | .owner == "w\"1\ufffd"
+	    and .host == "wh\ufffd" and .pid == null and .user == "u\u001b[2J"
+	    and .cmd == "\u001b]0;t\u0007 部 \u009b" and .waiting_ms == null
+	    and .gives_up_ms == null)'
+	run -0 --separate-stderr rl queue x
+	strict text <<<"$output"
+	assert_line --index 0 --partial 'x: held by h\xff\x1b[2J pid '
+	assert_line --index 2 --regexp '^1   w"1\\xff +- +- +\\x1b]0;t\\x07 部 \\xc2\\x9b$'
+	[ "$(snapshot)" = "$before" ]
+	# A token beyond 2^63-1 is none.
+	rcli hset 'redlock_holder:{x}' o1 '{"host":"h","pid":5,"fence":99999999999999999999}' >/dev/null
+	run -0 --separate-stderr rl status --json x
+	echo "$output" | jq -e '.pid == 5 and .fence == null'
 }
 
 @test "queue --watch INTERVAL NAME takes INTERVAL as the interval, as --watch=INTERVAL" {

@@ -20,6 +20,10 @@ teardown() { stop_bg; stop_strays; }
 events() { rl log --json -n 100 "$1" | jq -r .event; }
 # kinds NAME: "event kind" of NAME's history, one a line.
 kinds() { rl log --json -n 100 "$1" | jq -r '"\(.event) \(.kind)"'; }
+# strict WHAT: standard input is what strict.py WHAT checks: JSON (json,
+# or lines of it) with no key twice, or text without control characters;
+# UTF-8 throughout.
+strict() { python3 "$BATS_TEST_DIRNAME/strict.py" "$1"; }
 # held_exec ARGS...: exec ARGS in the background, COMMAND writing its pid
 # to $D/c; then $epid, $wd and $c are redlock's, the watchdog's and
 # COMMAND's pids (as in stale.bats).
@@ -322,6 +326,71 @@ kill_all() {
 	[ "$(rcli get 'redlock_log:{x}')" = foo ]
 	run -65 --separate-stderr rl log x
 	[[ $stderr == "redlock: x: key redlock_log:{x} holds another type than a stream"* ]]
+}
+
+@test "a history entry written by hand: every field encoded, a token that is not a number null in --json, no key forged" {
+	cmd=$'a"b\\c\nd\xff\xfe\xc0\xaf\x1b[2Je\xc2\x9b'
+	rcli xadd 'redlock_log:{x}' '*' event acquired owner o1 host h \
+	    pid 12x user u cmd "$cmd" fence '1,"owner":"evil"' wait_ms 5 \
+	    >/dev/null
+	rcli xadd 'redlock_log:{x}' '*' event released owner o1 fence abc \
+	    exit 0 >/dev/null
+	run -0 --separate-stderr rl log --json x
+	strict lines <<<"$output"
+	echo "$output" | jq -s -e 'length == 2 and all(.owner == "o1")
+	    and all(.fence == null) and .[0].pid == null and .[0].wait_ms == 5
+	    and .[0].cmd == "a\"b\\c\nd\ufffd\ufffd\ufffd\ufffd\u001b[2Je\u009b"
+	    and .[1].exit == 0'
+	# An exit status beyond an int is not known, not another one.
+	rcli xadd 'redlock_log:{y}' '*' event released owner o2 \
+	    exit 4294967296 >/dev/null
+	run -0 --separate-stderr rl log --json y
+	echo "$output" | jq -e '.owner == "o2" and .exit == null'
+	# Text: what is not UTF-8 escaped as control characters are.
+	run -0 --separate-stderr rl log x
+	strict text <<<"$output"
+	assert_line --index 0 --partial ' acquired by h (a"b\c\x0ad\xff\xfe\xc0\xaf\x1b[2Je\xc2\x9b) after 5ms, fence 1,"owner":"evil" (not a fencing token)'
+	assert_line --index 1 --partial ', exit 0, fence abc (not a fencing token)'
+	# status of the free lock names the last holder from the same entry.
+	run -1 --separate-stderr rl status --json x
+	strict json <<<"$output"
+	echo "$output" | jq -e '.last.owner == "o1" and .last.fence == null
+	    and .last.cmd == "a\"b\\c\nd\ufffd\ufffd\ufffd\ufffd\u001b[2Je\u009b"'
+	run -1 --separate-stderr rl status x
+	strict text <<<"$output"
+	assert_line --index 1 --partial '(a"b\c\x0ad\xff\xfe\xc0\xaf\x1b[2Je\xc2\x9b), released '
+}
+
+@test "a token in the history is a JSON number up to 2^63-1, digits as they are; one out of range, signed or with a blank is null" {
+	# Read holds: one after another infers no expiry between them.
+	for f in 9223372036854775807 007 9223372036854775808 -1 ' 5' 1e3 ''; do
+		rcli xadd 'redlock_log:{x}' '*' event acquired kind read \
+		    owner "o$f" fence "$f" >/dev/null
+	done
+	run -0 --separate-stderr rl log --json x
+	strict lines <<<"$output"
+	[ "$(grep -o '"fence":[^,]*' <<<"$output" | tr '\n' ' ')" = \
+	    '"fence":9223372036854775807 "fence":7 "fence":null "fence":null "fence":null "fence":null "fence":null ' ]
+	run -0 --separate-stderr rl log x
+	strict text <<<"$output"
+	assert_line --index 0 --partial ', fence 9223372036854775807'
+	assert_line --index 1 --partial ', fence 7'
+	assert_line --index 2 --partial ', fence 9223372036854775808 (not a fencing token)'
+	assert_line --index 4 --partial ', fence  5 (not a fencing token)'
+	refute_line --index 6 --partial 'fence'
+}
+
+@test "UTF-8 in a name and a command is shown as it is by log, status and queue" {
+	run -0 rl exec 'déploiement' -- echo 部署
+	run -0 --separate-stderr rl log 'déploiement'
+	strict text <<<"$output"
+	assert_line --index 0 --partial "(echo '部署')"
+	run -1 --separate-stderr rl status 'déploiement'
+	assert_line --index 0 'déploiement: free'
+	assert_line --index 1 --partial "(echo '部署')"
+	rl lock 'déploiement' >/dev/null
+	run -0 --separate-stderr rl queue 'déploiement'
+	assert_line --index 0 --partial 'déploiement: held by '
 }
 
 @test "an ACL user without the stream commands still locks; log exits 69 naming the command" {

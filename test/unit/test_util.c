@@ -1,5 +1,5 @@
 /* test_util.c: durations, URLs, owner tokens, user names, key names,
- * quoting. */
+ * quoting, stored bytes made safe to show. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -514,6 +514,107 @@ test_nss_files_first(void **state)
 	assert_true(files_first("passwd_compat: nis\nshadow: ldap\n"));
 }
 
+/* rl_escape of S into a buffer of LEN bytes. */
+static const char *
+escape(const char *s, size_t len)
+{
+	static char buf[64];
+
+	assert_true(len <= sizeof(buf));
+	return rl_escape(s, buf, len);
+}
+
+static void
+test_utf8_len(void **state)
+{
+	(void)state;
+	assert_int_equal(rl_utf8_len((const unsigned char *)"a"), 1);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xc3\xa9"), 2);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xe9\x83\xa8"), 3);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xf0\x9f\x94\x92"),
+	    4);
+	/* Not UTF-8: a stray continuation byte, bytes UTF-8 never has, an
+	 * overlong '/', an overlong NUL, a surrogate, beyond U+10FFFF, a
+	 * sequence cut short by the end or by another character. */
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\x80"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xff"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xfe"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xc0\xaf"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xe0\x80\xaf"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xc0\x80"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xed\xa0\x80"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xf4\x90\x80\x80"),
+	    0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xe9\x83"), 0);
+	assert_int_equal(rl_utf8_len((const unsigned char *)"\xe9\x83z"), 0);
+}
+
+static void
+test_escape(void **state)
+{
+	char buf[1024], big[2000];
+
+	(void)state;
+	/* UTF-8 as it is, a backslash as itself. */
+	assert_string_equal(escape("d\xc3\xa9ploiement \xe9\x83\xa8\xe7\xbd\xb2",
+	    64), "d\xc3\xa9ploiement \xe9\x83\xa8\xe7\xbd\xb2");
+	assert_string_equal(escape("a\\b", 64), "a\\b");
+	/* Control characters: C0, DEL, and C1 (U+009B, a terminal's CSI),
+	 * each of its bytes; U+00A0 is no control. */
+	assert_string_equal(escape("a\x1b[2Jb\n\x7f", 64),
+	    "a\\x1b[2Jb\\x0a\\x7f");
+	assert_string_equal(escape("\xc2\x9b" "1m\xc2\xa0", 64),
+	    "\\xc2\\x9b1m\xc2\xa0");
+	/* Bytes that are not UTF-8, each one escaped, what follows kept. */
+	assert_string_equal(escape("\xff\xfe" "caf\xe9!", 64),
+	    "\\xff\\xfecaf\\xe9!");
+	assert_string_equal(escape("\xc0\xaf" "x", 64), "\\xc0\\xafx");
+	assert_string_equal(escape("\xed\xa0\x80", 64), "\\xed\\xa0\\x80");
+	assert_string_equal(escape("\xe9\x83", 64), "\\xe9\\x83");
+	/* Too long: cut at a character, never inside one or an escape. */
+	assert_string_equal(escape("abcdefghijklmnopqrstuvwxyz", 16),
+	    "abcde...");
+	assert_string_equal(escape("abc\xe9\x83\xa8xyzxyzxyz", 16),
+	    "abc\xe9\x83\xa8...");
+	assert_string_equal(escape("abc\xff\xff\xff\xff", 16), "abc\\xff...");
+	assert_string_equal(escape("abc", 16), "abc");
+	assert_string_equal(escape("abc", 15), "");
+	memset(big, 0xff, sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	rl_escape(big, buf, sizeof(buf));
+	assert_true(strlen(buf) < sizeof(buf));
+	assert_string_equal(buf + strlen(buf) - 7, "\\xff...");
+}
+
+static void
+test_decimal(void **state)
+{
+	static const char *bad[] = {
+		"", "-1", "+1", " 1", "1 ", "1,\"owner\":\"evil\"", "abc", "1e3",
+		"0x10", "1.0", "9223372036854775808", "99999999999999999999",
+		NULL
+	};
+	int64_t v = 0;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(rl_decimal("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(rl_decimal("42", &v), 0);
+	assert_int_equal(v, 42);
+	/* 2^63-1, beyond a double's whole numbers. */
+	assert_int_equal(rl_decimal("9223372036854775807", &v), 0);
+	assert_true(v == INT64_MAX);
+	assert_int_equal(rl_decimal("007", &v), 0);
+	assert_int_equal(v, 7);
+	for (i = 0; bad[i] != NULL; i++) {
+		v = 5;
+		assert_int_equal(rl_decimal(bad[i], &v), -1);
+		assert_int_equal(v, 5);
+	}
+	assert_int_equal(rl_decimal(NULL, &v), -1);
+}
+
 int
 main(void)
 {
@@ -531,6 +632,9 @@ main(void)
 		cmocka_unit_test(test_clip),
 		cmocka_unit_test(test_passwd_name),
 		cmocka_unit_test(test_nss_files_first),
+		cmocka_unit_test(test_utf8_len),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_decimal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
