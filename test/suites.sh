@@ -191,6 +191,10 @@ torture() {
 		export REDLOCK_TEST_SERVER=$1 TORTURE_TOPOLOGIES=$2
 		bounded "$logs/$1/torture.log" test/torture/run.sh "$rl" 30 ||
 		    touch "$logs/$1/torture.failed"
+		# An operator's edges: unlock --force beside nested calls,
+		# --supersede waiters stopped past their record's life.
+		bounded "$logs/$1/torture.log" test/torture/edges.sh "$rl" 15 ||
+		    touch "$logs/$1/torture.failed"
 	)
 	done_line "$1" torture $(($(date +%s) - t0))
 }
