@@ -498,9 +498,9 @@ info_memory(struct rl_conn *c, const redisReply *r)
 	if (n == 0 || n >= sizeof(c->evicts) ||
 	    (n == 10 && strncmp(policy, "noeviction", n) == 0))
 		return;
+	/* Written as %lld: "0" is no limit. */
 	max = info_field(r->str, "maxmemory");
-	if (max != NULL && strspn(max, "0") > 0 && !isdigit((unsigned char)
-	    max[strspn(max, "0")]))
+	if (max != NULL && max[0] == '0' && !isdigit((unsigned char)max[1]))
 		return;
 	memcpy(c->evicts, policy, n);
 	c->evicts[n] = '\0';
