@@ -225,6 +225,15 @@ rl_client *client_open(const struct globals *g, int64_t ttl_ms, int *status);
  * REDLOCK_PUBSUB, for the commands that publish or subscribe. */
 rl_client *client_open_pubsub(const struct globals *g, int64_t ttl_ms,
     enum rl_pubsub mode, int *status);
+/* The same for the commands that acquire (exec, lock): its connections
+ * also ask whether the server may evict a lock, for warn_eviction. */
+rl_client *client_open_acquire(const struct globals *g, int64_t ttl_ms,
+    enum rl_pubsub mode, int *status);
+/* After C's acquisition: "warning: URL has maxmemory-policy P: ..." for
+ * each of its servers that may evict a held lock, once per process
+ * whatever the client, even under -q (a server that can break the lock
+ * is no routine line); C's connections stop asking. */
+void warn_eviction(rl_client *c);
 #define PUBSUB_VAR "REDLOCK_PUBSUB"
 /* --pubsub's values, as redlock --complete lists them. */
 #define PUBSUB_CHOICES "auto|sharded|classic"

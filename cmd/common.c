@@ -355,9 +355,40 @@ history_env(rl_client *c)
 	return rl_set_history(c, n, ms) == RL_OK ? 0 : -1;
 }
 
-rl_client *
-client_open_pubsub(const struct globals *g, int64_t ttl_ms,
-    enum rl_pubsub pubsub, int *status)
+#define WARNED_MAX 64
+
+/* Each server that may evict a held lock, once per process (a pool's
+ * clients and several masters may name one server twice). */
+void
+warn_eviction(rl_client *c)
+{
+	static char said[WARNED_MAX][256];
+	static size_t nsaid;
+	const char *policy;
+	char url[256];
+	size_t i, j;
+
+	for (i = 0; i < rl_nodes(c); i++) {
+		if ((policy = rl_node_eviction(c, i, url, sizeof(url))) == NULL)
+			continue;
+		for (j = 0; j < nsaid && strcmp(said[j], url) != 0; j++)
+			;
+		if (j < nsaid)
+			continue;
+		if (nsaid < WARNED_MAX)
+			memcpy(said[nsaid++], url, sizeof(url));
+		msg("warning: %s has maxmemory-policy %s: it may evict a held "
+		    "lock (another holder then runs beside this one); set "
+		    "maxmemory-policy noeviction", esc(url), esc(policy));
+	}
+	/* Said: reconnections (the watchdog's, the keeper's) need not
+	 * ask again. */
+	rl_set_eviction_check(c, 0);
+}
+
+static rl_client *
+open_client(const struct globals *g, int64_t ttl_ms, enum rl_pubsub pubsub,
+    int evictions, int *status)
 {
 	rl_client *c = rl_client_new_multi(g->url, g->nurl,
 	    g->connect_timeout_ms, g->timeout_ms);
@@ -380,12 +411,27 @@ client_open_pubsub(const struct globals *g, int64_t ttl_ms,
 	rl_set_node_timeout(c, g->timeout_given ? g->timeout_ms :
 	    rl_node_timeout_for(ttl_ms));
 	rl_set_pubsub(c, pubsub);
+	rl_set_eviction_check(c, evictions);
 	if ((e = rl_connect(c)) != RL_OK) {
 		*status = fail(c, e, "");
 		rl_client_free(c);
 		return NULL;
 	}
 	return c;
+}
+
+rl_client *
+client_open_pubsub(const struct globals *g, int64_t ttl_ms,
+    enum rl_pubsub pubsub, int *status)
+{
+	return open_client(g, ttl_ms, pubsub, 0, status);
+}
+
+rl_client *
+client_open_acquire(const struct globals *g, int64_t ttl_ms,
+    enum rl_pubsub pubsub, int *status)
+{
+	return open_client(g, ttl_ms, pubsub, 1, status);
 }
 
 static const char *const pubsub_names[] = {

@@ -506,6 +506,7 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 		return STEP_EXIT;
 	}
 	if (a[*which].acquired) {
+		warn_eviction(rc[*which]);
 		acquired_events(rc[*which], pool->name[*which], o, &a[*which],
 		    p.waited ? start : -1);
 		return STEP_GO_ON;
@@ -532,7 +533,7 @@ pool_open(const struct globals *g, const struct lockopts *o,
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
-		if ((rc[i] = client_open_pubsub(g, o->ttl_ms, o->pubsub,
+		if ((rc[i] = client_open_acquire(g, o->ttl_ms, o->pubsub,
 		    status)) == NULL) {
 			pool_close(rc, i, i);
 			return -1;

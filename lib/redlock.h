@@ -254,6 +254,20 @@ enum rl_pubsub {
  * sharded, a new connection waits for HELLO's answer before it sends
  * anything else; with classic, it sends no HELLO. */
 void rl_set_pubsub(rl_client *c, enum rl_pubsub mode);
+/* Eviction: with ON, each command connection the client opens from now
+ * on asks INFO memory in its first write, behind the handshake and
+ * HELLO, and reads the answer before the first reply that is the
+ * caller's: no round trip of its own. Before rl_connect, for the
+ * connections that acquire. */
+void rl_set_eviction_check(rl_client *c, int on);
+/* What master I's connection learnt so (once a round has had its reply
+ * there): its maxmemory-policy when the server may evict a held lock
+ * (a maxmemory set, or not said, and any policy but noeviction:
+ * allkeys-* evicts any key, volatile-* any key with an expiry, which
+ * every lease is), with the server's URL (no password) in URL; NULL
+ * when it may not, or INFO was refused (an ACL) or has not answered. */
+const char *rl_node_eviction(const rl_client *c, size_t i, char *url,
+    size_t urllen);
 /* ttl/100 clamped to 5..50 ms. */
 int64_t rl_node_timeout_for(int64_t ttl_ms);
 size_t rl_quorum(size_t n);

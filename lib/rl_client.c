@@ -209,6 +209,24 @@ rl_set_pubsub(rl_client *c, enum rl_pubsub mode)
 }
 
 void
+rl_set_eviction_check(rl_client *c, int on)
+{
+	size_t j;
+
+	for (j = 0; j < c->n; j++)
+		c->nodes[j].conn.ask_info = on;
+}
+
+const char *
+rl_node_eviction(const rl_client *c, size_t i, char *url, size_t urllen)
+{
+	if (i >= c->n || c->nodes[i].conn.evicts[0] == '\0')
+		return NULL;
+	rl_url_format(&c->nodes[i].url, url, urllen);
+	return c->nodes[i].conn.evicts;
+}
+
+void
 rl_set_interrupt_fd(rl_client *c, int fd)
 {
 	c->intr_fd = fd;

@@ -1,4 +1,5 @@
 /* rl_conn.c: a non-blocking connection over a transport. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <netdb.h>
@@ -66,6 +67,20 @@ probe(struct rl_conn *c)
 	return 0;
 }
 
+/* INFO memory, after HELLO: whether the server may evict a held lock
+ * (info_memory). Nothing waits for it either; the first reply that is
+ * someone's comes after it. */
+static int
+ask_info(struct rl_conn *c)
+{
+	static const char info[] = "*2\r\n$4\r\nINFO\r\n$6\r\nmemory\r\n";
+
+	if (append(&c->out, &c->outlen, info, sizeof(info) - 1) < 0)
+		return -1;
+	c->info_due = 1;
+	return 0;
+}
+
 static int
 queue_handshake(struct rl_conn *c)
 {
@@ -100,9 +115,11 @@ queue_handshake(struct rl_conn *c)
 	 * server has sharded channels. Classic: nothing to learn. */
 	if (c->pubsub == RL_PUBSUB_SHARDED) {
 		argv[0] = "HELLO";
-		return handshake(c, "HELLO", 1, argv);
-	}
-	return c->pubsub == RL_PUBSUB_CLASSIC ? 0 : probe(c);
+		if (handshake(c, "HELLO", 1, argv) < 0)
+			return -1;
+	} else if (c->pubsub != RL_PUBSUB_CLASSIC && probe(c) < 0)
+		return -1;
+	return c->ask_info ? ask_info(c) : 0;
 }
 
 int
@@ -115,6 +132,7 @@ rl_conn_open(struct rl_conn *c)
 	c->sharded = c->pubsub == RL_PUBSUB_CLASSIC ? 0 : -1;
 	c->replicas = -1;
 	c->nopass = 0;
+	c->evicts[0] = '\0';
 	c->err = RL_OK;
 	c->why[0] = '\0';
 	if ((c->reader = redisReaderCreate()) == NULL ||
@@ -445,6 +463,49 @@ hello_handshake(struct rl_conn *c, const redisReply *r)
 	return -1;
 }
 
+/* The value of field KEY in S, an INFO reply ("key:value" lines), or
+ * NULL. */
+static const char *
+info_field(const char *s, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (;;) {
+		if (strncmp(s, key, n) == 0 && s[n] == ':')
+			return s + n + 1;
+		if ((s = strchr(s, '\n')) == NULL)
+			return NULL;
+		s++;
+	}
+}
+
+/* INFO memory's reply: the policy that may evict a held lock into
+ * c->evicts, or "". Any policy but noeviction may (allkeys-* evicts any
+ * key, volatile-* a key with an expiry, as every lease is), unless
+ * maxmemory is 0: no limit, nothing is ever evicted. A refusal (an ACL
+ * without INFO) or a reply without the policy tells nothing. */
+static void
+info_memory(struct rl_conn *c, const redisReply *r)
+{
+	const char *policy, *max;
+	size_t n;
+
+	c->evicts[0] = '\0';
+	if (r->type != REDIS_REPLY_STRING ||
+	    (policy = info_field(r->str, "maxmemory_policy")) == NULL)
+		return;
+	n = strspn(policy, "abcdefghijklmnopqrstuvwxyz0123456789-_");
+	if (n == 0 || n >= sizeof(c->evicts) ||
+	    (n == 10 && strncmp(policy, "noeviction", n) == 0))
+		return;
+	/* Written as %lld: "0" is no limit. */
+	max = info_field(r->str, "maxmemory");
+	if (max != NULL && max[0] == '0' && !isdigit((unsigned char)max[1]))
+		return;
+	memcpy(c->evicts, policy, n);
+	c->evicts[n] = '\0';
+}
+
 /* The reply reader gave up: out of memory, or the server speaks
  * something else than RESP (an HTTP server at the port), which no bug of
  * ours can cause. */
@@ -479,6 +540,12 @@ take(struct rl_conn *c, redisReply **out)
 		if (c->probe) {
 			c->probe = 0;
 			c->sharded = hello_sharded(v);
+			freeReplyObject(v);
+			continue;
+		}
+		if (c->info_due) {
+			c->info_due = 0;
+			info_memory(c, v);
 			freeReplyObject(v);
 			continue;
 		}
@@ -540,7 +607,7 @@ rl_conn_close(struct rl_conn *c)
 	free(c->held);
 	c->out = c->held = NULL;
 	c->outlen = c->outoff = c->heldlen = 0;
-	c->heldn = c->nhs = c->due = c->drop = c->probe = 0;
+	c->heldn = c->nhs = c->due = c->drop = c->probe = c->info_due = 0;
 	c->nknown = 0;
 	c->state = RL_CONN_CLOSED;
 }

@@ -81,6 +81,15 @@ struct rl_conn {
 	int nhs;
 	int probe;		/* HELLO's reply is due (it holds nothing
 				 * back) */
+	int ask_info;		/* INFO memory goes behind the handshake
+				 * (rl_set_eviction_check; kept across
+				 * opens) */
+	int info_due;		/* its reply is due (it holds nothing back
+				 * either) */
+	char evicts[32];	/* what it said: the server's
+				 * maxmemory-policy when it may evict a
+				 * lock, else "" (it may not, or INFO was
+				 * refused or has not answered yet) */
 	enum rl_pubsub pubsub;	/* rl_set_pubsub: auto (0) learns sharded
 				 * from HELLO; classic sends no HELLO;
 				 * sharded makes HELLO part of the
@@ -112,8 +121,9 @@ struct rl_conn {
 void rl_conn_init(struct rl_conn *c, const struct rl_url *u,
     const struct rl_transport *t);
 /* Start connecting, with AUTH and SELECT (and, through Sentinel, ROLE)
- * queued behind, then HELLO, whose reply sets sharded (as pubsub says);
- * -1 with err/why. */
+ * queued behind, then HELLO, whose reply sets sharded (as pubsub says),
+ * then with ask_info INFO memory, whose reply sets evicts; -1 with
+ * err/why. */
 int rl_conn_open(struct rl_conn *c);
 /* Queue CMD (LEN bytes, one formatted command). Before the handshake has
  * ended it is held back, so that no command runs as the wrong user or in

@@ -19,8 +19,8 @@ static const struct {
 	const char *todo;
 	int passes;
 } refusals[] = {
-	{ "OOM ", "the server is out of memory: free some, raise maxmemory "
-	    "or choose an eviction policy", 0 },
+	{ "OOM ", "the server is out of memory: free some or raise "
+	    "maxmemory (an eviction policy would evict held locks too)", 0 },
 	{ "CLUSTERDOWN ", "the cluster is down or does not serve this "
 	    "name's slot: check CLUSTER INFO", 1 },
 	{ "MOVED ", "the cluster kept sending the command on: check its "

@@ -60,6 +60,24 @@ ccli() { redis-cli -c -p "$C1_PORT" "$@"; }
 	[ "$(tr ' ' '\n' <<<"$seen" | sort -u | grep -c .)" = 3 ]
 }
 
+@test "a master that may evict, reached through MOVED: exec warns once, naming that node, not the one in the URL" {
+	local n name p
+	for n in $(seq 1 64); do
+		[ "$(owner "ev$n")" = "$C1_PORT" ] || break
+	done
+	name=ev$n
+	p=$(owner "$name")
+	[ "$p" != "$C1_PORT" ]
+	redis-cli -p "$p" config set maxmemory 50mb >/dev/null
+	redis-cli -p "$p" config set maxmemory-policy allkeys-lru >/dev/null
+	run --separate-stderr "$RL" -u "$U" exec "$name" -- echo ran
+	redis-cli -p "$p" config set maxmemory 0 >/dev/null
+	redis-cli -p "$p" config set maxmemory-policy noeviction >/dev/null
+	[ "$status" = 0 ]
+	assert_output ran
+	[ "$stderr" = "redlock: warning: redis://127.0.0.1:$p has maxmemory-policy allkeys-lru: it may evict a held lock (another holder then runs beside this one); set maxmemory-policy noeviction" ]
+}
+
 @test "status reads Redisson read-write locks and semaphores on every master: their keys share the name's slot" {
 	local n a=b5c3a1f2-0000-4000-8000-000000000001:57 seen=""
 	for n in rw1 rw2 rw3 rw4 'x{rw5}'; do

@@ -81,7 +81,7 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	oom
 	for cmd in "lock x" "lock -n x" "exec x -- true" "lock --fair -w 1s x" "lock --owner $tok held"; do
 		run -69 --separate-stderr rl $cmd
-		[[ $stderr == "redlock: redis://127.0.0.1:$R_PORT refused the acquire script (OOM command not allowed when used memory > 'maxmemory'): the server is out of memory: free some, raise maxmemory or choose an eviction policy" ]]
+		[[ $stderr == "redlock: redis://127.0.0.1:$R_PORT refused the acquire script (OOM command not allowed when used memory > 'maxmemory'): the server is out of memory: free some or raise maxmemory (an eviction policy would evict held locks too)" ]]
 	done
 	rcli config set maxmemory 0 >/dev/null
 	[ "$(rcli dbsize)" = "$before" ]

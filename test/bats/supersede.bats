@@ -271,10 +271,11 @@ holder end" ]
 @test "--supersede: a waiter superseded between its first attempt and its subscription still gives up at once" {
 	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
 	holder 8
-	# The older waiter's SUBSCRIBE (its first command of 2 arguments:
-	# classic pub/sub sends no HELLO) is held 1 s by a proxy; the newer
-	# one arrives meanwhile, and its message finds nobody listening.
-	start_proxy "$D/proxy" 1 --hold 2 1 "$D/forwarded" "0:$R_PORT"
+	# The older waiter's SUBSCRIBE (its second command of 2 arguments,
+	# after the INFO memory of its first connection: classic pub/sub
+	# sends no HELLO) is held 1 s by a proxy; the newer one arrives
+	# meanwhile, and its message finds nobody listening.
+	start_proxy "$D/proxy" 1 --hold 2 2 "$D/forwarded" "0:$R_PORT"
 	p=${proxy_ports[0]}
 	bg+=("$proxy")
 	URL=redis://127.0.0.1:$p waiter old --supersede --pubsub classic \

@@ -1,11 +1,13 @@
 /* fuzz_sentinel.c: what lib/ reads from Sentinel and at the handshake.
  * The first byte picks the handshake (bit 0: AUTH, 1: with a user, 2:
- * SELECT, 3: ROLE, as through redis+sentinel://); the rest is RESP.
+ * SELECT, 3: ROLE, as through redis+sentinel://, 4: INFO memory after
+ * HELLO, as exec and lock ask); the rest is RESP.
  * Every reply in it goes to rl_sentinel_addr (the answer to SENTINEL
  * GET-MASTER-ADDR-BY-NAME) and rl_sentinel_replicas (SENTINEL REPLICAS);
  * then it is what the server of one connection
  * says at once (fake.h) to a client that shakes hands (AUTH, SELECT,
- * ROLE, then HELLO, whose reply says whether channels are sharded) and
+ * ROLE, then HELLO, whose reply says whether channels are sharded, and
+ * INFO memory, whose reply says whether the server may evict a lock) and
  * runs a command. */
 #include <poll.h>
 #include <stdint.h>
@@ -64,6 +66,7 @@ handshake(unsigned flags, const uint8_t *data, size_t size)
 	u.master = flags & 8 ? (char *)"mymaster" : NULL;
 	fake_serve(data, size, 1);
 	rl_conn_init(&c, &u, &fake);
+	c.ask_info = flags & 16 ? 1 : 0;
 	if (rl_conn_open(&c) == 0 && rl_conn_send(&c, ping,
 	    sizeof(ping) - 1) == 0) {
 		/* The whole input is in the socket already, then its end:
@@ -78,6 +81,12 @@ handshake(unsigned flags, const uint8_t *data, size_t size)
 			abort();	/* the end of the input went unseen */
 	}
 	if (c.sharded < -1 || c.sharded > 1)
+		abort();
+	/* A policy's name, or "": never what else the server said. */
+	if (memchr(c.evicts, '\0', sizeof(c.evicts)) == NULL ||
+	    strspn(c.evicts, "abcdefghijklmnopqrstuvwxyz0123456789-_") !=
+	    strlen(c.evicts) || strcmp(c.evicts, "noeviction") == 0 ||
+	    (!c.ask_info && c.evicts[0] != '\0'))
 		abort();
 	rl_conn_close(&c);
 }

@@ -1799,6 +1799,77 @@ test_hello_costs_no_round_trip(void **state)
 	rl_round_end(r);
 }
 
+/* A round on a connection that asks INFO memory, whose answer is INFO
+ * (the lines of a bulk reply, or a whole RESP reply when it starts with
+ * "-" or ":"): the script went out in the same write, INFO not answered yet,
+ * and its reply is the round's. What the connection made of INFO's;
+ * then the connection is closed, so the next round opens a new one. */
+static const char *
+evicts_after(struct rl_round *r, const char *info)
+{
+	static char bulk[512];
+	size_t n = srvs[0].ncmds;
+
+	if (info[0] == '-' || info[0] == ':')
+		snprintf(bulk, sizeof(bulk), "%s", info);
+	else
+		snprintf(bulk, sizeof(bulk), "$%zu\r\n%s\r\n", strlen(info),
+		    info);
+	nodes[0].conn.ask_info = 1;
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	step_until(r, &srvs[0], n + 2);
+	assert_cmd(&srvs[0], n, "INFO", "memory", NULL);
+	assert_evalsha(&srvs[0], n + 1);
+	assert_int_equal(nodes[0].conn.info_due, 1);
+	srv_say(&srvs[0], bulk);
+	srv_say(&srvs[0], ":1\r\n");
+	rl_round_run(r);
+	assert_non_null(nodes[0].reply);
+	assert_int_equal(nodes[0].reply->integer, 1);
+	rl_round_end(r);
+	rl_conn_close(&nodes[0].conn);
+	return nodes[0].conn.evicts;
+}
+
+/* Eviction: INFO memory costs no round trip, and says a policy that may
+ * evict a lock (any but noeviction, unless maxmemory is 0); a refusal
+ * (an ACL without INFO), or a reply without the policy, says none. A
+ * connection that does not ask sends no INFO. */
+static void
+test_info_memory_costs_no_round_trip(void **state)
+{
+	struct rl_round *r = &rd;
+
+	(void)state;
+	plain_masters(1);
+	assert_string_equal(evicts_after(r, "# Memory\r\nused_memory:868000\r\n"
+	    "maxmemory:52428800\r\nmaxmemory_human:50.00M\r\n"
+	    "maxmemory_policy:allkeys-lru\r\nallocator_frag_ratio:1.0\r\n"),
+	    "allkeys-lru");
+	assert_string_equal(evicts_after(r, "-NOPERM this user has no "
+	    "permissions to run the 'info' command\r\n"), "");
+	assert_string_equal(evicts_after(r, "maxmemory_policy:volatile-ttl\r\n"
+	    "maxmemory:1\r\n"), "volatile-ttl");
+	assert_string_equal(evicts_after(r, "maxmemory:0\r\n"
+	    "maxmemory_policy:allkeys-lru\r\n"), "");
+	assert_string_equal(evicts_after(r, "maxmemory:100\r\n"
+	    "maxmemory_policy:noeviction\r\n"), "");
+	/* maxmemory not said: the policy may apply. */
+	assert_string_equal(evicts_after(r, "maxmemory_policy:allkeys-random"),
+	    "allkeys-random");
+	assert_string_equal(evicts_after(r, "maxmemory:100\r\n"
+	    "maxmemory_policy:\r\n"), "");
+	assert_string_equal(evicts_after(r, "maxmemory_policy_x:allkeys-lru\r\n"
+	    "maxmemory:100\r\n"), "");
+	assert_string_equal(evicts_after(r, ":5\r\n"), "");
+	nodes[0].conn.ask_info = 0;
+	assert_int_equal(renew_round(r, 1, 1, 2000), 0);
+	answer(r, &srvs[0], srvs[0].ncmds + 1, ":1\r\n");
+	rl_round_run(r);
+	assert_evalsha(&srvs[0], srvs[0].ncmds - 1);
+	assert_non_null(nodes[0].reply);
+}
+
 /* With learn, nothing is sent before HELLO has answered: a release must
  * know which command wakes the waiters. */
 static void
@@ -2107,6 +2178,7 @@ main(void)
 		T(test_keep_does_not_reconnect),
 		T(test_publish_command_follows_each_master),
 		T(test_hello_costs_no_round_trip),
+		T(test_info_memory_costs_no_round_trip),
 		T(test_learn_waits_for_hello),
 		T(test_pubsub_sharded_and_classic_by_request),
 		T(test_pubsub_sharded_refuses_an_older_server),
