@@ -140,7 +140,10 @@ acquire_call(rl_client *c, const char *name, const char *owner,
 }
 
 /* Not acquired: release what may have been granted, on every master.
- * QUIET (busy beside a Java client's hold on one master): the release
+ * Behind an acquisition given up on, the release is sent at once (not
+ * waiting for HELLO to say whether to SPUBLISH), whole (it must run, and
+ * no NOSCRIPT would be read) and not waited for: it runs after it, in
+ * order, or not at all, and nothing reads its answer. QUIET (busy beside a Java client's hold on one master): the release
  * wakes nobody, or this waiter, subscribed on every master, would be
  * woken by its own undo and try again at once, for as long as that hold
  * lasts; nobody can take NAME before that holder's release, which wakes
@@ -160,6 +163,11 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 	rl_call_unused(&call);
 	o.aside = 1;
 	o.hold = 1;
+	if (rl_client_behind_late(c)) {
+		o.whole = 1;
+		o.learn = 0;
+		o.reply_ms = 1;
+	}
 	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
 	rl_call_free(&call);
 }
@@ -251,7 +259,7 @@ ack_after(rl_client *c)
 	o.reply_ms += c->timeout_ms;
 	rl_round_end(&c->round);
 	if (rl_round_command(&c->round, c->nodes, c->n, &o, 3, argv) == 0)
-		rl_round_run(&c->round);
+		rl_client_run(c);
 	for (j = 0; j < c->n; j++) {
 		/* The Sentinel default: a master without replicas
 		 * waited in vain, and is not held back. */
