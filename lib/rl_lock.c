@@ -140,10 +140,7 @@ acquire_call(rl_client *c, const char *name, const char *owner,
 }
 
 /* Not acquired: release what may have been granted, on every master.
- * Behind an acquisition given up on, the release is sent at once (not
- * waiting for HELLO to say whether to SPUBLISH), whole (it must run, and
- * no NOSCRIPT would be read) and not waited for: it runs after it, in
- * order, or not at all, and nothing reads its answer. QUIET (busy beside a Java client's hold on one master): the release
+ * QUIET (busy beside a Java client's hold on one master): the release
  * wakes nobody, or this waiter, subscribed on every master, would be
  * woken by its own undo and try again at once, for as long as that hold
  * lasts; nobody can take NAME before that holder's release, which wakes
@@ -163,6 +160,10 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 	rl_call_unused(&call);
 	o.aside = 1;
 	o.hold = 1;
+	/* Behind an acquisition given up on: sent at once (not waiting
+	 * for HELLO to say whether to SPUBLISH), whole (it must run, and
+	 * no NOSCRIPT would be read), and not waited for: it runs after
+	 * it, in order, or not at all, and nothing reads its answer. */
 	if (rl_client_behind_late(c)) {
 		o.whole = 1;
 		o.learn = 0;
