@@ -291,7 +291,8 @@ int rl_err_refused(const rl_client *c);
 /* The ACL user the client logs in as ("default" without one). */
 const char *rl_user(const rl_client *c);
 /* A descriptor that interrupts waits with RL_EINTR once readable
- * (a self-pipe for signals); -1 for none. */
+ * (a self-pipe for signals), a reply or connection of rl_acquire's in
+ * flight included; -1 for none. */
 void rl_set_interrupt_fd(rl_client *c, int fd);
 /* In a child process that takes C over after fork(2): its TLS
  * connections are let go (nothing is written on them) and reopened on
@@ -461,6 +462,12 @@ typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
  * the interrupt fd, each connect bounded by the time left), and every
  * subscription regained is followed by an attempt; when WAIT_MS runs out
  * meanwhile, the result is "not acquired" with A->lost saying why.
+ * WAIT_MS bounds the whole call, against a server that never answers
+ * too: a reply due when it runs out is given up on 250 ms later, and
+ * the way out gets 250 ms; a first attempt so given up on is
+ * RL_ECONNECT. Once the interrupt fd is readable, a round in flight is
+ * given up on at once, the way out gets what is left of 100 ms, and the
+ * result is RL_EINTR unless acquired.
  * Other errors end the wait at once. A waiter that stops waiting without
  * the lock leaves the queue or the room. */
 enum rl_err rl_acquire(rl_client *c, const struct rl_lock *l,

@@ -1,4 +1,5 @@
 /* rl_client.c: the client: its masters, one blocking round, errors. */
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -82,7 +83,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->timeout_ms = timeout_ms;
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
-	c->until_ms = -1;
+	c->until_ms = c->end_ms = -1;
 	c->wait_until_ms = -2;
 	c->waiter_ms = RL_WAITER_TIMEOUT_MS;
 	rl_set_history(c, RL_HISTORY_MAX, RL_HISTORY_TTL_MS);
@@ -426,6 +427,146 @@ rl_opts_pub(const rl_client *c)
 	return o;
 }
 
+/* A round of C's was cut short at c->end_ms: ACTIVE[j], master j was
+ * still connecting (1) or due to answer (2); its line says -w ran out. */
+static void
+cut_why(rl_client *c, const int *active)
+{
+	char w[32], why[64];
+	size_t j;
+
+	rl_duration_format(c->wait_until_ms - c->wait_since_ms, w, sizeof(w));
+	snprintf(why, sizeof(why), "none within -w %s", w);
+	for (j = 0; j < c->n; j++) {
+		struct rl_node *nd = &c->nodes[j];
+
+		if (active[j] == 0)
+			continue;
+		rl_error_io(&nd->url, active[j] == 1 ? "cannot connect to" :
+		    "no answer from", why, nd->why, sizeof(nd->why));
+		snprintf(nd->conn.why, sizeof(nd->conn.why), "%s", nd->why);
+	}
+}
+
+/* Poll for the round (PFD, NP entries, room for one more) until WAKE
+ * (-1: do not wait), but not past c->end_ms, and for the interrupt when
+ * WATCH: 2 when it came, 1 when end_ms has come, else 0. */
+static int
+run_poll(rl_client *c, struct pollfd *pfd, size_t np, int64_t wake,
+    int watch)
+{
+	int64_t now = rl_now_ms();
+
+	if (c->end_ms >= 0 && wake > c->end_ms)
+		wake = c->end_ms;
+	pfd[np].fd = watch ? c->intr_fd : -1;
+	pfd[np].events = POLLIN;
+	pfd[np].revents = 0;
+	if (wake > now || watch)
+		poll(pfd, (nfds_t)np + 1, wake <= now ? 0 : wake - now >
+		    INT_MAX ? INT_MAX : (int)(wake - now));
+	if (watch && pfd[np].revents != 0) {
+		rl_client_interrupted(c);
+		return 2;
+	}
+	return c->end_ms >= 0 && rl_now_ms() >= c->end_ms;
+}
+
+void
+rl_client_run(rl_client *c)
+{
+	struct rl_round *r = &c->round;
+	struct pollfd pfd[RL_MAX_NODES + 1];
+	int active[RL_MAX_NODES];
+	int64_t now = rl_now_ms();
+	int cut = 0, watch;
+	size_t j;
+
+	/* Cut short: one step more writes what was sent. */
+	while (!rl_round_step(r, now) && !cut) {
+		watch = c->intr_fd >= 0 && c->wait_until_ms != -2 &&
+		    !c->intr_seen;
+		cut = run_poll(c, pfd, rl_round_pollfds(r, pfd),
+		    rl_round_wake(r), watch);
+		now = rl_now_ms();
+	}
+	if (r->done || cut == 0)
+		return;
+	for (j = 0; j < c->n; j++)
+		active[j] = c->intr_seen ? 0 : c->nodes[j].phase ==
+		    RL_PH_CONNECT ? 1 : c->nodes[j].phase == RL_PH_SENT ? 2 : 0;
+	rl_round_end_keep(r);
+	cut_why(c, active);
+}
+
+void
+rl_client_interrupted(rl_client *c)
+{
+	int64_t end = rl_now_ms() + RL_INTR_MS;
+
+	c->intr_seen = 1;
+	if (c->end_ms < 0 || c->end_ms > end)
+		c->end_ms = end;
+}
+
+int
+rl_client_behind_late(const rl_client *c)
+{
+	size_t j;
+
+	for (j = 0; j < c->n; j++)
+		if (!c->nodes[j].away && (c->nodes[j].conn.state !=
+		    RL_CONN_READY || c->nodes[j].conn.drop == 0))
+			return 0;
+	return 1;
+}
+
+void
+rl_client_way_out(rl_client *c)
+{
+	int64_t end = rl_now_ms() + RL_LATE_MS;
+
+	if (c->end_ms >= 0 && !c->intr_seen && c->end_ms < end &&
+	    !rl_client_behind_late(c))
+		c->end_ms = end;
+}
+
+int
+rl_format_sub(const char *const *ch, size_t n, char *cmd[2], size_t len[2])
+{
+	static const char *verb[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
+	const char *argv[2];
+	char *one, *all;
+	size_t i, k;
+	int m;
+
+	for (i = 0; i < 2; i++) {
+		argv[0] = verb[i];
+		for (k = 0; k < n; k++) {
+			argv[1] = ch[k];
+			if ((m = redisFormatCommandArgv(&one, 2, argv, NULL)) < 0)
+				return -1;
+			if (k == 0) {
+				cmd[i] = one;
+				len[i] = (size_t)m;
+				continue;
+			}
+			/* redisFreeCommand frees what malloc gave. */
+			if ((all = malloc(len[i] + (size_t)m)) == NULL) {
+				redisFreeCommand(one);
+				return -1;
+			}
+			memcpy(all, cmd[i], len[i]);
+			memcpy(all + len[i], one, (size_t)m);
+			redisFreeCommand(cmd[i]);
+			redisFreeCommand(one);
+			cmd[i] = all;
+			len[i] += (size_t)m;
+		}
+	}
+	return 0;
+}
+
 enum rl_err
 rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
     const struct rl_script *s, int nkeys, const char **keys, int nargs,
@@ -440,7 +581,7 @@ rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
 		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}
-	rl_round_run(&c->round);
+	rl_client_run(c);
 	rl_round_end_keep(&c->round);
 	return RL_OK;
 }

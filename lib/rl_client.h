@@ -32,12 +32,25 @@ struct rl_client {
 	int intr_fd;
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */
+	int64_t end_ms;		/* rl_acquire: its rounds are cut short
+				 * by then, replies and all (rl_client_run);
+				 * -1: no limit but the timeouts */
+	int intr_seen;		/* rl_acquire: the interrupt came, and its
+				 * rounds watch intr_fd no more */
 	struct rl_round round;	/* the last round; replies in nodes */
 	char errstr[640];
 	char note[RL_WHY_MAX];	/* rl_connect_note's line */
 	int refused;		/* errstr is one master's own refusal, which
 				 * says what to do */
 };
+
+/* -w bounds the whole call: a reply still due when it runs out is
+ * waited for this much longer, and the calls on the way out (leaving the
+ * queue or the room) get this much from when they start, at the most. */
+#define RL_LATE_MS 250
+/* A signal ends a wait within this: what is left of it is the way out's
+ * (a fair waiter's leave). */
+#define RL_INTR_MS 100
 
 /* New clients connect over T, whatever their URLs ask for (the tests'
  * fake connections); NULL: the URLs' own transports again. */
@@ -53,6 +66,29 @@ struct rl_round_opts rl_opts_pub(const rl_client *c);
 /* Whether a reply of a round with the options O is given up on before
  * --reply-timeout (several masters: at the node timeout). */
 int rl_opts_early(const rl_client *c, const struct rl_round_opts *o);
+/* Run c->round to its end, polling in between. In rl_acquire it is cut
+ * short at c->end_ms, or when intr_fd becomes readable (watched until
+ * then: rl_client_interrupted): what was sent is written, then replies
+ * due are given up on as at their timeouts, and a cut at end_ms says so
+ * in the masters' lines (nd->why). */
+void rl_client_run(rl_client *c);
+/* The interrupt came: rounds stop watching for it, and end within
+ * RL_INTR_MS from now. */
+void rl_client_interrupted(rl_client *c);
+/* Whether every master a call of the last acquisition's hold goes to
+ * (node away aside) owes replies given up on: an answer would come
+ * behind them, no sooner. */
+int rl_client_behind_late(const rl_client *c);
+/* The way out of a wait bounded by -w (c->end_ms set, no interrupt):
+ * its calls get at least RL_LATE_MS from now, unless they would go
+ * behind replies given up on (rl_client_behind_late). */
+void rl_client_way_out(rl_client *c);
+/* The commands that subscribe to the N channels CH, SUBSCRIBE and
+ * SSUBSCRIBE, into CMD and LEN: one command per channel, sent together
+ * (SSUBSCRIBE refuses channels of two slots in one command). -1 when out
+ * of memory. */
+int rl_format_sub(const char *const *ch, size_t n, char *cmd[2],
+    size_t len[2]);
 /* Run script S on every master and wait for the round to end (each step
  * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL).
  * Replies are in c->nodes[i].reply until the next round. RL_ENOMEM only:

@@ -163,6 +163,15 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 	rl_call_unused(&call);
 	o.aside = 1;
 	o.hold = 1;
+	/* Behind an acquisition given up on: sent at once (not waiting
+	 * for HELLO to say whether to SPUBLISH), whole (it must run, and
+	 * no NOSCRIPT would be read), and not waited for: it runs after
+	 * it, in order, or not at all, and nothing reads its answer. */
+	if (rl_client_behind_late(c)) {
+		o.whole = 1;
+		o.learn = 0;
+		o.reply_ms = 1;
+	}
 	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
 	rl_call_free(&call);
 }
@@ -254,7 +263,7 @@ ack_after(rl_client *c)
 	o.reply_ms += c->timeout_ms;
 	rl_round_end(&c->round);
 	if (rl_round_command(&c->round, c->nodes, c->n, &o, 3, argv) == 0)
-		rl_round_run(&c->round);
+		rl_client_run(c);
 	for (j = 0; j < c->n; j++) {
 		/* The Sentinel default: a master without replicas
 		 * waited in vain, and is not held back. */

@@ -494,8 +494,11 @@ listen_all(struct pool *p, int64_t wake, int *got)
 		p->which = 0;
 		e = rl_seterr(p->w[0].c, RL_EPROTO, "poll: %s",
 		    strerror(errno));
-	} else if (intr >= 0 && (n < 0 || pfd[np].revents != 0))
+	} else if (intr >= 0 && (n < 0 || pfd[np].revents != 0)) {
 		e = RL_EINTR;
+		for (i = 0; i < p->n; i++)
+			rl_client_interrupted(p->w[i].c);
+	}
 	now = rl_now_ms();
 	for (i = 0; e == RL_OK && i < p->n; i++) {
 		for (k = at[i]; e == RL_OK && k < at[i] + subs[i]; k++)
@@ -804,46 +807,6 @@ wait_all(struct pool *p)
 	}
 }
 
-/* The commands that subscribe to the N channels CH, SUBSCRIBE and
- * SSUBSCRIBE, into CMD and LEN: one command per channel, sent together
- * (SSUBSCRIBE refuses channels of two slots in one command). -1 when out
- * of memory. */
-static int
-format_sub(const char *const *ch, size_t n, char *cmd[2], size_t len[2])
-{
-	static const char *verb[2] = { "SUBSCRIBE", "SSUBSCRIBE" };
-	const char *argv[2];
-	char *one, *all;
-	size_t i, k;
-	int m;
-
-	for (i = 0; i < 2; i++) {
-		argv[0] = verb[i];
-		for (k = 0; k < n; k++) {
-			argv[1] = ch[k];
-			if ((m = redisFormatCommandArgv(&one, 2, argv, NULL)) < 0)
-				return -1;
-			if (k == 0) {
-				cmd[i] = one;
-				len[i] = (size_t)m;
-				continue;
-			}
-			/* redisFreeCommand frees what malloc gave. */
-			if ((all = malloc(len[i] + (size_t)m)) == NULL) {
-				redisFreeCommand(one);
-				return -1;
-			}
-			memcpy(all, cmd[i], len[i]);
-			memcpy(all + len[i], one, (size_t)m);
-			redisFreeCommand(cmd[i]);
-			redisFreeCommand(one);
-			cmd[i] = all;
-			len[i] += (size_t)m;
-		}
-	}
-	return 0;
-}
-
 /* What a waiter subscribes to: a waiter of a read-write lock to the
  * read-write lock's channel, and the lock's as well (headcmd: there
  * Redisson's RLock and redlock's exclusive releases publish); a fair
@@ -870,8 +833,8 @@ subscribe_cmd(struct wait *w)
 		    ch);
 		snprintf(w->doing[1], sizeof(w->doing[1]), "SSUBSCRIBE to %s",
 		    ch);
-		r = format_sub((const char *const *)&ch, 1, w->subcmd,
-		    w->subcmdlen) < 0 || format_sub((const char *const *)head,
+		r = rl_format_sub((const char *const *)&ch, 1, w->subcmd,
+		    w->subcmdlen) < 0 || rl_format_sub((const char *const *)head,
 		    nhead, w->headcmd, w->headcmdlen) < 0 ? -1 : 0;
 	}
 	free(ch);
@@ -931,6 +894,7 @@ give_up(struct wait *w)
 	/* A call that cannot be built (out of memory) says so in errstr:
 	 * the wait's own message is the one to keep. */
 	memcpy(keep, w->c->errstr, sizeof(keep));
+	rl_client_way_out(w->c);
 	if (w->fair != NULL)
 		leave_queue(w->c, w->name, w->owner, w->a);
 	/* The kind's way out: the room's, or a read-write lock's (a
@@ -1061,14 +1025,21 @@ rl_acquire_any(rl_client *const *c, const struct rl_lock *l, size_t n,
 		    .deadline = p.deadline };
 		c[i]->wait_since_ms = now;
 		c[i]->wait_until_ms = p.deadline;
+		/* -w bounds the whole call (rl_client_run). */
+		c[i]->end_ms = wait_ms > 0 ? p.deadline + RL_LATE_MS : -1;
+		c[i]->intr_seen = 0;
 		/* --supersede: the first call arrives, the later ones look. */
 		if (c[i]->supersede != 0)
 			c[i]->supersede = 1;
 	}
 	e = pool_acquire(&p, wait_ms);
 	for (i = 0; i < n; i++) {
-		c[i]->wait_since_ms = 0;
+		/* A round the interrupt cut short failed for it. */
+		if (c[i]->intr_seen && (e != RL_OK || !a[p.which].acquired))
+			e = RL_EINTR;
+		c[i]->wait_since_ms = c[i]->intr_seen = 0;
 		c[i]->wait_until_ms = -2;
+		c[i]->end_ms = -1;
 	}
 	*which = p.which;
 	free(p.w);
