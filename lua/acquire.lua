@@ -198,8 +198,12 @@ if mine and mine[1] and rl_plain_hold(mine[2], mine[3]) then
   rl_lengthen(K_holder, A_lease)
   return {1, rl_fence(redis.call('HGET', K_holder, A_owner)) or '0', holds}
 end
--- Only a hold of OWNER's was to be re-entered, and there is none.
-if string.find(flags, 'e', 1, true) then return rl_gone() end
+-- Only a hold of OWNER's was to be re-entered, and there is none. (A hold
+-- of another kind, a read hold, is no hold of this one: busy, as for any
+-- exclusive caller.)
+if string.find(flags, 'e', 1, true) and not (mine and (mine[1] or mine[3])) then
+  return rl_gone()
+end
 
 -- The caller's record in K_supersede, as a waiter's entry is: what the
 -- history and the message of the one it supersedes name.

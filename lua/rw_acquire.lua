@@ -88,12 +88,12 @@ if bad then return bad end
 local now_us, now_ms = rl_time()
 local mode = redis.call('HGET', K_lock, 'mode')
 local exists = redis.call('EXISTS', K_lock) == 1
--- Re-enter only: a read hold of OWNER's for a read, its write hold (under
--- which it may read too) for either.
+-- Re-enter only: OWNER holds NAME (a read hold, or the write hold under
+-- which it may read too), or nothing is taken. (A read hold asked to
+-- write is busy, as it is for anyone.)
 if string.find(A_flags or '', 'e', 1, true) and
-    not ((mode == 'write' and redis.call('HEXISTS', K_lock, wfield) == 1) or
-         (kind == 'read' and mode == 'read' and
-          redis.call('HEXISTS', K_lock, owner) == 1)) then
+    redis.call('HEXISTS', K_lock, wfield) == 0 and
+    redis.call('HEXISTS', K_lock, owner) == 0 then
   return rl_gone()
 end
 

@@ -236,16 +236,26 @@ plain unlock of C: 1
 	assert_output "A=T=exclusive Z=zz=shared"
 	# Without --owner, the entry's owner is the one acquired with; an
 	# entry without a kind (redlock 0.1.0 wrote none) gets this hold's.
+	# It only re-enters: where T holds nothing of A, nothing is taken.
+	REDLOCK_HELD="Z=zz A=T" run -79 rl exec A -- true
+	key_gone A
+	run -0 rl lock --owner T A
 	REDLOCK_HELD="Z=zz A=T" run -0 rl exec A -- sh -c '
 	    echo "$REDLOCK_HELD"; redis-cli -p "$0" hget A T' "$R_PORT"
 	assert_output "Z=zz A=T=exclusive
-1"
+2"
+	run -0 rl unlock --owner T A
+	key_gone A
+	run -0 rl lock -s --owner T A
 	REDLOCK_HELD="Z=zz A=T" run -0 rl exec -s A -- sh -c 'echo "$REDLOCK_HELD"'
 	assert_output "Z=zz A=T=shared"
+	run -0 rl unlock --owner T A
 	# A nested exec that re-enters keeps the kind the chain holds NAME
 	# as: -s under --write takes a read hold, the chain still writes.
+	run -0 rl lock --write --owner T A
 	REDLOCK_HELD="A=T=write" run -0 rl exec -s A -- sh -c 'echo "$REDLOCK_HELD"'
 	assert_output "A=T=write"
+	run -0 rl unlock --owner T A
 	key_gone A
 	REDLOCK_HELD= run -0 rl exec --fair B -- sh -c 'echo "$REDLOCK_HELD"'
 	assert_output --regexp '^B=[0-9a-f-]{36}:[0-9]+=exclusive$'
