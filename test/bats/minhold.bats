@@ -291,3 +291,44 @@ schedule() {
 	wait_for 15 key_gone rn
 	[ "$(server_ms)" -ge "$until" ]
 }
+
+# finished_wake [--fair]: a waiter queued while COMMAND runs (a fair
+# waiter in the queue, a plain one in the room), COMMAND ending before its
+# minimum hold does; the waiter's acquisition and the hold's end, from
+# the history (server clock), in $got and $until.
+finished_wake() {
+	local w h
+	rl exec "$@" -t 30s --min-hold 2s fw -- sh -c \
+	    'i=0; while [ ! -e "$0" ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done' \
+	    "$D/go" 3>&- &
+	h=$!
+	bg+=($h)
+	wait_for 10 eval '[ "$(rcli exists fw)" = 1 ]'
+	# Its heartbeat (a third of the waiter timeout) would come after
+	# 10 s, its lease's end after 30 s.
+	rl exec "$@" --waiter-timeout 30s -t 30s fw -- true 3>&- &
+	w=$!
+	bg+=($w)
+	if [ "${1-}" = --fair ]; then
+		wait_for 10 eval '[ "$(rcli llen "redisson_lock_queue:{fw}")" = 1 ]'
+	else
+		wait_for 10 eval '[ "$(rcli zcard "redlock_room:{fw}")" = 1 ]'
+	fi
+	touch "$D/go"
+	reap -t 60 "$h"
+	reap -t 60 "$w"
+	until=$(rl log --json fw | jq -se '[.[] | select(.event == "released" and .held_until_ms != null)][0].held_until_ms')
+	got=$(rl log --json fw | jq -se '[.[] | select(.event == "acquired")][1].time_ms')
+	echo "${1:-plain}: in $((got - until)) ms after the end of the minimum hold" >&3
+}
+
+@test "a waiter queued before a --min-hold hold finished is woken by its release and gets in when the minimum hold ends, not at its heartbeat" {
+	for k in --fair ""; do
+		rm -f "$D/go"
+		finished_wake $k
+		[ "$got" -ge "$((until - 5))" ]
+		# Right after the end: no heartbeat (10 s) nor lease (30 s).
+		[ "$got" -le "$((until + 3000))" ]
+		rcli flushall >/dev/null
+	done
+}
