@@ -37,6 +37,59 @@ gone_why(int gone)
 	}
 }
 
+int
+child_exit(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_SOFTWARE;
+}
+
+const char *
+lost_fate(int st, int lost_signal, int at_deadline, char *buf, size_t len)
+{
+	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+
+	if (lost_signal == 0)
+		snprintf(buf, len, "COMMAND was not signalled: it had ended, "
+		    "status %d", child_exit(st));
+	else if (lost_signal == SIGKILL)
+		snprintf(buf, len, "COMMAND was killed (SIGKILL)");
+	else if (sig == SIGTERM)
+		snprintf(buf, len, "COMMAND was terminated (SIGTERM)");
+	else if (sig == SIGKILL && at_deadline)
+		snprintf(buf, len, "COMMAND was sent SIGTERM, then killed "
+		    "(SIGKILL) at the local lease deadline, before the server "
+		    "could expire the lease (before --kill-after)");
+	else if (sig == SIGKILL)
+		snprintf(buf, len, "COMMAND was sent SIGTERM, then killed "
+		    "(SIGKILL) when it outlived --kill-after");
+	else if (sig != 0)
+		snprintf(buf, len, "COMMAND was sent SIGTERM and ended on "
+		    "signal %d", sig);
+	else
+		snprintf(buf, len, "COMMAND was sent SIGTERM and exited %d",
+		    child_exit(st));
+	return buf;
+}
+
+const char *
+kept_text(int released, int64_t held_until_ms, char *buf, size_t len)
+{
+	char when[40];
+
+	if (!released)
+		return "";
+	if (held_until_ms <= 0)
+		return " and the lock released";
+	format_time(held_until_ms, when, sizeof(when));
+	snprintf(buf, len, "; the lock stays held until %s, the end of its "
+	    "minimum hold (--min-hold)", when);
+	return buf;
+}
+
 /* Why the lease was lost, for messages: a renewal found it GONE, the
  * watchdog ran LATE, or renewals kept failing. */
 static const char *
@@ -78,7 +131,7 @@ lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 		signal_child(w, SIGTERM);
 		kill_at = now + w->kill_after_ms;
 		if (why != LOST_GONE && kill_at > rl_keeper_deadline_ms(k))
-			kill_at = rl_keeper_deadline_ms(k);
+			kill_at = w->kill_deadline = rl_keeper_deadline_ms(k);
 		break;
 	case ON_LOST_KILL:
 		signal_child(w, SIGKILL);
@@ -179,7 +232,13 @@ check_deadlines(struct loop *l, int64_t now)
 	else if (mh >= 0 && now >= mh)
 		stop_max_hold(l, now);
 	if (l->kill_at >= 0 && now >= l->kill_at) {
-		event(w->lo, "COMMAND outlived --kill-after: SIGKILL");
+		/* Before --kill-after, at the lease's local deadline: after
+		 * it the server may give NAME to another. */
+		w->killed_at_deadline = l->kill_at == w->kill_deadline;
+		event(w->lo, w->killed_at_deadline ? "the local lease deadline "
+		    "came before --kill-after: SIGKILL to COMMAND, before the "
+		    "server can expire the lease" :
+		    "COMMAND outlived --kill-after: SIGKILL");
 		if (l->child_done)	/* its pid may be another's by now */
 			kill(-w->child, SIGKILL);
 		else
@@ -428,6 +487,7 @@ release(struct watch *w, rl_keeper *k)
 			w->gone_at_release = gone;
 	} else {
 		w->released = 1;
+		w->held_until_ms = a.held_until_ms > 0 ? a.held_until_ms : 0;
 		if (a.nopub != NULL)
 			warn_nopub(w->rc, w->name, a.nopub, 1);
 		if (a.held_until_ms > 0) {

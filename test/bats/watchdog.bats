@@ -72,7 +72,7 @@ time.sleep(120)
 	status=0
 	reap "$epid" || status=$?
 	[ "$status" -eq 79 ]
-	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
+	killed=$(grep 'the local lease deadline came before --kill-after: SIGKILL to COMMAND' "$D/events" | head -n 1)
 	[ -n "$killed" ]
 	k_ms=$(event_ms "$killed")
 	echo "SIGKILL $((expiry - k_ms)) ms before the lease ended on the server" >&3
@@ -125,7 +125,7 @@ time.sleep(120)
 	reap "$epid" || status=$?
 	for m in M1 M2 M3; do stop_redis "$(eval echo "\$${m}_PID")"; done
 	[ "$status" -eq 79 ]
-	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
+	killed=$(grep 'the local lease deadline came before --kill-after: SIGKILL to COMMAND' "$D/events" | head -n 1)
 	[ -n "$killed" ]
 	k_ms=$(event_ms "$killed")
 	echo "SIGKILL $((expiry - k_ms)) ms before the lease ended on the first master to end it" >&3
