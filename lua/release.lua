@@ -60,7 +60,7 @@ rl_pubcmd = A_publish or rl_pubcmd
 -- Each key is checked where a command would fail on it, before anything
 -- is written: NAME by this read, the holder records by the first write.
 local r = redis.pcall('HMGET', K_lock, A_owner, 'mode', A_owner .. ':write')
-if r.err then return {-1, K_lock, redis.call('TYPE', K_lock).ok} end
+if r.err then return rl_type_err(r, 'HMGET', K_lock) end
 local holds = tonumber(r[1])
 -- A Redisson read-write lock ("mode" other than redlock's marker, or
 -- OWNER's write hold beside it, and a lease key per read hold) is never
@@ -74,9 +74,7 @@ if not holds then
 end
 if holds > 1 then return {1, redis.call('HINCRBY', K_lock, A_owner, -1)} end
 local rec = redis.pcall('HGET', K_holder, A_owner)
-if type(rec) == 'table' then
-  return {-1, K_holder, redis.call('TYPE', K_holder).ok}
-end
+if type(rec) == 'table' then return rl_type_err(rec, 'HGET', K_holder) end
 -- Wake NAME's waiters ("" in A_message: nobody): the channel the server
 -- refused PUBLISH on (ACL), or false.
 local function wake()
@@ -119,9 +117,8 @@ if keep then
   end
   return {2, false, keep}
 end
-if type(redis.pcall('HDEL', K_holder, A_owner)) == 'table' then
-  return {-1, K_holder, redis.call('TYPE', K_holder).ok}
-end
+local gone = redis.pcall('HDEL', K_holder, A_owner)
+if type(gone) == 'table' then return rl_type_err(gone, 'HDEL', K_holder) end
 redis.call('DEL', K_lock)
 -- Recorded after the deletes, which a server out of memory still runs.
 -- The owner's host, pid, command and token are in its acquisition's
