@@ -516,6 +516,7 @@ struct watch {
 	const char *owner;
 	const struct lockopts *lo;
 	int64_t sent_ms;	/* when the acquisition was sent */
+	int64_t answered_ms;	/* when its answer came; 0: not known */
 	enum on_lost on_lost;
 	int64_t kill_after_ms;
 	int64_t max_hold_ms;	/* exec --max-hold: stop COMMAND this long
@@ -546,6 +547,9 @@ struct watch {
 	int64_t kill_deadline;	/* lose() moved the SIGKILL to the local
 				 * lease deadline, before --kill-after; or 0 */
 	int killed_at_deadline;	/* the SIGKILL came then */
+	int slow;		/* LOST_LATE for want of the server: its
+				 * answer to the acquisition came too late
+				 * to renew in time */
 	int gone_at_release;	/* enum gone: what the release found */
 };
 

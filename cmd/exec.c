@@ -49,6 +49,7 @@ struct report {
 	int64_t held_until_ms;	/* watch held_until_ms */
 	int lost_signal;	/* watch lost_signal */
 	int killed_at_deadline;	/* watch killed_at_deadline */
+	int slow;		/* watch slow */
 	char removed_by[400];	/* removed by unlock --force: who, from
 				 * the history (watch removed_by); or "" */
 };
@@ -286,6 +287,7 @@ report_done(int fd, const struct watch *w, int which)
 	r.released = w->released;
 	r.held_until_ms = w->held_until_ms;
 	r.killed_at_deadline = w->killed_at_deadline;
+	r.slow = w->slow;
 	memcpy(r.removed_by, w->removed_by, sizeof(r.removed_by));
 	report(fd, &r);
 }
@@ -312,6 +314,7 @@ watchdog(rl_client *rc, const struct globals *g, struct job *j,
 	    i++)
 		signal(relayed_signals[i], SIG_IGN);
 	memset(&w, 0, sizeof(w));
+	w.answered_ms = rl_now_ms();	/* the acquisition's answer: just in */
 	w.sig_fd = sig_catch(&sigchld, 1);
 	caller = getpgrp();
 	sp.argv = j->cmd;
@@ -853,6 +856,10 @@ lost_text(const struct report *done)
 		return done->removed_by;
 	if (done->lost == LOST_GONE)
 		return gone_why(done->lost_how);
+	if (done->lost == LOST_LATE && done->slow)
+		return "the server answered the acquisition too late to renew "
+		    "the lease in time: it was busy, with DEBUG SLEEP, a slow "
+		    "script or a fork for persistence";
 	if (done->lost == LOST_LATE)
 		return "the watchdog ran past its local deadline without "
 		    "renewing it: it was stopped or starved of CPU";

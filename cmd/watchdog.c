@@ -100,6 +100,11 @@ lost_why(const struct watch *w, enum lost why, int terse)
 		return w->removed_by;
 	if (why == LOST_GONE)
 		return gone_why(w->lost_how);
+	if (why == LOST_LATE && w->slow)
+		return terse ? "the server answered late" : "the server "
+		    "answered the acquisition too late to renew the lease in "
+		    "time: it was busy, with DEBUG SLEEP, a slow script or a "
+		    "fork for persistence";
 	if (why == LOST_LATE)
 		return terse ? "the watchdog ran late" : "the watchdog ran past "
 		    "its local deadline without renewing (stopped or starved "
@@ -216,6 +221,19 @@ ran_late(const struct loop *l)
 	return tried < 0 || tried >= rl_keeper_deadline_ms(l->k) - l->grace;
 }
 
+/* Run late for want of the server: no renewal was sent since the
+ * acquisition, whose answer took longer than the watchdog has taken since
+ * (the server was busy: DEBUG SLEEP, a slow script, a fork). */
+static int
+slow_answer(const struct loop *l, int64_t now)
+{
+	const struct watch *w = l->w;
+
+	return rl_keeper_tried_ms(l->k) < 0 && rl_keeper_renewals(l->k) == 0 &&
+	    w->answered_ms > 0 &&
+	    w->answered_ms - w->sent_ms > now - w->answered_ms;
+}
+
 /* Before each poll: the lease counts as lost once its local deadline is
  * near, COMMAND is stopped at --max-hold, and gets SIGKILL past
  * --kill-after. */
@@ -226,10 +244,11 @@ check_deadlines(struct loop *l, int64_t now)
 	int64_t mh = max_hold_at(l);
 
 	if (w->lost == LOST_NO &&
-	    now >= rl_keeper_deadline_ms(l->k) - l->grace)
+	    now >= rl_keeper_deadline_ms(l->k) - l->grace) {
+		w->slow = ran_late(l) && slow_answer(l, now);
 		l->kill_at = earliest(l->kill_at, lose(w, l->k,
 		    ran_late(l) ? LOST_LATE : LOST_UNREACHABLE, now));
-	else if (mh >= 0 && now >= mh)
+	} else if (mh >= 0 && now >= mh)
 		stop_max_hold(l, now);
 	if (l->kill_at >= 0 && now >= l->kill_at) {
 		/* Before --kill-after, at the lease's local deadline: after
