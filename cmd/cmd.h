@@ -533,6 +533,7 @@ struct watch {
 	const char *owner;
 	const struct lockopts *lo;
 	int64_t sent_ms;	/* when the acquisition was sent */
+	int64_t answered_ms;	/* when its answer came; 0: not known */
 	enum on_lost on_lost;
 	int64_t kill_after_ms;
 	int64_t max_hold_ms;	/* exec --max-hold: stop COMMAND this long
@@ -557,8 +558,30 @@ struct watch {
 	int orphaned;		/* redlock died first */
 	const char *what;	/* COMMAND's name, for -v; or NULL */
 	int released;
+	int64_t held_until_ms;	/* the release kept the hold, finished,
+				 * until then (--min-hold, server clock);
+				 * or 0 */
+	int64_t kill_deadline;	/* lose() moved the SIGKILL to the local
+				 * lease deadline, before --kill-after; or 0 */
+	int killed_at_deadline;	/* the SIGKILL came then */
+	int slow;		/* LOST_LATE for want of the server: its
+				 * answer to the acquisition came too late
+				 * to renew in time */
 	int gone_at_release;	/* enum gone: what the release found */
 };
+
+/* COMMAND's exit status from its wait status STATUS: 128+N for signal N. */
+int child_exit(int status);
+/* What became of COMMAND at a loss, for its line, into BUF: its wait
+ * status ST, the signal the loss sent it (0: none), and AT_DEADLINE when
+ * the SIGKILL came at the local lease deadline, before --kill-after. */
+const char *lost_fate(int st, int lost_signal, int at_deadline, char *buf,
+    size_t len);
+/* What became of the lock after COMMAND, for the line of --max-hold (into
+ * BUF): "" when not RELEASED, released, or kept until HELD_UNTIL_MS
+ * (server clock; --min-hold). */
+const char *kept_text(int released, int64_t held_until_ms, char *buf,
+    size_t len);
 
 /* Renew until the child exits (or the watched process, or a signal with
  * no child), acting on loss; release the hold unless lost. */

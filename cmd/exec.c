@@ -46,7 +46,10 @@ struct report {
 	int gone;		/* enum gone: what the release found */
 	int max_held;		/* COMMAND was stopped at --max-hold */
 	int released;
+	int64_t held_until_ms;	/* watch held_until_ms */
 	int lost_signal;	/* watch lost_signal */
+	int killed_at_deadline;	/* watch killed_at_deadline */
+	int slow;		/* watch slow */
 	char removed_by[400];	/* removed by unlock --force: who, from
 				 * the history (watch removed_by); or "" */
 };
@@ -67,16 +70,6 @@ struct job {
 	const char *shell;	/* -c STRING; or NULL */
 	char *sh_argv[4];	/* /bin/sh -c STRING */
 };
-
-static int
-child_exit(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_SOFTWARE;
-}
 
 /* COMMAND's start, made ready before the lock is held so that little
  * but one vfork and one exec comes between acquisition and COMMAND. */
@@ -292,6 +285,9 @@ report_done(int fd, const struct watch *w, int which)
 	r.gone = w->gone_at_release;
 	r.max_held = w->max_held;
 	r.released = w->released;
+	r.held_until_ms = w->held_until_ms;
+	r.killed_at_deadline = w->killed_at_deadline;
+	r.slow = w->slow;
 	memcpy(r.removed_by, w->removed_by, sizeof(r.removed_by));
 	report(fd, &r);
 }
@@ -318,6 +314,7 @@ watchdog(rl_client *rc, const struct globals *g, struct job *j,
 	    i++)
 		signal(relayed_signals[i], SIG_IGN);
 	memset(&w, 0, sizeof(w));
+	w.answered_ms = rl_now_ms();	/* the acquisition's answer: just in */
 	w.sig_fd = sig_catch(&sigchld, 1);
 	caller = getpgrp();
 	sp.argv = j->cmd;
@@ -859,6 +856,10 @@ lost_text(const struct report *done)
 		return done->removed_by;
 	if (done->lost == LOST_GONE)
 		return gone_why(done->lost_how);
+	if (done->lost == LOST_LATE && done->slow)
+		return "the server answered the acquisition too late to renew "
+		    "the lease in time: it was busy, with DEBUG SLEEP, a slow "
+		    "script or a fork for persistence";
 	if (done->lost == LOST_LATE)
 		return "the watchdog ran past its local deadline without "
 		    "renewing it: it was stopped or starved of CPU";
@@ -868,39 +869,13 @@ lost_text(const struct report *done)
 	return "the server stopped answering";
 }
 
-/* What became of COMMAND at the loss, for its line: what the watchdog
- * sent it and how it ended, into BUF. */
-static const char *
-lost_fate(const struct report *done, char *buf, size_t len)
-{
-	int st = done->status, sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-
-	if (done->lost_signal == 0)
-		snprintf(buf, len, "COMMAND was not signalled: it had ended, "
-		    "status %d", child_exit(st));
-	else if (done->lost_signal == SIGKILL)
-		snprintf(buf, len, "COMMAND was killed (SIGKILL)");
-	else if (sig == SIGTERM)
-		snprintf(buf, len, "COMMAND was terminated (SIGTERM)");
-	else if (sig == SIGKILL)
-		snprintf(buf, len, "COMMAND was sent SIGTERM, then killed "
-		    "(SIGKILL) when it outlived --kill-after");
-	else if (sig != 0)
-		snprintf(buf, len, "COMMAND was sent SIGTERM and ended on "
-		    "signal %d", sig);
-	else
-		snprintf(buf, len, "COMMAND was sent SIGTERM and exited %d",
-		    child_exit(st));
-	return buf;
-}
-
 /* The exit status, once the watchdog WD has ended. */
 static int
 finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
     int reported, const struct report *done)
 {
 	rl_client *rc;
-	char ago[32], fate[120];
+	char ago[32], fate[200];
 	int status, s;
 
 	while (waitpid(wd, &status, 0) < 0 && errno == EINTR)
@@ -946,7 +921,9 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 		rl_duration_format(done->lost_after_ms, ago, sizeof(ago));
 		msg("lost the lock on %s while COMMAND ran (%s; lease last "
 		    "confirmed %s before the loss): %s", esc(j->name),
-		    lost_text(done), ago, lost_fate(done, fate, sizeof(fate)));
+		    lost_text(done), ago, lost_fate(done->status,
+		    done->lost_signal, done->killed_at_deadline, fate,
+		    sizeof(fate)));
 		return EXIT_LOST;
 	}
 	if (done->gone != GONE_NO) {
@@ -960,8 +937,8 @@ finish(struct globals *g, struct job *j, pid_t wd, pid_t child,
 	}
 	if (done->max_held) {
 		msg("COMMAND held %s for --max-hold %s: it was stopped%s",
-		    esc(j->name), esc(j->max_hold_arg), done->released ?
-		    " and the lock released" : "");
+		    esc(j->name), esc(j->max_hold_arg), kept_text(done->released,
+		    done->held_until_ms, fate, sizeof(fate)));
 		return EXIT_MAX_HOLD;
 	}
 	return child_exit(done->status);

@@ -37,6 +37,59 @@ gone_why(int gone)
 	}
 }
 
+int
+child_exit(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_SOFTWARE;
+}
+
+const char *
+lost_fate(int st, int lost_signal, int at_deadline, char *buf, size_t len)
+{
+	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+
+	if (lost_signal == 0)
+		snprintf(buf, len, "COMMAND was not signalled: it had ended, "
+		    "status %d", child_exit(st));
+	else if (lost_signal == SIGKILL)
+		snprintf(buf, len, "COMMAND was killed (SIGKILL)");
+	else if (sig == SIGTERM)
+		snprintf(buf, len, "COMMAND was terminated (SIGTERM)");
+	else if (sig == SIGKILL && at_deadline)
+		snprintf(buf, len, "COMMAND was sent SIGTERM, then killed "
+		    "(SIGKILL) at the local lease deadline, before the server "
+		    "could expire the lease (before --kill-after)");
+	else if (sig == SIGKILL)
+		snprintf(buf, len, "COMMAND was sent SIGTERM, then killed "
+		    "(SIGKILL) when it outlived --kill-after");
+	else if (sig != 0)
+		snprintf(buf, len, "COMMAND was sent SIGTERM and ended on "
+		    "signal %d", sig);
+	else
+		snprintf(buf, len, "COMMAND was sent SIGTERM and exited %d",
+		    child_exit(st));
+	return buf;
+}
+
+const char *
+kept_text(int released, int64_t held_until_ms, char *buf, size_t len)
+{
+	char when[40];
+
+	if (!released)
+		return "";
+	if (held_until_ms <= 0)
+		return " and the lock released";
+	format_time(held_until_ms, when, sizeof(when));
+	snprintf(buf, len, "; the lock stays held until %s, the end of its "
+	    "minimum hold (--min-hold)", when);
+	return buf;
+}
+
 /* Why the lease was lost, for messages: a renewal found it GONE, the
  * watchdog ran LATE, or renewals kept failing. */
 static const char *
@@ -47,6 +100,11 @@ lost_why(const struct watch *w, enum lost why, int terse)
 		return w->removed_by;
 	if (why == LOST_GONE)
 		return gone_why(w->lost_how);
+	if (why == LOST_LATE && w->slow)
+		return terse ? "the server answered late" : "the server "
+		    "answered the acquisition too late to renew the lease in "
+		    "time: it was busy, with DEBUG SLEEP, a slow script or a "
+		    "fork for persistence";
 	if (why == LOST_LATE)
 		return terse ? "the watchdog ran late" : "the watchdog ran past "
 		    "its local deadline without renewing (stopped or starved "
@@ -78,7 +136,7 @@ lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 		signal_child(w, SIGTERM);
 		kill_at = now + w->kill_after_ms;
 		if (why != LOST_GONE && kill_at > rl_keeper_deadline_ms(k))
-			kill_at = rl_keeper_deadline_ms(k);
+			kill_at = w->kill_deadline = rl_keeper_deadline_ms(k);
 		break;
 	case ON_LOST_KILL:
 		signal_child(w, SIGKILL);
@@ -163,6 +221,19 @@ ran_late(const struct loop *l)
 	return tried < 0 || tried >= rl_keeper_deadline_ms(l->k) - l->grace;
 }
 
+/* Run late for want of the server: no renewal was sent since the
+ * acquisition, whose answer took longer than the watchdog has taken since
+ * (the server was busy: DEBUG SLEEP, a slow script, a fork). */
+static int
+slow_answer(const struct loop *l, int64_t now)
+{
+	const struct watch *w = l->w;
+
+	return rl_keeper_tried_ms(l->k) < 0 && rl_keeper_renewals(l->k) == 0 &&
+	    w->answered_ms > 0 &&
+	    w->answered_ms - w->sent_ms > now - w->answered_ms;
+}
+
 /* Before each poll: the lease counts as lost once its local deadline is
  * near, COMMAND is stopped at --max-hold, and gets SIGKILL past
  * --kill-after. */
@@ -173,13 +244,20 @@ check_deadlines(struct loop *l, int64_t now)
 	int64_t mh = max_hold_at(l);
 
 	if (w->lost == LOST_NO &&
-	    now >= rl_keeper_deadline_ms(l->k) - l->grace)
+	    now >= rl_keeper_deadline_ms(l->k) - l->grace) {
+		w->slow = ran_late(l) && slow_answer(l, now);
 		l->kill_at = earliest(l->kill_at, lose(w, l->k,
 		    ran_late(l) ? LOST_LATE : LOST_UNREACHABLE, now));
-	else if (mh >= 0 && now >= mh)
+	} else if (mh >= 0 && now >= mh)
 		stop_max_hold(l, now);
 	if (l->kill_at >= 0 && now >= l->kill_at) {
-		event(w->lo, "COMMAND outlived --kill-after: SIGKILL");
+		/* Before --kill-after, at the lease's local deadline: after
+		 * it the server may give NAME to another. */
+		w->killed_at_deadline = l->kill_at == w->kill_deadline;
+		event(w->lo, w->killed_at_deadline ? "the local lease deadline "
+		    "came before --kill-after: SIGKILL to COMMAND, before the "
+		    "server can expire the lease" :
+		    "COMMAND outlived --kill-after: SIGKILL");
 		if (l->child_done)	/* its pid may be another's by now */
 			kill(-w->child, SIGKILL);
 		else
@@ -428,6 +506,7 @@ release(struct watch *w, rl_keeper *k)
 			w->gone_at_release = gone;
 	} else {
 		w->released = 1;
+		w->held_until_ms = a.held_until_ms > 0 ? a.held_until_ms : 0;
 		if (a.nopub != NULL)
 			warn_nopub(w->rc, w->name, a.nopub, 1);
 		if (a.held_until_ms > 0) {

@@ -175,9 +175,7 @@ end
 local pttl = redis.call('PTTL', K_lock)
 local mine = pttl ~= -2 and redis.pcall('HMGET', K_lock, A_owner, 'mode',
                                         A_owner .. ':write')
-if mine and mine.err then
-  return {-1, K_lock, redis.call('TYPE', K_lock).ok}
-end
+if mine and mine.err then return rl_type_err(mine, 'HMGET', K_lock) end
 if mine and mine[1] and rl_plain_hold(mine[2], mine[3]) then
   local rec = redis.call('HGET', K_holder, A_owner)
   local longer = rl_hold_longer(rec, now_ms, A_min_hold)

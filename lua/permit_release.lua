@@ -31,10 +31,11 @@
 -- The replies have the shapes of release's:
 -- Returns {2, nopub}    released; nopub: the channel the server refused
 --                       to publish on, else nil
---         {2, nil, until}  the last hold given back before the end of the
---                       permit's minimum hold (--min-hold): the permit
+--         {2, nopub, until}  the last hold given back before the end of
+--                       the permit's minimum hold (--min-hold): the permit
 --                       stays taken, finished, until then (its expiry in
---                       the zset); nobody is woken; so again when finished
+--                       the zset); the waiters are woken to learn it; given
+--                       back again, nothing changes and nobody is woken
 --         {1, holds}    a nested hold given back, HOLDS remain
 --         {0, taken}    OWNER holds no permit of NAME (it expired and was
 --                       given back, or was released); taken: 1 when others
@@ -72,6 +73,13 @@ if keep then
     if logkey then
       rl_log(logkey, A_hist_max, A_hist_ttl, A_hist_entry ..
              string.format('released\31held_until\31%.0f', keep))
+    end
+    -- Nothing publishes when the permit's expiry comes: the waiters
+    -- learn it now (the count of permits free is unchanged).
+    local msg = tostring(free or 0)
+    local ok = rl_room_wake(K_room, K_listener, K_channel, msg)
+    if not rl_publish(K_channel, msg) or not ok then
+      return {2, K_channel, keep}
     end
   end
   return {2, false, keep}

@@ -126,15 +126,24 @@ local function rl_fence(json)
   return json and string.match(json, '"fence":(%d+)') or false
 end
 
+-- What the error reply ERR of a pcall of CMD on KEY says: {-1, key, type}
+-- when KEY is of another type (WRONGTYPE); any other error (an ACL's
+-- refusal, out of memory) is the server's own and is raised, CMD named, so
+-- that the caller reports a refusal, not a key that is no lock.
+local function rl_type_err(err, cmd, key)
+  if string.find(err.err, 'WRONGTYPE', 1, true) then
+    return {-1, key, redis.call('TYPE', key).ok}
+  end
+  error({err = err.err .. ' (' .. cmd .. ')'})
+end
+
 -- {-1, key, why} when fencing counter KEY cannot give a next token (not
 -- a string, not a decimal integer INCR takes, or at 2^63-1); else nil and
 -- the counter's value (false when there is none).
 local function rl_counter_bad(key)
   -- INCR takes a decimal integer without leading zeros, up to 2^63-1.
   local counter = redis.pcall('GET', key)
-  if type(counter) == 'table' then
-    return {-1, key, redis.call('TYPE', key).ok}
-  end
+  if type(counter) == 'table' then return rl_type_err(counter, 'GET', key) end
   if counter and not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
     return {-1, key, 'string that is not a counter'}
   end

@@ -42,11 +42,15 @@
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
 --                          waiters were not woken, else nil
---         {2, nil, until}  the last hold given back before the end of its
+--         {2, nopub, until}
+--                          the last hold given back before the end of its
 --                          minimum hold (--min-hold, until_ms in its
 --                          holder record): the hold stays, finished, with
---                          its lease set to what is left of it, and nobody
---                          is woken; so again for a finished hold
+--                          its lease set to what is left of it, and the
+--                          waiters are woken as by a release, to learn
+--                          that lease and wake when it ends (nothing
+--                          publishes when it does); a finished hold given
+--                          back again changes nothing and wakes nobody
 --         {1, holds}       one hold released, HOLDS remain
 --         {0, held}        OWNER does not hold NAME (held = 1: someone else does)
 --         {-1, key, type}  KEY is not of the type a lock needs; nothing changed
@@ -56,7 +60,7 @@ rl_pubcmd = A_publish or rl_pubcmd
 -- Each key is checked where a command would fail on it, before anything
 -- is written: NAME by this read, the holder records by the first write.
 local r = redis.pcall('HMGET', K_lock, A_owner, 'mode', A_owner .. ':write')
-if r.err then return {-1, K_lock, redis.call('TYPE', K_lock).ok} end
+if r.err then return rl_type_err(r, 'HMGET', K_lock) end
 local holds = tonumber(r[1])
 -- A Redisson read-write lock ("mode" other than redlock's marker, or
 -- OWNER's write hold beside it, and a lease key per read hold) is never
@@ -70,8 +74,26 @@ if not holds then
 end
 if holds > 1 then return {1, redis.call('HINCRBY', K_lock, A_owner, -1)} end
 local rec = redis.pcall('HGET', K_holder, A_owner)
-if type(rec) == 'table' then
-  return {-1, K_holder, redis.call('TYPE', K_holder).ok}
+if type(rec) == 'table' then return rl_type_err(rec, 'HGET', K_holder) end
+-- Wake NAME's waiters ("" in A_message: nobody): the channel the server
+-- refused PUBLISH on (ACL), or false.
+local function wake()
+  if A_message == '' then return false end
+  local nopub = false
+  -- No fair queue and no room (the common case): one call for both.
+  if redis.call('EXISTS', K_queue, K_room or K_queue) > 0 and
+      not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil,
+                        A_message) and
+           rl_room_wake(K_room, K_listener, K_channel, A_message)) then
+    nopub = K_channel
+  end
+  if not rl_publish(K_channel, A_message) then nopub = K_channel end
+  -- Redisson's read and write locks that the marker held back wait on
+  -- the read-write lock's channel; "1" wakes them all, as after a write.
+  -- Not reported when refused (ACL): NAME's own waiters were woken, and
+  -- those look again when the lease they were told runs out.
+  if r[2] and K_rwchannel then rl_publish(K_rwchannel, '1') end
+  return nopub
 end
 -- The clock is read for a minimum hold only (the history's entries are
 -- timed by their ids).
@@ -91,12 +113,12 @@ if keep then
       rl_log(K_log, A_hist_max, A_hist_ttl, A_hist_entry ..
              string.format('released\31held_until\31%.0f', keep))
     end
+    return {2, wake(), keep}
   end
   return {2, false, keep}
 end
-if type(redis.pcall('HDEL', K_holder, A_owner)) == 'table' then
-  return {-1, K_holder, redis.call('TYPE', K_holder).ok}
-end
+local gone = redis.pcall('HDEL', K_holder, A_owner)
+if type(gone) == 'table' then return rl_type_err(gone, 'HDEL', K_holder) end
 redis.call('DEL', K_lock)
 -- Recorded after the deletes, which a server out of memory still runs.
 -- The owner's host, pid, command and token are in its acquisition's
@@ -107,19 +129,4 @@ if K_log and A_hist_max ~= '' then
   rl_log(K_log, A_hist_max, A_hist_ttl,
          A_hist_entry .. (A_flags == 'u' and 'undone' or 'released'))
 end
-if A_message == '' then return {2, false} end
-local nopub = false
--- No fair queue and no room (the common case): one call for both.
-if redis.call('EXISTS', K_queue, K_room or K_queue) > 0 and
-    not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil,
-                      A_message) and
-         rl_room_wake(K_room, K_listener, K_channel, A_message)) then
-  nopub = K_channel
-end
-if not rl_publish(K_channel, A_message) then nopub = K_channel end
--- Redisson's read and write locks that the marker held back wait on the
--- read-write lock's channel; "1" wakes them all, as after a write. Not
--- reported when refused (ACL): NAME's own waiters were woken, and those
--- look again when the lease they were told runs out.
-if r[2] and K_rwchannel then rl_publish(K_rwchannel, '1') end
-return {2, nopub}
+return {2, wake()}

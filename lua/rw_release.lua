@@ -46,11 +46,14 @@
 -- Returns {2, nopub}       OWNER's last hold of that kind given back; nopub:
 --                          a channel the server refused PUBLISH on (ACL),
 --                          else nil
---         {2, nil, until}  OWNER's last hold of that kind given back before
+--         {2, nopub, until}
+--                          OWNER's last hold of that kind given back before
 --                          the end of its minimum hold (--min-hold): it
 --                          stays, finished (one hold, a read hold's lease
 --                          key kept), with its lease set to what is left;
---                          nobody is woken; so again for a finished hold
+--                          every waiter is woken to learn that lease;
+--                          given back again, nothing changes and nobody
+--                          is woken
 --         {1, holds}       one hold given back, HOLDS of that kind remain
 --         {0, exists}      OWNER has no hold of that kind (exists = 1: NAME
 --                          is there, held by others or a plain lock, which
@@ -83,10 +86,9 @@ if not holds then
   return {0, redis.call('EXISTS', K_lock)}
 end
 
--- NAME is gone: wake everyone; MSG on the read-write lock's channel.
-local function freed(msg)
-  redis.call('DEL', K_lock)
-  redis.call('DEL', K_holder)
+-- Wake everyone: MSG on the read-write lock's channel; the channel the
+-- server refused PUBLISH on (ACL), or false.
+local function wake(msg)
   local nopub = false
   if not rl_publish(K_rwchannel, msg) then nopub = K_rwchannel end
   -- No fair queue and no room (the common case): one call for both.
@@ -96,7 +98,14 @@ local function freed(msg)
     nopub = K_channel
   end
   if not rl_publish(K_channel, '0') then nopub = K_channel end
-  return {2, nopub}
+  return nopub
+end
+
+-- NAME is gone: wake everyone; MSG on the read-write lock's channel.
+local function freed(msg)
+  redis.call('DEL', K_lock)
+  redis.call('DEL', K_holder)
+  return {2, wake(msg)}
 end
 
 -- The longest lease left of the read holds in NAME, -2 when none is left.
@@ -139,7 +148,8 @@ local function finish(rec, keep, ms)
   end
   if alone then redis.call('PEXPIRE', K_holder, ms) else
     rl_lengthen(K_holder, ms) end
-  return {2, false, keep}
+  -- Nothing publishes when that lease runs out: the waiters learn it now.
+  return {2, wake('1'), keep}
 end
 
 if holds == 1 then

@@ -174,6 +174,22 @@ bg_exec() {
 	grep -q 'lost the lock on x while COMMAND ran (the server stopped answering' "$D/events"
 }
 
+@test "a paused server and a COMMAND that ignores SIGTERM: SIGKILL at the local lease deadline, before --kill-after, and the line says so" {
+	bg_exec -v --ttl 3s --kill-after 30s x -- sh -c 'trap "" TERM; sleep 60' 2>"$D/events"
+	wait_for 5 grep -q 'renewed x' "$D/events"
+	t_stop=$(now_ms)
+	kill -STOP "$R_PID"
+	status=0
+	reap -t 25 "$epid" || status=$?
+	kill -CONT "$R_PID"
+	took=$(($(now_ms) - t_stop))
+	echo "ended $took ms after the stop (--ttl 3s, --kill-after 30s)" >&3
+	[ "$status" -eq 79 ]
+	grep -q 'the local lease deadline came before --kill-after: SIGKILL to COMMAND' "$D/events"
+	! grep -q 'outlived --kill-after' "$D/events"
+	grep -q 'lost the lock on x while COMMAND ran (the server stopped answering; lease last confirmed .* before the loss): COMMAND was sent SIGTERM, then killed (SIGKILL) at the local lease deadline, before the server could expire the lease (before --kill-after)$' "$D/events"
+}
+
 @test "kill -9 of redlock: COMMAND and its grandchild are gone, and the lock, long before its 30 s lease" {
 	bg_exec --ttl 30s x -- sh -c 'echo $$ >'"$D"'/c; sleep 60 & echo $! >'"$D"'/g; wait'
 	wait_for 5 test -s "$D/g"

@@ -131,3 +131,13 @@ teardown() {
 	[ ! -e "$D/ran" ]
 	[ "$(rcli dbsize)" = 0 ]
 }
+
+@test "--max-hold with a longer --min-hold: exit 124, and the line says the lock stays held until the end of the minimum hold, not released" {
+	run -124 --separate-stderr rl exec -t 3s --max-hold 1s --min-hold 20s x -- sleep 30
+	until=$(rl status --json x | jq -er .held_until_ms)
+	when=$(date -u -d "@$((until / 1000)).$(printf %03d $((until % 1000)))" +%Y-%m-%dT%H:%M:%S.%3NZ)
+	assert_equal "$stderr" "redlock: COMMAND held x for --max-hold 1s: it was stopped; the lock stays held until $when, the end of its minimum hold (--min-hold)"
+	[ "$(rcli exists x)" = 1 ]
+	run -0 rl status --json x
+	echo "$output" | jq -e '.finished == true'
+}

@@ -291,3 +291,42 @@ schedule() {
 	wait_for 15 key_gone rn
 	[ "$(server_ms)" -ge "$until" ]
 }
+
+# finished_wake "HOLDER ARGS" "WAITER ARGS": a waiter that waits while
+# COMMAND runs (a fair waiter in the queue, a plain one in the room),
+# COMMAND ending before its minimum hold does; the waiter's acquisition
+# and the hold's end, from the history (server clock), in $got and $until.
+finished_wake() {
+	local w h
+	rm -f "$D/go" "$D/w.err"
+	rl exec $1 -t 30s --min-hold 2s fw -- sh -c \
+	    'i=0; while [ ! -e "$0" ] && [ $i -lt 2000 ]; do sleep 0.01; i=$((i+1)); done' \
+	    "$D/go" 3>&- &
+	h=$!
+	bg+=($h)
+	wait_for 10 eval '[ "$(rcli exists fw)" = 1 ]'
+	# Its heartbeat (a third of the waiter timeout) would come after
+	# 10 s, its lease's end after 30 s.
+	rl exec $2 --waiter-timeout 30s -t 30s fw -- true 2>"$D/w.err" 3>&- &
+	w=$!
+	bg+=($w)
+	# Its line once its first attempt has found fw held (and queued it).
+	wait_for 10 grep -q 'waiting for fw' "$D/w.err"
+	touch "$D/go"
+	reap -t 60 "$h"
+	reap -t 60 "$w"
+	until=$(rl log --json fw | jq -se '[.[] | select(.event == "released" and .held_until_ms != null)][0].held_until_ms')
+	got=$(rl log --json fw | jq -se '[.[] | select(.event == "acquired")][1].time_ms')
+	echo "${1:-plain} / ${2:-plain}: in $((got - until)) ms after the end of the minimum hold" >&3
+}
+
+@test "a waiter that waited before a --min-hold hold finished is woken by its release and gets in when the minimum hold ends, not at its heartbeat, for every kind" {
+	for k in "--fair|--fair" "|" "--limit 1|--limit 1" "--write|--write" \
+	    "-s|--write" "--write|-s"; do
+		finished_wake "${k%|*}" "${k#*|}"
+		[ "$got" -ge "$((until - 5))" ]
+		# Right after the end: no heartbeat (10 s) nor lease (30 s).
+		[ "$got" -le "$((until + 3000))" ]
+		rcli flushall >/dev/null
+	done
+}

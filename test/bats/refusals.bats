@@ -75,6 +75,26 @@ oom() { rcli config set maxmemory-policy noeviction >/dev/null; rcli config set 
 	[ -e "$D/next" ]
 }
 
+@test "ACL without HDEL or HMGET: the script's refusal exits 69 naming the command and the ACL, never 65 for a key of another type; nothing changed" {
+	rcli acl setuser nohdel on '>pw' '~*' '&*' '+@all' '-hdel' >/dev/null
+	rcli acl setuser nohmget on '>pw' '~*' '&*' '+@all' '-hmget' >/dev/null
+	u="redis://nohdel:pw@127.0.0.1:$R_PORT"
+	tok=$("$RL" -u "$u" lock -t 30s x)
+	# The release's HDEL of the holder record.
+	run -69 --separate-stderr "$RL" -u "$u" unlock --owner "$tok" x
+	[[ $stderr == "redlock: redis://nohdel@127.0.0.1:$R_PORT refused the release script for user nohdel ("*"(HDEL)): grant it EVALSHA, EVAL, the commands the scripts run"* ]]
+	[[ $stderr != *"holds a"* ]]
+	[ "$(rcli hget x "$tok")" = 1 ]
+	[ "$(rcli hexists 'redlock_holder:{x}' "$tok")" = 1 ]
+	# The acquisition's HMGET of a held lock.
+	run -69 --separate-stderr "$RL" -u "redis://nohmget:pw@127.0.0.1:$R_PORT" exec -n x -- touch "$D/ran"
+	[[ $stderr == "redlock: redis://nohmget@127.0.0.1:$R_PORT refused the acquire script for user nohmget ("*"(HMGET)): grant it EVALSHA, EVAL, the commands the scripts run"* ]]
+	[[ $stderr != *"holds a"* ]]
+	[ ! -e "$D/ran" ]
+	[ "$(rcli hlen x)" = 2 ]
+	rcli acl deluser nohdel nohmget >/dev/null
+}
+
 @test "out of memory: acquisitions exit 69 with the server's reason and change nothing" {
 	tok=$(rl lock -t 20s held)
 	before=$(rcli dbsize)

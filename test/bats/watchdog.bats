@@ -72,7 +72,7 @@ time.sleep(120)
 	status=0
 	reap "$epid" || status=$?
 	[ "$status" -eq 79 ]
-	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
+	killed=$(grep 'the local lease deadline came before --kill-after: SIGKILL to COMMAND' "$D/events" | head -n 1)
 	[ -n "$killed" ]
 	k_ms=$(event_ms "$killed")
 	echo "SIGKILL $((expiry - k_ms)) ms before the lease ended on the server" >&3
@@ -102,6 +102,22 @@ time.sleep(120)
 	[ ! -s "$D/err" ]
 }
 
+@test "a server busy (DEBUG SLEEP) as it answers the acquisition: the loss blames the server's late answer, not the watchdog's CPU" {
+	rcli debug sleep 5.5 >/dev/null 3>&- &
+	dpid=$!
+	# Asleep: a PING goes unanswered.
+	wait_for 10 eval '! timeout 0.2 redis-cli -p "$R_PORT" ping >/dev/null'
+	# Its answer comes over 3.9 s after it was sent: past the local
+	# deadline (6 s - drift) less a third of the lease, with no renewal
+	# sent before it.
+	run -79 --separate-stderr "$RL" -u "redis://127.0.0.1:$R_PORT" --reply-timeout 20s \
+	    exec -v -t 6s x -- sleep 30
+	[[ $stderr == *"lost x: the server answered the acquisition too late to renew the lease in time: it was busy, with DEBUG SLEEP, a slow script or a fork for persistence; lease last confirmed "* ]]
+	[[ $stderr == *"lost the lock on x while COMMAND ran (the server answered the acquisition too late to renew the lease in time: it was busy, with DEBUG SLEEP"* ]]
+	[[ $stderr != *"starved"* ]]
+	reap -t 30 "$dpid"
+}
+
 @test "three masters stopped: a renewal round never holds up SIGKILL past the lease, even with --reply-timeout 2s" {
 	for m in M1 M2 M3; do start_redis "$m"; done
 	urls="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT"
@@ -125,7 +141,7 @@ time.sleep(120)
 	reap "$epid" || status=$?
 	for m in M1 M2 M3; do stop_redis "$(eval echo "\$${m}_PID")"; done
 	[ "$status" -eq 79 ]
-	killed=$(grep 'COMMAND outlived --kill-after: SIGKILL' "$D/events" | head -n 1)
+	killed=$(grep 'the local lease deadline came before --kill-after: SIGKILL to COMMAND' "$D/events" | head -n 1)
 	[ -n "$killed" ]
 	k_ms=$(event_ms "$killed")
 	echo "SIGKILL $((expiry - k_ms)) ms before the lease ended on the first master to end it" >&3

@@ -963,6 +963,11 @@ test_server_error_replies(void **state)
 		  "subcommand script: 6163, on @user_script:1.", RL_EAUTH,
 		  "for user default (ERR The user executing the script can't "
 		  "run this command or subcommand): grant it" },
+		{ "ERR ACL failure in script: User u has no permissions to run "
+		  "the 'hdel' command (HDEL) script: 6163, on @user_script:1.",
+		  RL_EAUTH, "for user default (ERR ACL failure in script: User "
+		  "u has no permissions to run the 'hdel' command (HDEL)): "
+		  "grant it" },
 	};
 	char resp[512];
 	struct rl_round *r = &rd;
