@@ -66,7 +66,17 @@ J() {
 	bg+=($!)
 }
 
-# arrive SPEC: one waiter for each letter of SPEC (W, R or J), labelled by
+# H LABEL ID: a Redisson RFairLock thread ID on x that waits up to an
+# hour (tryLock(1 h): its wait time, 3600 s, which it adds to the score
+# of the waiter ahead of it when it joins); otherwise as R.
+H() {
+	python3 "$RSN" --port "$R_PORT" --fair --id "$2" \
+	    lock x --wait 3600 --hold 0.2 --label "$1" \
+	    >>"$D/events" 2>"$D/$1.err" 3>&- &
+	bg+=($!)
+}
+
+# arrive SPEC: one waiter for each letter of SPEC (W, R, J or H), labelled by
 # kind and place (W1, R2, ...), each started once the one before is at
 # the tail of the queue. Sets labels (space-separated, in arrival order),
 # toks (their owners, the same way) and pid_LABEL.
@@ -217,10 +227,12 @@ fifo() {
 # releases.
 
 # in_a_row N: N such Redisson waiters in a row between two redlock
-# waiters, then one more of each, served in arrival order.
+# waiters, then H, a Redisson waiter whose score (an hour more than the
+# redlock waiter's) outlasts their acquisitions: a redlock waiter
+# dropped at the head would leave x to it. Served in arrival order.
 in_a_row() {
 	w_args=(-w 60s --waiter-timeout 30s)
-	fifo "W$(printf 'J%.0s' $(seq "$1"))WJ" $((6 + $1))
+	fifo "W$(printf 'J%.0s' $(seq "$1"))WH" $((6 + $1))
 }
 
 @test "3 Redisson acquisitions in a row between two heartbeats of the redlock waiter behind them keep it in its place" {
