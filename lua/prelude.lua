@@ -442,7 +442,7 @@ local function rl_fair_score(queue, timeout, waiters, owner, deadline, cur,
   return c and math.max(score, c) or score
 end
 
--- Redlock fair waiter W (in QUEUE, TIMEOUT and WAITERS), now behind no
+-- The redlock fair waiter W (in QUEUE, TIMEOUT and WAITERS), now behind no
 -- one but Redisson waiters whose highest score is TOP (nil: none), scored
 -- anew: its deadline plus the margin, at least TOP's cover (see
 -- rl_fair_score); its lag moves as far, for the Redisson waiters behind
