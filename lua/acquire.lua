@@ -338,9 +338,11 @@ if queue then
       string.find(flags, 'r', 1, true) and
       (rl_waiter_deadline(K_waiter, A_owner) or 0) > now_ms
   -- A plain waiter need not keep its place: no margin, so that Redisson
-  -- drops it on time if it dies. A fair one's score bears the mark of
-  -- the margin (.5), which Redisson's waiters behind it inherit.
-  local score = deadline + (fair and rl_fair_margin_ms + 0.5 or 0)
+  -- drops it on time if it dies. A fair one's score covers the Redisson
+  -- waiters ahead of it (rl_fair_score) and bears the mark of the margin
+  -- (.5), which Redisson's waiters behind it inherit.
+  local score = fair and rl_fair_score(K_queue, K_timeout, K_waiter, A_owner,
+      deadline, queued_before, restore) or deadline
   if queued_before or restore then
     if restore then redis.call('LPUSH', K_queue, A_owner) end
     -- How far its score moves up while someone is queued right behind

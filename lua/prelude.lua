@@ -306,12 +306,14 @@ local function rl_may_publish(channel)
 end
 
 -- A redlock fair waiter's score in the timeout zset: its deadline plus
--- this margin. Redisson's fair lock judges the same scores by its client's
--- clock and takes its wait time (300 s by default) off every score at each
--- handoff; the margin keeps a live redlock waiter from looking dead to it
--- (a client clock minutes off, handoffs between two heartbeats). redlock
--- itself judges its waiters by the deadline in the waiters hash, on the
--- server's clock.
+-- this margin at least, more behind Redisson's waiters (rl_fair_score).
+-- Redisson's fair lock judges the same scores by its client's clock, at
+-- the head of the queue only, and each time one of its waiters takes the
+-- lock it takes that waiter's wait time (300 s by default) off every
+-- score; the margin keeps a live redlock waiter from looking dead to it
+-- (a client clock minutes off, and the wait time of the Redisson waiter
+-- whose acquisition makes it the head). redlock itself judges its waiters
+-- by the deadline in the waiters hash, on the server's clock.
 local rl_fair_margin_ms = 600000
 
 -- Such a score also ends in half a millisecond (deadline + margin + 0.5),
@@ -340,44 +342,6 @@ end
 -- waiter last joined the queue right behind it (0 while it is the tail).
 local function rl_waiter_lag(w)
   return w and tonumber(string.match(w, '"lag_ms":(%-?%d+)')) or 0
-end
-
--- When redlock fair waiter OWNER, at the head of QUEUE (a list; TIMEOUT a
--- zset, WAITERS a hash), leaves it (it takes the lock, or is dropped or
--- passed over), the Redisson waiters right behind it, up to the next
--- redlock waiter, whose scores carry its margin (the .5 mark), are scored
--- as Redisson would have had OWNER been one of its own: the first one
--- gets NOW_MS + its wait time (its score less OWNER's at the time it
--- joined) + the allowance + 0.25, and those behind it move by as much,
--- keeping their wait times apart. Its cost is the number of those waiters.
-local function rl_reanchor(queue, timeout, waiters, owner, now_ms)
-  local own = tonumber(redis.call('ZSCORE', timeout, owner))
-  if not own or own % 1 ~= 0.5 then return end
-  local entry = redis.call('HGET', waiters, owner)
-  if not entry then return end
-  local lag = rl_waiter_lag(entry)
-  local shift = false
-  local i = 1
-  while true do
-    local batch = redis.call('LRANGE', queue, i, i + 15)
-    for _, w in ipairs(batch) do
-      if w == owner or redis.call('HEXISTS', waiters, w) == 1 then return end
-      local s = tonumber(redis.call('ZSCORE', timeout, w))
-      if s and s % 1 == 0.5 then
-        if not shift then
-          -- Redisson's waiters and OWNER lose the same at its handoffs;
-          -- OWNER moved its own score up by LAG since this one joined.
-          local wait = math.max(0, s - own + lag)
-          shift = now_ms + wait + rl_java_slack_ms + 0.25 - s
-        end
-        redis.call('ZINCRBY', timeout, shift, w)
-      elseif not shift then
-        return
-      end
-    end
-    if #batch < 16 then return end
-    i = i + 16
-  end
 end
 
 -- redlock's marker on each plain (and --fair) hold it takes: the "mode"
@@ -454,6 +418,116 @@ local function rl_with_deadline(w, deadline, lag)
   w = rl_with_number(w, 'deadline_ms', deadline)
   if lag then w = rl_with_number(w, 'lag_ms', lag) end
   return w
+end
+
+-- The least score a redlock fair waiter needs right behind waiter W of
+-- zset TIMEOUT (WAITERS: redlock's entries), or nil when W has none: a
+-- redlock fair waiter's own (the .5 mark), which covers the same waiters
+-- ahead; a Redisson waiter's plus the margin, with the mark.
+local function rl_cover(timeout, waiters, w)
+  local s = tonumber(redis.call('ZSCORE', timeout, w))
+  if not s then return nil end
+  if s % 1 == 0.5 and redis.call('HEXISTS', waiters, w) == 1 then return s end
+  return math.floor(s) + rl_fair_margin_ms + 0.5
+end
+
+-- The score of redlock fair waiter OWNER (in QUEUE, TIMEOUT and WAITERS)
+-- whose deadline is DEADLINE: CUR is its score now, nil when it joins the
+-- queue (at the tail); HEAD when it goes back to the head.
+-- Each time a Redisson waiter takes the lock, it takes its wait time off
+-- every score: a redlock waiter with N Redisson waiters ahead loses the
+-- sum of their wait times before it is the head, in however short a
+-- time, between two of its heartbeats. So its score is not only its
+-- deadline plus the margin, but never less than the score of the nearest
+-- Redisson waiter ahead of it plus the margin, the way Redisson scores
+-- its own waiters (the last one's score plus the wait time): it joins
+-- with the cover of the tail (rl_cover: behind a redlock waiter, that
+-- one's score, which covers the same Redisson waiters), and a heartbeat
+-- raises its score to its deadline plus the margin, never lowers it, as
+-- Redisson's arithmetic moves the two alike. Redisson's waiter takes the
+-- lock only while its score is ahead of its client's clock: the redlock
+-- waiter behind it is left its margin less that one wait time, and loses
+-- nothing more, nobody being ahead of it to take the lock. At the head
+-- the score is the deadline plus the margin: nobody ahead can take
+-- anything off it, and Redisson's clients drop a dead redlock head by
+-- then. A redlock waiter that leaves the head scores the next one anew
+-- (rl_reanchor, rl_lift), so that the margins of redlock waiters, who
+-- take nothing off, do not add up along the queue.
+local function rl_fair_score(queue, timeout, waiters, owner, deadline, cur,
+                             head)
+  local score = deadline + rl_fair_margin_ms + 0.5
+  if head or redis.call('LINDEX', queue, 0) == owner then return score end
+  if cur then return math.max(score, math.floor(tonumber(cur)) + 0.5) end
+  local tail = redis.call('LINDEX', queue, -1)
+  local c = tail and tail ~= owner and rl_cover(timeout, waiters, tail)
+  return c and math.max(score, c) or score
+end
+
+-- The redlock fair waiter W (in QUEUE, TIMEOUT and WAITERS), now behind no
+-- one but Redisson waiters whose highest score is TOP (nil: none), scored
+-- anew: its deadline plus the margin, at least TOP's cover (see
+-- rl_fair_score); its lag moves as far, for the Redisson waiters behind
+-- it. Nothing for a waiter without the mark (a plain one that queues).
+local function rl_lift(queue, timeout, waiters, w, top)
+  local s = tonumber(redis.call('ZSCORE', timeout, w))
+  local entry = redis.call('HGET', waiters, w)
+  local dl = entry and tonumber(string.match(entry, '"deadline_ms":(%d+)'))
+  if not (s and dl) or s % 1 ~= 0.5 then return end
+  local new = dl + rl_fair_margin_ms + 0.5
+  if top then new = math.max(new, math.floor(top) + rl_fair_margin_ms + 0.5) end
+  if new == s then return end
+  redis.call('ZADD', timeout, new, w)
+  local lag = 0
+  if redis.call('LINDEX', queue, -1) ~= w then
+    lag = rl_waiter_lag(entry) + new - s
+  end
+  redis.call('HSET', waiters, w, rl_with_number(entry, 'lag_ms', lag))
+end
+
+-- When redlock fair waiter OWNER, at the head of QUEUE (a list; TIMEOUT a
+-- zset, WAITERS a hash), leaves it (it takes the lock, or is dropped or
+-- passed over), the Redisson waiters right behind it, up to the next
+-- redlock waiter, whose scores carry its margin (the .5 mark), are scored
+-- as Redisson would have had OWNER been one of its own: the first one
+-- gets NOW_MS + its wait time (its score less OWNER's at the time it
+-- joined) + the allowance + 0.25, and those behind it move by as much,
+-- keeping their wait times apart; the redlock waiter behind them (or
+-- right behind OWNER) is scored anew from them (rl_lift). Its cost is
+-- the number of those waiters.
+local function rl_reanchor(queue, timeout, waiters, owner, now_ms)
+  local own = tonumber(redis.call('ZSCORE', timeout, owner))
+  if not own or own % 1 ~= 0.5 then return end
+  local entry = redis.call('HGET', waiters, owner)
+  if not entry then return end
+  local lag = rl_waiter_lag(entry)
+  local shift, top = false, nil
+  local i = 1
+  while true do
+    local batch = redis.call('LRANGE', queue, i, i + 15)
+    for _, w in ipairs(batch) do
+      if w == owner then return end
+      if redis.call('HEXISTS', waiters, w) == 1 then
+        -- The next redlock waiter: scored from those now ahead of it.
+        rl_lift(queue, timeout, waiters, w, top)
+        return
+      end
+      local s = tonumber(redis.call('ZSCORE', timeout, w))
+      if s and s % 1 == 0.5 then
+        if not shift then
+          -- Redisson's waiters and OWNER lose the same at its handoffs;
+          -- OWNER moved its own score up by LAG since this one joined.
+          local wait = math.max(0, s - own + lag)
+          shift = now_ms + wait + rl_java_slack_ms + 0.25 - s
+        end
+        s = tonumber(redis.call('ZINCRBY', timeout, shift, w))
+      elseif not shift then
+        return
+      end
+      if s and (not top or s > top) then top = s end
+    end
+    if #batch < 16 then return end
+    i = i + 16
+  end
 end
 
 -- Drop fair waiters past their deadline (or without one) from the head of

@@ -19,6 +19,7 @@ setup() {
 	bg=()
 	w_args=(-w 60s)
 	r_args=()
+	j_args=()
 }
 teardown() { stop_bg; stop_strays; }
 
@@ -54,7 +55,28 @@ R() {
 	bg+=($!)
 }
 
-# arrive SPEC: one waiter for each letter of SPEC (W or R), labelled by
+# J LABEL ID: a Redisson RFairLock thread ID on x that waits for ever
+# (lock(): its wait time is Redisson's default threadWaitTime, 300 s, which
+# each of its acquisitions takes off every score behind it); otherwise as
+# R, with "${j_args[@]}" before the command.
+J() {
+	python3 "$RSN" --port "$R_PORT" --fair --id "$2" "${j_args[@]}" \
+	    lock x --hold 0.2 --label "$1" \
+	    >>"$D/events" 2>"$D/$1.err" 3>&- &
+	bg+=($!)
+}
+
+# H LABEL ID: a Redisson RFairLock thread ID on x that waits up to an
+# hour (tryLock(1 h): its wait time, 3600 s, which it adds to the score
+# of the waiter ahead of it when it joins); otherwise as R.
+H() {
+	python3 "$RSN" --port "$R_PORT" --fair --id "$2" \
+	    lock x --wait 3600 --hold 0.2 --label "$1" \
+	    >>"$D/events" 2>"$D/$1.err" 3>&- &
+	bg+=($!)
+}
+
+# arrive SPEC: one waiter for each letter of SPEC (W, R, J or H), labelled by
 # kind and place (W1, R2, ...), each started once the one before is at
 # the tail of the queue. Sets labels (space-separated, in arrival order),
 # toks (their owners, the same way) and pid_LABEL.
@@ -159,16 +181,17 @@ samples_in_order() {
 	done <"$D/samples"
 }
 
-# fifo SPEC: a redlock holder, the waiters of SPEC one by one, the release;
-# they must be served in arrival order, none of them dropped from the
-# queue on the way (snapshots of the queue every 50 ms).
+# fifo SPEC [SECONDS]: a redlock holder, the waiters of SPEC one by one,
+# the release; they must be served in arrival order (all of them within
+# SECONDS, 6 unless given), none of them dropped from the queue on the
+# way (snapshots of the queue every 50 ms).
 fifo() {
 	local tok
 	sample
-	tok=$(rl lock -t 30s x)
+	tok=$(rl lock -t 60s x)
 	arrive "$1"
 	rl unlock --owner "$tok" x
-	served 6
+	served "${2:-6}"
 	unsample
 	outcome
 	[ "$(order)" = "$labels" ] || history
@@ -193,6 +216,40 @@ fifo() {
 
 @test "mixed fair queues of 8 waiters are served in arrival order: RRRRWWWW" {
 	fifo RRRRWWWW
+}
+
+# Each acquisition of a Redisson waiter takes its wait time off every
+# score, and Redisson drops a head whose score its clock has passed. Its
+# waiters that wait for ever (J) take 300 s off each: a redlock waiter
+# that several of them go past between two of its heartbeats (a waiter
+# timeout of 30 s: one every 10 s, where their acquisitions come 200 ms
+# apart) must not be dropped, at the head, when the last of them
+# releases.
+
+# in_a_row N: N such Redisson waiters in a row between two redlock
+# waiters, then H, a Redisson waiter whose score (an hour more than the
+# redlock waiter's) outlasts their acquisitions: a redlock waiter
+# dropped at the head would leave x to it. Served in arrival order.
+in_a_row() {
+	w_args=(-w 60s --waiter-timeout 30s)
+	fifo "W$(printf 'J%.0s' $(seq "$1"))WH" $((6 + $1))
+}
+
+@test "3 Redisson acquisitions in a row between two heartbeats of the redlock waiter behind them keep it in its place" {
+	in_a_row 3
+}
+
+@test "5 Redisson acquisitions in a row between two heartbeats of the redlock waiter behind them keep it in its place" {
+	in_a_row 5
+}
+
+@test "10 Redisson acquisitions in a row between two heartbeats of the redlock waiter behind them keep it in its place" {
+	in_a_row 10
+}
+
+@test "WJWJWJWJ with 30 s waiter timeouts: the redlock waiter after three Redisson acquisitions keeps its place" {
+	w_args=(-w 60s --waiter-timeout 30s)
+	fifo WJWJWJWJ 10
 }
 
 # skewed MS: redlock waiters, and Redisson waiters whose clock is MS
@@ -329,6 +386,67 @@ dead_java() {
 
 @test "a dead Redisson fair waiter behind redlock waiters leaves within its wait time after the one ahead took the lock: Redisson waiter behind it" {
 	dead_java R 12000
+}
+
+# dead_java_after N: as dead_java with a redlock follower, but with N
+# Redisson waiters that wait for ever (J, 300 s taken off every score at
+# each of their acquisitions) ahead of W, a redlock waiter with a waiter
+# timeout of 30 s (no heartbeat while they go past), whose score covers
+# their wait times; and D, a Redisson waiter with a wait time of 2 s,
+# killed, queued behind W, scored from W's score. Once W holds x, D must
+# still be dropped within its wait time: by redlock on the server's
+# clock (F, the redlock waiter behind it, holds x within 5 x 2 s of W),
+# and by Redisson's clients on theirs (at the head, D's score is never
+# more than 12 s ahead: its 2 s and the 10 s for the clocks); the others
+# are served in order.
+dead_java_after() {
+	local jtok jpid ftok tw tf w s ahead
+	w=W$(($1 + 1))
+	w_args=(-w 60s --waiter-timeout 30s -t 1s)
+	tok=$(rl lock --fair -t 60s x)
+	arrive "$(printf 'J%.0s' $(seq "$1"))W"
+	jtok=$(token)
+	python3 "$RSN" --port "$R_PORT" --fair --fair-wait 2000 --id "$jtok" \
+	    lock x --hold 0.2 --label D >>"$D/events" 2>"$D/D.err" 3>&- &
+	jpid=$!
+	wait_for 5 at_tail "$jtok"
+	kill -9 "$jpid"
+	wait "$jpid" 2>/dev/null || :
+	w_args=(-w 60s --waiter-timeout 1500ms -t 1s)
+	ftok=$(token)
+	W F "$ftok"
+	wait_for 5 at_tail "$ftok"
+	sample
+	rl unlock --owner "$tok" x
+	wait_for $((10 + $1)) eval '[ -n "$(when_ms F)" ]' || :
+	unsample
+	tw=$(when_ms "$w") tf=$(when_ms F)
+	if [ -n "$tw" ] && [ -n "$tf" ]; then
+		echo "F held x $((tf - tw)) ms after $w did (bound 10000 ms)" >&3
+	else
+		echo "$w or F did not hold x: $(order)" >&3
+	fi
+	[ -n "$tw" ]
+	[ -n "$tf" ]
+	[ $((tf - tw)) -lt 10000 ]
+	ahead=$(sed -n "s/^$jtok=+\{0,1\}\([-0-9]*\).*/\1/p" "$D/samples" |
+	    sort -n | tail -n 1)
+	echo "D at the head: its score at most ${ahead:-(never there)} ms ahead" >&3
+	[ -n "$ahead" ]
+	[ "$ahead" -le 12001 ]
+	[ "$(rcli lpos "$Q" "$jtok")" = "" ]
+	[ "$(rcli zscore "$Z" "$jtok")" = "" ]
+	served 5
+	run order
+	assert_output "$labels F"
+}
+
+@test "a dead Redisson fair waiter behind a redlock waiter that 5 Redisson acquisitions went past leaves within its wait time" {
+	dead_java_after 5
+}
+
+@test "a dead Redisson fair waiter behind a redlock waiter that 10 Redisson acquisitions went past leaves within its wait time" {
+	dead_java_after 10
 }
 
 @test "Redisson waiters behind a redlock one get their wait time from its handoff, however long they waited, and stay in order" {
