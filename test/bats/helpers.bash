@@ -111,6 +111,17 @@ free_port() {
 
 rcli() { redis-cli -p "$R_PORT" "$@"; }
 rl() { "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
+# opt KIND: the lock options of KIND (plain, fair, shared, write, limit:
+# --limit 2), for the files that run a test for each kind.
+opt() {
+	case $1 in
+	plain) ;;
+	fair) echo --fair ;;
+	shared) echo -s ;;
+	write) echo --write ;;
+	limit) echo --limit 2 ;;
+	esac
+}
 
 # public_copy FILE: a copy of FILE that any user may run, alone in a new
 # directory (its path printed; remove the directory after): the checkout

@@ -66,16 +66,6 @@ setup() {
 	export RL
 }
 
-# opt KIND: the options of KIND.
-opt() {
-	case $1 in
-	plain) ;;
-	fair) echo --fair ;;
-	shared) echo -s ;;
-	write) echo --write ;;
-	limit) echo --limit 2 ;;
-	esac
-}
 # held KIND: the kind REDLOCK_HELD records for a hold of KIND.
 held() {
 	case $1 in

@@ -41,16 +41,6 @@ teardown() {
 urls() { echo "${URLS:-redis://127.0.0.1:$R_PORT}"; }
 rlu() { "$RL" -u "$(urls)" "$@"; }
 
-# opt KIND: the options of KIND.
-opt() {
-	case $1 in
-	plain) ;;
-	fair) echo --fair ;;
-	shared) echo -s ;;
-	write) echo --write ;;
-	limit) echo --limit 2 ;;
-	esac
-}
 
 # robbed KIND TTL NESTED...: an exec of n as KIND (lease TTL) whose
 # COMMAND runs NESTED once the hold was forced away and n was taken and
