@@ -121,7 +121,8 @@ stick() {
 # A tree that test/suites.sh runs as it runs the project's: two bats
 # files, one of which never ends (its test leaves a process in a session
 # of its own holding bats' output, so bats waits for it at the end of the
-# file, where no BATS_TEST_TIMEOUT reaches), and a torture that passes.
+# file, where no BATS_TEST_TIMEOUT reaches), and a torture (run.sh and
+# edges.sh) that passes.
 suite_tree() {
 	local t=@test
 	mkdir -p "$1/test/bats" "$1/test/torture"
@@ -134,7 +135,8 @@ suite_tree() {
 	$t "passes" { true; }
 	EOF
 	printf '#!/bin/sh\necho the torture ran\n' >"$1/test/torture/run.sh"
-	chmod +x "$1/test/torture/run.sh"
+	printf '#!/bin/sh\necho the edges ran\n' >"$1/test/torture/edges.sh"
+	chmod +x "$1/test/torture/run.sh" "$1/test/torture/edges.sh"
 }
 
 # outer_path: $PATH without bats' own directory, which bats puts first
