@@ -155,4 +155,13 @@ nobody_waits_soon() {
 	run -1 bash "$CHURN" check "$D/c"
 	assert_line --partial "duplicate fence 10 on p1 (jobs 1.1 and 2.1)"
 	assert_line --partial "fence went back on p2: job 4.1 (8) started after job 3.1 (9)"
+	# The job with the older fence that began later exited 79: it was
+	# told its lease was lost (stopped before its section's first line).
+	printf '%s\n' 'start p2 9 3.1 100' 'end p2 9 3.1 300' \
+	    'start p2 8 4.1 400' 'end p2 8 4.1 450' >"$D/c/log"
+	printf '%s\n' '3.1 0' '4.1 79' >"$D/c/exits"
+	run -0 bash "$CHURN" check "$D/c"
+	printf '%s\n' '3.1 79' '4.1 0' >"$D/c/exits"
+	run -1 bash "$CHURN" check "$D/c"
+	assert_line --partial "fence went back on p2: job 4.1 (8) started after job 3.1 (9)"
 }
