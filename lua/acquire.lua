@@ -149,7 +149,7 @@ local sflag = K_supersede and (string.find(flags, 'S', 1, true) and 'S' or
 if sflag then
   bad = rl_badtype(K_supersede, 'hash') or
       rl_denied({'HSET', K_supersede, 'HSETNX', K_supersede, 'HDEL',
-                 K_supersede, 'PEXPIRE', K_supersede})
+                 K_supersede, 'PEXPIRE', K_supersede, 'PTTL', K_supersede})
   if bad then return bad end
 end
 
@@ -271,7 +271,10 @@ if free and (not head or head == A_owner) then
   end
   if fair then
     needs('ZREM', K_timeout, 'HDEL', K_waiter)
-    if head then needs('LPOP', K_queue, 'ZINCRBY', K_timeout) end
+    if head then
+      needs('LPOP', K_queue, 'ZINCRBY', K_timeout, 'LRANGE', K_queue,
+            'HEXISTS', K_waiter)
+    end
   elseif queue then
     needs('ZREM', K_timeout, 'LREM', K_queue, 'HDEL', K_waiter)
   end
@@ -306,7 +309,8 @@ if free and (not head or head == A_owner) then
     redis.call('HDEL', K_waiter, A_owner)
   end
   if room and string.find(flags, 'w', 1, true) then
-    rl_room_leave(K_room, K_listener, A_owner, A_channel, '0')
+    -- Held now: a read the ACL refuses in the room wakes nobody.
+    pcall(rl_room_leave, K_room, K_listener, A_owner, A_channel, '0')
   end
   -- Its announcement goes: the readers it held back now find NAME held.
   if joins and redis.pcall('GET', K_writer) == A_owner then

@@ -92,8 +92,8 @@ local function denied()
   local need = {'SET', K_semaphore, 'INCRBY', K_semaphore, 'DECR',
                 K_semaphore, 'INCR', K_semaphore, 'ZADD', K_permits, 'ZREM',
                 K_permits, 'HSET', K_holder, 'HDEL', K_holder, 'HINCRBY',
-                K_holder, 'PEXPIRE', K_holder, 'SET', K_token, 'INCR',
-                K_token}
+                K_holder, 'PEXPIRE', K_holder, 'PTTL', K_holder, 'SET',
+                K_token, 'INCR', K_token}
   if member then
     for _, v in ipairs({'ZREM', K_room, 'DEL', K_listener}) do
       need[#need + 1] = v
@@ -188,9 +188,14 @@ local meta = rl_holder_meta(A_holder_json or rl_holder_start(A_host, A_pid,
 redis.call('HSET', K_holder, id, string.sub(meta, 1, -2) .. ',"owner":' ..
            cjson.encode(rl_permit_owner(A_permit)) .. '}')
 rl_lengthen(K_holder, A_lease)
-if member and not rl_room_leave(K_room, K_listener, A_permit, K_channel,
-                                tostring(free)) and free > 0 then
-  rl_room_wake(K_room, K_listener, K_channel, tostring(free))
+-- Taken now: a read the ACL refuses in the room wakes nobody.
+if member then
+  pcall(function()
+    if not rl_room_leave(K_room, K_listener, A_permit, K_channel,
+                         tostring(free)) and free > 0 then
+      rl_room_wake(K_room, K_listener, K_channel, tostring(free))
+    end
+  end)
 end
 local skipped = K_log and A_hist_max ~= '' and
     rl_log(K_log, A_hist_max, A_hist_ttl,

@@ -121,7 +121,10 @@ local function rl_counter_bad(key)
   -- INCR takes a decimal integer without leading zeros, up to 2^63-1.
   local counter = redis.pcall('GET', key)
   if type(counter) == 'table' then
-    return {-1, key, redis.call('TYPE', key).ok}
+    local t = redis.call('TYPE', key).ok
+    -- Not of another type: the server's own refusal (an ACL).
+    if t == 'string' or t == 'none' then error(counter) end
+    return {-1, key, t}
   end
   if counter and not (counter == '0' or string.match(counter, '^[1-9]%d*$')) then
     return {-1, key, 'string that is not a counter'}
@@ -589,7 +592,7 @@ local function rl_room_join(room, listener, waiter, now_ms, ms)
       type(redis.pcall('ZSCORE', room, l)) ~= 'string'
   -- A user who may not PEXPIRE the room does not join it: a room left
   -- without its expiry would outlive every waiter.
-  if rl_denied({'PEXPIRE', room}) then return 1 end
+  if rl_denied({'PEXPIRE', room, 'PTTL', room}) then return 1 end
   local r = redis.pcall('ZADD', room, now_ms + (listen and ms or 3 * ms),
                         waiter)
   if type(r) == 'table' then return 1 end

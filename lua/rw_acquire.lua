@@ -153,8 +153,8 @@ end
 local function denied(n)
   local need = {'HSET', K_lock, 'HINCRBY', K_lock, 'PEXPIRE', K_lock,
                 'SET', K_token, 'INCR', K_token, 'HSET', K_holder, 'PEXPIRE',
-                K_holder, 'HDEL', K_lock, 'HDEL', K_holder, 'DEL', K_lock,
-                'DEL', K_holder}
+                K_holder, 'PTTL', K_lock, 'PTTL', K_holder, 'HDEL', K_lock,
+                'HDEL', K_holder, 'DEL', K_lock, 'DEL', K_holder}
   local more = n and {'SET', K_leases .. ':' .. n, 'DEL',
                       K_leases .. ':' .. n} or {'DEL', K_writer}
   for _, v in ipairs(more) do need[#need + 1] = v end
