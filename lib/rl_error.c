@@ -68,9 +68,14 @@ rl_clip(const char *s, size_t n, size_t max, char *buf, size_t len)
 static const char *
 reason(const char *s, char *buf, size_t len)
 {
-	const char *p = strstr(s, " script: ");
+	const char *p = strstr(s, " script: "), *r;
 	const char *q = strstr(s, ", with args beginning with");
-	size_t n = p != NULL ? (size_t)(p - s) : strlen(s);
+	size_t n;
+
+	/* The last one: Valkey's "ACL failure in script: ..." has two. */
+	while (p != NULL && (r = strstr(p + 1, " script: ")) != NULL)
+		p = r;
+	n = p != NULL ? (size_t)(p - s) : strlen(s);
 
 	if (q != NULL && (size_t)(q - s) < n)
 		n = (size_t)(q - s);
@@ -162,7 +167,8 @@ rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
 		return RL_EAUTH;
 	}
 	if (starts(str, "NOPERM") ||
-	    strstr(str, "user executing the script can't") != NULL)
+	    strstr(str, "user executing the script can't") != NULL ||
+	    strstr(str, "ACL failure in script") != NULL)
 		return noperm(u, url, why, doing, buf, len);
 	/* A lost master, not a refusal: the round closes the connection,
 	 * and the next one connects again (through Sentinel: to the new

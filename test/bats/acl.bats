@@ -76,7 +76,10 @@ refused() {
 	[ "${#stderr_lines[@]}" = 1 ] || { fault "$1: $stderr"; return; }
 	case " $READS " in
 	*" $2 "*)
-		[[ $stderr != "redlock: redis://no$2@127.0.0.1:$R_PORT refused the "*" script for user no$2 (ERR The user executing the script can't run this command or subcommand): grant it EVALSHA, EVAL, the commands the scripts run, "* ]] ||
+		# Redis: "ERR The user executing the script can't run this
+		# command or subcommand"; Valkey: "ERR ACL failure in script:
+		# User U has no permissions to run the 'C' command".
+		[[ $stderr != "redlock: redis://no$2@127.0.0.1:$R_PORT refused the "*" script for user no$2 (ERR "*"): grant it EVALSHA, EVAL, the commands the scripts run, "* ]] ||
 		    return 0 ;;
 	esac
 	[[ $stderr == "redlock: redis://no$2@127.0.0.1:$R_PORT does not let user no$2 run $up on "*", which the "*" script needs (nothing was changed): grant it with ACL SETUSER no$2 +$2 and a key pattern that matches "* ]] ||
