@@ -92,6 +92,34 @@ starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* How a script says, before its first write, which command it may not
+ * run on which key (rl_denied in lua/prelude.lua). */
+#define RL_DENIED "NOPERM this user may not run "
+
+/* STR, a script's own refusal (RL_DENIED COMMAND " on " KEY): the
+ * command, lowercased for the rule that grants it, and the key. */
+static void
+denied(const char *url, const char *user, const char *str,
+    const char *doing, char *buf, size_t len)
+{
+	const char *cmd = str + strlen(RL_DENIED), *on = strstr(cmd, " on ");
+	char lower[32], key[RL_REASON_MAX + 8];
+	size_t i, n = on != NULL ? (size_t)(on - cmd) : strlen(cmd);
+
+	if (n >= sizeof(lower))
+		n = sizeof(lower) - 1;
+	for (i = 0; i < n; i++)
+		lower[i] = (char)(cmd[i] >= 'A' && cmd[i] <= 'Z' ?
+		    cmd[i] - 'A' + 'a' : cmd[i]);
+	lower[i] = '\0';
+	on = on != NULL ? on + 4 : "";
+	rl_clip(on, strlen(on), RL_REASON_MAX, key, sizeof(key));
+	snprintf(buf, len, "%s does not let user %s run %.*s on %s, which %s "
+	    "needs (nothing was changed): grant it with ACL SETUSER %s +%s "
+	    "and a key pattern that matches %s", url, user, (int)n, cmd, key,
+	    doing, user, lower, key);
+}
+
 /* Refused for want of a permission: which one to grant. */
 static enum rl_err
 noperm(const struct rl_url *u, const char *url, const char *why,
@@ -133,6 +161,10 @@ rl_error_reply(const struct rl_url *u, const char *str, const char *doing,
 	    rl_error_nopass(str)) {
 		snprintf(buf, len, "authentication to %s refused (%s): "
 		    "check the user and password", url, why);
+		return RL_EAUTH;
+	}
+	if (starts(str, RL_DENIED)) {
+		denied(url, rl_url_user(u), str, doing, buf, len);
 		return RL_EAUTH;
 	}
 	/* In a script: Redis 7.0's words, then Valkey's. */

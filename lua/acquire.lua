@@ -155,7 +155,9 @@ if bad then return bad end
 local sflag = K_supersede and (string.find(flags, 'S', 1, true) and 'S' or
                                string.find(flags, 's', 1, true) and 's')
 if sflag then
-  bad = rl_badtype(K_supersede, 'hash')
+  bad = rl_badtype(K_supersede, 'hash') or
+      rl_denied({'HSET', K_supersede, 'HSETNX', K_supersede, 'HDEL',
+                 K_supersede, 'PEXPIRE', K_supersede, 'PTTL', K_supersede})
   if bad then return bad end
 end
 
@@ -163,7 +165,8 @@ local now_us, now_ms = rl_time()
 local dropped = 0
 if queue then
   local _
-  _, dropped = rl_drop_expired(K_queue, K_timeout, K_waiter, now_ms)
+  _, dropped, bad = rl_drop_expired(K_queue, K_timeout, K_waiter, now_ms)
+  if bad then return bad end
 end
 
 -- A read-write lock's reader (a "mode" field beside OWNER, other than
@@ -279,6 +282,29 @@ end
 local free = pttl == -2
 local head = fair and redis.call('LINDEX', K_queue, 0)
 if free and (not head or head == A_owner) then
+  -- Every command of this path, and of the hold's release, allowed on its
+  -- key (an ACL), or nothing is written: no hash is left without its
+  -- lease, and no hold that cannot be given back is taken.
+  local need = {'SET', K_token, 'HSET', K_lock, 'PEXPIRE', K_lock, 'HSET',
+                K_holder, 'PEXPIRE', K_holder, 'HDEL', K_holder, 'DEL', K_lock}
+  local function needs(...)
+    for _, v in ipairs({...}) do need[#need + 1] = v end
+  end
+  if fair then
+    needs('ZREM', K_timeout, 'HDEL', K_waiter)
+    if head then
+      needs('LPOP', K_queue, 'ZINCRBY', K_timeout, 'LRANGE', K_queue,
+            'HEXISTS', K_waiter)
+    end
+  elseif queue then
+    needs('ZREM', K_timeout, 'LREM', K_queue, 'HDEL', K_waiter)
+  end
+  if room and string.find(flags, 'w', 1, true) then
+    needs('ZREM', K_room, 'DEL', K_listener)
+  end
+  if joins then needs('DEL', K_writer) end
+  bad = rl_denied(need)
+  if bad then return bad end
   -- The first write: a counter that cannot give a token stops it.
   local fence, old
   fence, bad, old = rl_take_fence(K_token, now_us)
@@ -304,7 +330,8 @@ if free and (not head or head == A_owner) then
     redis.call('HDEL', K_waiter, A_owner)
   end
   if room and string.find(flags, 'w', 1, true) then
-    rl_room_leave(K_room, K_listener, A_owner, A_channel, '0')
+    -- Held now: a read the ACL refuses in the room wakes nobody.
+    pcall(rl_room_leave, K_room, K_listener, A_owner, A_channel, '0')
   end
   -- Its announcement goes: the readers it held back now find NAME held.
   if joins and redis.pcall('GET', K_writer) == A_owner then
@@ -357,6 +384,12 @@ if queue then
     redis.call('ZADD', K_timeout, score, A_owner)
     redis.call('HSET', K_waiter, A_owner, rl_with_deadline(w, deadline, lag))
   elseif string.find(flags, 'j', 1, true) then
+    -- Joining writes three keys, and leaving (leave) takes them back:
+    -- each allowed, or none written (a waiter's entry in a queue without
+    -- an expiry would stay at its head for ever).
+    bad = rl_denied({'RPUSH', K_queue, 'ZADD', K_timeout, 'HSET', K_waiter,
+                     'LREM', K_queue, 'ZREM', K_timeout, 'HDEL', K_waiter})
+    if bad then return bad end
     if string.find(flags, 'r', 1, true) then rejoined = 1 end
     redis.call('RPUSH', K_queue, A_owner)
     redis.call('ZADD', K_timeout, score, A_owner)

@@ -48,6 +48,19 @@ if redis.call('EXISTS', K_lock) == 0 then return {0} end
 -- their records leave the holder hash: NAME and {NAME} share it.
 local f = redis.call('HGETALL', K_lock)
 local mode = redis.call('HGET', K_lock, 'mode')
+-- Each delete allowed (an ACL), or none is made: a script is not rolled
+-- back, and records deleted before a refusal would leave NAME held by
+-- holders nobody can name.
+local need = {'HDEL', K_holder, 'DEL', K_lock}
+for i = 1, #f, 2 do
+  if mode and K_tag and f[i] ~= 'mode' and string.sub(f[i], -6) ~= ':write'
+  then
+    need[#need + 1] = 'DEL'
+    need[#need + 1] = K_tag .. ':' .. f[i] .. ':rwlock_timeout:1'
+  end
+end
+bad = rl_denied(need)
+if bad then return bad end
 local _, now_ms = rl_time()
 local who, rec = false, false
 -- Each holder removed is recorded (a read-write lock's with its kind).
@@ -85,13 +98,14 @@ for _, e in ipairs(log) do
   rl_log_event(K_log, A_hist_max, A_hist_ttl, 'forced', e)
 end
 local nopub = false
--- No fair queue and no room (the common case): one call for both.
-if redis.call('EXISTS', K_queue, K_room or K_queue) > 0 and
-    not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil,
-                      A_message) and
-         rl_room_wake(K_room, K_listener, K_channel, A_message)) then
-  nopub = K_channel
-end
+-- No fair queue and no room (the common case): one call for both; a
+-- command the ACL refuses here wakes nobody, as in release.
+local ok, woke = pcall(function()
+  return redis.call('EXISTS', K_queue, K_room or K_queue) == 0 or
+      (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil, A_message)
+       and rl_room_wake(K_room, K_listener, K_channel, A_message))
+end)
+if not (ok and woke) then nopub = K_channel end
 if not rl_publish(K_channel, A_message) then nopub = K_channel end
 if mode and K_rwchannel and not rl_publish(K_rwchannel, '1') then
   nopub = K_rwchannel

@@ -84,6 +84,27 @@ local bad, free = rl_semaphore_bad(K_semaphore, K_permits, K_holder)
 if bad then return bad end
 bad = rl_counter_bad(K_token)
 if bad then return bad end
+-- Before the first write of a call that writes several keys: every
+-- command that a permit's acquisition and release write with allowed on
+-- its key (an ACL), else the refusal and nothing written: a script is not
+-- rolled back, and a refusal halfway would keep a permit's count taken
+-- (the semaphore short of it for ever) or a record without its expiry.
+local probed = false
+local function denied()
+  if probed then return nil end
+  probed = true
+  local need = {'SET', K_semaphore, 'INCRBY', K_semaphore, 'DECR',
+                K_semaphore, 'INCR', K_semaphore, 'ZADD', K_permits, 'ZREM',
+                K_permits, 'HSET', K_holder, 'HDEL', K_holder, 'HINCRBY',
+                K_holder, 'PEXPIRE', K_holder, 'PTTL', K_holder, 'SET',
+                K_token, 'INCR', K_token}
+  if member then
+    for _, v in ipairs({'ZREM', K_room, 'DEL', K_listener}) do
+      need[#need + 1] = v
+    end
+  end
+  return rl_denied(need)
+end
 local now_us, now_ms = rl_time()
 local limit = tonumber(A_limit)
 local taken = redis.call('ZCARD', K_permits)
@@ -93,6 +114,8 @@ local reenter = string.find(A_flags or '', 'e', 1, true)
 if reenter and not free then return rl_gone() end
 if not free then
   if taken > 0 then return {-2, taken} end
+  bad = denied()
+  if bad then return bad end
   free = limit
   redis.call('SET', K_semaphore, limit)
 end
@@ -100,6 +123,8 @@ free = tonumber(free)
 if free + taken ~= limit then return {-2, free + taken} end
 -- Permits past their expiry come back.
 local gone = redis.call('ZRANGEBYSCORE', K_permits, '-inf', now_ms)
+bad = #gone > 0 and denied()
+if bad then return bad end
 for _, id in ipairs(gone) do
   redis.call('ZREM', K_permits, id)
 end
@@ -161,6 +186,8 @@ if free < 1 then
           false, false, false, listen, false,
           d.finished and tonumber(d.until_ms) or false}
 end
+bad = denied()
+if bad then return bad end
 local fence, old = rl_next_fence(K_token, now_us)
 free = redis.call('DECR', K_semaphore)
 redis.call('ZADD', K_permits, expiry, id)
@@ -170,9 +197,14 @@ local meta = rl_holder_meta(A_holder_json or rl_holder_start(A_host, A_pid,
 redis.call('HSET', K_holder, id, string.sub(meta, 1, -2) .. ',"owner":' ..
            cjson.encode(rl_permit_owner(A_permit)) .. '}')
 rl_lengthen(K_holder, A_lease)
-if member and not rl_room_leave(K_room, K_listener, A_permit, K_channel,
-                                tostring(free)) and free > 0 then
-  rl_room_wake(K_room, K_listener, K_channel, tostring(free))
+-- Taken now: a read the ACL refuses in the room wakes nobody.
+if member then
+  pcall(function()
+    if not rl_room_leave(K_room, K_listener, A_permit, K_channel,
+                         tostring(free)) and free > 0 then
+      rl_room_wake(K_room, K_listener, K_channel, tostring(free))
+    end
+  end)
 end
 local skipped = K_log and A_hist_max ~= '' and
     rl_log(K_log, A_hist_max, A_hist_ttl,

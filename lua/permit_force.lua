@@ -44,9 +44,12 @@ if K_log and A_hist_max ~= '' then
     rl_log_event(K_log, A_hist_max, A_hist_ttl, 'forced', e)
   end
 end
+-- One DEL of three keys: refused whole or done whole.
 redis.call('DEL', K_semaphore, K_permits, K_holder)
 -- One waiter of the room: the first to take a permit wakes the next.
-local ok = rl_room_wake(K_room, K_listener, K_channel, tostring(total))
+local woke, ok = pcall(rl_room_wake, K_room, K_listener, K_channel,
+                       tostring(total))
+ok = woke and ok
 if not rl_publish(K_channel, tostring(total)) or not ok then
   return {1, K_channel}
 end

@@ -84,6 +84,10 @@ if keep then
   end
   return {2, false, keep}
 end
+-- The permit comes back in three writes: each allowed (an ACL), or none
+-- is made, so that a refusal never leaves the semaphore a permit short.
+bad = rl_denied({'ZREM', K_permits, 'HDEL', K_holder, 'INCR', K_semaphore})
+if bad then return bad end
 redis.call('ZREM', K_permits, id)
 redis.call('HDEL', K_holder, id)
 free = redis.call('INCR', K_semaphore)
@@ -92,7 +96,10 @@ if logkey then
   rl_log(logkey, A_hist_max, A_hist_ttl,
          A_hist_entry .. (A_flags == 'u' and 'undone' or 'released'))
 end
-local ok = rl_room_wake(K_room, K_listener, K_channel, tostring(free))
+-- A command the ACL refuses in the room wakes nobody, as in release.
+local woke, ok = pcall(rl_room_wake, K_room, K_listener, K_channel,
+                       tostring(free))
+ok = woke and ok
 if not rl_publish(K_channel, tostring(free)) or not ok then
   return {2, K_channel}
 end

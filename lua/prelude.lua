@@ -275,6 +275,26 @@ local function rl_keep_until(json, now_ms, flags)
   return nil
 end
 
+-- The first of the commands in list C (a command, then the key it runs
+-- on, and so on) that the ACL does not let this user run on that key, as
+-- the error reply a script returns before its first write: a script is
+-- not rolled back, so a command refused after a write would keep that
+-- write (a hash whose PEXPIRE was refused, without an expiry for ever).
+-- nil when every one is allowed, or where the server cannot tell
+-- (redis.acl_check_cmd came with Redis 7). Each costs about a tenth of
+-- a microsecond: a script checks what its path needs, once.
+local function rl_denied(c)
+  local check = redis.acl_check_cmd
+  if type(check) ~= 'function' then return nil end
+  for i = 1, #c, 2 do
+    if not check(c[i], c[i + 1]) then
+      return {err = 'NOPERM this user may not run ' .. c[i] .. ' on ' ..
+                    c[i + 1]}
+    end
+  end
+  return nil
+end
+
 -- Give KEY a lease of MS milliseconds unless it already lives longer: a
 -- hold never shortens the lease of another hold of the same name.
 local function rl_lengthen(key, ms)
@@ -550,13 +570,21 @@ local function rl_drop_expired(queue, timeout, waiters, now_ms)
     local head = redis.call('LINDEX', queue, 0)
     if not head then return nil, dropped end
     local dl = hash and rl_waiter_deadline(waiters, head)
-    if dl then
-      if dl > now_ms then return head, dropped end
-      if zset then rl_reanchor(queue, timeout, waiters, head, now_ms) end
-    else
+    local ours = dl
+    if not dl then
       dl = zset and
           rl_score_deadline(tonumber(redis.call('ZSCORE', timeout, head)))
-      if dl and dl > now_ms then return head, dropped end
+    end
+    if dl and dl > now_ms then return head, dropped end
+    -- Dropping writes three keys: it starts only where each may be
+    -- written (an ACL), else nil, nothing dropped, and the refusal.
+    if dropped == 0 then
+      local no = rl_denied({'LPOP', queue, 'ZREM', timeout, 'ZINCRBY',
+                            timeout, 'HDEL', waiters})
+      if no then return nil, 0, no end
+    end
+    if ours and zset then
+      rl_reanchor(queue, timeout, waiters, head, now_ms)
     end
     redis.call('LPOP', queue)
     if zset then redis.call('ZREM', timeout, head) end
@@ -654,6 +682,9 @@ local function rl_room_join(room, listener, waiter, now_ms, ms)
   if type(l) == 'table' then return 1 end
   local listen = l == waiter or not l or
       type(redis.pcall('ZSCORE', room, l)) ~= 'string'
+  -- A user who may not PEXPIRE the room does not join it: a room left
+  -- without its expiry would outlive every waiter.
+  if rl_denied({'PEXPIRE', room, 'PTTL', room}) then return 1 end
   local r = redis.pcall('ZADD', room, now_ms + (listen and ms or 3 * ms),
                         waiter)
   if type(r) == 'table' then return 1 end
@@ -700,9 +731,10 @@ end
 -- the hot path, and the acquisitions that rl_log_renews picks). Any
 -- other event only appends to the stream, live (NOMKSTREAM), or makes it
 -- anew, with its expiry, when it is gone (expired, or deleted). Every call is a
--- pcall: a stream key of another type, a user without XADD (ACL) or a
--- server out of memory skips the event, never the lock's own work.
--- Returns the server's refusal of XADD, or nil.
+-- pcall: a stream key of another type, a user without XADD (ACL), or
+-- without the PEXPIRE that a stream it makes needs, or a server out of
+-- memory skips the event, never the lock's own work.
+-- Returns the server's refusal of XADD (or of that PEXPIRE), or nil.
 local function rl_log(key, max, ttl, entry, refresh)
   if not key or not max or max == '' then return end
   local r
@@ -713,6 +745,9 @@ local function rl_log(key, max, ttl, entry, refresh)
     -- A server before Redis 6.2 knows no NOMKSTREAM: as a refresh.
     if r and not string.find(r.err, 'syntax', 1, true) then return r.err end
   end
+  -- A stream it may make but not PEXPIRE would never expire: no event.
+  local no = ttl and ttl ~= '0' and rl_denied({'PEXPIRE', key})
+  if no then return no.err end
   r = redis.pcall('XADD', key, 'MAXLEN', '~', max, '*', 'e', entry)
   if type(r) == 'table' and r.err then return r.err end
   if ttl and ttl ~= '0' then redis.pcall('PEXPIRE', key, ttl) end

@@ -80,13 +80,16 @@ if type(rec) == 'table' then return rl_type_err(rec, 'HGET', K_holder) end
 local function wake()
   if A_message == '' then return false end
   local nopub = false
-  -- No fair queue and no room (the common case): one call for both.
-  if redis.call('EXISTS', K_queue, K_room or K_queue) > 0 and
-      not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil,
-                        A_message) and
-           rl_room_wake(K_room, K_listener, K_channel, A_message)) then
-    nopub = K_channel
-  end
+  -- No fair queue and no room (the common case): one call for both. The
+  -- release has taken effect by now: a command the ACL refuses here (a
+  -- script is not rolled back) wakes nobody, as a refused PUBLISH does,
+  -- and fails nothing.
+  local ok, woke = pcall(function()
+    return redis.call('EXISTS', K_queue, K_room or K_queue) == 0 or
+        (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil, A_message)
+         and rl_room_wake(K_room, K_listener, K_channel, A_message))
+  end)
+  if not (ok and woke) then nopub = K_channel end
   if not rl_publish(K_channel, A_message) then nopub = K_channel end
   -- Redisson's read and write locks that the marker held back wait on
   -- the read-write lock's channel; "1" wakes them all, as after a write.

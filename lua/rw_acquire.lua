@@ -158,6 +158,22 @@ local function granted(field, holds)
           skipped}
 end
 
+-- A fresh hold of FIELD (N its read hold, nil for a write) checks first
+-- that the ACL lets this user run, on its key, every command that the
+-- hold's acquisition and its release write with: a script is not rolled
+-- back, and a refusal after the first write would keep that write (NAME
+-- without its lease). Nil when all are allowed, else the refusal.
+local function denied(n)
+  local need = {'HSET', K_lock, 'HINCRBY', K_lock, 'PEXPIRE', K_lock,
+                'SET', K_token, 'INCR', K_token, 'HSET', K_holder, 'PEXPIRE',
+                K_holder, 'PTTL', K_lock, 'PTTL', K_holder, 'HDEL', K_lock,
+                'HDEL', K_holder, 'DEL', K_lock, 'DEL', K_holder}
+  local more = n and {'SET', K_leases .. ':' .. n, 'DEL',
+                      K_leases .. ':' .. n} or {'DEL', K_writer}
+  for _, v in ipairs(more) do need[#need + 1] = v end
+  return rl_denied(need)
+end
+
 if kind == 'read' then
   local reader = redis.call('HEXISTS', K_lock, owner) == 1
   local writer = mode == 'write' and
@@ -173,7 +189,8 @@ if kind == 'read' then
   local fin = reader and rl_finished(redis.call('HGET', K_holder, owner))
   local n = reader and not fin and
       tonumber(redis.call('HGET', K_lock, owner)) + 1 or 1
-  bad = rl_badtype(K_leases .. ':' .. n, 'string')
+  bad = rl_badtype(K_leases .. ':' .. n, 'string') or
+      (not reader and denied(n))
   if bad then return bad end
   if not exists then
     redis.call('HSET', K_lock, 'mode', 'read', owner, 1)
@@ -188,6 +205,8 @@ if kind == 'read' then
 end
 
 if not exists then
+  bad = denied(nil)
+  if bad then return bad end
   redis.call('HSET', K_lock, 'mode', 'write', wfield, 1)
   redis.call('PEXPIRE', K_lock, lease)
   if redis.call('GET', K_writer) == owner then redis.call('DEL', K_writer) end
@@ -203,6 +222,9 @@ end
 if string.find(A_flags or '', 'j', 1, true) then
   local waiting = redis.call('GET', K_writer)
   if not waiting or waiting == owner then
+    -- Its intent goes when it gives up (rw_leave) or acquires.
+    bad = rl_denied({'SET', K_writer, 'DEL', K_writer})
+    if bad then return bad end
     redis.call('SET', K_writer, owner, 'PX', A_waiter_timeout)
   end
 end

@@ -91,12 +91,14 @@ end
 local function wake(msg)
   local nopub = false
   if not rl_publish(K_rwchannel, msg) then nopub = K_rwchannel end
-  -- No fair queue and no room (the common case): one call for both.
-  if K_listener and redis.call('EXISTS', K_queue, K_room) > 0 and
-      not (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil, '0') and
-           rl_room_wake(K_room, K_listener, K_channel, '0')) then
-    nopub = K_channel
-  end
+  -- No fair queue and no room (the common case): one call for both; a
+  -- command the ACL refuses here wakes nobody, as in release.
+  local ok, woke = pcall(function()
+    return not K_listener or redis.call('EXISTS', K_queue, K_room) == 0 or
+        (rl_wake_head(K_queue, K_timeout, K_waiter, K_channel, nil, '0') and
+         rl_room_wake(K_room, K_listener, K_channel, '0'))
+  end)
+  if not (ok and woke) then nopub = K_channel end
   if not rl_publish(K_channel, '0') then nopub = K_channel end
   return nopub
 end
