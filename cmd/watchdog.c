@@ -546,6 +546,12 @@ watch_run(struct watch *w)
 	l.grace = w->kill_after_ms < period ? w->kill_after_ms : period;
 	for (;;) {
 		now = rl_now_ms();
+		/* Stopped outside the poll (a VM pause, SIGSTOP), the
+		 * watchdog finds COMMAND's end before it judges the deadline
+		 * it overslept: the release tells what became of the hold. */
+		on_signals(&l);
+		if (w->child > 0 && finished(&l))
+			break;
 		check_deadlines(&l, now);
 		if (finished(&l))
 			break;
@@ -563,6 +569,8 @@ watch_run(struct watch *w)
 		 * a COMMAND that ended while the watchdog was stopped is
 		 * found before the deadline it overslept is judged. */
 		on_signals(&l);
+		if (w->child > 0 && finished(&l))
+			break;
 		if (pfd[PFD_PARENT].revents != 0)
 			on_parent(&l, now);
 		if (pfd[PFD_PID].revents != 0)
