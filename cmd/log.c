@@ -70,17 +70,6 @@ remember(const struct rl_event *ev)
 		held.open = 0;
 }
 
-/* "2026-11-25 03:00:01" in local time. */
-static void
-local_time(int64_t ms, char *buf, size_t len)
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-
-	localtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-}
-
 /* " HOST pid PID (CMD)", or " owner OWNER" when no host was recorded. */
 static void
 print_who(const struct rl_event *ev)
@@ -109,7 +98,7 @@ print_end(const struct rl_event *ev)
 	if (ev->exit_status >= 0)
 		printf(", exit %d", ev->exit_status);
 	if (ev->until_ms >= 0) {
-		local_time(ev->until_ms, d, sizeof(d));
+		format_time(ev->until_ms, d, sizeof(d));
 		printf(", kept until %s (--min-hold)", d);
 	}
 }
@@ -132,7 +121,7 @@ print_text(const struct rl_event *ev)
 {
 	char when[40], d[32];
 
-	local_time(ev->time_ms, when, sizeof(when));
+	format_time(ev->time_ms, when, sizeof(when));
 	printf("%s %s", when, esc(ev->event));
 	if (ev->kind[0] != '\0')
 		printf(" (%s)", esc(ev->kind));

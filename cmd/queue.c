@@ -108,7 +108,8 @@ print_rw(const struct rl_queue *q)
 #define TIME_W 8
 
 /* S, as esc() shows it, cut to W characters with "\u2026" as the last
- * one when it is longer, padded with blanks to W unless LAST. */
+ * one when it is longer, padded with blanks to W unless LAST. Cut only
+ * on a terminal: a pipe or a file (a script, a CI log) gets it whole. */
 static void
 put_cut(const char *s, size_t w, int last)
 {
@@ -118,6 +119,8 @@ put_cut(const char *s, size_t w, int last)
 
 	for (q = p; *q != '\0'; q += n ? n : 1, total++)
 		n = rl_utf8_len(q);
+	if (!isatty(STDOUT_FILENO))
+		w = total > w ? total : w;
 	for (; *p != '\0' && used < w; used++) {
 		if (total > w && used == w - 1) {
 			fputs("\xe2\x80\xa6", stdout);
@@ -132,7 +135,8 @@ put_cut(const char *s, size_t w, int last)
 		putchar(' ');
 }
 
-/* The width to fit: the terminal's, else 80 columns. */
+/* The width to fit: the terminal's, else 80 columns (for the columns'
+ * alignment only: put_cut cuts nothing off a terminal). */
 static size_t
 width(void)
 {

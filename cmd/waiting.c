@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -267,6 +268,60 @@ passed_over(struct progress *p, const struct rl_attempt *a)
 	    a->owner != NULL ? a->owner : "");
 }
 
+/* The columns of standard error, a terminal: asked at each redraw, so
+ * that a resized window is followed; 80 when it does not say. */
+static size_t
+columns(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* How many bytes of S fit in W columns: a character from U+1100 on is
+ * taken as two columns wide (CJK), so that the cut never wraps. */
+static size_t
+fit(const char *s, size_t w)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t used = 0, n, cw;
+
+	while (*p != '\0') {
+		n = rl_utf8_len(p);
+		if (n == 0)
+			n = 1;
+		cw = n >= 3 && (n > 3 || p[0] > 0xe1 || (p[0] == 0xe1 &&
+		    p[1] >= 0x84)) ? 2 : 1;
+		if (used + cw > w)
+			break;
+		used += cw;
+		p += n;
+	}
+	return (size_t)(p - (const unsigned char *)s);
+}
+
+/* The waiting line on a terminal: redrawn in place (carriage return,
+ * clear to the end), cut to one column less than the terminal's width,
+ * so that it never wraps onto a second line that the next redraw, or the
+ * clearing after the wait, would leave behind. */
+static void __attribute__((format(printf, 2, 3)))
+draw(struct progress *p, const char *fmt, ...)
+{
+	char line[2048];
+	size_t w = columns();
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fputs("\r\033[K", stderr);
+	fwrite(line, 1, fit(line, w > 1 ? w - 1 : 1), stderr);
+	fflush(stderr);
+	p->drawn = 1;
+}
+
 /* While waiting: -v events, and the waiting line on a terminal, redrawn
  * in place. */
 static int
@@ -310,37 +365,30 @@ waiting(void *arg, const struct rl_attempt *a)
 	if (!p->line)
 		return 0;
 	if (a->lost != NULL) {
-		fprintf(stderr, "\r\033[Kwaiting for %s: reconnecting (%s)",
-		    esc(p->name), esc(a->lost));
-		fflush(stderr);
-		p->drawn = 1;
+		draw(p, "waiting for %s: reconnecting (%s)", esc(p->name),
+		    esc(a->lost));
 		return 0;
 	}
 	if (a->position > 0)
 		snprintf(place, sizeof(place), " (%s of %lld)",
 		    ordinal(a->position), (long long)a->queued);
 	if (describe_kind(p->o, a, line, sizeof(line)))
-		fprintf(stderr, "\r\033[Kwaiting for %s: %s", esc(p->name),
-		    line);
+		draw(p, "waiting for %s: %s", esc(p->name), line);
 	else if (a->owner != NULL && a->held_until_ms > 0) {
 		/* A finished hold (--min-hold): until when. */
 		describe(p->o, a, line, sizeof(line));
-		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s", esc(p->name),
-		    place, line);
+		draw(p, "waiting for %s%s: %s", esc(p->name), place, line);
 	} else if (a->host != NULL) {
 		rl_duration_format(a->held_ms, held, sizeof(held));
-		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s", esc(p->name),
-		    place, attempt_holder(a, held, who, sizeof(who)));
+		draw(p, "waiting for %s%s: %s", esc(p->name), place,
+		    attempt_holder(a, held, who, sizeof(who)));
 	} else if (a->owner != NULL) {
 		rl_duration_format(a->pttl, held, sizeof(held));
-		fprintf(stderr, "\r\033[Kwaiting for %s%s: %s, lease %s left",
-		    esc(p->name), place, attempt_holder(a, NULL, who,
-		    sizeof(who)), held);
+		draw(p, "waiting for %s%s: %s, lease %s left", esc(p->name),
+		    place, attempt_holder(a, NULL, who, sizeof(who)), held);
 	} else
-		fprintf(stderr, "\r\033[Kwaiting for %s%s: free, handing over",
-		    esc(p->name), place);
-	fflush(stderr);
-	p->drawn = 1;
+		draw(p, "waiting for %s%s: free, handing over", esc(p->name),
+		    place);
 	return 0;
 }
 

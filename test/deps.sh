@@ -14,7 +14,7 @@ if [ "${1:-}" = -c ]; then
 	shift
 fi
 build="gcc make jq lua5.1 libhiredis-dev libssl-dev"
-test="$build redis-server redis-sentinel redis-tools openssl bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname python3 python3-yaml systemd bash-completion zsh fish lintian binutils dpkg strace"
+test="$build redis-server redis-sentinel redis-tools openssl bats bats-support bats-assert libcmocka-dev mandoc util-linux bsdutils bsdextrautils procps hostname python3 python3-yaml systemd bash-completion zsh fish lintian binutils dpkg strace tmux"
 bench="$build redis-server redis-tools openssl util-linux hostname python3"
 fuzz="$build clang-14 libclang-rt-14-dev"
 case "${1:-}" in

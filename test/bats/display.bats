@@ -17,7 +17,26 @@ setup() {
 	    >"$D/cmd"
 	chmod +x "$D/cmd"
 }
-teardown() { stop_strays; }
+teardown() {
+	[ -z "${TM-}" ] || tmux -L "$TM" kill-server 2>/dev/null || :
+	stop_strays
+}
+
+# term CMD: CMD (a shell command line) in a terminal of 80x24 columns,
+# on a tmux server of the test's own; its screen in $D/screen by
+# screen, its bytes as written in $D/raw.
+term() {
+	TM=rl$BASHPID
+	: >"$D/raw"
+	TERM=xterm tmux -L "$TM" -f /dev/null new-session -d -x 80 -y 24 \
+	    -s t "$1; echo \"exit \$?\"; exec sleep 300" 3>&-
+	tmux -L "$TM" pipe-pane -t t "cat >>'$D/raw'"
+}
+# (-J: a line that wrapped is one line there, as it was written.)
+screen() { tmux -L "$TM" capture-pane -p -J -t t >"$D/screen"; }
+on_screen() { screen; grep -q -- "$1" "$D/screen"; }
+# redraws N: the waiting line was drawn N times since the pipe began.
+redraws() { [ "$(grep -o $'\r\033\\[K' "$D/raw" | wc -l)" -ge "$1" ]; }
 
 @test "a holder's command is stored shell-quoted, ready to copy" {
 	run -0 --separate-stderr "$RL" exec backup -- \
@@ -150,7 +169,7 @@ lost_run() {
 	[ "$(grep -c 'passed over' "$D/f")" = 1 ]
 }
 
-@test "queue fits 80 columns: long fields cut with …, GIVES UP is the waiter's own -w or forever" {
+@test "queue fits a terminal of 80 columns: long fields cut with …, GIVES UP is the waiter's own -w or forever; on a pipe nothing is cut" {
 	tok=$("$RL" lock -t 60s x)
 	long=$(printf 'w%.0s' {1..100})
 	"$RL" exec --fair -w 20s x -- sh -c 'true' "$long" 2>/dev/null 3>&- &
@@ -163,12 +182,21 @@ lost_run() {
 	j="$(printf 'j%.0s' {1..50}):7"
 	rcli rpush 'redisson_lock_queue:{x}' "$j" >/dev/null
 	rcli zadd 'redisson_lock_timeout:{x}' "$(( $(date +%s%3N) + 60000 ))" "$j" >/dev/null
-	COLUMNS=200 run -0 "$RL" queue x
+	term "COLUMNS=200 '$RL' queue x"
+	wait_for 20 on_screen '^exit 0$'
+	mapfile -t lines < <(grep -v '^exit 0$' "$D/screen" | sed '/^$/d')
 	for l in "${lines[@]}"; do (( $(printf %s "$l" | LC_ALL=C.UTF-8 wc -m) <= 80 )); done
 	assert_line --index 1 --regexp '^POS +WAITER +WAITING +GIVES UP +COMMAND$'
 	assert_line --index 2 --regexp "^1 +$(hostname) $a +[0-9.]+m?s +(1[0-9]|20)\\.[0-9]s +sh -c true w+…$"
 	assert_line --index 3 --regexp "^2 +$(hostname) $b +[0-9.]+m?s +forever +true$"
 	assert_line --index 4 --regexp "^3 +j{23}… +- +- +-$"
+	# Not a terminal (a pipe, a script, a CI log): aligned, nothing cut.
+	run -0 "$RL" queue x
+	assert_line --index 1 --regexp '^POS +WAITER +WAITING +GIVES UP +COMMAND$'
+	assert_line --index 2 --regexp "^1 +$(hostname) $a +[0-9.]+m?s +(1[0-9]|20)\\.[0-9]s +sh -c true $long$"
+	assert_line --index 3 --regexp "^2 +$(hostname) $b +[0-9.]+m?s +forever +true$"
+	assert_line --index 4 --regexp "^3 +$j +- +- +-$"
+	refute_output --partial '…'
 	# The full values stay in --json.
 	run -0 "$RL" queue --json x
 	jq -e --arg l "$long" --arg j "$j" '.waiters[0].cmd == "sh -c true \($l)"
@@ -177,6 +205,28 @@ lost_run() {
 	rcli lrem 'redisson_lock_queue:{x}' 0 "$j" >/dev/null
 	"$RL" unlock --owner "$tok" x
 	wait "$a" "$b"
+}
+
+@test "on a terminal the waiting line is one line cut to its width, redrawn in place, and erased by Ctrl-C" {
+	label=$(printf 'L%.0s' {1..150})
+	"$RL" exec --label "$label" x -- sleep 60 3>&- &
+	h=$!
+	wait_for 10 eval '[ "$(rcli exists x)" = 1 ]'
+	term "'$RL' exec -w 60s x -- true"
+	# Redrawn once a second: seconds of redraws, with nothing to scroll.
+	wait_for 30 redraws 5
+	screen
+	[ "$(grep -o 'waiting for x' "$D/screen" | wc -l)" = 1 ]
+	w=$(grep 'waiting for x' "$D/screen")
+	[[ $w == "waiting for x: held by $(hostname) pid $h (LLLL"* ]]
+	(( ${#w} <= 79 ))
+	tmux -L "$TM" send-keys -t t C-c
+	wait_for 20 on_screen '^exit 130$'
+	screen
+	! grep -q 'waiting for x' "$D/screen"
+	grep -q '^redlock: gave up on x after waiting .*: interrupted by SIGINT' "$D/screen"
+	kill "$h"
+	reap "$h" || :
 }
 
 @test "a waiting or busy line shows the holder's command as stored, ready to copy: its backslashes are not doubled" {

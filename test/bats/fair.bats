@@ -344,7 +344,11 @@ dead_head() {
 	# GIVES UP: the waiter's own -w 30s, not its heartbeat's deadline.
 	assert_line --index 2 --regexp "^1 +$(hostname) [0-9]+ +[0-9.]+m?s +(2[0-9]|30)\.[0-9]s +sh -c "
 	assert_line --index 3 --regexp "^2 +$(hostname) [0-9]+ +[0-9.]+m?s +(2[0-9]|30)\.[0-9]s +sh -c "
-	for l in "${lines[@]}"; do (( ${#l} <= 80 )); done
+	# 80 columns on a terminal (script's, which has no size), where a
+	# pipe gets every line whole.
+	run -0 script -qec "'$RL' -u redis://127.0.0.1:$R_PORT queue x" /dev/null
+	assert_line --index 2 --regexp '….$'
+	for l in "${lines[@]}"; do l=${l%$'\r'}; (( $(printf %s "$l" | LC_ALL=C.UTF-8 wc -m) <= 80 )); done
 	run -0 rl status --json x
 	echo "$output" | jq -e '.waiting == 2'
 	rl unlock --owner "$tok" x

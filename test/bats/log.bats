@@ -46,6 +46,16 @@ kill_all() {
 	wait_for 5 all_dead "$wd" "$c"
 }
 
+@test "log prints UTC ISO 8601 times as status does, whatever TZ says" {
+	run -0 rl exec x -- true
+	ms=$(rl log --json -n 1 x | jq .time_ms)
+	want=$(date -u -d "@$((ms / 1000))" +%Y-%m-%dT%H:%M:%S).$(printf %03d $((ms % 1000)))Z
+	for tz in UTC Asia/Kolkata America/New_York; do
+		TZ=$tz run -0 --separate-stderr rl log -n 1 x
+		assert_output --regexp "^$want released by "
+	done
+}
+
 @test "a run is recorded: acquired by host, pid and command, released with its hold time and COMMAND's exit status" {
 	run -3 rl exec x -- sh -c 'exit 3'
 	run -0 --separate-stderr rl log --json x
@@ -60,8 +70,8 @@ kill_all() {
 	[ "$(echo "${lines[0]}" | jq .owner)" = "$(echo "${lines[1]}" | jq .owner)" ]
 	[ "$(echo "${lines[0]}" | jq .fence)" = "$(echo "${lines[1]}" | jq .fence)" ]
 	run -0 --separate-stderr rl log x
-	assert_line --index 0 --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} acquired by .* pid [0-9]+ \(sh -c '\''exit 3'\''\) after [0-9.]+m?s, fence [0-9]+$'
-	assert_line --index 1 --regexp '^[0-9-]{10} [0-9:]{8} released by .* \(sh -c '\''exit 3'\''\), held [0-9.]+m?s, exit 3, fence [0-9]+$'
+	assert_line --index 0 --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z acquired by .* pid [0-9]+ \(sh -c '\''exit 3'\''\) after [0-9.]+m?s, fence [0-9]+$'
+	assert_line --index 1 --regexp '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z released by .* \(sh -c '\''exit 3'\''\), held [0-9.]+m?s, exit 3, fence [0-9]+$'
 	# -n: the last N, oldest first.
 	run -0 --separate-stderr rl log -n 1 x
 	assert_equal "${#lines[@]}" 1
@@ -197,7 +207,7 @@ kill_all() {
 	echo "$output" | jq -e '.event == "released" and .exit == 0 and
 	    .held_until_ms > .time_ms + 20000 and .cmd == "true"'
 	run -0 --separate-stderr rl log -n 1 x
-	assert_output --regexp ', exit 0, kept until [0-9-]{10} [0-9:]{8} \(--min-hold\), fence [0-9]+$'
+	assert_output --regexp ', exit 0, kept until [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z \(--min-hold\), fence [0-9]+$'
 	# A second release of the finished hold records nothing more.
 	[ "$(events x | grep -c released)" -eq 1 ]
 }
@@ -472,8 +482,8 @@ kill_all() {
 		[ "$(echo "${lines[0]}" | jq .owner)" = "$(echo "${lines[1]}" | jq .owner)" ]
 		[ "$(echo "${lines[0]}" | jq .fence)" = "$(echo "${lines[1]}" | jq .fence)" ]
 		run -0 --separate-stderr rl log "n$k"
-		assert_line --index 0 --regexp "^[0-9-]{10} [0-9:]{8} acquired \($k\) by .* pid [0-9]+ \(sh -c 'exit 3'\) after [0-9.]+m?s, fence [0-9]+\$"
-		assert_line --index 1 --regexp "^[0-9-]{10} [0-9:]{8} released \($k\) by .* \(sh -c 'exit 3'\), held [0-9.]+m?s, exit 3, fence [0-9]+\$"
+		assert_line --index 0 --regexp "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z acquired \($k\) by .* pid [0-9]+ \(sh -c 'exit 3'\) after [0-9.]+m?s, fence [0-9]+\$"
+		assert_line --index 1 --regexp "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z released \($k\) by .* \(sh -c 'exit 3'\), held [0-9.]+m?s, exit 3, fence [0-9]+\$"
 	done
 	# A plain lock's events have no kind.
 	run -0 rl exec x -- true
