@@ -21,6 +21,7 @@ enum {
 	EXIT_SOFTWARE = 70,
 	EXIT_BUSY = 75,
 	EXIT_LOST = 79,
+	EXIT_SUPERSEDED = 80,	/* --supersede: a newer waiter came */
 	EXIT_MAX_HOLD = 124	/* exec --max-hold, as timeout(1) */
 };
 

@@ -334,7 +334,7 @@ const struct opt lock_opts[] = {
 	  .parse = supersede_set,
 	  .help = "the newest waiter wins: a later --supersede\n"
 	  "waiter for NAME makes this one give up at once\n"
-	  "(exit 75, or -E's), and this one makes older\n"
+	  "(exit 80), and this one makes older\n"
 	  "ones give up; the holder is not disturbed" },
 	{ .name = "any", .val = OPT_ANY, .cmds = LOCKING,
 	  .parse = any_set,

@@ -565,11 +565,15 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 		return STEP_EXIT;
 	}
 	o->busy = 1;
-	if (a[*which].superseded)
+	/* Superseded: a status of its own, which -E does not change, so
+	 * that CI tells "a newer run came" from "busy" or "timed out". */
+	if (a[*which].superseded) {
 		superseded(o, pool->name[*which], &a[*which],
 		    rl_now_ms() - start);
-	else
-		say_busy(pool, *which, o, &a[*which], start);
+		*status = EXIT_SUPERSEDED;
+		return STEP_EXIT;
+	}
+	say_busy(pool, *which, o, &a[*which], start);
 	*status = o->conflict;
 	return STEP_EXIT;
 }

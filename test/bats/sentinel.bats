@@ -867,7 +867,7 @@ where_sh='p=$(ps -o ppid= -p "$PPID" | tr -d " ")
 	epid="$old $!"
 	st=0
 	reap -t 20 "$old" || st=$?
-	[ "$st" = 75 ]
+	[ "$st" = 80 ]
 	grep -q "superseded by .* (new)" "$D/old.err"
 	run -0 "$RL" -u "$U" unlock --owner "$t1" p1
 	reap -t 20 ${epid#* }

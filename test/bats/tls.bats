@@ -305,7 +305,7 @@ tls() { "$RL" -u "rediss://127.0.0.1:$R_TLS" --cacert "$CERTS/ca.crt" "$@"; }
 	new=$!
 	st=0
 	reap -t 10 "$old" || st=$?
-	[ "$st" = 75 ]
+	[ "$st" = 80 ]
 	grep -q "superseded by .* (new)" "$BATS_TEST_TMPDIR/old.err"
 	# extend of p1's hold, then unlock: the newer waiter runs.
 	run -0 tls lock --owner "$t1" --extend 90s p1

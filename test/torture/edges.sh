@@ -130,11 +130,13 @@ nested_part() {
 }
 
 supersede_worker() {
-	local i=0
+	local i=0 s
 	while [ ! -e "$dir/stop" ]; do
 		i=$((i + 1))
+		s=0
 		"$rl" exec -q --supersede -w 20s --waiter-timeout 300ms \
-		    --label "edge-$1-$i" x -- true 2>>"$dir/supersede.err"
+		    --label "edge-$1-$i" x -- true 2>>"$dir/supersede.err" || s=$?
+		echo "$s" >>"$dir/supersede.exits"
 		sleep 0.0$((RANDOM % 9 + 1))
 	done
 }
@@ -176,6 +178,19 @@ supersede_part() {
 	}'
 	local s=$?
 	echo "supersede: $(grep -c 'was stopped for longer than its place lasts' "$dir/supersede.err") waiters gave up having lost their record"
+	# Exits: 0 (ran), 80 (superseded, or its record lost: never 75,
+	# which is busy or timed out), at least one 80 per superseded
+	# event of the history; 75 only for a -w 20s that ran out.
+	"$rl" log --json -n 100000 x | grep -c '"event":"superseded"' |
+	    awk -v f="$dir/supersede.exits" '
+	{ nsup = $1 }
+	END {
+		while ((getline st < f) > 0) { n[st]++; all++ }
+		for (st in n) if (st != 0 && st != 75 && st != 80) { print "violation: a --supersede waiter exited " st " (" n[st] " times)"; bad++ }
+		printf "supersede exits: %d runs, %d ran (0), %d superseded (80), %d timed out (75)\n", all, n[0], n[80], n[75]
+		if (n[80] < nsup) { print "violation: " nsup " superseded in the history, but " n[80] + 0 " exits 80"; bad++ }
+		exit bad > 0
+	}' || s=1
 	return $s
 }
 
