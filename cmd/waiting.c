@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/time.h>
@@ -493,19 +494,53 @@ pool_setup(rl_client **rc, const struct pool_names *p,
 	return 0;
 }
 
-/* Not acquired: say why, unless -q, of name W of pool P, which A found
- * busy, after waiting since START. */
-static void
-say_busy(const struct pool_names *p, size_t w, const struct lockopts *o,
-    const struct rl_attempt *a, int64_t start)
+/* A finished hold (--min-hold) that A found: what to do instead of
+ * waiting, into BUF: when that run ended, from the history of NAME (its
+ * release that kept it until A's held_until_ms; not said when the
+ * history does not tell), and the command that runs the job again now. */
+static const char *
+finished_way_out(rl_client *rc, const char *name, const struct rl_attempt *a,
+    char *buf, size_t len)
 {
-	char who[1024], waited[32];
+	struct rl_event *ev = NULL;
+	char when[40] = "";
+	size_t n = 0, i;
+
+	if (rl_log_read(rc, name, 20, NULL, 0, &ev, &n) != RL_OK)
+		n = 0;
+	for (i = n; i > 0; i--)
+		if (strcmp(ev[i - 1].event, "released") == 0 &&
+		    ev[i - 1].until_ms == a->held_until_ms) {
+			format_time(ev[i - 1].time_ms, when, sizeof(when));
+			break;
+		}
+	free(ev);
+	snprintf(buf, len, ": that run %s%s; to run the job again now: "
+	    "redlock unlock --force %s", when[0] ? "ended at " : "has ended",
+	    when, esc(name));
+	return buf;
+}
+
+/* Not acquired: say why, unless -q, of name W of pool P, which A found
+ * busy (through RC), after waiting since START. */
+static void
+say_busy(rl_client *rc, const struct pool_names *p, size_t w,
+    const struct lockopts *o, const struct rl_attempt *a, int64_t start)
+{
+	char who[1024], waited[32], out[1200];
 
 	if (o->quiet)
 		return;
 	describe(o, a, who, sizeof(who));
 	rl_duration_format(rl_now_ms() - start, waited, sizeof(waited));
-	if (p->n > 1 && o->wait_ms == 0)
+	if (a->held_until_ms > 0 && p->n == 1 && o->wait_ms == 0)
+		msg("%s is busy: %s%s", esc(p->name[w]), who,
+		    finished_way_out(rc, p->name[w], a, out, sizeof(out)));
+	else if (a->held_until_ms > 0 && p->n == 1)
+		msg("gave up on %s after waiting %s: %s%s", esc(p->name[w]),
+		    waited, who, finished_way_out(rc, p->name[w], a, out,
+		    sizeof(out)));
+	else if (p->n > 1 && o->wait_ms == 0)
 		msg("%s: all busy (%s: %s); wait for one with -w DURATION",
 		    p->label, esc(p->name[w]), who);
 	else if (p->n > 1)
@@ -573,7 +608,7 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 		*status = EXIT_SUPERSEDED;
 		return STEP_EXIT;
 	}
-	say_busy(pool, *which, o, &a[*which], start);
+	say_busy(rc[*which], pool, *which, o, &a[*which], start);
 	*status = o->conflict;
 	return STEP_EXIT;
 }

@@ -156,6 +156,30 @@ schedule() {
 	run -1 rl status ul
 }
 
+@test "a finished hold found busy says when that run ended and that unlock --force NAME runs the job again now" {
+	# The kind of the run, and of the caller that finds it busy (a
+	# finished shared hold lets shared callers in: a plain one).
+	for k in ":" "--limit=1:--limit=1" "-s:"; do
+		rcli flushall >/dev/null
+		b=${k#*:}
+		k=${k%%:*}
+		# shellcheck disable=SC2086
+		run -0 rl exec $k --min-hold 60s fin -- true
+		ended=$(rl log --json -n 1 fin | jq -r .time)
+		# shellcheck disable=SC2086
+		run -75 --separate-stderr rl exec $b -n fin -- true
+		[[ $stderr == "redlock: fin is busy: "*"finished, held until "*" (--min-hold): that run ended at $ended; to run the job again now: redlock unlock --force fin" ]]
+		# shellcheck disable=SC2086
+		run -75 --separate-stderr rl exec $b -w 200ms fin -- true
+		[[ $stderr == *"redlock: gave up on fin after waiting "*"(--min-hold): that run ended at $ended; to run the job again now: redlock unlock --force fin" ]]
+		# What it says works: the job runs again now.
+		run -0 rl unlock --force fin
+		# shellcheck disable=SC2086
+		run -0 --separate-stderr rl exec $k -n fin -- echo again
+		assert_output again
+	done
+}
+
 @test "unlock --force removes a finished hold at once, of every kind" {
 	for k in "" --fair "--limit 1" -s --write; do
 		run -0 rl exec $k --min-hold 30s f -- true
