@@ -227,9 +227,10 @@ rl_client *client_open(const struct globals *g, int64_t ttl_ms, int *status);
 rl_client *client_open_pubsub(const struct globals *g, int64_t ttl_ms,
     enum rl_pubsub mode, int *status);
 /* The same for the commands that acquire (exec, lock): its connections
- * also ask whether the server may evict a lock, for warn_eviction. */
+ * also ask whether the server may evict a lock, for warn_eviction; with
+ * WAIT_MS > 0 (-w) the connecting, handshake included, ends within it. */
 rl_client *client_open_acquire(const struct globals *g, int64_t ttl_ms,
-    enum rl_pubsub mode, int *status);
+    enum rl_pubsub mode, int64_t wait_ms, int *status);
 /* After C's acquisition: "warning: URL has maxmemory-policy P: ..." for
  * each of its servers that may evict a held lock, once per process
  * whatever the client, even under -q (a server that can break the lock

@@ -386,9 +386,11 @@ warn_eviction(rl_client *c)
 	rl_set_eviction_check(c, 0);
 }
 
+/* A client of G's masters, connected; EVICTIONS: for acquiring (the
+ * eviction check); WAIT_MS > 0: the connecting ends within it (-w). */
 static rl_client *
 open_client(const struct globals *g, int64_t ttl_ms, enum rl_pubsub pubsub,
-    int evictions, int *status)
+    int evictions, int64_t wait_ms, int *status)
 {
 	rl_client *c = rl_client_new_multi(g->url, g->nurl,
 	    g->connect_timeout_ms, g->timeout_ms);
@@ -412,6 +414,8 @@ open_client(const struct globals *g, int64_t ttl_ms, enum rl_pubsub pubsub,
 	    rl_node_timeout_for(ttl_ms));
 	rl_set_pubsub(c, pubsub);
 	rl_set_eviction_check(c, evictions);
+	if (wait_ms > 0)
+		rl_set_connect_until(c, rl_now_ms() + wait_ms);
 	if ((e = rl_connect(c)) != RL_OK) {
 		*status = fail(c, e, "");
 		rl_client_free(c);
@@ -424,14 +428,14 @@ rl_client *
 client_open_pubsub(const struct globals *g, int64_t ttl_ms,
     enum rl_pubsub pubsub, int *status)
 {
-	return open_client(g, ttl_ms, pubsub, 0, status);
+	return open_client(g, ttl_ms, pubsub, 0, -1, status);
 }
 
 rl_client *
 client_open_acquire(const struct globals *g, int64_t ttl_ms,
-    enum rl_pubsub pubsub, int *status)
+    enum rl_pubsub pubsub, int64_t wait_ms, int *status)
 {
-	return open_client(g, ttl_ms, pubsub, 1, status);
+	return open_client(g, ttl_ms, pubsub, 1, wait_ms, status);
 }
 
 static const char *const pubsub_names[] = {

@@ -621,7 +621,7 @@ pool_open(const struct globals *g, const struct lockopts *o,
 
 	for (i = 0; i < p->n; i++) {
 		if ((rc[i] = client_open_acquire(g, o->ttl_ms, o->pubsub,
-		    status)) == NULL) {
+		    o->wait_ms, status)) == NULL) {
 			pool_close(rc, i, i);
 			return -1;
 		}

@@ -280,6 +280,10 @@ int64_t rl_validity_ms(int64_t ttl_ms, int64_t elapsed_ms);
 int rl_node_status(rl_client *c, size_t i, struct rl_status *st,
     char *url, size_t urllen, const char **err);
 enum rl_err rl_connect(rl_client *c);
+/* Before rl_connect: its connecting, the handshake (AUTH, HELLO)
+ * included, ends by UNTIL_MS (rl_now_ms's clock; -1: only the connect
+ * timeout bounds it), so that -w bounds the whole call. */
+void rl_set_connect_until(rl_client *c, int64_t until_ms);
 /* After rl_connect: what it went on without, for a line with -v; NULL
  * when nothing. A password was given, but the server has none and
  * refused AUTH for that, so the connections go on without AUTH. */

@@ -83,7 +83,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->timeout_ms = timeout_ms;
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
-	c->until_ms = c->end_ms = -1;
+	c->until_ms = c->end_ms = c->connect_until_ms = -1;
 	c->wait_until_ms = -2;
 	c->waiter_ms = RL_WAITER_TIMEOUT_MS;
 	rl_set_history(c, RL_HISTORY_MAX, RL_HISTORY_TTL_MS);
@@ -700,12 +700,15 @@ distinct(rl_client *c)
 	return RL_OK;
 }
 
-enum rl_err
-rl_connect(rl_client *c)
+void
+rl_set_connect_until(rl_client *c, int64_t until_ms)
 {
-	if (c->checked)
-		return RL_OK;
-	c->checked = 1;
+	c->connect_until_ms = until_ms;
+}
+
+static enum rl_err
+connect_all(rl_client *c)
+{
 	if (rl_quorum_check_distinct(c->n))
 		return distinct(c);
 	if (rl_run(c, NULL, NULL, 0, NULL, 0, NULL) != RL_OK)
@@ -714,6 +717,21 @@ rl_connect(rl_client *c)
 		if (c->nodes[j].conn.state == RL_CONN_READY)
 			return RL_OK;
 	return rl_no_quorum(c, "connect");
+}
+
+enum rl_err
+rl_connect(rl_client *c)
+{
+	enum rl_err e;
+
+	if (c->checked)
+		return RL_OK;
+	c->checked = 1;
+	/* rl_opts cuts the connecting (the handshake too) at until_ms. */
+	c->until_ms = c->connect_until_ms;
+	e = connect_all(c);
+	c->until_ms = -1;
+	return e;
 }
 
 const char *

@@ -83,6 +83,53 @@ timed_exec() {
 # -n: one attempt, a --reply-timeout for its answer; the release that
 # undoes what it may have done is sent behind it, not waited for (before,
 # it took a --reply-timeout of its own: 4 s here).
+@test "a listener that accepts and never answers: exec -w 2s exits 69 within -w + 1 s, AUTH's handshake too; -n within one --reply-timeout" {
+	port=$(free_port)
+	# Accepts every connection and reads nothing, answers nothing.
+	python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(16)
+print("ready", flush=True)
+held, end = [], time.time() + 60
+while time.time() < end:
+    s.settimeout(1)
+    try:
+        held.append(s.accept())
+    except OSError:
+        pass
+' "$port" >"$D/ready" 3>&- &
+	lpid=$!
+	wait_for 10 grep -q ready "$D/ready"
+	u=redis://127.0.0.1:$port
+	# A reply-timeout of 10 s: a wait that -w did not bound lasts that.
+	for pw in "" secret; do
+		t0=$(now_ms)
+		st=0
+		REDLOCK_PASSWORD=$pw "$RL" -u "$u" --reply-timeout 10s \
+		    --connect-timeout 10s exec -w 2s x -- true 2>"$D/err" || st=$?
+		took=$(ms_since "$t0")
+		echo "-w 2s${pw:+ with AUTH}: exit $st after $took ms: $(cat "$D/err")" >&3
+		[ "$st" -eq 69 ]
+		[ "$took" -ge 2000 ]
+		# The requirement is 3 s; 5 s leaves a loaded box room, and
+		# is well under the unbounded 10 s.
+		[ "$took" -lt 5000 ]
+		grep -q "^redlock: .*redis://127.0.0.1:$port: .*check --url and that the server is up$" "$D/err"
+	done
+	t0=$(now_ms)
+	st=0
+	"$RL" -u "$u" --reply-timeout 2s exec -n x -- true 2>"$D/err" || st=$?
+	took=$(ms_since "$t0")
+	echo "-n: exit $st after $took ms" >&3
+	[ "$st" -eq 69 ]
+	[ "$took" -lt 5000 ]
+	kill "$lpid"
+	reap "$lpid" || :
+}
+
 @test "a stopped server: exec -n exits 69 within one --reply-timeout" {
 	kill -STOP "$R_PID"
 	timed_exec --reply-timeout 2s exec -n x -- true
