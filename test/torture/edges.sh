@@ -189,7 +189,7 @@ supersede_part() {
 		for (st in n) if (st != 0 && st != 75 && st != 80) { print "violation: a --supersede waiter exited " st " (" n[st] " times)"; bad++ }
 		printf "supersede exits: %d runs, %d ran (0), %d superseded (80), %d timed out (75)\n", all, n[0], n[80], n[75]
 		if (n[80] < nsup) { print "violation: " nsup " superseded in the history, but " n[80] + 0 " exits 80"; bad++ }
-		exit bad > 0
+		exit (bad > 0)
 	}' || s=1
 	return $s
 }
