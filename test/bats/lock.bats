@@ -120,7 +120,11 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	[ "$(rcli hget x "$tok")" = 3 ]
 	rl unlock --owner "$tok" x
 	[ "$(rcli hget x "$tok")" = 2 ]
-	REDLOCK_HELD="x=$tok" rl unlock x
+	# A name an exec above holds is given back only with --owner.
+	REDLOCK_HELD="x=$tok" run -64 --separate-stderr rl unlock x
+	assert_equal "$stderr" "redlock: x is held by a redlock exec above this process (owner $tok), which releases it when its COMMAND exits; nothing was changed: to release that hold now, give --owner $tok"
+	[ "$(rcli hget x "$tok")" = 2 ]
+	REDLOCK_HELD="x=$tok" rl unlock --owner "$tok" x
 	[ "$(rcli hget x "$tok")" = 1 ]
 	rl lock -n --owner "$tok" x >/dev/null
 	[ "$(rcli hget x "$tok")" = 2 ]
