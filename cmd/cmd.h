@@ -62,8 +62,8 @@ struct globals {
 	char url_text[4096];	/* comma-separated, without passwords */
 	int64_t connect_timeout_ms;
 	int64_t timeout_ms;
-	int timeout_given;	/* --reply-timeout (or --timeout) */
-	int old_timeout_said;	/* --timeout's deprecation line */
+	int timeout_given;	/* --reply-timeout */
+	const char *wait_arg;	/* --timeout given before COMMAND: its -w */
 	const char *sentinel_user;	/* --sentinel-user */
 	const char *sentinel_password;	/* --sentinel-password */
 	int stdout_closed;	/* at start: /dev/null was put in its place */
@@ -250,8 +250,12 @@ const char *pubsub_name(enum rl_pubsub mode);
  * (EXIT_USAGE) saying "WHAT not available ...", then FIX; else 0. */
 int one_master(const struct cmd *c, const struct globals *g,
     const char *what, const char *fix);
+/* ARG as a duration of option OPT into *MS: 0, or -1 after a usage
+ * error that names the forms taken (DURATION_FORMS) or the limit. */
 int parse_duration(const struct cmd *c, const char *opt, const char *arg,
     int64_t *ms);
+#define DURATION_FORMS "250ms, 30s, 1h30m, 2d, 1.5h (units d, h, m, s, " \
+    "ms, largest first, each once) or seconds"
 /* ARG as a number from MIN to MAX into *V: 0, or -1 unless it is decimal
  * digits and nothing else (no blank, sign or fraction, as in durations),
  * in range. The caller says what was wrong. */
@@ -312,6 +316,7 @@ struct lockopts {
 #define OPT_FLOCK_FCNTL 0x10a
 #define OPT_SUPERSEDE 0x10b
 #define OPT_ANY 0x10c
+#define OPT_TIMEOUT 0x10d	/* flock's spelling of -w */
 #define OPT_OWNER 'O'
 /* exec's own (lock refuses --max-hold and --metrics-file). */
 #define OPT_ON_LOST 'L'

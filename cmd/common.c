@@ -349,7 +349,8 @@ history_env(rl_client *c)
 	}
 	if (ttl != NULL && ttl[0] != '\0' && rl_duration_parse(ttl, &ms) != 0) {
 		msg("REDLOCK_HISTORY_TTL: '%s' is not a duration (250ms, 30s, "
-		    "5m, 168h; 0: for ever); fix it or unset it", esc(ttl));
+		    "5m, 7d, 1d12h; 0: for ever); fix it or unset it",
+		    esc(ttl));
 		return -1;
 	}
 	return rl_set_history(c, n, ms) == RL_OK ? 0 : -1;
@@ -512,8 +513,8 @@ parse_duration(const struct cmd *c, const char *opt, const char *arg,
 		    RL_DURATION_MAX / (366LL * 24 * 3600 * 1000));
 		return -1;
 	default:
-		usage_error(c, "%s: bad duration '%s': use 250ms, 30s, 5m, 2h "
-		    "or seconds", opt, esc(arg));
+		usage_error(c, "%s: bad duration '%s': use " DURATION_FORMS,
+		    opt, esc(arg));
 		return -1;
 	}
 }

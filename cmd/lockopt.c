@@ -154,8 +154,8 @@ set_label(struct lockopts *o, const char *text)
 static int
 wait_parse(const struct cmd *c, struct lockopts *o, int ch, const char *arg)
 {
-	(void)ch;
-	return parse_duration(c, "--wait", arg, &o->wait_ms) < 0 ? -1 : 0;
+	return parse_duration(c, ch == OPT_TIMEOUT ? "--timeout" : "--wait",
+	    arg, &o->wait_ms) < 0 ? -1 : 0;
 }
 
 static int
@@ -307,7 +307,10 @@ const struct opt lock_opts[] = {
 	{ .name = "wait", .letter = 'w', .arg = ARG_DURATION,
 	  .parse = wait_parse,
 	  .metavar = "DURATION", .cmds = LOCKING,
-	  .help = "wait at most DURATION for NAME (default: forever)" },
+	  .help = "wait at most DURATION for NAME (default: forever;\n"
+	  "also --timeout, as flock(1) spells it)" },
+	{ .name = "timeout", .val = OPT_TIMEOUT, .arg = ARG_DURATION,
+	  .parse = wait_parse, .metavar = "DURATION", .cmds = LOCKING },
 	{ .name = "no-wait", .letter = 'n', .cmds = LOCKING,
 	  .parse = no_wait,
 	  .help = "give up at once if NAME is held (also\n"

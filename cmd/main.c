@@ -45,7 +45,8 @@ static const char global_tail[] =
     "Global options may also come after COMMAND, before NAME; where COMMAND\n"
     "has an option of the same name (-h), it is COMMAND's.\n"
     "\n"
-    "Durations: 250ms, 30s, 5m, 2h, or seconds (1.5). See redlock(1).\n";
+    "Durations: 250ms, 30s, 5m, 1h30m, 2d, 1.5h, or seconds (1.5). See\n"
+    "redlock(1).\n";
 
 enum {
 	OPT_CACERT = 0x200,
@@ -53,8 +54,7 @@ enum {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_SNI,
-	OPT_INSECURE,
-	OPT_OLD_TIMEOUT
+	OPT_INSECURE
 };
 
 /* The global options, in the order of --help. */
@@ -75,10 +75,10 @@ static const struct opt global_opts[] = {
 	  .metavar = "DURATION", .cmds = CMD_GLOBAL,
 	  .help = "give up on a reply after DURATION (default: 5s;\n"
 	  "with several masters ttl/100, 5ms to 50ms)" },
-	{ .name = "timeout", .val = OPT_OLD_TIMEOUT, .arg = ARG_DURATION,
-	  .metavar = "DURATION", .cmds = CMD_GLOBAL, .flags = OPT_NOCOMPLETE,
-	  .help = "the old name of --reply-timeout (it never bounded\n"
-	  "the wait for NAME: that is -w)" },
+	{ .name = "timeout", .val = OPT_TIMEOUT, .arg = ARG_DURATION,
+	  .metavar = "DURATION", .cmds = CMD_GLOBAL,
+	  .help = "wait at most DURATION for NAME, as -w (exec\n"
+	  "and lock; flock(1)'s spelling), wherever it stands" },
 	{ .name = "sentinel-user", .val = 'S', .arg = ARG_TEXT,
 	  .metavar = "USER", .cmds = CMD_GLOBAL,
 	  .help = "the ACL user to AUTH to the sentinels as" },
@@ -328,10 +328,19 @@ fill_std_fds(void)
 	return closed;
 }
 
+/* The words of the command after timeout_first, and its --timeout=D. */
+static char **timeout_argv;
+static char *timeout_word;
+
 static void
 clear_globals(void)
 {
 	size_t i;
+
+	free(timeout_argv);
+	free(timeout_word);
+	timeout_argv = NULL;
+	timeout_word = NULL;
 
 	for (i = 0; i < g.nurl; i++)
 		rl_url_clear(&g.url[i]);
@@ -456,22 +465,14 @@ global_getopt(void)
 	return &go;
 }
 
-/* --reply-timeout, or its old name --timeout (OLD): 0, or the exit
- * status. */
+/* --reply-timeout: 0, or the exit status. */
 static int
-reply_timeout(int old, const char *arg)
+reply_timeout(const char *arg)
 {
 	int status;
 
-	/* flock's --timeout and consul's -timeout bound the wait; this one
-	 * never did. Said once, not refused: scripts that use it keep
-	 * working. */
-	if (old && !g.old_timeout_said)
-		msg("--timeout is the time allowed for each reply; it is now "
-		    "--reply-timeout (to bound the wait, use -w)");
-	g.old_timeout_said |= old;
-	if ((status = nonzero_duration(old ? "--timeout" : "--reply-timeout",
-	    arg, &g.timeout_ms)) != 0)
+	if ((status = nonzero_duration("--reply-timeout", arg,
+	    &g.timeout_ms)) != 0)
 		return status;
 	g.timeout_given = 1;
 	return 0;
@@ -498,8 +499,12 @@ global_option(int ch, char *arg, int *status)
 		    &g.connect_timeout_ms);
 		break;
 	case 'T':
-	case OPT_OLD_TIMEOUT:
-		*status = reply_timeout(ch == OPT_OLD_TIMEOUT, arg);
+		*status = reply_timeout(arg);
+		break;
+	case OPT_TIMEOUT:
+		/* flock's -w: the command's own -w once it is known
+		 * (timeout_first). */
+		g.wait_arg = arg;
 		break;
 	case 'S':
 		g.sentinel_user = arg;
@@ -637,6 +642,41 @@ globals_after(const struct cmd *c, int *argc, char **argv, int *status)
 	return STEP_GO_ON;
 }
 
+/*
+ * --timeout D before COMMAND C (redlock --timeout 10 exec NAME ...), as
+ * flock's: C's own --timeout, which is -w, as if given first after C
+ * (its -w or -n later in the line then wins, as a later -w does). Only
+ * exec and lock wait: any other C refuses it. *ARGV (*ARGC words, C's
+ * name first) becomes a copy with the word added; 0, or the status.
+ */
+static int
+timeout_first(const struct cmd *c, int *argc, char ***argv)
+{
+	size_t len;
+
+	if (g.wait_arg == NULL)
+		return 0;
+	if (c != &cmd_exec && c != &cmd_lock)
+		return usage_error(c, "--timeout bounds the wait for NAME, as "
+		    "-w, and only exec and lock wait: drop it (each reply is "
+		    "bounded by --reply-timeout)");
+	len = strlen(g.wait_arg) + sizeof("--timeout=");
+	if ((timeout_word = malloc(len)) == NULL ||
+	    (timeout_argv = calloc((size_t)*argc + 2, sizeof(char *))) ==
+	    NULL) {
+		msg("out of memory");
+		return EXIT_SOFTWARE;
+	}
+	snprintf(timeout_word, len, "--timeout=%s", g.wait_arg);
+	timeout_argv[0] = (*argv)[0];
+	timeout_argv[1] = timeout_word;
+	memcpy(timeout_argv + 2, *argv + 1, (size_t)(*argc - 1) *
+	    sizeof(char *));
+	(*argc)++;
+	*argv = timeout_argv;
+	return 0;
+}
+
 /* redlock --complete [COMMAND], for the shell completions: the global
  * options and the commands, or COMMAND's options (opts_complete). */
 static int
@@ -694,6 +734,8 @@ redlock_main(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (globals_after(c, &argc, argv, &status) == STEP_EXIT)
+		return status;
+	if ((status = timeout_first(c, &argc, &argv)) != 0)
 		return status;
 	if (g.nurl == 0 && (status = default_urls()) != 0)
 		return status;

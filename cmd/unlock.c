@@ -10,8 +10,8 @@ static int run(struct globals *, int, char **);
 static const struct opt unlock_opts[] = {
 	{ .name = "owner", .val = 'O', .arg = ARG_TEXT, .metavar = "TOKEN",
 	  .cmds = CMD_UNLOCK,
-	  .help = "the token lock printed (default: NAME's owner in\n"
-	  "$REDLOCK_HELD, else $REDLOCK_OWNER)" },
+	  .help = "the token lock printed (default: $REDLOCK_OWNER;\n"
+	  "needed for a NAME that an exec above holds)" },
 	{ .name = "force", .val = 'F', .cmds = CMD_UNLOCK,
 	  .help = "delete NAME whoever holds it, and wake waiters\n"
 	  "(a semaphore: with every permit and its count)" },
@@ -42,20 +42,29 @@ struct job {
 	char held[OWNER_MAX_LEN + 1];
 };
 
-/* Without --owner: NAME's owner in REDLOCK_HELD, else REDLOCK_OWNER.
+/* Without --owner: REDLOCK_OWNER, unless an exec above holds NAME (it
+ * is in REDLOCK_HELD): that hold is the exec's, which gives it back
+ * when its COMMAND exits, and released from inside it would leave the
+ * exec to find its lock lost. Given away only on purpose, with --owner.
  * STEP_GO_ON when found, else STEP_EXIT with *STATUS (reported). */
 static enum step
 settle_owner(struct job *j, int *status)
 {
 	int r;
 
-	/* Inside an exec chain, NAME's own owner first: REDLOCK_OWNER is
-	 * that of the nearest exec, which may hold another name. */
 	if (!j->force && j->owner == NULL) {
 		if ((r = held_owner(j->name, j->held, sizeof(j->held),
 		    NULL)) < 0)
 			return step_exit(status, EXIT_USAGE);
-		j->owner = r > 0 ? j->held : getenv("REDLOCK_OWNER");
+		if (r > 0) {
+			msg("%s is held by a redlock exec above this process "
+			    "(owner %s), which releases it when its COMMAND "
+			    "exits; nothing was changed: to release that hold "
+			    "now, give --owner %s", esc(j->name),
+			    esc(j->held), esc(j->held));
+			return step_exit(status, EXIT_USAGE);
+		}
+		j->owner = getenv("REDLOCK_OWNER");
 	}
 	if (!j->force && (j->owner == NULL || j->owner[0] == '\0'))
 		return step_exit(status, usage_error(&cmd_unlock, "which "

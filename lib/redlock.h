@@ -32,13 +32,15 @@ enum rl_err {
 			 * message says which, and what to do instead */
 };
 
-/* Durations: "250ms", "30s", "5m", "2h" or bare (fractional) seconds,
- * up to RL_DURATION_MAX (87840h, ten years of 366 days). Returns 0, -1
- * when S is not a duration, or RL_DURATION_TOO_LONG. */
+/* Durations: bare (fractional) seconds, or parts NUMBER UNIT with the
+ * units d, h, m, s and ms, largest first, each once, a fraction in the
+ * last part only ("250ms", "30s", "1h30m", "1d12h", "1.5h"), up to
+ * RL_DURATION_MAX (87840h, ten years of 366 days). Returns 0, -1 when S
+ * is not a duration (*MS untouched), or RL_DURATION_TOO_LONG. */
 #define RL_DURATION_MAX (10LL * 366 * 24 * 3600 * 1000)
 #define RL_DURATION_TOO_LONG (-2)
 int rl_duration_parse(const char *s, int64_t *ms);
-/* Format MS for people: "850ms", "12.3s", "4m05s", "2h03m". */
+/* Format MS for people: "850ms", "12.3s", "4m05s", "2h03m", "3d04h". */
 void rl_duration_format(int64_t ms, char *buf, size_t len);
 
 /* Stored bytes to show (rl_text.c): anyone who can write the database

@@ -25,42 +25,66 @@ rl_hiredis_version(void)
 	    RL_XSTR(HIREDIS_PATCH);
 }
 
-int
-rl_duration_parse(const char *s, int64_t *ms)
-{
-	const char *p = s;
-	size_t digits = 0;
-	double v, mult;
-	char *end;
+/* The units of a duration, largest first, and their lengths in ms. */
+static const struct {
+	const char *unit;
+	double ms;
+} duration_units[] = {
+	{ "d", 24 * 3600 * 1000 },
+	{ "h", 3600 * 1000 },
+	{ "m", 60 * 1000 },
+	{ "s", 1000 },
+	{ "ms", 1 },
+};
+#define NUNITS (sizeof(duration_units) / sizeof(duration_units[0]))
 
-	if (s == NULL)
-		return -1;
+/* The digits at P, with a fraction or not: their end, or NULL when
+ * there are none. */
+static const char *
+duration_number(const char *p)
+{
+	size_t digits = 0;
+
 	while (isdigit((unsigned char)*p)) {
 		p++;
 		digits++;
 	}
-	if (*p == '.') {
-		p++;
-		while (isdigit((unsigned char)*p)) {
-			p++;
+	if (*p == '.')
+		for (p++; isdigit((unsigned char)*p); p++)
 			digits++;
+	return digits > 0 ? p : NULL;
+}
+
+/* The unit at P, after FROM (the index past the last one taken: units
+ * come largest first, each once): its index, or -1. */
+static int
+duration_unit(const char *p, size_t from, const char **end)
+{
+	size_t i, n;
+
+	for (i = NUNITS; i-- > from;) {
+		n = strlen(duration_units[i].unit);
+		if (strncmp(p, duration_units[i].unit, n) == 0 &&
+		    !isalpha((unsigned char)p[n])) {
+			*end = p + n;
+			return (int)i;
 		}
 	}
-	if (digits == 0)
-		return -1;
-	if (strcmp(p, "") == 0 || strcmp(p, "s") == 0)
-		mult = 1000;
-	else if (strcmp(p, "ms") == 0)
-		mult = 1;
-	else if (strcmp(p, "m") == 0)
-		mult = 60 * 1000;
-	else if (strcmp(p, "h") == 0)
-		mult = 3600 * 1000;
-	else
-		return -1;
+	return -1;
+}
+
+/* NUMBER (ending at END) times MULT, rounded up to a millisecond: 0 into
+ * *MS, or RL_DURATION_TOO_LONG. */
+static int
+duration_part(const char *number, const char *end, double mult,
+    int64_t *ms)
+{
+	char *e;
+	double v;
+
 	errno = 0;
-	v = strtod(s, &end);
-	if (end != p)
+	v = strtod(number, &e);
+	if (e != end)
 		return -1;
 	/* Only digits and a point got here: out of range is too large, or
 	 * so small that it rounds up to 1ms like any fraction of one. */
@@ -70,6 +94,49 @@ rl_duration_parse(const char *s, int64_t *ms)
 	if (v > (double)RL_DURATION_MAX)
 		return RL_DURATION_TOO_LONG;
 	*ms = (int64_t)v;
+	return 0;
+}
+
+/*
+ * A bare number of seconds, or parts NUMBER UNIT, units largest first
+ * and each once (d, h, m, s, ms), a fraction in the last part only:
+ * "1h30m", "1d12h", "1.5h", "2m0.5s". Read to the end before anything
+ * is added up, so that a bad word is bad however large its numbers.
+ */
+int
+rl_duration_parse(const char *s, int64_t *ms)
+{
+	const char *p, *num[NUNITS], *end[NUNITS];
+	int unit[NUNITS], r;
+	size_t n = 0, from = 0, i;
+	int64_t sum = 0, part;
+
+	if (s == NULL || (p = duration_number(s)) == NULL)
+		return -1;
+	if (*p == '\0')
+		return duration_part(s, p, 1000, ms);
+	for (p = s; *p != '\0'; n++) {
+		/* After a unit, digits: "1d.5h" is a slip for "1.5d". */
+		if (n == NUNITS || (n > 0 && !isdigit((unsigned char)*p)))
+			return -1;
+		num[n] = p;
+		if ((end[n] = duration_number(p)) == NULL ||
+		    (unit[n] = duration_unit(end[n], from, &p)) < 0)
+			return -1;
+		from = (size_t)unit[n] + 1;
+		/* A fraction only in the last part. */
+		if (*p != '\0' && memchr(num[n], '.', (size_t)(end[n] -
+		    num[n])) != NULL)
+			return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if ((r = duration_part(num[i], end[i],
+		    duration_units[unit[i]].ms, &part)) != 0)
+			return r;
+		if ((sum += part) > RL_DURATION_MAX)
+			return RL_DURATION_TOO_LONG;
+	}
+	*ms = sum;
 	return 0;
 }
 
@@ -86,9 +153,12 @@ rl_duration_format(int64_t ms, char *buf, size_t len)
 	else if (ms < 3600 * 1000)
 		snprintf(buf, len, "%lldm%02llds", (long long)(ms / 60000),
 		    (long long)(ms / 1000 % 60));
-	else
+	else if (ms < 24 * 3600 * 1000)
 		snprintf(buf, len, "%lldh%02lldm", (long long)(ms / 3600000),
 		    (long long)(ms / 60000 % 60));
+	else
+		snprintf(buf, len, "%lldd%02lldh", (long long)(ms / 86400000),
+		    (long long)(ms / 3600000 % 24));
 }
 
 int64_t

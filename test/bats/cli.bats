@@ -11,7 +11,7 @@ setup() {
 @test "bad durations are usage errors (64) naming the option" {
 	for d in 10x abc -5 '' 1e3 0x10 ' 5' 5s5 inf nan 1.2.3 30S; do
 		run -64 --separate-stderr "$RL" lock --wait "$d" x
-		[[ $stderr == "redlock: --wait: bad duration '$d': use 250ms, 30s, 5m, 2h or seconds; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)" ]]
+		[[ $stderr == "redlock: --wait: bad duration '$d': use 250ms, 30s, 1h30m, 2d, 1.5h (units d, h, m, s, ms, largest first, each once) or seconds; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)" ]]
 		run -64 --separate-stderr "$RL" lock -t "$d" x
 		[[ $stderr == *"--ttl: bad duration"* ]]
 	done
@@ -20,6 +20,27 @@ setup() {
 	run -64 --separate-stderr "$RL" --reply-timeout 0 status x
 	run -64 --separate-stderr "$RL" lock -t 0 x
 	[[ $stderr == *"--ttl must be at least 10ms"* ]]
+}
+
+@test "compound durations (1h30m, 2d, 1d12h, 90s, 1.5h) are taken; out of order, repeated, empty or negative parts are refused (64) naming the forms" {
+	# Taken: then the server is unreachable (69).
+	for d in 1h30m 2d 1d12h 90s 1.5h 1d2h3m4s5ms 1m0.5s 500ms 10s 10 1.5; do
+		run -69 --separate-stderr "$RL" lock --wait "$d" x
+		[[ $stderr == "redlock: cannot connect to "* ]]
+		run -69 "$RL" exec -t "$d" --kill-after "$d" --max-hold 2d x -- true
+		run -69 "$RL" --connect-timeout "$d" --reply-timeout "$d" status x
+	done
+	for d in 1m1h 1h1h 30s1m 1ms1s 1hm 1h30 h1 -1h 1h-5m '1h 30m' 1.5h30m 1d.5h 1D 1dd 2d1 1h30m.; do
+		run -64 --separate-stderr "$RL" lock --wait "$d" x
+		assert_equal "$stderr" "redlock: --wait: bad duration '$d': use 250ms, 30s, 1h30m, 2d, 1.5h (units d, h, m, s, ms, largest first, each once) or seconds; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+		run -64 --separate-stderr "$RL" --reply-timeout "$d" status x
+		assert_equal "$stderr" "redlock: --reply-timeout: bad duration '$d': use 250ms, 30s, 1h30m, 2d, 1.5h (units d, h, m, s, ms, largest first, each once) or seconds; see redlock --help"
+	done
+	for d in 3661d 3660d1ms 3659d24h1ms; do
+		run -64 --separate-stderr "$RL" lock --wait "$d" x
+		assert_equal "$stderr" "redlock: --wait: '$d' is longer than the limit of 87840h (10 years); usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
+	done
+	run -69 "$RL" lock --wait 3660d x
 }
 
 @test "a duration over the limit is a usage error that names the limit" {
@@ -316,20 +337,31 @@ man_options() {
 	assert_equal "$stderr" "redlock: unknown option '-u'; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
 }
 
-@test "--reply-timeout is the time allowed for each reply; --timeout still works, and says once that it is now --reply-timeout" {
+@test "--reply-timeout is the time allowed for each reply; --timeout is -w, as flock's, and the commands that do not wait refuse it (64)" {
 	run -69 --separate-stderr "$RL" --reply-timeout 1s status x
 	[[ $stderr != *"--timeout"* ]]
-	run -69 --separate-stderr "$RL" --timeout 1s --timeout 2s status x
-	[ "${#stderr_lines[@]}" = 2 ]
-	assert_equal "${stderr_lines[0]}" "redlock: --timeout is the time allowed for each reply; it is now --reply-timeout (to bound the wait, use -w)"
-	run -64 --separate-stderr "$RL" --timeout 0 status x
-	assert_equal "${stderr_lines[1]}" "redlock: --timeout must be more than 0; see redlock --help"
+	run -64 --separate-stderr "$RL" --reply-timeout 0 status x
+	assert_equal "$stderr" "redlock: --reply-timeout must be more than 0; see redlock --help"
+	for c in "status x" "unlock --force x" "queue x" "log x"; do
+		for words in "--timeout 1s $c" "${c%% *} --timeout 1s ${c#* }"; do
+			# shellcheck disable=SC2086
+			run -64 --separate-stderr "$RL" $words
+			[[ $stderr == "redlock: --timeout bounds the wait for NAME, as -w, and only exec and lock wait: drop it (each reply is bounded by --reply-timeout); usage: redlock ${c%% *} "* ]]
+		done
+	done
+	# Its value is a duration as -w's, named as given.
+	run -64 --separate-stderr "$RL" --timeout 2x exec x -- true
+	[[ $stderr == "redlock: --timeout: bad duration '2x': "*"; usage: redlock exec "* ]]
+	run -64 --separate-stderr "$RL" lock --timeout=-1 x
+	[[ $stderr == "redlock: --timeout: bad duration '-1': "*"; usage: redlock lock "* ]]
 	run -0 "$RL" --help
 	assert_output --partial "--reply-timeout DURATION"
-	# The manual says the same: flock's --timeout, not --reply-timeout,
-	# is the one that bounds the wait.
+	assert_output --partial "--timeout DURATION  wait at most DURATION for NAME, as -w"
+	run -0 "$RL" exec --help
+	assert_output --partial "also --timeout, as flock(1) spells it"
+	# The manual says the same, where a user of flock looks.
 	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b | tr -s '[:space:]' ' ')
-	[[ $page == *"The old name of --reply-timeout, still taken, with one line on standard error that says so: flock(1)'s --timeout and consul lock's timeout option bound the wait for the lock"* ]]
+	[[ $page == *"flock(1)'s --timeout is redlock's too: -w by another name"* ]]
 }
 
 @test "flock's spellings: -x, -e, --exclusive, --nonblock, --nb, -o, --close and -V are taken; -x with another kind, --unlock, --fcntl and -F are refused" {
@@ -360,11 +392,12 @@ man_options() {
 	run -0 --separate-stderr "$RL" --complete
 	grep -qx -- $'--url\tURL\t.*' <<<"$output"
 	grep -qx -- $'--insecure\t\t.*' <<<"$output"
-	grep -qx -- $'--timeout\tDURATION\t' <<<"$output"
+	grep -qx -- $'--timeout\tDURATION\twait at most DURATION for NAME, as -w' <<<"$output"
 	grep -qx -- $'exec\t\trun COMMAND holding NAME, renewing its lease' <<<"$output"
 	run -0 --separate-stderr "$RL" --complete exec
 	grep -qx -- $'--on-lost\tterm|kill|ignore\twhen the lease is lost' <<<"$output"
 	grep -qx -- $'-w\tDURATION\twait at most DURATION for NAME' <<<"$output"
+	grep -qx -- $'--timeout\tDURATION\twait at most DURATION for NAME' <<<"$output"
 	grep -qx -- $'--nb\t\tgive up at once if NAME is held' <<<"$output"
 	grep -qx -- $'--fcntl\t\t' <<<"$output"
 	! grep -q -- --keepalive <<<"$output"

@@ -253,15 +253,15 @@ timed() {
 	each_shell has_ttl 'redlock exec --label deploy --'
 }
 
-@test "flock's spellings, -c and --reply-timeout are offered; a global option's value after the subcommand is not NAME" {
+@test "flock's spellings, -c, --reply-timeout and --timeout (-w) are offered; a global option's value after the subcommand is not NAME" {
 	flock_spellings() {
 		local o
-		for o in --exclusive --nonblock --nb --command --close; do
+		for o in --exclusive --nonblock --nb --command --close --timeout; do
 			grep -qx -- "$o" <<<"$output" || return 1
 		done
 	}
 	each_shell flock_spellings 'redlock exec --'
-	reply_timeout() { grep -qx -- --reply-timeout <<<"$output" && ! grep -qx -- --timeout <<<"$output"; }
+	reply_timeout() { grep -qx -- --reply-timeout <<<"$output" && grep -qx -- --timeout <<<"$output"; }
 	each_shell reply_timeout 'redlock --'
 	dashdash() { [ "$output" = -- ]; }
 	for sh in bcomp fcomp; do

@@ -58,6 +58,37 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	assert_output ''
 }
 
+@test "--timeout D is -w D, as flock's, before or after exec and lock: exit 75 when it runs out, -n and -w after it win" {
+	D=$BATS_TEST_TMPDIR
+	rl lock -t 60s backup >/dev/null
+	tl() { timeout -k 5 45 "$RL" -u "redis://127.0.0.1:$R_PORT" "$@"; }
+	for words in "exec --timeout 300ms backup -- touch $D/ran" \
+	    "exec --timeout=0.3 backup -- touch $D/ran" \
+	    "--timeout 300ms exec backup -- touch $D/ran" \
+	    "--timeout=0.3 exec -q backup -- touch $D/ran" \
+	    "lock --timeout 300ms backup" "--timeout 0.3 lock backup"; do
+		t0=$(now_ms)
+		# shellcheck disable=SC2086
+		run -75 --separate-stderr tl $words
+		t1=$(now_ms)
+		echo "$words: gave up after $((t1 - t0)) ms" >&3
+		# It waited, and not for the holder's 60 s lease.
+		[ $((t1 - t0)) -ge 300 ]
+		[ $((t1 - t0)) -lt 30000 ]
+		assert_output ''
+		[[ $words == *-q* ]] || [[ $stderr == *"backup"* ]]
+		[[ $stderr != *"reply-timeout"* ]]
+	done
+	[ ! -e "$D/ran" ]
+	# A later -n or -w is the one in force, as a later -w is.
+	t0=$(now_ms)
+	run -75 tl --timeout 1h exec -n backup -- true
+	run -75 tl lock --timeout 1h -w 0.2 backup
+	[ $(($(now_ms) - t0)) -lt 30000 ]
+	# -E changes its status too.
+	run -3 tl --timeout 0.2 exec -E 3 -q backup -- true
+}
+
 @test "a waiter is woken by pub/sub at the holder's unlock, not at the end of its lease" {
 	tok=$(rl lock -t 60s x)
 	rl lock -w 60s x >"$BATS_TEST_TMPDIR/w" 3>&- &
@@ -120,7 +151,11 @@ teardown() { kill_ours TERM ${spid-}; stop_strays; }
 	[ "$(rcli hget x "$tok")" = 3 ]
 	rl unlock --owner "$tok" x
 	[ "$(rcli hget x "$tok")" = 2 ]
-	REDLOCK_HELD="x=$tok" rl unlock x
+	# A name an exec above holds is given back only with --owner.
+	REDLOCK_HELD="x=$tok" run -64 --separate-stderr rl unlock x
+	assert_equal "$stderr" "redlock: x is held by a redlock exec above this process (owner $tok), which releases it when its COMMAND exits; nothing was changed: to release that hold now, give --owner $tok"
+	[ "$(rcli hget x "$tok")" = 2 ]
+	REDLOCK_HELD="x=$tok" rl unlock --owner "$tok" x
 	[ "$(rcli hget x "$tok")" = 1 ]
 	rl lock -n --owner "$tok" x >/dev/null
 	[ "$(rcli hget x "$tok")" = 2 ]

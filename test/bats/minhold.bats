@@ -305,7 +305,7 @@ schedule() {
 
 @test "a finished hold is not renewed: unlock --owner from inside COMMAND ends the hold's renewals, its lease stays what is left" {
 	run -79 --separate-stderr rl exec -t 900ms --min-hold 3s rn -- \
-	    sh -c '"$0" -u "$1" unlock rn; sleep 2' "$RL" "redis://127.0.0.1:$R_PORT"
+	    sh -c '"$0" -u "$1" unlock --owner "$REDLOCK_OWNER" rn; sleep 2' "$RL" "redis://127.0.0.1:$R_PORT"
 	[[ $stderr == *"rn stays held until"* ]]
 	[[ $stderr == *"lost rn"* || $stderr == *"lost the lock on rn"* ]]
 	# Renewals every 300 ms would have kept it at 900 ms or more past

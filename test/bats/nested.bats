@@ -191,12 +191,12 @@ FROM_LIMIT="cannot take it (a name is a lock or a semaphore, not both); give --l
 	reenters limit limit "free=1 taken=1 holds=2"
 }
 
-@test "a nested lock follows the same table: it re-enters as the exec above holds, -v says so, unlock gives that back; an upgrade is refused" {
+@test "a nested lock follows the same table: it re-enters as the exec above holds, -v says so, unlock --owner gives that back; an upgrade is refused" {
 	run -0 --separate-stderr rl exec --write n -- sh -c '
 	    tok=$(timeout 20 "$0" lock -v n) || exit 1
 	    [ "$tok" = "$REDLOCK_OWNER" ] || exit 2
 	    redis-cli -p "$1" hget n "$tok:write"
-	    "$0" unlock n || exit 3
+	    "$0" unlock --owner "$tok" n || exit 3
 	    redis-cli -p "$1" hget n "$tok:write"' "$RL" "$R_PORT"
 	assert_output "2
 1"

@@ -142,12 +142,12 @@ aba() {
 	aba rlm "mcli M1" "mcli M2" "mcli M3"
 }
 
-@test "inside exec A, lock A re-enters with A's owner and unlock A gives back only that hold; lock B takes a fresh token" {
+@test "inside exec A, lock A re-enters with A's owner and unlock --owner gives back only that hold; lock B takes a fresh token" {
 	run -0 --separate-stderr rl exec A -- sh -c '
 	    tok=$("$0" lock -n A) || exit 1
 	    [ "$tok" = "$REDLOCK_OWNER" ] || exit 2
 	    redis-cli -p "$1" hget A "$tok"
-	    "$0" unlock A || exit 3
+	    "$0" unlock --owner "$tok" A || exit 3
 	    redis-cli -p "$1" hget A "$tok"
 	    other=$("$0" lock -n B) || exit 4
 	    [ "$other" != "$REDLOCK_OWNER" ] || exit 5
@@ -164,26 +164,58 @@ aba() {
 	key_gone 'redlock_holder:{B}'
 }
 
-@test "inside exec A -- exec B, unlock A finds A's owner in REDLOCK_HELD, not REDLOCK_OWNER (B's, or one set by hand)" {
+@test "inside exec A -- exec B, a plain unlock of A or of B is refused (64), REDLOCK_OWNER set or not, naming the exec's owner; --owner releases it" {
 	run -0 --separate-stderr rl exec A -- "$RL" exec B -- sh -c '
 	    a=$("$0" lock -n A) || exit 1
 	    [ "$a" != "$REDLOCK_OWNER" ] || exit 2
 	    redis-cli -p "$1" hget A "$a"
-	    "$0" unlock A || exit 3
+	    "$0" unlock A
+	    echo "unlock A: $?"
+	    REDLOCK_OWNER=nobody "$0" unlock A
+	    echo "unlock A: $?"
 	    redis-cli -p "$1" hget A "$a"
-	    "$0" lock -n A >/dev/null || exit 4
-	    REDLOCK_OWNER=nobody "$0" unlock A || exit 5
+	    "$0" unlock --owner "$a" A || exit 3
 	    redis-cli -p "$1" hget A "$a"
-	    b=$("$0" lock -n B) || exit 6
-	    [ "$b" = "$REDLOCK_OWNER" ] || exit 7
-	    "$0" unlock B || exit 8
-	    redis-cli -p "$1" hget B "$b"' "$RL" "$R_PORT"
+	    b=$("$0" lock -n B) || exit 4
+	    [ "$b" = "$REDLOCK_OWNER" ] || exit 5
+	    "$0" unlock B
+	    echo "unlock B: $?"
+	    "$0" unlock --owner "$b" B || exit 6
+	    redis-cli -p "$1" hget B "$b"
+	    echo "$a $b" >"$2/owners"' "$RL" "$R_PORT" "$D"
 	assert_output "2
+unlock A: 64
+unlock A: 64
+2
 1
-1
+unlock B: 64
 1"
-	assert_equal "$stderr" ""
+	read -r a b <"$D/owners"
+	why="which releases it when its COMMAND exits; nothing was changed: to release that hold now, give --owner"
+	assert_equal "$stderr" "redlock: A is held by a redlock exec above this process (owner $a), $why $a
+redlock: A is held by a redlock exec above this process (owner $a), $why $a
+redlock: B is held by a redlock exec above this process (owner $b), $why $b"
 	for k in A B 'redlock_holder:{A}' 'redlock_holder:{B}'; do key_gone "$k"; done
+}
+
+@test "exec deploy -- unlock deploy: refused (64), the exec's hold and history untouched, exec exits 0; with --owner it releases, and exec says it lost the lock (79)" {
+	run -0 --separate-stderr rl exec deploy -- sh -c '
+	    before=$(redis-cli -p "$1" hgetall deploy; redis-cli -p "$1" hgetall "redlock_holder:{deploy}"; redis-cli -p "$1" xlen "redlock_log:{deploy}")
+	    "$0" unlock deploy
+	    echo "unlock: $?"
+	    after=$(redis-cli -p "$1" hgetall deploy; redis-cli -p "$1" hgetall "redlock_holder:{deploy}"; redis-cli -p "$1" xlen "redlock_log:{deploy}")
+	    [ "$before" = "$after" ] && echo unchanged' "$RL" "$R_PORT"
+	assert_output "unlock: 64
+unchanged"
+	[[ $stderr == "redlock: deploy is held by a redlock exec above this process (owner "*"), which releases it when its COMMAND exits; nothing was changed: to release that hold now, give --owner "* ]]
+	[ "${#stderr_lines[@]}" = 1 ]
+	key_gone deploy
+	# On purpose: --owner gives the exec's hold away, as it is told.
+	run -79 --separate-stderr rl exec deploy -- sh -c '
+	    "$0" unlock --owner "$REDLOCK_OWNER" deploy
+	    echo "unlock: $?"' "$RL"
+	assert_output "unlock: 0"
+	key_gone deploy
 }
 
 @test "unlock --owner TOKEN and lock --owner TOKEN still work, inside an exec chain too" {

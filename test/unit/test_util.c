@@ -56,7 +56,12 @@ test_duration_rejects(void **state)
 {
 	static const char *bad[] = {
 		"", "s", "ms", ".", "-1", "+1", " 1", "1 ", "1x", "1S", "1sec",
-		"1e3", "0x10", "inf", "nan", "1.2.3", "1..", "5s5", "1d",
+		"1e3", "0x10", "inf", "nan", "1.2.3", "1..", "5s5",
+		/* Compound forms: largest unit first, each once, every part
+		 * a number and a unit, a fraction in the last part only. */
+		"1m1h", "1h1h", "30s1m", "1ms1s", "1h30", "1hm", "h1", "1h-5m",
+		"1h 30m", "1h+30m", "1.5h30m", "1d.5h", "1mss", "1dd", "1D",
+		"1h30m.", "2d1", "1s1ms1", "-1h", "1m-1s", "1d2h3m4s5ms6",
 		NULL
 	};
 	size_t i;
@@ -72,11 +77,34 @@ test_duration_rejects(void **state)
 }
 
 static void
+test_duration_compound(void **state)
+{
+	(void)state;
+	assert_int_equal(dur("1h30m"), 5400000);
+	assert_int_equal(dur("2d"), 172800000);
+	assert_int_equal(dur("1d12h"), 129600000);
+	assert_int_equal(dur("90s"), 90000);
+	assert_int_equal(dur("1.5h"), 5400000);
+	assert_int_equal(dur("1.5d"), 129600000);
+	assert_int_equal(dur("1m30s"), 90000);
+	assert_int_equal(dur("1s500ms"), 1500);
+	assert_int_equal(dur("1d2h3m4s5ms"), 93784005);
+	assert_int_equal(dur("2m0.5s"), 120500);
+	assert_int_equal(dur("1h05m"), 3900000);
+	assert_int_equal(dur("0h0m"), 0);
+	/* The formatter's output reads back. */
+	assert_int_equal(dur("2h03m"), 7380000);
+	assert_int_equal(dur("3d04h"), 273600000);
+	assert_int_equal(dur("4m05s"), 245000);
+}
+
+static void
 test_duration_limit(void **state)
 {
 	static const char *toolong[] = {
 		"87840.001h", "87841h", "5270401m", "316224000.001", "99999999999h",
-		"316224000001ms", NULL
+		"316224000001ms", "3661d", "3660d1ms", "3659d24h1ms",
+		"99999999999999999999d1h", NULL
 	};
 	char huge[400];
 	int64_t ms = 7;
@@ -87,6 +115,11 @@ test_duration_limit(void **state)
 	assert_int_equal(dur("87840h"), RL_DURATION_MAX);
 	assert_int_equal(dur("316224000"), RL_DURATION_MAX);
 	assert_int_equal(dur("316224000000ms"), 87840LL * 3600 * 1000);
+	assert_int_equal(dur("3660d"), RL_DURATION_MAX);
+	assert_int_equal(dur("3659d24h"), RL_DURATION_MAX);
+	/* A bad word is bad, however large its numbers. */
+	assert_int_equal(rl_duration_parse("99999999999h1x", &ms), -1);
+	assert_int_equal(rl_duration_parse("1m99999999999h", &ms), -1);
 	for (i = 0; toolong[i] != NULL; i++) {
 		assert_int_equal(rl_duration_parse(toolong[i], &ms),
 		    RL_DURATION_TOO_LONG);
@@ -118,6 +151,15 @@ test_duration_format(void **state)
 	assert_string_equal(b, "4m05s");
 	rl_duration_format(7380000, b, sizeof(b));
 	assert_string_equal(b, "2h03m");
+	rl_duration_format(24LL * 3600000 - 1, b, sizeof(b));
+	assert_string_equal(b, "23h59m");
+	rl_duration_format(24LL * 3600000, b, sizeof(b));
+	assert_string_equal(b, "1d00h");
+	rl_duration_format(3 * 86400000LL + 4 * 3600000 + 59 * 60000, b,
+	    sizeof(b));
+	assert_string_equal(b, "3d04h");
+	rl_duration_format(RL_DURATION_MAX, b, sizeof(b));
+	assert_string_equal(b, "3660d00h");
 	rl_duration_format(-1, b, sizeof(b));
 	assert_string_equal(b, "-");
 }
@@ -622,6 +664,7 @@ main(void)
 		cmocka_unit_test(test_duration_units),
 		cmocka_unit_test(test_duration_fractions),
 		cmocka_unit_test(test_duration_rejects),
+		cmocka_unit_test(test_duration_compound),
 		cmocka_unit_test(test_duration_limit),
 		cmocka_unit_test(test_duration_format),
 		cmocka_unit_test(test_url_parse),
