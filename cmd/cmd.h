@@ -68,6 +68,9 @@ struct globals {
 	const char *sentinel_password;	/* --sentinel-password */
 	int stdout_closed;	/* at start: /dev/null was put in its place */
 	int url_given;		/* -u: the URLs are not $REDLOCK_URL's */
+	int url_password;	/* a URL has a password of its own */
+	const char *password_from;	/* where the others' is from, as
+					 * redlock config says; or NULL */
 	struct rl_tls_opts tls;
 };
 
@@ -95,11 +98,14 @@ enum {
 	CMD_STATUS = 1 << 3,
 	CMD_QUEUE = 1 << 4,
 	CMD_LOG = 1 << 5,
-	CMD_GLOBAL = 1 << 6
+	CMD_GLOBAL = 1 << 6,
+	CMD_CONFIG = 1 << 7
 };
 /* struct opt's flags. */
 #define OPT_NOCOMPLETE 1	/* shown by --help, not offered to complete */
 #define OPT_HEADING 2		/* no option: HELP is a heading line */
+#define OPT_CONFIG 4		/* may be set in the configuration file, as
+				 * KEY = VALUE with its long name as KEY */
 struct lockopts;
 struct cmd;
 struct opt {
@@ -112,6 +118,10 @@ struct opt {
 	unsigned cmds;		/* the commands (CMD_*) that take it */
 	unsigned refused;	/* those that parse it only to refuse it */
 	unsigned flags;
+	const char *env;	/* OPT_CONFIG: the variable that stands for
+				 * it (between option and file), or NULL */
+	const char *dflt;	/* OPT_CONFIG: its default, as redlock config
+				 * shows it; NULL: none */
 	const char *left;	/* --help's left column, when not the usual
 				 * "  -x, --name METAVAR" */
 	const char *help;	/* --help's lines, '\n' between them (a
@@ -168,6 +178,53 @@ extern const struct cmd cmd_status;
 extern const struct cmd cmd_exec;
 extern const struct cmd cmd_queue;
 extern const struct cmd cmd_log;
+extern const struct cmd cmd_config;
+
+/* config.c: the configuration file (redlock(1) FILES). */
+/* One setting as redlock config shows it. */
+struct setting {
+	const struct opt *opt;
+	char origin[1100];	/* "--url", "REDLOCK_URL", "FILE:LINE",
+				 * "default" */
+	const char *value;	/* NULL: not set */
+};
+/* The file ($REDLOCK_CONFIG, else $XDG_CONFIG_HOME/redlock/config or
+ * ~/.config/redlock/config, else /etc/redlock.conf) read and checked
+ * against TABLES (NULL-ended: the tables whose OPT_CONFIG options it may
+ * set): 0 (also when there is none at the default places), or
+ * EXIT_USAGE once said (FILE:LINE). Once per process run. */
+int config_load(const struct opt *const *tables);
+/* The file's lines for option KEY, in order: the N-th value (from 0)
+ * and its "FILE:LINE" into *WHERE; NULL past the last. */
+const char *config_get(const char *key, size_t n, const char **where);
+/* The password in FILE (its first line) into *PW, malloc'd; WHERE
+ * ("FILE:LINE" of the password-file line, NULL: the option) for the
+ * messages: 0, or -1 (said) when it cannot be read, is empty, or others
+ * than its owner may read it. */
+int config_password(const char *file, const char *where, char **pw);
+/* The path of the file read, or NULL when there was none. */
+const char *config_path(void);
+/* The file's last value for KEY and its "FILE:LINE" into *WHERE, or
+ * NULL when it has none. */
+const char *config_last(const char *key, const char **where);
+/* The global options' table (main.c) and what the command line gave. */
+extern const struct opt global_opts[];
+/* Whether global option VAL (getopt_long's value) was on the command
+ * line, and its last value there (the URLs: each -u, comma-joined). */
+const char *global_given(int val);
+
+/* --prefix (REDLOCK_PREFIX, prefix in the file): every key of NAME is
+ * made from PREFIX + NAME, as Redisson's NameMapper maps names. The name
+ * the library is given for NAME (NAME itself without a prefix; kept for
+ * the run). */
+const char *name_key(const char *name);
+/* The other way: KEY without the prefix, for what redlock shows; KEY
+ * when it does not start with it. */
+const char *name_shown(const char *key);
+/* Whether KEY is under the prefix (always, without one). */
+int name_under(const char *key);
+/* The prefix in force ("" for none). */
+extern const char *key_prefix;
 
 /* "redlock: " and the message, one line on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -178,6 +235,9 @@ void vline(const char *head, const char *fmt, va_list ap)
 /* A usage error: the message, the command's usage line, EXIT_USAGE. */
 int usage_error(const struct cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* While not NULL ("FILE:LINE"), msg and usage_error say it after
+ * "redlock: ": the configuration file's value being applied. */
+extern const char *msg_where;
 int print_help(const struct cmd *c);
 /* The one NAME operand left after getopt into *NAME: 0, or a usage
  * error when it is missing, empty or followed by more. */

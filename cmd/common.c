@@ -16,8 +16,12 @@ msg(const char *fmt, ...)
 {
 	va_list ap;
 
+	char head[4200];
+
+	snprintf(head, sizeof(head), "redlock: %s%s", msg_where ? msg_where :
+	    "", msg_where ? ": " : "");
 	va_start(ap, fmt);
-	vline("redlock: ", fmt, ap);
+	vline(head, fmt, ap);
 	va_end(ap);
 }
 
@@ -52,6 +56,8 @@ usage_error(const struct cmd *c, const char *fmt, ...)
 	va_list ap;
 
 	fputs("redlock: ", stderr);
+	if (msg_where != NULL)
+		fprintf(stderr, "%s: ", msg_where);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -97,7 +103,10 @@ one_name(const struct cmd *c, int argc, char **argv, const char **name)
 		    esc(argv[optind + 1]));
 	if (argv[optind][0] == '\0')
 		return usage_error(c, "NAME is empty");
-	*name = argv[optind];
+	if ((*name = name_key(argv[optind])) == NULL) {
+		msg("out of memory");
+		return EXIT_SOFTWARE;
+	}
 	return 0;
 }
 
@@ -472,10 +481,17 @@ parse_pubsub(const struct cmd *c, const char *arg, enum rl_pubsub *mode)
 int
 pubsub_default(const struct cmd *c, enum rl_pubsub *mode)
 {
-	const char *env = getenv(PUBSUB_VAR);
+	const char *env = getenv(PUBSUB_VAR), *v;
+	int r;
 
 	*mode = RL_PUBSUB_AUTO;
-	/* Set and empty, it counts as unset, as REDLOCK_URL does. */
+	/* Set and empty, it counts as unset; then the file's. */
+	if ((env == NULL || env[0] == '\0') && (v = config_last("pubsub",
+	    &msg_where)) != NULL) {
+		r = parse_pubsub(c, v, mode);
+		msg_where = NULL;
+		return r;
+	}
 	if (env == NULL || env[0] == '\0' || pubsub_lookup(env, mode) == 0)
 		return 0;
 	usage_error(c, "%s: '%s' is not auto, sharded or classic; fix it, "

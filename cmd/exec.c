@@ -137,7 +137,7 @@ spawn_env(struct spawn *s, const struct globals *g, const char *name,
 	int bad = 0;
 
 	s->nset = 0;
-	bad |= spawn_put(s, "REDLOCK_NAME", name);
+	bad |= spawn_put(s, "REDLOCK_NAME", name_shown(name));
 	bad |= spawn_put(s, "REDLOCK_OWNER", o->owner);
 	if ((held = held_with(name, o->owner, o->held_kind)) == NULL)
 		bad = -1;

@@ -87,10 +87,10 @@ lock_extend(struct globals *g, const char *name, struct lockopts *o,
 	if (!ours) {
 		msg("%s is not held by that owner: it was released, its lease "
 		    "ran out, or another token holds it; nothing was changed",
-		    esc(name));
+		    esc(name_shown(name)));
 		return EXIT_NOT_HELD;
 	}
-	event(o, "extended %s: its lease is at least %s from now", esc(name),
-	    d);
+	event(o, "extended %s: its lease is at least %s from now",
+	    esc(name_shown(name)), d);
 	return 0;
 }

@@ -114,7 +114,7 @@ give_back(rl_client *rc, const char *name, const struct lockopts *o)
 
 	if (rl_release_unused(rc, &l, &rel, &holds, &a) != RL_OK)
 		msg("could not release %s: %s; it is freed when its lease "
-		    "runs out", esc(name), esc(rl_errstr(rc)));
+		    "runs out", esc(name_shown(name)), esc(rl_errstr(rc)));
 }
 
 /* NAME is held: print the token, then (PID_FD >= 0) start the keepalive
@@ -129,14 +129,14 @@ hand_over(rl_client *rc, const char *name, struct lockopts *o,
 	printf("%s\n", o->owner);
 	/* --any: which name of the pool, on a line of its own. */
 	if (o->any)
-		printf("%s\n", name);
+		printf("%s\n", name_shown(name));
 	if ((status = flush_stdout()) != 0) {
 		give_back(rc, name, o);
 		return status;
 	}
 	if (pid_fd >= 0 && start_keepalive(rc, name, o, a, pid_fd) < 0) {
 		msg("cannot start the keepalive watchdog: fork: %s; %s was "
-		    "released", strerror(errno), esc(name));
+		    "released", strerror(errno), esc(name_shown(name)));
 		give_back(rc, name, o);
 		return EXIT_SOFTWARE;
 	}

@@ -367,7 +367,7 @@ const struct opt lock_opts[] = {
 	  "place every third); else how often a waiter\n"
 	  "refreshes its place in the waiting room" },
 	{ .name = "replicas", .val = OPT_REPLICAS, .arg = ARG_N,
-	  .parse = replicas_parse,
+	  .parse = replicas_parse, .flags = OPT_CONFIG,
 	  .metavar = "N", .cmds = LOCKING,
 	  .help = "after each acquisition and renewal, WAIT until\n"
 	  "N replicas have it (within --reply-timeout);\n"
@@ -375,7 +375,8 @@ const struct opt lock_opts[] = {
 	  "retried); default: 1 through Sentinel when the\n"
 	  "master has replicas, else 0" },
 	{ .name = "pubsub", .val = OPT_PUBSUB, .arg = ARG_CHOICE,
-	  .parse = pubsub_parse,
+	  .parse = pubsub_parse, .flags = OPT_CONFIG, .env = PUBSUB_VAR,
+	  .dflt = "auto",
 	  .metavar = "MODE", .choices = PUBSUB_CHOICES, .cmds = LOCKING,
 	  .help = "how releases wake waiters: auto (sharded on a\n"
 	  "Redis 7 cluster, else classic), sharded or\n"
@@ -477,10 +478,15 @@ int
 lockopts_check(const struct cmd *c, struct lockopts *o,
     const struct globals *g, const char *renewer)
 {
-	const char *label = getenv("REDLOCK_LABEL");
+	const char *label = getenv("REDLOCK_LABEL"), *v;
 
 	if (!o->pubsub_given && pubsub_default(c, &o->pubsub) < 0)
 		return -1;
+	/* No --replicas: the configuration file's. */
+	if (o->replicas == RL_REPLICAS_DEFAULT && (v = config_last("replicas",
+	    &msg_where)) != NULL && replicas_parse(c, o, OPT_REPLICAS, v) < 0)
+		return -1;
+	msg_where = NULL;
 	/* An empty REDLOCK_LABEL is as good as unset. */
 	if (o->label == NULL && label != NULL && label[0] != '\0')
 		set_label(o, label);
@@ -585,7 +591,7 @@ nest(const char *name, struct lockopts *o, enum rl_lock_kind held)
 	if ((held == RL_EXCLUSIVE || held == RL_WRITE) &&
 	    want != RL_PERMIT) {
 		event(o, "%s is held %s by an exec above: this %s re-enters "
-		    "that hold", esc(name), held_as(held), asked(o));
+		    "that hold", esc(name_shown(name)), held_as(held), asked(o));
 		o->kind = held;
 		o->fair = 0;
 		return 0;
@@ -594,17 +600,17 @@ nest(const char *name, struct lockopts *o, enum rl_lock_kind held)
 		msg("%s is held shared (-s) by an exec above this one, and a "
 		    "nested %s would wait for it for ever: take %s with "
 		    "--write (or exclusively) in the outer call, or run this "
-		    "one outside it", esc(name), asked(o), esc(name));
+		    "one outside it", esc(name_shown(name)), asked(o), esc(name_shown(name)));
 	else if (held == RL_PERMIT)
 		msg("%s is a semaphore that an exec above this one holds a "
 		    "permit of: a nested %s cannot take it (a name is a lock "
 		    "or a semaphore, not both); give --limit as the outer "
-		    "call does, or use another name", esc(name), asked(o));
+		    "call does, or use another name", esc(name_shown(name)), asked(o));
 	else
 		msg("%s is held %s by an exec above this one: a nested "
 		    "--limit permit cannot take it (a name is a lock or a "
 		    "semaphore, not both); drop --limit, or use another name",
-		    esc(name), held_as(held));
+		    esc(name_shown(name)), held_as(held));
 	return -1;
 }
 
@@ -662,20 +668,25 @@ pool_parse(const struct cmd *c, int any, char **w, int n,
 		if (w[k][0] == '\0')
 			return usage_error(c, "NAME is empty");
 		/* A name given twice is one lock, tried once. */
-		for (i = 0; i < p->n && strcmp(p->name[i], w[k]) != 0; i++)
+		for (i = 0; i < p->n && strcmp(name_shown(p->name[i]),
+		    w[k]) != 0; i++)
 			;
 		if (i < p->n)
 			continue;
 		if (p->n == RL_ANY_MAX)
 			return usage_error(c, "--any: more than %d names; give "
 			    "%d or fewer", RL_ANY_MAX, RL_ANY_MAX);
-		p->name[p->n++] = w[k];
+		if ((p->name[p->n] = name_key(w[k])) == NULL) {
+			msg("out of memory");
+			return EXIT_SOFTWARE;
+		}
+		p->n++;
 	}
 	p->label[0] = '\0';
 	for (i = 0; i < p->n && len < sizeof(p->label) - 1; i++)
 		len += (size_t)snprintf(p->label + len, sizeof(p->label) - len,
 		    "%s%s", i == 0 ? "" : i + 1 < p->n ? ", " : " or ",
-		    esc(p->name[i]));
+		    esc(name_shown(p->name[i])));
 	return 0;
 }
 

@@ -240,7 +240,7 @@ read_failed(rl_client *rc, enum rl_err e, const char *name)
 {
 	if (e != RL_EWRONGTYPE)
 		return fail(rc, e, name);
-	msg("%s: %s", esc(name), esc(rl_errstr(rc)));
+	msg("%s: %s", esc(name_shown(name)), esc(rl_errstr(rc)));
 	return EXIT_WRONGTYPE;
 }
 

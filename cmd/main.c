@@ -20,6 +20,7 @@ static const struct cmd *commands[] = {
 	&cmd_status,
 	&cmd_queue,
 	&cmd_log,
+	&cmd_config,
 };
 
 static const char global_help[] =
@@ -38,6 +39,7 @@ static const char global_help[] =
     "                          the holder and the fair waiters of NAME\n"
     "  log [--json] [-n N] [--follow] NAME\n"
     "                          NAME's history: holds, releases, losses\n"
+    "  config                  the settings in force, and where each is from\n"
     "\n"
     "Global options:\n";
 
@@ -54,13 +56,17 @@ enum {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_SNI,
-	OPT_INSECURE
+	OPT_INSECURE,
+	OPT_PASSWORD_FILE,
+	OPT_PREFIX
 };
 
-/* The global options, in the order of --help. */
-static const struct opt global_opts[] = {
+/* The global options, in the order of --help; those with OPT_CONFIG may
+ * be set in the configuration file too (config.c). */
+const struct opt global_opts[] = {
 	{ .name = "url", .letter = 'u', .arg = ARG_URL, .metavar = "URL",
-	  .cmds = CMD_GLOBAL,
+	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG, .env = "REDLOCK_URL",
+	  .dflt = RL_DEFAULT_URL,
 	  .help = "redis://[[user]:password@]host[:port][/db] or\n"
 	  "unix:///path/to.sock[?db=N]; several (repeated\n"
 	  "or comma-separated): Redlock across masters\n"
@@ -68,11 +74,23 @@ static const struct opt global_opts[] = {
 	  "redis+sentinel://[[user]:password@]host[:port]\n"
 	  "[,host[:port]...]/MASTER[/db]: the master that\n"
 	  "the sentinels name, asked at every connect" },
+	{ .name = "password-file", .val = OPT_PASSWORD_FILE, .arg = ARG_FILE,
+	  .metavar = "FILE", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
+	  .help = "the password, the first line of FILE, which only\n"
+	  "its owner may read (a password in the URL wins;\n"
+	  "default: $REDLOCK_PASSWORD)" },
+	{ .name = "prefix", .val = OPT_PREFIX, .arg = ARG_TEXT,
+	  .metavar = "P", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
+	  .env = "REDLOCK_PREFIX",
+	  .help = "every key of NAME made from P + NAME, as a\n"
+	  "Redisson NameMapper does (default: $REDLOCK_PREFIX)" },
 	{ .name = "connect-timeout", .val = 'C', .arg = ARG_DURATION,
-	  .metavar = "DURATION", .cmds = CMD_GLOBAL,
+	  .metavar = "DURATION", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
+	  .dflt = "2s",
 	  .help = "give up connecting after DURATION (default: 2s)" },
 	{ .name = "reply-timeout", .val = 'T', .arg = ARG_DURATION,
-	  .metavar = "DURATION", .cmds = CMD_GLOBAL,
+	  .metavar = "DURATION", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
+	  .dflt = "5s",
 	  .help = "give up on a reply after DURATION (default: 5s;\n"
 	  "with several masters ttl/100, 5ms to 50ms)" },
 	{ .name = "timeout", .val = OPT_TIMEOUT, .arg = ARG_DURATION,
@@ -89,21 +107,23 @@ static const struct opt global_opts[] = {
 	{ .cmds = CMD_GLOBAL, .flags = OPT_HEADING,
 	  .help = "TLS (rediss:// URLs):" },
 	{ .name = "cacert", .val = OPT_CACERT, .arg = ARG_FILE,
-	  .metavar = "FILE", .cmds = CMD_GLOBAL,
+	  .metavar = "FILE", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
+	  .env = "REDLOCK_CACERT",
 	  .help = "CA certificates to verify the server with\n"
 	  "(default: $REDLOCK_CACERT, else the system's)" },
 	{ .name = "cacertdir", .val = OPT_CACERTDIR, .arg = ARG_DIR,
-	  .metavar = "DIR", .cmds = CMD_GLOBAL,
+	  .metavar = "DIR", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
 	  .help = "a directory of hashed CA certificates" },
 	{ .name = "cert", .val = OPT_CERT, .arg = ARG_FILE, .metavar = "FILE",
-	  .cmds = CMD_GLOBAL,
+	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG, .env = "REDLOCK_CERT",
 	  .help = "client certificate, for mutual TLS\n"
 	  "(default: $REDLOCK_CERT)" },
 	{ .name = "key", .val = OPT_KEY, .arg = ARG_FILE, .metavar = "FILE",
-	  .cmds = CMD_GLOBAL,
+	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG, .env = "REDLOCK_KEY",
 	  .help = "its private key (default: $REDLOCK_KEY)" },
 	{ .name = "sni", .val = OPT_SNI, .arg = ARG_HOST, .metavar = "NAME",
-	  .cmds = CMD_GLOBAL, .help = "server name to send and to verify" },
+	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
+	  .help = "server name to send and to verify" },
 	{ .name = "insecure", .val = OPT_INSECURE, .cmds = CMD_GLOBAL,
 	  .help = "verify neither the certificate nor the name" },
 	{ .name = "help", .letter = 'h', .cmds = CMD_GLOBAL,
@@ -252,13 +272,45 @@ sentinel_auth(struct globals *g)
 	return 0;
 }
 
+/* --password-file, and where it was set ("FILE:LINE"; NULL: the command
+ * line). */
+static const char *password_file;
+static const char *password_file_where;
+static char *file_password;
+
+/* The password of the URLs without one into *PW (NULL: none): that of
+ * --password-file on the command line, else REDLOCK_PASSWORD, else that
+ * of the file's password-file; 0, or EXIT_USAGE (said). */
+static int
+password(struct globals *g, const char **pw)
+{
+	const char *env = getenv("REDLOCK_PASSWORD");
+
+	if (env != NULL && env[0] == '\0')
+		env = NULL;
+	*pw = env;
+	g->password_from = env != NULL ? "REDLOCK_PASSWORD" : NULL;
+	if (password_file == NULL || (env != NULL &&
+	    password_file_where != NULL))
+		return 0;
+	if (config_password(password_file, password_file_where,
+	    &file_password) < 0)
+		return EXIT_USAGE;
+	*pw = file_password;
+	g->password_from = password_file_where != NULL ?
+	    password_file_where : "--password-file";
+	return 0;
+}
+
 static int
 settle_urls(struct globals *g)
 {
-	const char *pw = getenv("REDLOCK_PASSWORD");
+	const char *pw;
 	size_t i, n = 0;
 	int status;
 
+	if ((status = password(g, &pw)) != 0)
+		return status;
 	if (g->nurl == 0) {
 		msg("no URL given; see redlock --help");
 		return EXIT_USAGE;
@@ -278,6 +330,7 @@ settle_urls(struct globals *g)
 				return EXIT_USAGE;
 			}
 		}
+		g->url_password |= g->url[i].password != NULL;
 		if (g->url[i].password == NULL && pw != NULL && pw[0] != '\0' &&
 		    (g->url[i].password = strdup(pw)) == NULL) {
 			msg("out of memory");
@@ -295,6 +348,34 @@ settle_urls(struct globals *g)
 static struct globals g;
 /* --sentinel-password, copied before its word is overwritten. */
 static char *sentinel_password;
+/* The global options given on the command line: the last value of each
+ * (by its place in global_opts), or NULL. */
+#define NGLOBAL 32
+static const char *given[NGLOBAL];
+/* global_option is applying the configuration file's values. */
+static int from_file;
+const char *key_prefix = "";
+
+/* Global option VAL's place in global_opts, or -1. */
+static int
+global_index(int val)
+{
+	int i;
+
+	for (i = 0; i < NGLOBAL && global_opts[i].name != NULL; i++)
+		if ((global_opts[i].val != 0 ? global_opts[i].val :
+		    global_opts[i].letter) == val)
+			return i;
+	return -1;
+}
+
+const char *
+global_given(int val)
+{
+	int i = global_index(val);
+
+	return i < 0 ? NULL : given[i];
+}
 
 /* Open /dev/null on each of descriptors 0, 1 and 2 that is closed; a bit
  * set per descriptor that was, or -1 (reported) when one cannot be. */
@@ -348,6 +429,13 @@ clear_globals(void)
 	free(sentinel_password);
 	sentinel_password = NULL;
 	g.sentinel_password = NULL;
+	memset(given, 0, sizeof(given));
+	password_file = password_file_where = NULL;
+	if (file_password != NULL)
+		memset(file_password, 0, strlen(file_password));
+	free(file_password);
+	file_password = NULL;
+	key_prefix = "";
 }
 
 /* Fresh globals and process state: redlock_main may run more than once
@@ -483,9 +571,21 @@ reply_timeout(const char *arg)
 static enum step
 global_option(int ch, char *arg, int *status)
 {
-	*status = 0;
+	int i = global_index(ch);
 
+	*status = 0;
+	if (!from_file && i >= 0 && arg != NULL)
+		given[i] = arg;
+	else if (!from_file && i >= 0)
+		given[i] = "";
 	switch (ch) {
+	case OPT_PASSWORD_FILE:
+		password_file = arg;
+		password_file_where = from_file ? msg_where : NULL;
+		break;
+	case OPT_PREFIX:
+		key_prefix = arg;
+		break;
 	case 'u':
 		*status = add_urls(&g, "--url", arg);
 		hide_passwords(arg);
@@ -700,17 +800,70 @@ complete_list(int argc, char **argv)
 	return flush_stdout();
 }
 
-/* No --url: $REDLOCK_URL, else the default. */
+/* No --url: $REDLOCK_URL, else the file's url lines, else the default. */
 static int
 default_urls(void)
 {
-	const char *env = getenv("REDLOCK_URL");
+	const char *env = getenv("REDLOCK_URL"), *v, *where;
+	size_t n;
+	int status = 0;
 
-	/* An empty REDLOCK_URL is as good as unset. */
-	if (env != NULL && env[0] != '\0')
+	/* Set and empty, it is a mistake (a crontab's REDLOCK_URL=$X with
+	 * X unset), not the default server. */
+	if (env != NULL && env[0] == '\0')
+		return usage_error(NULL, "REDLOCK_URL is set but empty: give it "
+		    "a URL, or unset it");
+	if (env != NULL)
 		return add_urls(&g, "REDLOCK_URL", env);
+	for (n = 0; status == 0 && (v = config_get("url", n, &where)) !=
+	    NULL; n++)
+		status = add_urls(&g, where, v);
+	if (n > 0 || status != 0)
+		return status;
 	return add_urls(&g, "the default URL", RL_DEFAULT_URL);
 }
+
+/* The file's values of the global options given neither on the command
+ * line nor by their variable (url: default_urls): 0, or the status. */
+static int
+apply_file(void)
+{
+	const struct opt *o;
+	const char *v, *env;
+	size_t n;
+	int status = 0;
+
+	from_file = 1;
+	for (o = global_opts; o->name != NULL && status == 0; o++) {
+		env = o->env != NULL ? getenv(o->env) : NULL;
+		if ((o->flags & OPT_CONFIG) == 0 || strcmp(o->name, "url") == 0 ||
+		    given[o - global_opts] != NULL || (env != NULL &&
+		    env[0] != '\0'))
+			continue;
+		for (n = 0; status == 0 && (v = config_get(o->name, n,
+		    &msg_where)) != NULL; n++)
+			global_option(o->val != 0 ? o->val : o->letter,
+			    (char *)v, &status);
+		msg_where = NULL;
+	}
+	from_file = 0;
+	return status;
+}
+
+/* --prefix, else REDLOCK_PREFIX (the file's: apply_file). */
+static void
+settle_prefix(void)
+{
+	const char *env = getenv("REDLOCK_PREFIX");
+
+	if (given[global_index(OPT_PREFIX)] == NULL && env != NULL &&
+	    env[0] != '\0')
+		key_prefix = env;
+}
+
+/* The tables whose OPT_CONFIG options the file may set. */
+static const struct opt *const config_tables[] = { global_opts, lock_opts,
+    NULL };
 
 int
 redlock_main(int argc, char **argv)
@@ -737,6 +890,10 @@ redlock_main(int argc, char **argv)
 		return status;
 	if ((status = timeout_first(c, &argc, &argv)) != 0)
 		return status;
+	if ((status = config_load(config_tables)) != 0 ||
+	    (status = apply_file()) != 0)
+		return status;
+	settle_prefix();
 	if (g.nurl == 0 && (status = default_urls()) != 0)
 		return status;
 	if ((status = settle_urls(&g)) != 0 || (status = setup_tls()) != 0)

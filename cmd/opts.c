@@ -165,7 +165,7 @@ const struct getopts *
 cmd_getopt(const struct cmd *c)
 {
 	/* One per command, by its bit: built at its first use. */
-	static struct getopts built[7];
+	static struct getopts built[8];
 	static unsigned done;
 	int i = __builtin_ctz(c->bit);
 

@@ -44,7 +44,7 @@ print_json(const char *name, const struct rl_queue *q)
 	size_t i;
 
 	fputs("{", stdout);
-	json_bytes(stdout, "name", name);
+	json_bytes(stdout, "name", name_shown(name));
 	printf(",\"held\":%s,\"holder\":", q->held ? "true" : "false");
 	if (q->held) {
 		putchar('{');
@@ -205,7 +205,7 @@ print_holder(const char *name, const struct rl_qentry *h, const char *held,
 	    .not_running = hold_running(h->host, h->pid, h->since_ms,
 	    h->held_until_ms) == 0, .upto_pid = 1 };
 
-	snprintf(head, sizeof(head), "%s: %s (", esc(name),
+	snprintf(head, sizeof(head), "%s: %s (", esc(name_shown(name)),
 	    held_by(&hd, who, sizeof(who)));
 	snprintf(tail, sizeof(tail), ") for %s%s, lease %s left", held,
 	    finished_text(h->held_until_ms, fin, sizeof(fin)), lease);
@@ -227,16 +227,16 @@ print_text(const char *name, const struct rl_queue *q)
 		rl_duration_format(q->holder.ms, lease, sizeof(lease));
 		if (q->mode != NULL && strcmp(q->mode, "read") == 0)
 			printf("%s: held by %lld reader%s, lease %s left\n",
-			    esc(name), (long long)q->readers,
+			    esc(name_shown(name)), (long long)q->readers,
 			    q->readers == 1 ? "" : "s", lease);
 		else if (q->holder.host != NULL)
 			print_holder(name, &q->holder, held, lease);
 		else
-			printf("%s: %s, lease %s left\n", esc(name),
+			printf("%s: %s, lease %s left\n", esc(name_shown(name)),
 			    held_by(&(struct holder){ .owner = q->holder.owner },
 			    who, sizeof(who)), lease);
 	} else
-		printf("%s: free\n", esc(name));
+		printf("%s: free\n", esc(name_shown(name)));
 	if (q->unordered > 0)
 		printf("%lld waiting without --fair, in no order\n",
 		    (long long)q->unordered);

@@ -212,7 +212,7 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st,
 	int rw = st->kind == RL_KIND_RWLOCK;
 
 	fputs("{", stdout);
-	json_bytes(stdout, "name", name);
+	json_bytes(stdout, "name", name_shown(name));
 	printf(",\"held\":%s,\"kind\":\"%s\"", st->held ? "true" : "false",
 	    rw ? "rwlock" : "lock");
 	if (st->held) {
@@ -288,7 +288,7 @@ print_read(const char *name, const struct rl_status *st)
 {
 	char d[32];
 
-	printf("%s: held\n", esc(name));
+	printf("%s: held\n", esc(name_shown(name)));
 	printf("  mode     %s (Redisson read-write lock)\n", esc(st->mode));
 	print_readers(st);
 	printf("  holds    %lld\n", (long long)st->holds);
@@ -306,7 +306,7 @@ print_long(const char *name, const struct rl_status *st)
 	char t[48], d[32], f[96];
 
 	if (!st->held) {
-		printf("%s: free\n", esc(name));
+		printf("%s: free\n", esc(name_shown(name)));
 		if (st->waiting > 0)
 			printf("  waiting  %lld\n", (long long)st->waiting);
 		return;
@@ -315,7 +315,7 @@ print_long(const char *name, const struct rl_status *st)
 		print_read(name, st);
 		return;
 	}
-	printf("%s: held\n", esc(name));
+	printf("%s: held\n", esc(name_shown(name)));
 	printf("  owner    %s\n", esc(st->owner));
 	printf("  host     %s\n", esc(st->host));
 	if (st->pid > 0)
@@ -371,16 +371,16 @@ print_line(const char *name, const struct rl_status *st)
 	held_by(&h, who, sizeof(who));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
 		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
-		    "lock), lease %s left, %lld waiting\n", esc(name),
+		    "lock), lease %s left, %lld waiting\n", esc(name_shown(name)),
 		    st->readers, st->readers == 1 ? "" : "s",
 		    (long long)st->holds, st->holds == 1 ? "" : "s", l,
 		    (long long)st->waiting);
 	else if (st->host == NULL)
-		printf("%s: %s%s, lease %s left, %lld waiting\n", esc(name),
+		printf("%s: %s%s, lease %s left, %lld waiting\n", esc(name_shown(name)),
 		    who, f, l, (long long)st->waiting);
 	else
 		printf("%s: %s%s, lease %s left, fence %lld, %lld waiting\n",
-		    esc(name), who, f, l, (long long)st->fence,
+		    esc(name_shown(name)), who, f, l, (long long)st->fence,
 		    (long long)st->waiting);
 }
 
@@ -462,7 +462,7 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 
 	if (json) {
 		fputs("{", stdout);
-		json_bytes(stdout, "name", name);
+		json_bytes(stdout, "name", name_shown(name));
 		printf(",\"kind\":\"%s\"", x ? "expirable_semaphore" :
 		    "semaphore");
 		printf(",\"held\":%s", st->taken > 0 || st->free <= 0 ?
@@ -475,7 +475,7 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 		fputs("}", stdout);
 	} else {
 		printf("%s: a semaphore: %lld permit%s taken, %lld free\n",
-		    esc(name), (long long)st->taken, st->taken == 1 ? "" : "s",
+		    esc(name_shown(name)), (long long)st->taken, st->taken == 1 ? "" : "s",
 		    (long long)st->free);
 		for (i = 0; rl_status_permit(st, i, &p) == 0; i++)
 			print_permit(&p);
@@ -526,7 +526,7 @@ print_gone(const struct globals *g, const char *name,
 	if (!all_gone(st))
 		return;
 	printf("%s: not running: no process that holds it is left on this "
-	    "host; free it with:\n  ", esc(name));
+	    "host; free it with:\n  ", esc(name_shown(name)));
 	force_line(stdout, g, name);
 }
 
@@ -537,6 +537,9 @@ list_one(void *arg, const char *name)
 	struct rl_status st;
 	enum rl_err e;
 
+	/* --prefix: the names under it only, shown without it. */
+	if (!name_under(name))
+		return 0;
 	if ((e = rl_status(l->rc, name, &st)) != RL_OK) {
 		if (e == RL_EWRONGTYPE && st.kind == RL_KIND_EXPIRABLE &&
 		    st.ours > 0) {
@@ -549,7 +552,7 @@ list_one(void *arg, const char *name)
 				print_semaphore(name, &st, 1);
 			} else
 				printf("%s: a semaphore: %lld permit%s taken, "
-				    "%lld free\n", esc(name),
+				    "%lld free\n", esc(name_shown(name)),
 				    (long long)st.taken, st.taken == 1 ? "" :
 				    "s", (long long)st.free);
 			l->count++;
@@ -662,7 +665,7 @@ status_several(rl_client *rc, char **names, int n, int json)
 		else if (st.held)
 			print_line(names[i], &st);
 		else
-			printf("%s: free, %lld waiting\n", esc(names[i]),
+			printf("%s: free, %lld waiting\n", esc(name_shown(names[i])),
 			    (long long)st.waiting);
 	}
 	if (json)
@@ -695,9 +698,15 @@ run(struct globals *g, int argc, char **argv)
 			    go->longopts);
 		}
 	}
-	for (ch = optind; ch < argc; ch++)
+	for (ch = optind; ch < argc; ch++) {
 		if (argv[ch][0] == '\0')
 			return usage_error(&cmd_status, "NAME is empty");
+		/* --prefix: the names of the keys from here on. */
+		if ((argv[ch] = (char *)name_key(argv[ch])) == NULL) {
+			msg("out of memory");
+			return EXIT_SOFTWARE;
+		}
+	}
 	name = optind < argc ? argv[optind] : NULL;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;

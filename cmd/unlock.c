@@ -119,7 +119,7 @@ say_removed(const char *name, const struct rl_attempt *a)
 {
 	char d[32];
 
-	printf("removed %s", esc(name));
+	printf("removed %s", esc(name_shown(name)));
 	if (a->owner == NULL) {
 		printf("\n");
 		return;
@@ -168,7 +168,7 @@ force_delete(rl_client *rc, const char *name, struct rl_attempt *a)
 	if (e != RL_OK)
 		return fail(rc, e, name);
 	if (!deleted) {
-		msg("%s was not held; nothing to delete", esc(name));
+		msg("%s was not held; nothing to delete", esc(name_shown(name)));
 		return EXIT_NOT_HELD;
 	}
 	say_removed(name, a);
@@ -229,14 +229,14 @@ release_one(rl_client *rc, const char *name, const char *owner,
 		return fail(rc, e, name);
 	if (rel == RL_NOT_OWNER) {
 		msg("%s is not held by that owner (%s); nothing was "
-		    "changed", esc(name), holds ? "another owner holds "
+		    "changed", esc(name_shown(name)), holds ? "another owner holds "
 		    "it" : "it is free: the lease may have expired");
 		return EXIT_NOT_HELD;
 	}
 	if (rel == RL_RELEASED && a->held_until_ms > 0) {
 		format_time(a->held_until_ms, when, sizeof(when));
 		msg("%s stays held until %s: its minimum hold (--min-hold) "
-		    "has not ended; unlock --force removes it now", esc(name),
+		    "has not ended; unlock --force removes it now", esc(name_shown(name)),
 		    when);
 	}
 	return 0;

@@ -74,10 +74,10 @@ wait_interrupted(const struct lockopts *o, const char *name, int sig)
 	    sizeof(waited));
 	/* Without it a cancelled job leaves no trace in its log. */
 	if (o->quiet)
-		event(o, "left the wait for %s on signal %d", esc(name), sig);
+		event(o, "left the wait for %s on signal %d", esc(name_shown(name)), sig);
 	else
 		msg("gave up on %s after waiting %s: interrupted by %s%s",
-		    esc(name), waited, abbrev != NULL ? "SIG" : "signal ",
+		    esc(name_shown(name)), waited, abbrev != NULL ? "SIG" : "signal ",
 		    abbrev != NULL ? abbrev : "?");
 	return 128 + sig;
 }
@@ -405,7 +405,7 @@ acquired_events(rl_client *rc, const char *name, const struct lockopts *o,
 		warn_nopub(rc, name, a->nopub, 0);
 	if (a->skipped != NULL)
 		event(o, "not recorded in the history of %s: XADD refused: "
-		    "%s", esc(name), esc(a->skipped));
+		    "%s", esc(name_shown(name)), esc(a->skipped));
 	if (started >= 0) {
 		memcpy(after, " after ", 8);
 		rl_duration_format(rl_now_ms() - started, after + 7,
@@ -414,16 +414,16 @@ acquired_events(rl_client *rc, const char *name, const struct lockopts *o,
 	}
 	if (a->holds > 1)
 		event(o, "re-entered %s%s (holds %lld, fence %lld)",
-		    esc(name), after, (long long)a->holds,
+		    esc(name_shown(name)), after, (long long)a->holds,
 		    (long long)a->fence);
 	else if (rl_nodes(rc) > 1)
 		event(o, "acquired %s%s on %zu masters (fence %lld, "
-		    "lease %lldms, validity %lldms)", esc(name), after,
+		    "lease %lldms, validity %lldms)", esc(name_shown(name)), after,
 		    a->nodes_ok, (long long)a->fence,
 		    (long long)o->ttl_ms, (long long)a->validity_ms);
 	else
 		event(o, "acquired %s%s (fence %lld, lease %lldms)",
-		    esc(name), after, (long long)a->fence,
+		    esc(name_shown(name)), after, (long long)a->fence,
 		    (long long)o->ttl_ms);
 }
 
@@ -445,7 +445,7 @@ superseded(const struct lockopts *o, const char *name,
 		msg("gave up on %s after waiting %s: this --supersede waiter "
 		    "was stopped for longer than its place lasts (3 x "
 		    "--waiter-timeout), so a newer one may have superseded "
-		    "it; run it again if it is still wanted", esc(name),
+		    "it; run it again if it is still wanted", esc(name_shown(name)),
 		    waited);
 		return;
 	}
@@ -453,9 +453,9 @@ superseded(const struct lockopts *o, const char *name,
 	held_by(&h, who, sizeof(who));
 	if (o->quiet)
 		event(o, "gave up on %s after waiting %s: superseded %s",
-		    esc(name), waited, who + sizeof("held ") - 1);
+		    esc(name_shown(name)), waited, who + sizeof("held ") - 1);
 	else
-		msg("gave up on %s after waiting %s: superseded %s", esc(name),
+		msg("gave up on %s after waiting %s: superseded %s", esc(name_shown(name)),
 		    waited, who + sizeof("held ") - 1);
 }
 
@@ -467,7 +467,7 @@ gone(const char *name)
 	msg("%s is no longer held by the exec above this call (removed by "
 	    "unlock --force, expired, or lost by the server): not taken "
 	    "afresh, since another holder may have it; that exec loses it "
-	    "too", esc(name));
+	    "too", esc(name_shown(name)));
 }
 
 /* The clients of pool P set as O says: 0, or -1 with *STATUS. */

@@ -168,7 +168,7 @@ setup() {
 	run -64 --separate-stderr "$RL" lock --owner '' x
 }
 
-@test "an empty URL, alone or between commas, is a usage error; an empty REDLOCK_URL is unset" {
+@test "an empty URL, alone or between commas, is a usage error; so is an empty REDLOCK_URL unless -u is given" {
 	run -64 --separate-stderr "$RL" -u '' status x
 	assert_equal "$stderr" "redlock: --url is empty: give redis://HOST[:PORT] or unix:///PATH; see redlock --help"
 	u=$REDLOCK_URL
@@ -179,6 +179,8 @@ setup() {
 		assert_equal "$stderr" "redlock: REDLOCK_URL: empty URL in '$list': separate URLs by single commas; see redlock --help"
 	done
 	run -64 --separate-stderr "$RL" -u "$u" -u '' status x
+	REDLOCK_URL= run -64 --separate-stderr "$RL" status x
+	assert_equal "$stderr" "redlock: REDLOCK_URL is set but empty: give it a URL, or unset it; see redlock --help"
 	# A URL given after an empty REDLOCK_URL is used (unreachable: 69).
 	REDLOCK_URL= run -69 --separate-stderr "$RL" -u "$u" status x
 	[[ $stderr == *"${u#redis://}"* ]]
@@ -258,7 +260,7 @@ setup() {
 help_options() {
 	{
 		"$RL" --help
-		for c in exec lock unlock status queue log; do "$RL" "$c" --help; done
+		for c in exec lock unlock status queue log config; do "$RL" "$c" --help; done
 		echo ' --complete'
 	} | grep -oE -- '(^|[ ,])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }

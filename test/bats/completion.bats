@@ -83,9 +83,9 @@ each_shell() {
 }
 
 subcommands() {
-	[ "$(sort <<<"$output" | tr '\n' ' ')" = 'exec lock log queue status unlock ' ]
+	[ "$(sort <<<"$output" | tr '\n' ' ')" = 'config exec lock log queue status unlock ' ]
 }
-@test "every shell offers the six subcommands, and completes a prefix" {
+@test "every shell offers the seven subcommands, and completes a prefix" {
 	each_shell subcommands 'redlock '
 	only_exec() { [ "$output" = exec ]; }
 	each_shell only_exec 'redlock ex'

@@ -174,9 +174,10 @@ answer() {
 	inns() { unshare -rn sh -c 'ip link set lo up 2>/dev/null; "$@"' sh "$@"; }
 	run -69 --separate-stderr inns env -u REDLOCK_URL "$RL" status x
 	assert_equal "$stderr" "redlock: cannot connect to redis://127.0.0.1:6379 (the default: set REDLOCK_URL or give -u URL): Connection refused; check that the server is up"
-	# An empty REDLOCK_URL is unset.
-	REDLOCK_URL= run -69 --separate-stderr inns "$RL" lock x
-	[[ $stderr == *"6379 (the default: set REDLOCK_URL or give -u URL)"* ]]
+	# An empty REDLOCK_URL is a mistake (a crontab's REDLOCK_URL=$X with
+	# X unset), not the default.
+	REDLOCK_URL= run -64 --separate-stderr inns "$RL" lock x
+	[[ $stderr == "redlock: REDLOCK_URL is set but empty"* ]]
 	# Chosen, even as the default's address, it is not called the default.
 	REDLOCK_URL=redis://127.0.0.1:6379 run -69 --separate-stderr inns "$RL" status x
 	assert_equal "$stderr" "redlock: cannot connect to redis://127.0.0.1:6379: Connection refused; check --url and that the server is up"

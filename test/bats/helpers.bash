@@ -12,6 +12,10 @@ export BATS_TEST_TIMEOUT=${BATS_TEST_TIMEOUT:-300}
 # The server the suite runs against: redis-server, or valkey-server
 # (make test runs it against both when valkey-server is installed).
 SERVER=${REDLOCK_TEST_SERVER:-redis-server}
+# No configuration file of this machine's or user's (/etc/redlock.conf,
+# ~/.config/redlock/config) changes what the tests see: config.bats sets
+# its own.
+export REDLOCK_CONFIG=/dev/null
 
 # sentinel CONFIG: a sentinel of $SERVER's kind in place of the calling
 # shell (exec), so that "sentinel CONFIG &" leaves its pid in $!.
