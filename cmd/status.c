@@ -555,8 +555,8 @@ list_one(void *arg, const char *name)
 			l->count++;
 			return 0;
 		}
-		if (e == RL_EWRONGTYPE)
-			return 0;	/* not ours to show; say nothing */
+		if (e == RL_EWRONGTYPE || e == RL_EKIND)
+			return 0;	/* not a lock: say nothing */
 		l->err = e;
 		l->errname_buf = strdup(name);
 		return 1;

@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #define RL_VERSION "0.1.0"
+/* How the scripts (rl_not_lock in lua/prelude.lua) name a hash at NAME
+ * that has not the shape of a lock, before what is in it. */
+#define RL_NOT_LOCK "hash that is not a lock"
 
 enum rl_err {
 	RL_OK = 0,

@@ -180,6 +180,9 @@ for i = 1, 5 do
   local bad = rl_badtype(keys[i], want[i])
   if bad then return bad end
 end
+-- A hash of another shape than a lock's (an application's) is none.
+local shape = rl_not_lock(K_lock)
+if shape then return shape end
 local waiting = redis.call('LLEN', K_queue)
 -- Fair waiters dead at the head of the queue (past their deadlines: a
 -- waiter killed, left there until the queue's next call drops them, as
