@@ -120,6 +120,16 @@ local function rl_decode(json)
   return {}
 end
 
+-- Where the process of a holder whose record is D (decoded) runs: its
+-- host's boot id and pid namespace, and 1 when a process renews its
+-- lease; false each where not recorded. Three values, for the end of a
+-- reply's list.
+local function rl_proc(d)
+  return type(d.boot) == 'string' and d.boot or false,
+         type(d.pidns) == 'string' and d.pidns or false,
+         d.renew == true and 1 or false
+end
+
 -- The fencing token recorded in holder metadata JSON, as the decimal
 -- string it was written as (a Lua number keeps only 53 bits), or false.
 local function rl_fence(json)

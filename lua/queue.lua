@@ -51,7 +51,8 @@ if owner then
   local d = rl_decode(redis.call('HGET', K_holder, owner))
   out[2] = {owner, redis.call('PTTL', K_lock), d.host or false,
             tonumber(d.pid) or false, d.user or false, d.cmd or false,
-            since(d), d.finished and tonumber(d.until_ms) or false}
+            since(d), d.finished and tonumber(d.until_ms) or false, false,
+            rl_proc(d)}
 else
   out[2] = {}
 end
