@@ -345,6 +345,10 @@ print_long(const char *name, const struct rl_status *st)
 	if (st->held_until_ms > 0)
 		printf("  state    %s\n", finished_text(st->held_until_ms, f,
 		    sizeof(f)) + 2);
+	else if (hold_running(&st->proc, st->pid, st->held_ms, 0) ==
+	    HOLD_UNRENEWED)
+		printf("  state    held by lock, no process renews it, lease "
+		    "ends in %s\n", d);
 	if (st->kind == RL_KIND_RWLOCK) {
 		printf("  mode     %s (Redisson read-write lock)\n",
 		    esc(st->mode));
@@ -368,6 +372,9 @@ print_line(const char *name, const struct rl_status *st)
 	rl_duration_format(st->held_ms, d, sizeof(d));
 	rl_duration_format(st->pttl, l, sizeof(l));
 	finished_text(st->held_until_ms, f, sizeof(f));
+	if (hold_running(&st->proc, st->pid, st->held_ms,
+	    st->held_until_ms) == HOLD_UNRENEWED)
+		snprintf(f, sizeof(f), ", no process renews it");
 	held_by(&h, who, sizeof(who));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
 		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
