@@ -82,10 +82,71 @@ boot_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int
-hold_running(const char *host, long pid, int64_t held_ms, int64_t until_ms)
+/* The first line of FILE (a /proc or /sys file), into BUF. */
+static const char *
+first_line(const char *file, char *buf, size_t len, int link)
 {
-	return until_ms > 0 ? -1 : holder_running(host, pid, held_ms);
+	ssize_t n = -1;
+	FILE *f;
+
+	buf[0] = '\0';
+	if (link)
+		n = readlink(file, buf, len - 1);
+	else if ((f = fopen(file, "re")) != NULL) {
+		n = fgets(buf, (int)len, f) != NULL ? (ssize_t)strcspn(buf,
+		    "\n") : -1;
+		fclose(f);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+const char *
+self_boot(void)
+{
+	static char boot[64];
+
+	if (boot[0] == '\0')
+		first_line("/proc/sys/kernel/random/boot_id", boot,
+		    sizeof(boot), 0);
+	return boot;
+}
+
+const char *
+self_pidns(void)
+{
+	static char ns[64];
+
+	if (ns[0] == '\0')
+		first_line("/proc/self/ns/pid", ns, sizeof(ns), 1);
+	return ns;
+}
+
+void
+meta_self(struct rl_meta *meta, int renewed)
+{
+	meta->host = self_host();
+	meta->user = self_user();
+	meta->proc.boot = self_boot()[0] != '\0' ? self_boot() : NULL;
+	meta->proc.pidns = self_pidns()[0] != '\0' ? self_pidns() : NULL;
+	meta->proc.renewed = renewed;
+}
+
+static int holder_running(long pid, int64_t held_ms);
+
+int
+hold_running(const struct rl_proc *proc, long pid, int64_t held_ms,
+    int64_t until_ms)
+{
+	if (until_ms > 0 || proc == NULL || proc->boot == NULL ||
+	    proc->pidns == NULL)
+		return -1;
+	if (!proc->renewed)
+		return HOLD_UNRENEWED;
+	if (strcmp(proc->boot, self_boot()) != 0 ||
+	    strcmp(proc->pidns, self_pidns()) != 0)
+		return -1;
+	return holder_running(pid, held_ms);
 }
 
 void
@@ -134,14 +195,15 @@ held_by(const struct holder *h, char *buf, size_t len)
 	return buf;
 }
 
-int
-holder_running(const char *host, long pid, int64_t held_ms)
+/* hold_running of a process of this host and pid namespace. */
+static int
+holder_running(long pid, int64_t held_ms)
 {
 	int64_t start, now;
 	long pgrp;
 	char state;
 
-	if (host == NULL || pid <= 0 || strcmp(host, self_host()) != 0)
+	if (pid <= 0)
 		return -1;
 	if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
 		return 0;

@@ -474,15 +474,26 @@ int wait_interrupted(const struct lockopts *o, const char *name, int sig);
 const char *self_host(void);
 const char *self_user(void);
 
-/* alive.c: for status. A holder recorded on this host as HOST and PID,
- * whose hold was taken HELD_MS ago (-1: not known): 1 when that process
- * runs, 0 when it does not (gone, a zombie, or PID is now a process
- * started since), -1 when this cannot be told here (another host, no
- * pid recorded). */
-int holder_running(const char *host, long pid, int64_t held_ms);
-/* The same for a hold that may be finished (--min-hold): one given back
- * before UNTIL_MS (> 0) is held with nothing meant to run, so -1. */
-int hold_running(const char *host, long pid, int64_t held_ms,
+/* alive.c: for status. This host's boot id and pid namespace, as a
+ * holder record keeps them ("" when they cannot be read). */
+const char *self_boot(void);
+const char *self_pidns(void);
+/* META's host, user and where this process runs (RENEWED: a process of
+ * ours renews the lease: exec's watchdog, lock --keepalive). */
+void meta_self(struct rl_meta *meta, int renewed);
+/* hold_running's answer for a hold whose record names no process that
+ * renews it (lock without --keepalive): nothing is meant to run. */
+#define HOLD_UNRENEWED (-2)
+/* Whether the process of a hold runs: PROC as its record says, PID, the
+ * hold taken HELD_MS ago (-1: not known). 1 when that process runs, 0
+ * when it does not (gone, a zombie, or PID is now a process started
+ * since), -1 when this cannot be told here: the record's boot id and
+ * pid namespace are not this host's (another host, another container,
+ * whatever the host name), or not recorded (Redisson's, an older
+ * redlock's), or no pid; HOLD_UNRENEWED when no process renews it; and
+ * -1 for a hold given back before UNTIL_MS (> 0, --min-hold), which
+ * stays with nothing meant to run. */
+int hold_running(const struct rl_proc *proc, long pid, int64_t held_ms,
     int64_t until_ms);
 /* ,"running":true, false or null (R as hold_running's) on stdout. */
 void json_running(int r);

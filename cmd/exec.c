@@ -659,9 +659,8 @@ acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
 		return STEP_EXIT;
 	/* While HELLO is on its way. */
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
-	meta.host = self_host();
+	meta_self(&meta, 1);
 	meta.pid = (long)j->relay;
-	meta.user = self_user();
 	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
 	step = lock_acquire_pool(rcs, &j->pool, &j->o, &meta, as, &which,
 	    status);

@@ -343,9 +343,8 @@ take(struct globals *g, struct job *j, int pid_fd)
 	size_t w;
 
 	parent_cmd(cmdline, sizeof(cmdline));
-	meta.host = self_host();
+	meta_self(&meta, j->keepalive);
 	meta.pid = (long)(j->keepalive ? j->watched : caller_pid());
-	meta.user = self_user();
 	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
 		msg("cannot set up signals: %s", strerror(errno));

@@ -52,7 +52,7 @@ print_json(const char *name, const struct rl_queue *q)
 		    q->holder.pid, q->holder.user, q->holder.cmd);
 		json_int(stdout, "held_ms", q->holder.since_ms,
 		    q->holder.since_ms >= 0);
-		json_running(hold_running(q->holder.host, q->holder.pid,
+		json_running(hold_running(&q->holder.proc, q->holder.pid,
 		    q->holder.since_ms, q->holder.held_until_ms));
 		json_int(stdout, "lease_ms", q->holder.ms, q->holder.ms >= 0);
 		json_finished(q->holder.held_until_ms);
@@ -202,7 +202,7 @@ print_holder(const char *name, const struct rl_qentry *h, const char *held,
 	char head[1200], who[1100], tail[200], fin[80];
 	size_t used, w = width();
 	const struct holder hd = { .host = h->host, .pid = h->pid,
-	    .not_running = hold_running(h->host, h->pid, h->since_ms,
+	    .not_running = hold_running(&h->proc, h->pid, h->since_ms,
 	    h->held_until_ms) == 0, .upto_pid = 1 };
 
 	snprintf(head, sizeof(head), "%s: %s (", esc(name_shown(name)),

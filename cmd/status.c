@@ -128,7 +128,7 @@ json_readers(const struct rl_status *st)
 		json_int(stdout, "holds", r.holds, 1);
 		json_int(stdout, "lease_ms", r.pttl, r.pttl >= 0);
 		json_meta(stdout, r.host, r.pid, r.user, r.cmd);
-		json_running(hold_running(r.host, r.pid, -1, r.held_until_ms));
+		json_running(hold_running(&r.proc, r.pid, -1, r.held_until_ms));
 		json_int(stdout, "since_ms", r.since_ms, r.since_ms >= 0);
 		json_int(stdout, "fence", r.fence, r.fence >= 0);
 		json_finished(r.held_until_ms);
@@ -221,7 +221,7 @@ print_json(rl_client *rc, const char *name, const struct rl_status *st,
 		fputc(',', stdout);
 		json_who(stdout, st->owner, st->host, st->pid, st->user,
 		    st->cmd);
-		json_running(st->owner != NULL ? hold_running(st->host,
+		json_running(st->owner != NULL ? hold_running(&st->proc,
 		    st->pid, st->held_ms, st->held_until_ms) : -1);
 		json_int(stdout, "since_ms", st->since_ms, st->since_ms >= 0);
 		json_int(stdout, "held_ms", st->held_ms, st->held_ms >= 0);
@@ -265,7 +265,7 @@ print_readers(const struct rl_status *st)
 			printf(": %s pid %ld (%s), fence %lld", esc(r.host),
 			    r.pid, esc(r.cmd), (long long)r.fence);
 		printf("%s%s\n", finished_text(r.held_until_ms, f, sizeof(f)),
-		    hold_running(r.host, r.pid, -1, r.held_until_ms) == 0 ?
+		    hold_running(&r.proc, r.pid, -1, r.held_until_ms) == 0 ?
 		    ", not running" : "");
 	}
 }
@@ -319,7 +319,7 @@ print_long(const char *name, const struct rl_status *st)
 	printf("  owner    %s\n", esc(st->owner));
 	printf("  host     %s\n", esc(st->host));
 	if (st->pid > 0)
-		printf("  pid      %ld%s\n", st->pid, hold_running(st->host,
+		printf("  pid      %ld%s\n", st->pid, hold_running(&st->proc,
 		    st->pid, st->held_ms, st->held_until_ms) == 0 ?
 		    " (not running)" : "");
 	else
@@ -345,6 +345,10 @@ print_long(const char *name, const struct rl_status *st)
 	if (st->held_until_ms > 0)
 		printf("  state    %s\n", finished_text(st->held_until_ms, f,
 		    sizeof(f)) + 2);
+	else if (hold_running(&st->proc, st->pid, st->held_ms, 0) ==
+	    HOLD_UNRENEWED)
+		printf("  state    held by lock, no process renews it, lease "
+		    "ends in %s\n", d);
 	if (st->kind == RL_KIND_RWLOCK) {
 		printf("  mode     %s (Redisson read-write lock)\n",
 		    esc(st->mode));
@@ -362,12 +366,15 @@ print_line(const char *name, const struct rl_status *st)
 	char d[32], l[32], f[96], who[2200];
 	const struct holder h = { .owner = st->owner, .host = st->host,
 	    .pid = st->pid, .cmd = st->cmd, .held = d,
-	    .not_running = st->host != NULL && hold_running(st->host,
+	    .not_running = st->host != NULL && hold_running(&st->proc,
 	    st->pid, st->held_ms, st->held_until_ms) == 0 };
 
 	rl_duration_format(st->held_ms, d, sizeof(d));
 	rl_duration_format(st->pttl, l, sizeof(l));
 	finished_text(st->held_until_ms, f, sizeof(f));
+	if (hold_running(&st->proc, st->pid, st->held_ms,
+	    st->held_until_ms) == HOLD_UNRENEWED)
+		snprintf(f, sizeof(f), ", no process renews it");
 	held_by(&h, who, sizeof(who));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
 		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
@@ -409,7 +416,7 @@ json_permits(const struct rl_status *st)
 		fputc(',', stdout);
 		json_who(stdout, p.owner != NULL ? p.owner : p.id, p.host,
 		    p.pid, p.user, p.cmd);
-		json_running(hold_running(p.host, p.pid,
+		json_running(hold_running(&p.proc, p.pid,
 		    permit_held_ms(&p), p.held_until_ms));
 		json_int(stdout, "since_ms", p.since_ms, p.since_ms >= 0);
 		json_int(stdout, "held_ms", permit_held_ms(&p),
@@ -430,7 +437,7 @@ print_permit(const struct rl_permit *p)
 
 	if (p->host != NULL) {
 		rl_duration_format(permit_held_ms(p), h, sizeof(h));
-		hd.not_running = hold_running(p->host, p->pid,
+		hd.not_running = hold_running(&p->proc, p->pid,
 		    permit_held_ms(p), p->held_until_ms) == 0;
 		snprintf(who, sizeof(who), "%s%s, fence %lld, ",
 		    held_by(&hd, by, sizeof(by)),
@@ -500,16 +507,16 @@ all_gone(const struct rl_status *st)
 
 	if (st->owner != NULL && (st->kind == RL_KIND_LOCK ||
 	    st->kind == RL_KIND_RWLOCK)) {
-		if (hold_running(st->host, st->pid, st->held_ms,
+		if (hold_running(&st->proc, st->pid, st->held_ms,
 		    st->held_until_ms) != 0)
 			return 0;
 		n++;
 	}
 	for (i = 0; rl_status_reader(st, i, &r) == 0; i++, n++)
-		if (hold_running(r.host, r.pid, -1, r.held_until_ms) != 0)
+		if (hold_running(&r.proc, r.pid, -1, r.held_until_ms) != 0)
 			return 0;
 	for (i = 0; rl_status_permit(st, i, &p) == 0; i++, n++)
-		if (hold_running(p.host, p.pid, permit_held_ms(&p),
+		if (hold_running(&p.proc, p.pid, permit_held_ms(&p),
 		    p.held_until_ms) != 0)
 			return 0;
 	if (st->kind == RL_KIND_EXPIRABLE && (int64_t)i != st->taken)
@@ -558,8 +565,8 @@ list_one(void *arg, const char *name)
 			l->count++;
 			return 0;
 		}
-		if (e == RL_EWRONGTYPE)
-			return 0;	/* not ours to show; say nothing */
+		if (e == RL_EWRONGTYPE || e == RL_EKIND)
+			return 0;	/* not a lock: say nothing */
 		l->err = e;
 		l->errname_buf = strdup(name);
 		return 1;

@@ -13,6 +13,9 @@
 #include <stdint.h>
 
 #define RL_VERSION "0.1.0"
+/* How the scripts (rl_not_lock in lua/prelude.lua) name a hash at NAME
+ * that has not the shape of a lock, before what is in it. */
+#define RL_NOT_LOCK "hash that is not a lock"
 
 enum rl_err {
 	RL_OK = 0,
@@ -352,11 +355,23 @@ struct rl_lock {
 };
 
 /* Who the holder is, recorded next to the lock for status. */
+/* Where a holder's process runs, as its holder record says: the boot id
+ * (/proc/sys/kernel/random/boot_id) and pid namespace (the link
+ * /proc/self/ns/pid) of the host that took the hold, and whether a
+ * process renews its lease (exec's watchdog, lock --keepalive). NULL and
+ * 0 where not recorded (Redisson's holders, an older redlock's). */
+struct rl_proc {
+	const char *boot;
+	const char *pidns;
+	int renewed;
+};
+
 struct rl_meta {
 	const char *host;
 	long pid;
 	const char *user;
 	const char *cmd;
+	struct rl_proc proc;	/* recorded with the hold */
 };
 
 /* What an acquisition attempt found. Strings point into the client and
@@ -614,6 +629,7 @@ struct rl_status {
 	int64_t held_until_ms;	/* the holder (the writer) finished, held
 				 * until then (--min-hold; server clock, ms
 				 * since the epoch); 0: not finished */
+	struct rl_proc proc;	/* the holder's (the writer's) */
 	enum rl_kind kind;
 	const char *mode;	/* read-write lock: "read" or "write"; NULL */
 	size_t readers;		/* read-write lock: rl_status_reader() */
@@ -643,6 +659,7 @@ struct rl_reader {
 	int64_t since_ms;	/* server clock, ms since the epoch; -1 */
 	int64_t fence;		/* -1 when not recorded */
 	int64_t held_until_ms;	/* finished (--min-hold): held until then */
+	struct rl_proc proc;
 };
 
 /* One permit taken from an expirable semaphore. */
@@ -658,6 +675,7 @@ struct rl_permit {
 	int64_t fence;		/* -1 when not recorded */
 	const char *owner;	/* the owner token redlock recorded; NULL */
 	int64_t held_until_ms;	/* finished (--min-hold): held until then */
+	struct rl_proc proc;
 };
 
 /* One atomic read of the lock; strings valid until the next call. A
@@ -685,6 +703,7 @@ struct rl_qentry {
 				 * then (server clock, epoch ms); else -1 */
 	int64_t gives_up_ms;	/* waiter: until it gives up (its -w); -1:
 				 * it waits for ever; INT64_MIN: unknown */
+	struct rl_proc proc;	/* holder: where its process runs */
 };
 
 struct rl_queue {

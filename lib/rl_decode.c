@@ -60,6 +60,16 @@ rl_verdict(const redisReply *r)
 	    (enum rl_verdict)v : RL_V_BAD;
 }
 
+/* Where a holder's process runs, from the three elements of E from
+ * FIRST on: boot id, pid namespace, renewed (1). */
+static void
+proc_of(const redisReply *e, size_t first, struct rl_proc *p)
+{
+	p->boot = rl_elem_str(e, first);
+	p->pidns = rl_elem_str(e, first + 1);
+	p->renewed = rl_elem_int(e, first + 2, 0) == 1;
+}
+
 static enum rl_verdict
 wrongtype(const redisReply *r, const char **key, const char **type)
 {
@@ -506,6 +516,7 @@ rl_decode_status(const redisReply *r, struct rl_status *st)
 	st->fence = rl_elem_int(r, RL_ST_FENCE, -1);
 	st->held_ms = rl_elem_int(r, RL_ST_HELD_MS, -1);
 	st->held_until_ms = rl_elem_int(r, RL_ST_UNTIL, 0);
+	proc_of(r, RL_ST_BOOT, &st->proc);
 	return v;
 }
 
@@ -531,6 +542,7 @@ rl_status_reader(const struct rl_status *st, size_t i, struct rl_reader *rd)
 	rd->since_ms = rl_elem_int(e, RL_RD_SINCE, -1);
 	rd->fence = rl_elem_int(e, RL_RD_FENCE, -1);
 	rd->held_until_ms = rl_elem_int(e, RL_RD_UNTIL, 0);
+	proc_of(e, RL_RD_BOOT, &rd->proc);
 	return 0;
 }
 
@@ -555,6 +567,7 @@ rl_status_permit(const struct rl_status *st, size_t i, struct rl_permit *p)
 	p->fence = rl_elem_int(e, RL_PM_FENCE, -1);
 	p->owner = rl_elem_str(e, RL_PM_OWNER);
 	p->held_until_ms = rl_elem_int(e, RL_PM_UNTIL, 0);
+	proc_of(e, RL_PM_BOOT, &p->proc);
 	return 0;
 }
 
@@ -582,6 +595,7 @@ qentry(const redisReply *e, struct rl_qentry *q)
 	q->since_ms = rl_elem_int(e, RL_QE_SINCE, -1);
 	q->held_until_ms = rl_elem_int(e, RL_QE_UNTIL, -1);
 	q->gives_up_ms = rl_elem_int(e, RL_QE_GIVES_UP, INT64_MIN);
+	proc_of(e, RL_QE_BOOT, &q->proc);
 }
 
 int

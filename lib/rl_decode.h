@@ -31,7 +31,7 @@ enum { RL_R_KIND = RL_R_BADTYPE + 1, RL_R_FREE, RL_R_TAKEN, RL_R_PERMITS,
 	RL_R_WAITING, RL_R_OURS };
 enum { RL_PM_ID, RL_PM_EXPIRES, RL_PM_LEFT, RL_PM_HOST, RL_PM_PID,
 	RL_PM_USER, RL_PM_CMD, RL_PM_SINCE, RL_PM_FENCE, RL_PM_OWNER,
-	RL_PM_UNTIL };
+	RL_PM_UNTIL, RL_PM_BOOT, RL_PM_PIDNS, RL_PM_RENEWED };
 /* acquire: {1, fence, holds, nopub, skipped} */
 enum { RL_ACQ_FENCE = 1, RL_ACQ_HOLDS, RL_ACQ_NOPUB, RL_ACQ_SKIPPED };
 /* acquire: {0, pttl, owner, host, pid, user, cmd, held_ms, position,
@@ -57,9 +57,11 @@ enum { RL_LEAVE_POSITION = 1 };
  * since_ms, fence, held_until} */
 enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 	RL_ST_PID, RL_ST_USER, RL_ST_CMD, RL_ST_SINCE, RL_ST_FENCE,
-	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS, RL_ST_WRITER, RL_ST_UNTIL };
+	RL_ST_HELD_MS, RL_ST_MODE, RL_ST_READERS, RL_ST_WRITER, RL_ST_UNTIL,
+	RL_ST_BOOT, RL_ST_PIDNS, RL_ST_RENEWED };
 enum { RL_RD_OWNER, RL_RD_HOLDS, RL_RD_PTTL, RL_RD_HOST, RL_RD_PID,
-	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE, RL_RD_UNTIL };
+	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE, RL_RD_UNTIL, RL_RD_BOOT,
+	RL_RD_PIDNS, RL_RD_RENEWED };
 /* queue: {now_ms, holder, unordered, rw, waiter...} (or {-1, key, type}),
  * rw {} or {mode, readers, waiting, writer, writer_ms}, each entry
  * {owner, ms, host, pid, user, cmd, since_ms} */
@@ -67,7 +69,8 @@ enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_RW, RL_Q_WAITERS };
 enum { RL_QRW_MODE, RL_QRW_READERS, RL_QRW_WAITING, RL_QRW_WRITER,
 	RL_QRW_WRITER_MS };
 enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,
-	RL_QE_CMD, RL_QE_SINCE, RL_QE_UNTIL, RL_QE_GIVES_UP };
+	RL_QE_CMD, RL_QE_SINCE, RL_QE_UNTIL, RL_QE_GIVES_UP, RL_QE_BOOT,
+	RL_QE_PIDNS, RL_QE_RENEWED };
 
 /* Element I of array reply R: DEF or NULL when missing, nil or of another
  * type. Integers may come as decimal strings (fences past 2^53). */

@@ -297,12 +297,13 @@ json_str(char *p, const char *s)
 char *
 rl_holder_json(const struct rl_meta *meta)
 {
-	const char *f[3] = { meta ? meta->host : NULL, meta ? meta->user :
-	    NULL, meta ? meta->cmd : NULL };
-	size_t len = 64, i;
+	const char *f[5] = { meta ? meta->host : NULL, meta ? meta->user :
+	    NULL, meta ? meta->cmd : NULL, meta ? meta->proc.boot : NULL,
+	    meta ? meta->proc.pidns : NULL };
+	size_t len = 96, i;
 	char *s, *p;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 5; i++)
 		len += (f[i] ? 6 * strlen(f[i]) : 0) + 16;
 	if ((s = malloc(len)) == NULL)
 		return NULL;
@@ -312,6 +313,16 @@ rl_holder_json(const struct rl_meta *meta)
 	p = json_str(p, f[1]);
 	p += sprintf(p, ",\"cmd\":");
 	p = json_str(p, f[2]);
+	/* Where the process runs, which status judges it by (no host name
+	 * alone decides), and whether one renews the lease. */
+	if (f[3] != NULL && f[4] != NULL) {
+		p += sprintf(p, ",\"boot\":");
+		p = json_str(p, f[3]);
+		p += sprintf(p, ",\"pidns\":");
+		p = json_str(p, f[4]);
+	}
+	if (meta != NULL && meta->proc.renewed)
+		p += sprintf(p, ",\"renew\":true");
 	*p = '\0';
 	return s;
 }

@@ -21,9 +21,16 @@ unexpected(rl_client *c, size_t j, const char *script)
 	    "on %s: is this a Redis server?", script, url);
 }
 
+/* KEY of another type, or (TYPE says so: the scripts' rl_not_lock) a
+ * hash of another shape than a lock's: an application's key, named with
+ * what is in it (RL_EKIND: the message is the whole line). */
 static enum rl_err
 wrongtype(rl_client *c, const char *key, const char *type)
 {
+	if (type != NULL && strncmp(type, RL_NOT_LOCK,
+	    sizeof(RL_NOT_LOCK) - 1) == 0)
+		return rl_seterr(c, RL_EKIND, "%s is a Redis %s: choose "
+		    "another name", key ? key : "?", type);
 	return rl_seterr(c, RL_EWRONGTYPE, "key %s holds a %s",
 	    key ? key : "?", type ? type : "?");
 }
@@ -727,7 +734,8 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	case RL_V_YES:
 		return RL_OK;
 	case RL_V_WRONGTYPE:
-		wrongtype(c, q->badkey, q->badtype);
+		if (wrongtype(c, q->badkey, q->badtype) == RL_EKIND)
+			return RL_EKIND;
 		return other_kind(c, name, RL_EXCLUSIVE, q->badkey, 1);
 	case RL_V_NONE:
 		return rl_no_quorum(c, "read the queue");

@@ -151,6 +151,22 @@ else
   bad = rl_badtype(K_holder, 'hash')
 end
 if bad then return bad end
+-- A read-write lock's reader (a "mode" field beside OWNER, other than
+-- redlock's marker, or the marker beside OWNER:write: the writer's own
+-- read) holds no lock of this kind: its hold is not re-entered, nor
+-- counted twice. A hold without the marker (an older redlock's) is
+-- re-entered as it is, so that the older redlock still gives it back.
+-- A free NAME (the common case) has no hold to re-enter: no read.
+local pttl = redis.call('PTTL', K_lock)
+local mine = pttl ~= -2 and redis.pcall('HMGET', K_lock, A_owner, 'mode',
+                                        A_owner .. ':write')
+if mine and mine.err then return rl_type_err(mine, 'HMGET', K_lock) end
+-- NAME held by someone else is examined: a hash of another shape than a
+-- lock's (an application's) is never taken, waited for nor shown as held.
+if mine and not mine[1] and not mine[3] then
+  bad = rl_not_lock(K_lock)
+  if bad then return bad end
+end
 -- --supersede: "S" arrives, "s" waits on (see the flags).
 local sflag = K_supersede and (string.find(flags, 'S', 1, true) and 'S' or
                                string.find(flags, 's', 1, true) and 's')
@@ -169,16 +185,6 @@ if queue then
   if bad then return bad end
 end
 
--- A read-write lock's reader (a "mode" field beside OWNER, other than
--- redlock's marker, or the marker beside OWNER:write: the writer's own
--- read) holds no lock of this kind: its hold is not re-entered, nor
--- counted twice. A hold without the marker (an older redlock's) is
--- re-entered as it is, so that the older redlock still gives it back.
--- A free NAME (the common case) has no hold to re-enter: no read.
-local pttl = redis.call('PTTL', K_lock)
-local mine = pttl ~= -2 and redis.pcall('HMGET', K_lock, A_owner, 'mode',
-                                        A_owner .. ':write')
-if mine and mine.err then return rl_type_err(mine, 'HMGET', K_lock) end
 if mine and mine[1] and rl_plain_hold(mine[2], mine[3]) then
   local rec = redis.call('HGET', K_holder, A_owner)
   local longer = rl_hold_longer(rec, now_ms, A_min_hold)

@@ -42,6 +42,10 @@ rl_pubcmd = A_publish or rl_pubcmd
 local bad = rl_badtype(K_lock, 'hash') or rl_badtype(K_holder, 'hash')
 if bad then return bad end
 if redis.call('EXISTS', K_lock) == 0 then return {0} end
+-- A hash of another shape than a lock's (an application's) is not
+-- deleted.
+bad = rl_not_lock(K_lock)
+if bad then return bad end
 -- Every holder goes: a plain lock's owner, or a read-write lock's readers
 -- (with the lease keys of their first 1000 read holds each: more would
 -- hold the server up, and they end with their leases) and writer. Only

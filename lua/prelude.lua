@@ -120,6 +120,16 @@ local function rl_decode(json)
   return {}
 end
 
+-- Where the process of a holder whose record is D (decoded) runs: its
+-- host's boot id and pid namespace, and 1 when a process renews its
+-- lease; false each where not recorded. Three values, for the end of a
+-- reply's list.
+local function rl_proc(d)
+  return type(d.boot) == 'string' and d.boot or false,
+         type(d.pidns) == 'string' and d.pidns or false,
+         d.renew == true and 1 or false
+end
+
 -- The fencing token recorded in holder metadata JSON, as the decimal
 -- string it was written as (a Lua number keeps only 53 bits), or false.
 local function rl_fence(json)
@@ -396,6 +406,45 @@ end
 local function rl_holder(key)
   for _, f in ipairs(redis.call('HKEYS', key)) do
     if f ~= 'mode' then return f end
+  end
+  return nil
+end
+
+-- The shapes of a lock that redlock and Redisson write at NAME, where it
+-- is a hash: every field an owner's hold count (a decimal integer: an
+-- exclusive lock's UUID:pid or Redisson's UUID:threadId, a read-write
+-- lock's readers and its writer's OWNER:write), and "mode", where there
+-- is one, "read" or "write" (a read-write lock, or redlock's marker).
+-- (A semaphore is a string of a number of permits: rl_semaphore_bad; a
+-- fair queue's keys are checked by their types.) {-1, key, why} when
+-- hash KEY has another shape, naming the first field that is not a
+-- lock's; else nil. Only what one HSCAN step gives is read (all of a
+-- small hash): callers examine a key only when they found it held by
+-- someone else, never a free key or their own hold.
+local function rl_not_lock(key)
+  local cursor, f = '0', {}
+  for _ = 1, 4 do
+    local r = redis.pcall('HSCAN', key, cursor, 'COUNT', 32)
+    if type(r) ~= 'table' or r.err then return nil end
+    cursor, f = r[1], r[2]
+    if #f > 0 or cursor == '0' then break end
+  end
+  for i = 1, #f, 2 do
+    local k, v = f[i], f[i + 1]
+    local ok
+    if k == 'mode' then
+      ok = v == 'read' or v == 'write'
+    else
+      ok = #v < 20 and string.match(v, '^%d+$') ~= nil
+    end
+    if not ok then
+      local function clip(x)
+        if #x > 40 then return string.sub(x, 1, 40) .. '...' end
+        return x
+      end
+      return {-1, key, "hash that is not a lock (field '" .. clip(k) ..
+              "' = '" .. clip(v) .. "')"}
+    end
   end
   return nil
 end

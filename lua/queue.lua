@@ -36,6 +36,9 @@ for i = 1, 5 do
   local bad = rl_badtype(keys[i], want[i])
   if bad then return bad end
 end
+-- A hash of another shape than a lock's (an application's) has no queue.
+local shape = rl_not_lock(K_lock)
+if shape then return shape end
 local _, now_ms = rl_time()
 local function since(d)
   local s = tonumber(d.since_ms)
@@ -48,7 +51,8 @@ if owner then
   local d = rl_decode(redis.call('HGET', K_holder, owner))
   out[2] = {owner, redis.call('PTTL', K_lock), d.host or false,
             tonumber(d.pid) or false, d.user or false, d.cmd or false,
-            since(d), d.finished and tonumber(d.until_ms) or false}
+            since(d), d.finished and tonumber(d.until_ms) or false, false,
+            rl_proc(d)}
 else
   out[2] = {}
 end

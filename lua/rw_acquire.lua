@@ -88,6 +88,13 @@ if bad then return bad end
 local now_us, now_ms = rl_time()
 local mode = redis.call('HGET', K_lock, 'mode')
 local exists = redis.call('EXISTS', K_lock) == 1
+-- NAME held by someone else is examined: a hash of another shape than a
+-- lock's (an application's) is never taken, waited for nor shown as held.
+if exists and redis.call('HEXISTS', K_lock, owner) == 0 and
+    redis.call('HEXISTS', K_lock, wfield) == 0 then
+  bad = rl_not_lock(K_lock)
+  if bad then return bad end
+end
 -- Re-enter only: OWNER holds NAME (a read hold, or the write hold under
 -- which it may read too), or nothing is taken. (A read hold asked to
 -- write is busy, as it is for anyone.)

@@ -107,7 +107,8 @@ local function semaphore()
                              d.user or false, d.cmd or false,
                              since or false, rl_fence(json),
                              d.owner or false,
-                             d.finished and tonumber(d.until_ms) or false}
+                             d.finished and tonumber(d.until_ms) or false,
+                             rl_proc(d)}
   end
   return {-1, K_lock, 'string', 'expirable', tonumber(v),
           redis.call('ZCARD', K_permits), permits, waiting, ours()}
@@ -125,7 +126,7 @@ local function held(waiting, owner, holds, mode, readers, field)
           d.host or false, tonumber(d.pid) or false, d.user or false,
           d.cmd or false, since or false, rl_fence(json),
           since and (now_ms - since) or false, mode, readers, false,
-          d.finished and tonumber(d.until_ms) or false}
+          d.finished and tonumber(d.until_ms) or false, rl_proc(d)}
 end
 
 -- The longest lease left of OWNER's read holds N, N-1, ... (100 at most).
@@ -160,7 +161,8 @@ local function rwlock(waiting, mode)
                                d.host or false, tonumber(d.pid) or false,
                                d.user or false, d.cmd or false,
                                tonumber(d.since_ms) or false, rl_fence(json),
-                               d.finished and tonumber(d.until_ms) or false}
+                               d.finished and tonumber(d.until_ms) or false,
+                               rl_proc(d)}
     end
   end
   table.sort(readers, function(a, b) return a[1] < b[1] end)
@@ -180,6 +182,9 @@ for i = 1, 5 do
   local bad = rl_badtype(keys[i], want[i])
   if bad then return bad end
 end
+-- A hash of another shape than a lock's (an application's) is none.
+local shape = rl_not_lock(K_lock)
+if shape then return shape end
 local waiting = redis.call('LLEN', K_queue)
 -- Fair waiters dead at the head of the queue (past their deadlines: a
 -- waiter killed, left there until the queue's next call drops them, as

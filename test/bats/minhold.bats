@@ -224,7 +224,9 @@ schedule() {
 	run -0 rl status --json other
 	echo "$output" | jq -e '.finished == false and .held_until_ms == null'
 	run -0 rl status other
-	[[ $output != *"  state    "* ]]
+	# Its state is that nothing renews it (lock without --keepalive).
+	[[ $output != *"  state    finished"* ]]
+	[[ $output == *"  state    held by lock, no process renews it, "* ]]
 }
 
 @test "a finished hold is no dead holder: status and queue call it finished, not 'not running', with no unlock line; running is null" {

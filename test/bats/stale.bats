@@ -89,7 +89,8 @@ owner_of() { rl status --json "$1" | jq -r .owner; }
 	wait "$gone"
 	for n in '-x' "it's" $'tab\there'; do
 		tok=$("$RL" -u "$(url)" lock -t 30s -- "$n")
-		set_meta "$n" "$tok" '.pid = '"$gone"
+		# As an exec's record says: a process renews it.
+		set_meta "$n" "$tok" '.pid = '"$gone"' | .renew = true'
 		run -0 rl status -- "$n"
 		line=${lines[-1]}
 		[[ $line == "  redlock -u redis://127.0.0.1:$R_PORT unlock --force "* ]]
@@ -105,10 +106,10 @@ owner_of() { rl status --json "$1" | jq -r .owner; }
 	assert_line "  redlock unlock --force x"
 }
 
-@test "a live holder, also a lock taken in a command substitution whose subshell has exited: nothing new, and \"running\": true" {
+@test "a live holder, also a lock --keepalive taken in a command substitution whose subshell has exited: nothing new, and \"running\": true" {
 	# The $(...) of a bats test forks a subshell that runs redlock: the
 	# holder recorded is the shell the subshell was forked from.
-	tok=$("$RL" -u "$(url)" lock -t 30s x)
+	tok=$("$RL" -u "$(url)" lock --keepalive --pid $$ -t 30s x)
 	run -0 rl status x
 	refute_output --partial 'not running'
 	refute_output --partial 'unlock --force'
@@ -118,6 +119,43 @@ owner_of() { rl status --json "$1" | jq -r .owner; }
 	refute_output --partial 'not running'
 	run -0 rl queue --json x
 	jq -e '.holder.running == true' <<<"$output"
+	rl unlock --owner "$tok" x
+}
+
+@test "a lock hold that no process renews (lock without --keepalive), its shell gone: said so, never not running, no unlock line" {
+	run -0 bash -c '"$0" -u "$1" lock -t 2m deploy >/dev/null' "$RL" "$(url)"
+	run -0 rl status deploy
+	assert_line --regexp '^  state    held by lock, no process renews it, lease ends in 1m5[0-9]s$'
+	refute_output --partial 'not running'
+	refute_output --partial 'unlock --force'
+	run -0 rl status --json deploy
+	jq -e 'has("running") and .running == null' <<<"$output"
+	run -0 rl status
+	assert_output --regexp '^deploy: held by .*, no process renews it, lease 1m5[0-9]s left, '
+	refute_output --partial 'not running'
+	run -0 rl queue deploy
+	refute_output --partial 'not running'
+}
+
+@test "a dead holder whose record has another pid namespace (another container, same host name): \"running\": null" {
+	held_exec x
+	kill_all
+	set_meta x "$(owner_of x)" '.pidns = "pid:[1]"'
+	run -0 rl status x
+	refute_output --partial 'not running'
+	refute_output --partial 'unlock --force'
+	run -0 rl status --json x
+	jq -e 'has("running") and .running == null' <<<"$output"
+}
+
+@test "a dead holder whose record has this boot id and pid namespace but another host name: not running" {
+	held_exec x
+	kill_all
+	set_meta x "$(owner_of x)" '.host = "renamed.example"'
+	run -0 rl status x
+	assert_line "  pid      $epid (not running)"
+	run -0 rl status --json x
+	jq -e '.running == false' <<<"$output"
 }
 
 @test "a pid that another process has taken since the hold began: not running" {
@@ -125,7 +163,7 @@ owner_of() { rl status --json "$1" | jq -r .owner; }
 	sleep 30 3>&- &
 	p=$!
 	# The hold began a minute before that process started.
-	set_meta x "$tok" '.pid = '"$p"' | .since_ms -= 60000'
+	set_meta x "$tok" '.pid = '"$p"' | .since_ms -= 60000 | .renew = true'
 	run -0 rl status x
 	assert_line "  pid      $p (not running)"
 	assert_line "  redlock -u redis://127.0.0.1:$R_PORT unlock --force x"
@@ -134,10 +172,10 @@ owner_of() { rl status --json "$1" | jq -r .owner; }
 	kill "$p"
 }
 
-@test "a holder on another host: nothing new, and \"running\": null" {
+@test "a holder on another host (another boot id): nothing new, and \"running\": null" {
 	held_exec x
 	kill_all
-	set_meta x "$(owner_of x)" '.host = "elsewhere.example"'
+	set_meta x "$(owner_of x)" '.host = "elsewhere.example" | .boot = "0f0f0f0f-0000-4000-8000-000000000000"'
 	run -0 rl status x
 	refute_output --partial 'not running'
 	refute_output --partial 'unlock --force'
