@@ -71,6 +71,9 @@ struct globals {
 	int url_password;	/* a URL has a password of its own */
 	const char *password_from;	/* where the others' is from, as
 					 * redlock config says; or NULL */
+	const char *password_file;	/* --password-file */
+	const char *password_file_where;	/* its "FILE:LINE", or NULL:
+						 * the command line */
 	struct rl_tls_opts tls;
 };
 
@@ -207,6 +210,19 @@ const char *config_path(void);
 /* The file's last value for KEY and its "FILE:LINE" into *WHERE, or
  * NULL when it has none. */
 const char *config_last(const char *key, const char **where);
+/* urls.c: S, one URL or several separated by commas, parsed into g->url
+ * (FROM: where S came from, for messages): 0, or the exit status. */
+int add_urls(struct globals *g, const char *from, const char *s);
+/* The passwords of the URLs in S, a word of the command line, overwritten
+ * in place with 'x': ps shows it from now on without them. */
+void hide_passwords(char *s);
+/* No --url: $REDLOCK_URL, else the file's url lines, else the default. */
+int default_urls(struct globals *g);
+/* The URLs checked, given their passwords and sentinels' credentials,
+ * and written into g->url_text: 0, or the exit status (said). */
+int settle_urls(struct globals *g);
+/* The password read from a file wiped and freed. */
+void urls_clear(void);
 /* The global options' table (main.c) and what the command line gave. */
 extern const struct opt global_opts[];
 /* Whether global option VAL (getopt_long's value) was on the command
@@ -357,6 +373,8 @@ struct lockopts {
 				 * afresh */
 	int busy;		/* lock_acquire_pool: not acquired, busy */
 	int64_t wait_start_ms;	/* lock_acquire_pool: when it began */
+	int64_t call_start_ms;	/* pool_open: before connecting, where
+				 * -w starts (0: not yet) */
 	const char *label;	/* --label, else REDLOCK_LABEL; or NULL */
 	char label_buf[LABEL_MAX + 1];
 	char owner_buf[RL_OWNER_MAX];
@@ -455,8 +473,9 @@ enum step lock_acquire_pool(rl_client **rc, const struct pool_names *p,
     struct lockopts *o, const struct rl_meta *meta, struct rl_attempt *a,
     size_t *which, int *status);
 /* A client for each name of pool P into RC (client_open_pubsub), each
- * interrupted by SIG_FD: 0, or -1 with *STATUS set (none left open). */
-int pool_open(const struct globals *g, const struct lockopts *o,
+ * interrupted by SIG_FD, and the call's start into O: 0, or -1 with
+ * *STATUS set (none left open). */
+int pool_open(const struct globals *g, struct lockopts *o,
     const struct pool_names *p, int sig_fd, rl_client **rc, int *status);
 /* Free the clients of pool P but KEEP's (N: none kept). */
 void pool_close(rl_client **rc, size_t n, size_t keep);
