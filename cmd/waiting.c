@@ -559,7 +559,9 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
     struct lockopts *o, const struct rl_meta *meta, struct rl_attempt *a,
     size_t *which, int *status)
 {
-	int64_t start = rl_now_ms();
+	/* The wait, as -w, counts from the start of the call (connecting
+	 * included: rl_acquire_any). */
+	int64_t start = o->call_start_ms > 0 ? o->call_start_ms : rl_now_ms();
 	struct progress p = { .name = pool->name[0], .pool = pool, .base = a,
 	    .o = o, .rejoin_sent_ms = -1 };
 	struct rl_fair fair = { 0 };
@@ -614,10 +616,12 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 }
 
 int
-pool_open(const struct globals *g, const struct lockopts *o,
+pool_open(const struct globals *g, struct lockopts *o,
     const struct pool_names *p, int sig_fd, rl_client **rc, int *status)
 {
 	size_t i;
+
+	o->call_start_ms = rl_now_ms();
 
 	for (i = 0; i < p->n; i++) {
 		if ((rc[i] = client_open_acquire(g, o->ttl_ms, o->pubsub,

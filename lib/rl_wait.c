@@ -1017,13 +1017,20 @@ rl_acquire_any(rl_client *const *c, const struct rl_lock *l, size_t n,
 		return rl_seterr(c[0], RL_ENOMEM, "out of memory");
 	if (wait_ms >= 0)
 		p.deadline = now + wait_ms;
+	/* -w bounds the whole call: from its start, where connecting began
+	 * (rl_set_connect_until), not again once connected. */
+	if (wait_ms > 0 && c[0]->connect_until_ms > 0 &&
+	    c[0]->connect_until_ms < p.deadline)
+		p.deadline = c[0]->connect_until_ms > now ?
+		    c[0]->connect_until_ms : now + 1;
 	for (i = 0; i < n; i++) {
 		p.w[i] = (struct wait){ .c = c[i], .l = &l[i],
 		    .k = rl_kind_ops(l[i].kind), .name = l[i].name,
 		    .owner = l[i].owner, .ttl_ms = ttl_ms, .meta = meta,
 		    .fair = fair, .cb = cb, .cbarg = cbarg, .a = &a[i],
 		    .deadline = p.deadline };
-		c[i]->wait_since_ms = now;
+		c[i]->wait_since_ms = p.deadline >= 0 && wait_ms > 0 ?
+		    p.deadline - wait_ms : now;
 		c[i]->wait_until_ms = p.deadline;
 		/* -w bounds the whole call (rl_client_run). */
 		c[i]->end_ms = wait_ms > 0 ? p.deadline + RL_LATE_MS : -1;

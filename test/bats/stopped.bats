@@ -130,6 +130,35 @@ while time.time() < end:
 	reap "$lpid" || :
 }
 
+@test "a slow AUTH that is answered in the end: -w counts from the start of the call, not from the connection" {
+	command -v python3 >/dev/null || skip "python3 is needed for the proxy"
+	rcli config set requirepass sekret >/dev/null
+	REDISCLI_AUTH=sekret rcli hset x other 1 >/dev/null
+	REDISCLI_AUTH=sekret rcli pexpire x 60000 >/dev/null
+	# AUTH (two words) reaches the server 4 s late; the rest in time.
+	python3 "$BATS_TEST_DIRNAME/proxy.py" 4 --hold 2 1 "$D/held" 0:"$R_PORT" \
+	    >"$D/proxy" 3>&- &
+	ppid_=$!
+	wait_for 10 grep -q ready "$D/proxy"
+	port=$(awk '{ print $2 }' "$D/proxy")
+	t0=$(now_ms)
+	st=0
+	REDLOCK_PASSWORD=sekret "$RL" -u "redis://127.0.0.1:$port" \
+	    --reply-timeout 20s --connect-timeout 20s exec -w 5s x -- true \
+	    2>"$D/err" 3>&- || st=$?
+	took=$(ms_since "$t0")
+	echo "exit $st after $took ms: $(cat "$D/err")" >&3
+	kill "$ppid_"
+	reap "$ppid_" || :
+	REDISCLI_AUTH=sekret rcli config set requirepass "" >/dev/null
+	[ -e "$D/held" ]
+	[ "$st" -eq 75 ]
+	grep -q "^redlock: gave up on x after waiting .*: held by owner other" "$D/err"
+	# Counted from the connection, the wait ends at 4 s + 5 s.
+	[ "$took" -ge 4000 ]
+	[ "$took" -lt 7500 ]
+}
+
 @test "a stopped server: exec -n exits 69 within one --reply-timeout" {
 	kill -STOP "$R_PID"
 	timed_exec --reply-timeout 2s exec -n x -- true
