@@ -149,6 +149,10 @@ spawn_env(struct spawn *s, const struct globals *g, const char *name,
 	snprintf(num, sizeof(num), "%lld", (long long)o->ttl_ms);
 	bad |= spawn_put(s, "REDLOCK_TTL_MS", num);
 	bad |= spawn_put(s, "REDLOCK_URL", g->url_text);
+	/* Nested calls make the same keys of a NAME (REDLOCK_HELD's are
+	 * the keys). */
+	if (key_prefix[0] != '\0')
+		bad |= spawn_put(s, "REDLOCK_PREFIX", key_prefix);
 	for (i = 0; i < sizeof(tk) / sizeof(tk[0]); i++) {
 		if (tv[i] == NULL)
 			continue;

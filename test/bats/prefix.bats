@@ -17,7 +17,8 @@ queued() { [ "$(rcli exists 'redisson_lock_queue:{app:x}')" = 1 ]; }
 
 @test "every key of NAME is made from P + NAME: the lock, holder, fence, history, fair queue and channels" {
 	rl --prefix app: lock --fair -t 60s x >/dev/null
-	rl --prefix app: lock --fair -w 30s x >/dev/null 2>&1 3>&- &
+	"$RL" -u "redis://127.0.0.1:$R_PORT" --prefix app: lock --fair -w 30s x \
+	    >/dev/null 2>&1 3>&- &
 	waiter=$!
 	wait_for 30 queued
 	# The waiter's channel is its own under the mapped name.
@@ -64,4 +65,19 @@ queued() { [ "$(rcli exists 'redisson_lock_queue:{app:x}')" = 1 ]; }
 	run -0 rl status
 	assert_line --regexp '^a:x: held'
 	assert_line --regexp '^z: held'
+}
+
+@test "a nested call under exec --prefix makes the same keys: it re-enters NAME, and is told the prefix" {
+	run -0 rl --prefix app: exec x -- sh -c '
+	    echo "$REDLOCK_PREFIX"
+	    redis-cli -p "$1" hget app:x "$REDLOCK_OWNER"
+	    "$0" lock -n x >/dev/null || exit 1
+	    redis-cli -p "$1" hget app:x "$REDLOCK_OWNER"
+	    "$0" unlock --owner "$REDLOCK_OWNER" x || exit 2
+	    redis-cli -p "$1" exists x' "$RL" "$R_PORT"
+	assert_line --index 0 app:
+	assert_line --index 1 1
+	assert_line --index 2 2
+	assert_line --index 3 0
+	key_gone app:x
 }
