@@ -305,7 +305,7 @@ plain unlock of C: 1
 	    printf "%s\n" "$REDLOCK_HELD"
 	    "$0" lock -n "$1" || exit 1
 	    redis-cli -p "$2" hget "$1" "$3"
-	    "$0" unlock "$1" || exit 2
+	    "$0" unlock --owner "$3" "$1" || exit 2
 	    redis-cli -p "$2" hget "$1" "$3"' "$RL" "$name" "$R_PORT" "$own"
 	assert_line --index 0 --regexp '^a%20b%3Dc%25d%0Ae=tok%20with%20space%3D100%25=exclusive x%20y=[0-9a-f-]{36}:[0-9]+=exclusive$'
 	assert_line --index 1 "$own"
