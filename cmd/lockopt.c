@@ -358,7 +358,8 @@ const struct opt lock_opts[] = {
 	  .parse = kind_parse,
 	  .cmds = LOCKING,
 	  .help = "at most N holders of NAME at once (a semaphore\n"
-	  "of N leased permits); every caller gives one N" },
+	  "of N leased permits); another N resizes it when\n"
+	  "no permit is taken" },
 	{ .name = "waiter-timeout", .val = OPT_WAITER_TIMEOUT,
 	  .parse = waiter_timeout_parse,
 	  .arg = ARG_DURATION, .metavar = "DURATION", .cmds = LOCKING,

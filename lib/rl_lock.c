@@ -442,18 +442,23 @@ other_kind(rl_client *c, const char *name, enum rl_lock_kind kind,
 	return rl_seterr(c, RL_EKIND, "%s", what);
 }
 
-/* A semaphore answered {-2, permits}: it has another number of them. */
+/* A semaphore answered {-2, permits, taken}: it has another number of
+ * them, and some are taken, so it was not resized. */
 static enum rl_err
 other_limit(rl_client *c, const char *name, long limit)
 {
 	const redisReply *r = c->nodes[0].reply;
+	long long size = rl_elem_int(r, 1, 0), taken = rl_elem_int(r, 2, 0);
 
 	if (rl_verdict(r) != -2)
 		return RL_OK;
 	return rl_seterr(c, RL_EUSAGE, "%s is a semaphore of %lld permit%s, "
-	    "not %ld: every caller must give the same --limit; nothing was "
-	    "changed", name, (long long)rl_elem_int(r, 1, 0),
-	    rl_elem_int(r, 1, 0) == 1 ? "" : "s", limit);
+	    "not %ld, and %lld %s taken; nothing was changed: it is resized "
+	    "only when no permit is taken; wait for %s, or free every permit "
+	    "(its holders lose theirs): redlock unlock --force %s%s", name,
+	    size, size == 1 ? "" : "s", limit, taken, taken == 1 ? "is" :
+	    "are", taken == 1 ? "it" : "them", name[0] == '-' ? "-- " : "",
+	    name);
 }
 
 /* rl_try_acquire of a shared lock, a write lock or a permit. */

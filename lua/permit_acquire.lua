@@ -46,7 +46,9 @@
 --                          rl_holder_meta)
 -- ARGV[15] publish         PUBLISH or SPUBLISH
 -- The first caller sets the number of permits (as trySetPermits does);
--- one that names another number is refused, and nothing is changed.
+-- one that names another number resizes NAME to it when no permit is
+-- taken (as setPermits does), and is refused, nothing changed, when some
+-- are.
 -- Expiries are on the server's clock; expired permits are given back
 -- first (as Redisson's calls do, by their clients' clocks), and the
 -- holder records of permits no longer taken go. The replies
@@ -71,7 +73,8 @@
 --                                      room's listener; held_until: the
 --                                      end of its minimum hold when that
 --                                      permit is finished (--min-hold)
---         {-2, permits}                NAME has that many permits, not LIMIT
+--         {-2, permits, taken}         NAME has that many permits, not
+--                                      LIMIT, and that many are taken
 --         {0, nil x 19, 1}             "e": OWNER holds no permit to
 --                                      re-enter (rl_gone)
 --         {-1, key, type}              KEY is not of the type needed
@@ -112,15 +115,32 @@ local taken = redis.call('ZCARD', K_permits)
 -- once expired permits are given back).
 local reenter = string.find(A_flags or '', 'e', 1, true)
 if reenter and not free then return rl_gone() end
-if not free then
-  if taken > 0 then return {-2, taken} end
+free = tonumber(free)
+if not free or free + taken ~= limit then
+  -- Another size (or none yet): NAME gets LIMIT permits when none is
+  -- taken, a permit past its expiry counting as not taken; else the
+  -- refusal, and nothing is changed. No count of free permits beside
+  -- live ones: the size is those.
+  local live = taken > 0 and
+      redis.call('ZCOUNT', K_permits, '(' .. now_ms, '+inf') or 0
+  if live > 0 then return {-2, free and free + taken or live, live} end
+  -- None taken: OWNER's is not, and re-entering changes nothing.
+  if reenter then return rl_gone() end
   bad = denied()
   if bad then return bad end
-  free = limit
-  redis.call('SET', K_semaphore, limit)
+  for _, id in ipairs(redis.call('ZRANGE', K_permits, 0, -1)) do
+    redis.call('ZREM', K_permits, id)
+  end
+  if free then
+    -- As Redisson's setPermits: the count moved (its expiry kept), the
+    -- new number published.
+    redis.call('INCRBY', K_semaphore, limit - free)
+    rl_publish(K_channel, tostring(limit))
+  else
+    redis.call('SET', K_semaphore, limit)
+  end
+  free, taken = limit, 0
 end
-free = tonumber(free)
-if free + taken ~= limit then return {-2, free + taken} end
 -- Permits past their expiry come back.
 local gone = redis.call('ZRANGEBYSCORE', K_permits, '-inf', now_ms)
 bad = #gone > 0 and denied()

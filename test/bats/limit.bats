@@ -218,12 +218,13 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	[ "$(rcli exists s '{s}:timeout')" = 0 ]
 }
 
-@test "another N than the name has, --fair, several masters: usage errors, nothing changed" {
-	rl exec --limit 3 s -- true
+@test "another N while a permit is taken, --fair, several masters: usage errors, nothing changed" {
+	tok=$(rl lock --limit 3 -t 60s s)
 	before=$(rcli get s)
 	run -64 --separate-stderr rl exec --limit 2 s -- true
-	assert_equal "$stderr" "redlock: s is a semaphore of 3 permits, not 2: every caller must give the same --limit; nothing was changed"
+	assert_equal "$stderr" "redlock: s is a semaphore of 3 permits, not 2, and 1 is taken; nothing was changed: it is resized only when no permit is taken; wait for it, or free every permit (its holders lose theirs): redlock unlock --force s"
 	[ "$(rcli get s)" = "$before" ]
+	run -0 rl unlock --owner "$tok" s
 	run -64 --separate-stderr rl lock --limit 3 --fair s
 	[[ $stderr == *"--fair and --limit do not go together"* ]]
 	run -64 --separate-stderr rl lock --limit 0 s
@@ -240,8 +241,8 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 
 @test "Java code sets the count: redlock uses it, and shares permits with Redisson's clients both ways" {
 	rsn semaphore s set-permits 2 >/dev/null
-	run -64 rl exec --limit 3 -n s -- true
 	j=$(rsn semaphore s acquire --lease 60000 --keep | cut -d' ' -f2)
+	run -64 rl exec --limit 3 -n s -- true
 	tok=$(rl lock --limit 2 -t 60s s)
 	run -75 rl exec --limit 2 -n s -- true
 	run -0 rsn semaphore s available
@@ -319,4 +320,115 @@ rsn() { python3 "$RSN" --port "$R_PORT" "$@"; }
 	rcli set t hello >/dev/null
 	run -65 rl unlock --force t
 	[ "$(rcli get t)" = hello ]
+}
+
+# The state of semaphore s in Redis: its count, its permits with their
+# expiries, the holder records, the fencing counter, the history's length.
+sem_state() {
+	rcli get s
+	rcli zrange '{s}:timeout' 0 -1 withscores
+	rcli hgetall 'redlock_holder:{s}'
+	rcli get 'redisson_lock_token:{s}'
+	rcli xlen 'redlock_log:{s}'
+}
+
+@test "another N when no permit is taken resizes the semaphore: then N holders, never N+1; fencing and history go on" {
+	run -0 rl exec --limit 3 s -- sh -c 'echo "$REDLOCK_FENCE" >"$0"' "$D/f0"
+	[ "$(rcli get s)" = 3 ]
+	# Down to 2: two holders, the third busy.
+	a=$(rl lock --limit 2 -t 60s s)
+	[ "$(rcli get s)" = 1 ]
+	b=$(rl lock --limit 2 -t 60s s)
+	run -75 rl exec --limit 2 -n s -- true
+	[ "$(rcli get s)" = 0 ]
+	[ "$(rcli zcard '{s}:timeout')" = 2 ]
+	run -0 rl unlock --owner "$a" s
+	run -0 rl unlock --owner "$b" s
+	[ "$(rcli get s)" = 2 ]
+	# Up to 4: four holders, the fifth busy.
+	toks=()
+	for i in 1 2 3 4; do toks+=("$(rl lock --limit 4 -t 60s s)"); done
+	run -75 rl exec --limit 4 -n s -- true
+	[ "$(rcli get s)" = 0 ]
+	[ "$(rcli zcard '{s}:timeout')" = 4 ]
+	for t in "${toks[@]}"; do run -0 rl unlock --owner "$t" s; done
+	[ "$(rcli get s)" = 4 ]
+	# Down to 1: the fence still grows.
+	run -0 rl exec --limit 1 s -- sh -c 'echo "$REDLOCK_FENCE" >"$0"' "$D/f1"
+	[ "$(rcli get s)" = 1 ]
+	[ "$(cat "$D/f1")" -gt "$(cat "$D/f0")" ]
+	[ "$(rl log s | grep -c acquired)" = 8 ]
+}
+
+@test "a permit whose lease ended counts as not taken: another N resizes; its holder's release finds it lost" {
+	tok=$(rl lock --limit 3 -t 60s s)
+	# Its lease ended a second ago, by the server's clock.
+	rcli eval "local m = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+	    redis.call('ZADD', KEYS[1], ARGV[1], m)" 1 '{s}:timeout' \
+	    $(($(server_ms) - 1000)) >/dev/null
+	run -0 --separate-stderr rl exec --limit 2 s -- sh -c 'redis-cli -p "$0" get s' "$R_PORT"
+	assert_output 1
+	[ "$(rcli get s)" = 2 ]
+	[ "$(rcli zcard '{s}:timeout')" = 0 ]
+	run -1 rl unlock --owner "$tok" s
+	[ "$(rcli get s)" = 2 ]
+	a=$(rl lock --limit 2 -t 60s s)
+	b=$(rl lock --limit 2 -t 60s s)
+	run -75 rl exec --limit 2 -n s -- true
+}
+
+@test "another N while permits are taken: 64 naming unlock --force, the size and how many are taken; nothing changed, waiters too" {
+	a=$(rl lock --limit 3 -t 60s s)
+	b=$(rl lock --limit 3 -t 60s s)
+	before=$(sem_state)
+	run -64 --separate-stderr rl exec --limit 5 -w 2s s -- true
+	assert_equal "$stderr" "redlock: s is a semaphore of 3 permits, not 5, and 2 are taken; nothing was changed: it is resized only when no permit is taken; wait for them, or free every permit (its holders lose theirs): redlock unlock --force s"
+	run -64 --separate-stderr rl lock --limit 1 -n s
+	[[ $stderr == *"a semaphore of 3 permits, not 1, and 2 are taken; "* ]]
+	[ "$(sem_state)" = "$before" ]
+	# The way out the message names: then the new N is taken.
+	run -0 rl unlock --force s
+	run -0 rl exec --limit 5 s -- true
+	[ "$(rcli get s)" = 5 ]
+	# A name that looks like an option: the command says --.
+	t=$(rl lock --limit 1 -t 60s -- -s)
+	run -64 --separate-stderr rl lock --limit 2 -- -s
+	[[ $stderr == *": redlock unlock --force -- -s" ]]
+}
+
+@test "Redisson's semaphore, none taken: another N resizes it for Java too; one Java permit taken: 64, its count unchanged" {
+	rsn semaphore s set-permits 2 >/dev/null
+	run -0 rl exec --limit 3 s -- true
+	run -0 rsn semaphore s available
+	assert_output 3
+	j=$(rsn semaphore s acquire --lease 60000 --keep | cut -d' ' -f2)
+	run -64 --separate-stderr rl exec --limit 2 -n s -- true
+	[[ $stderr == "redlock: s is a semaphore of 3 permits, not 2, and 1 is taken; "* ]]
+	run -0 rsn semaphore s available
+	assert_output 2
+	rsn semaphore s release "$j" >/dev/null
+	run -0 rl exec --limit 2 s -- true
+	run -0 rsn semaphore s available
+	assert_output 2
+}
+
+@test "a waiter whose N is no longer the semaphore's: 64 at its next try, with the message, and out of the room" {
+	h=$(rl lock --limit 1 -t 60s s)
+	"$RL" -u "redis://127.0.0.1:$R_PORT" exec --limit 1 -w 20s s -- true 2>"$D/err" 3>&- &
+	w=$!
+	bg+=($w)
+	wait_for 5 eval '[ "$(rcli zcard "redlock_room:{s}")" = 1 ]'
+	# The holder's lease ended, by the server's clock: none is taken, and
+	# --limit 2 resizes; its message on the channel wakes the waiter.
+	rcli eval "local m = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+	    redis.call('ZADD', KEYS[1], ARGV[1], m)" 1 '{s}:timeout' \
+	    $(($(server_ms) - 1000)) >/dev/null
+	n=$(rl lock --limit 2 -t 60s s)
+	rc=0
+	reap -t 15 "$w" || rc=$?
+	[ "$rc" = 64 ]
+	[[ $(cat "$D/err") == *"redlock: s is a semaphore of 2 permits, not 1, and 1 is taken; nothing was changed: "*": redlock unlock --force s" ]]
+	[ "$(rcli zcard 'redlock_room:{s}')" = 0 ]
+	[ "$(rcli get s)" = 1 ]
+	run -0 rl unlock --owner "$n" s
 }

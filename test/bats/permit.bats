@@ -136,12 +136,15 @@ byid() {
 	[ "$(rcli hlen 'redlock_holder:{s}')" = 0 ]
 }
 
-@test "another number of permits than the name has is refused, and nothing changes" {
+@test "another number of permits than the name has, one taken: refused with the size and how many are taken, and nothing changes" {
 	take "$(id 1)" 3 >/dev/null
-	before=$(rcli get s; rcli zrange '{s}:timeout' 0 -1)
+	before=$(rcli get s; rcli zrange '{s}:timeout' 0 -1 withscores
+	    rcli hgetall 'redlock_holder:{s}'; rcli get 'redisson_lock_token:{s}')
 	run -0 take "$(id 2)" 5
-	assert_equal "$output" $'-2\n3'
-	[ "$(rcli get s; rcli zrange '{s}:timeout' 0 -1)" = "$before" ]
+	assert_equal "$output" $'-2\n3\n1'
+	[ "$(rcli get s; rcli zrange '{s}:timeout' 0 -1 withscores
+	    rcli hgetall 'redlock_holder:{s}'
+	    rcli get 'redisson_lock_token:{s}')" = "$before" ]
 	rcli set t hello >/dev/null
 	run -0 rcli eval "$(script permit_acquire)" 5 t '{t}:timeout' \
 	    'redlock_holder:{t}' 'redisson_lock_token:{t}' 'redisson_sc:{t}' \
@@ -241,4 +244,61 @@ byid() {
 	[ "${lines[0]}" = 2 ]
 	[ "$(rcli get s)" = 2 ]
 	[ "$(rcli exists '{s}:timeout' 'redlock_holder:{s}')" = 0 ]
+}
+
+@test "another number of permits, none taken: the semaphore is resized (its expiry kept, the new count published), then holds that many" {
+	take "$(id 1)" 3 >/dev/null
+	give "$(id 1)" >/dev/null
+	rcli pexpire s 600000 >/dev/null
+	fence=$(rcli get 'redisson_lock_token:{s}')
+	# A subscriber to the semaphore's channel hears the new count.
+	redis-cli -p "$R_PORT" subscribe 'redisson_sc:{s}' >"$D/sub" 3>&- &
+	bg+=($!)
+	wait_for 5 eval '[ "$(rcli pubsub numsub "redisson_sc:{s}" | sed -n 2p)" = 1 ]'
+	run -0 take "$(id 2)" 2
+	[ "${lines[0]}" = 1 ]
+	[ "${lines[1]}" -gt "$fence" ]
+	[ "$(rcli get s)" = 1 ]
+	[ "$(rcli pttl s)" -gt 500000 ]
+	wait_for 5 grep -qx 2 "$D/sub"
+	run -0 take "$(id 3)" 2
+	[ "${lines[0]}" = 1 ]
+	run -0 take "$(id 4)" 2
+	[ "${lines[0]}" = 0 ]
+	[ "$(rcli get s)" = 0 ]
+	[ "$(rcli zcard '{s}:timeout')" = 2 ]
+}
+
+@test "another number of permits, the only ones taken expired: they go, their records too, and the semaphore is resized" {
+	take "$(id 1)" 3 >/dev/null
+	take "$(id 2)" 3 >/dev/null
+	past=$(($(server_ms) - 1000))
+	rcli eval "for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+	    redis.call('ZADD', KEYS[1], ARGV[1], m) end" 1 '{s}:timeout' \
+	    "$past" >/dev/null
+	run -0 take "$(id 3)" 1
+	[ "${lines[0]}" = 1 ]
+	[ "$(rcli get s)" = 0 ]
+	[ "$(rcli zcard '{s}:timeout')" = 1 ]
+	[ "$(byid zscore '{s}:timeout' "$(hex 3)")" != "" ]
+	[ "$(rcli hlen 'redlock_holder:{s}')" = 1 ]
+	run -0 take "$(id 4)" 1
+	[ "${lines[0]}" = 0 ]
+	# The old holders' releases find their permits gone: nothing freed.
+	run -0 give "$(id 1)"
+	[ "${lines[0]}" = 0 ]
+	[ "$(rcli get s)" = 0 ]
+}
+
+@test "a call that only re-enters (flag e) with another number of permits, none taken: it is gone, nothing resized" {
+	take "$(id 1)" 3 >/dev/null
+	give "$(id 1)" >/dev/null
+	run -0 rcli eval "$(script permit_acquire)" 7 s '{s}:timeout' \
+	    'redlock_holder:{s}' 'redisson_lock_token:{s}' 'redisson_sc:{s}' \
+	    'redlock_room:{s}' 'redlock_listener:{s}' \
+	    30000 "$(id 2)" 2 host 42 user cmd 5000 e
+	[ "${lines[0]}" = 0 ]
+	[ "${lines[-1]}" = 1 ]
+	[ "$(rcli get s)" = 3 ]
+	[ "$(rcli zcard '{s}:timeout')" = 0 ]
 }
