@@ -267,6 +267,11 @@ int bad_option(const struct cmd *c, char **argv, const char *shortopts,
  * a control character), is shown as it can be copied. "-" for NULL. Up
  * to four results stay valid at once. */
 const char *esc(const char *s);
+/* The columns of terminal FD, asked each time (a resized window is
+ * followed); 80 when it does not say. */
+size_t columns(int fd);
+/* How many bytes of S fit in W columns. */
+size_t fit_columns(const char *s, size_t w);
 /* S as a JSON string, on F: quotes and backslashes escaped, control
  * characters (C0, DEL, C1) as \u00XX, each byte that is not part of
  * valid UTF-8 as \ufffd, other UTF-8 as it is; null for NULL. */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 
 #include "cmd.h"
@@ -648,4 +649,36 @@ proc_title(const char *title)
 		n = args.len - 1;
 	memset(args.start, 0, args.len);
 	memcpy(args.start, title, n);
+}
+
+size_t
+columns(int fd)
+{
+	struct winsize ws;
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+size_t
+fit_columns(const char *s, size_t w)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t used = 0, n, cw;
+
+	while (*p != '\0') {
+		n = rl_utf8_len(p);
+		if (n == 0)
+			n = 1;
+		/* From U+1100 on taken as two columns wide (CJK), so that
+		 * the cut never wraps. */
+		cw = n >= 3 && (n > 3 || p[0] > 0xe1 || (p[0] == 0xe1 &&
+		    p[1] >= 0x84)) ? 2 : 1;
+		if (used + cw > w)
+			break;
+		used += cw;
+		p += n;
+	}
+	return (size_t)(p - (const unsigned char *)s);
 }

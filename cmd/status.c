@@ -12,17 +12,21 @@ static int run(struct globals *, int, char **);
 static const struct opt status_opts[] = {
 	{ .name = "json", .val = 'J', .cmds = CMD_STATUS,
 	  .help = "one JSON object (an array without NAME)" },
+	{ .name = "verbose", .letter = 'v', .cmds = CMD_STATUS,
+	  .help = "list entries with their fences too" },
 	{ .name = "help", .letter = 'h', .cmds = CMD_STATUS,
 	  .help = "show this help" },
 	OPT_END
 };
 
 const struct cmd cmd_status = {
-	"status", "status [--json] [NAME...]",
+	"status", "status [--json] [-v] [NAME...]",
 	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
 	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
-	"taken, and how many are free). Without NAME, list every lock held\n"
-	"with redlock's metadata (exit 0 if any). A holder on this host whose\n"
+	"taken, and how many are free). Without NAME, list every lock held,\n"
+	"Redisson's too, sorted by name (exit 0; \"no locks held\" on stderr\n"
+	"and exit 1 if none), a line each (-v: with its fence) that fits a\n"
+	"terminal. A holder on this host whose\n"
 	"process is gone is \"not running\", with the line that frees NAME.\n"
 	"Several NAMEs (a pool's): a line each, or a JSON array of status\n"
 	"NAME --json's objects (exit 0 if any is held).\n\n",
@@ -33,6 +37,7 @@ const struct cmd cmd_status = {
 struct listing {
 	rl_client *rc;
 	int json;
+	int verbose;
 	int count;
 	enum rl_err err;
 	const char *errname;
@@ -358,12 +363,25 @@ print_long(const char *name, const struct rl_status *st)
 	print_waiting(st);
 }
 
-/* One line for NAME: who holds it (a read-write lock in read mode: how
- * many readers), the lease, the fence, how many wait. */
+/* LINE on standard output: cut to the terminal's width on one (so that
+ * a list is a line per lock), whole on a pipe. */
 static void
-print_line(const char *name, const struct rl_status *st)
+put_line(const char *line)
 {
-	char d[32], l[32], f[96], who[2200];
+	size_t n = strlen(line);
+
+	if (isatty(STDOUT_FILENO))
+		n = fit_columns(line, columns(STDOUT_FILENO));
+	fwrite(line, 1, n, stdout);
+	putchar('\n');
+}
+
+/* One line for NAME: who holds it (a read-write lock in read mode: how
+ * many readers), the lease, how many wait; the fence with VERBOSE. */
+static void
+print_line(const char *name, const struct rl_status *st, int verbose)
+{
+	char d[32], l[32], f[96], fence[48] = "", who[2200], line[2600];
 	const struct holder h = { .owner = st->owner, .host = st->host,
 	    .pid = st->pid, .cmd = st->cmd, .held = d,
 	    .not_running = st->host != NULL && hold_running(&st->proc,
@@ -375,20 +393,21 @@ print_line(const char *name, const struct rl_status *st)
 	if (hold_running(&st->proc, st->pid, st->held_ms,
 	    st->held_until_ms) == HOLD_UNRENEWED)
 		snprintf(f, sizeof(f), ", no process renews it");
+	if (verbose && st->host != NULL)
+		snprintf(fence, sizeof(fence), ", fence %lld",
+		    (long long)st->fence);
 	held_by(&h, who, sizeof(who));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
-		printf("%s: held by %zu reader%s (%lld hold%s, read-write "
-		    "lock), lease %s left, %lld waiting\n", esc(name_shown(name)),
-		    st->readers, st->readers == 1 ? "" : "s",
-		    (long long)st->holds, st->holds == 1 ? "" : "s", l,
-		    (long long)st->waiting);
-	else if (st->host == NULL)
-		printf("%s: %s%s, lease %s left, %lld waiting\n", esc(name_shown(name)),
-		    who, f, l, (long long)st->waiting);
+		snprintf(line, sizeof(line), "%s: held by %zu reader%s (%lld "
+		    "hold%s, read-write lock), lease %s left, %lld waiting",
+		    esc(name_shown(name)), st->readers, st->readers == 1 ?
+		    "" : "s", (long long)st->holds, st->holds == 1 ? "" : "s",
+		    l, (long long)st->waiting);
 	else
-		printf("%s: %s%s, lease %s left, fence %lld, %lld waiting\n",
-		    esc(name_shown(name)), who, f, l, (long long)st->fence,
+		snprintf(line, sizeof(line), "%s: %s%s, lease %s left%s, %lld "
+		    "waiting", esc(name_shown(name)), who, f, l, fence,
 		    (long long)st->waiting);
+	put_line(line);
 }
 
 /* How long permit P has been held (the server's clock), -1 unknown. */
@@ -458,6 +477,18 @@ print_permit(const struct rl_permit *p)
 		    "back\n", esc(p->id), who, t, d);
 }
 
+/* NAME is a semaphore: the line that counts its permits. */
+static void
+print_taken(const char *name, const struct rl_status *st)
+{
+	char line[1200];
+
+	snprintf(line, sizeof(line), "%s: a semaphore: %lld permit%s taken, "
+	    "%lld free", esc(name_shown(name)), (long long)st->taken,
+	    st->taken == 1 ? "" : "s", (long long)st->free);
+	put_line(line);
+}
+
 /* NAME is a semaphore: its permits, taken and free (JSON: one object,
  * no newline). Held (exit 0) when a permit is taken, or none is free. */
 static int
@@ -481,9 +512,7 @@ print_semaphore(const char *name, const struct rl_status *st, int json)
 			json_permits(st);
 		fputs("}", stdout);
 	} else {
-		printf("%s: a semaphore: %lld permit%s taken, %lld free\n",
-		    esc(name_shown(name)), (long long)st->taken, st->taken == 1 ? "" : "s",
-		    (long long)st->free);
+		print_taken(name, st);
 		for (i = 0; rl_status_permit(st, i, &p) == 0; i++)
 			print_permit(&p);
 		if (x && st->taken > (int64_t)i)
@@ -549,19 +578,15 @@ list_one(void *arg, const char *name)
 		return 0;
 	if ((e = rl_status(l->rc, name, &st)) != RL_OK) {
 		if (e == RL_EWRONGTYPE && st.kind == RL_KIND_EXPIRABLE &&
-		    st.ours > 0) {
-			/* A semaphore of --limit with a permit of redlock's
-			 * taken (the holder records of permits that others
-			 * gave back do not count): a line, not each
-			 * permit. */
+		    st.taken > 0) {
+			/* A semaphore with a permit taken (--limit's, or
+			 * Redisson's RPermitExpirableSemaphore): a line,
+			 * not each permit. */
 			if (l->json) {
 				fputs(l->count ? ",\n " : "\n ", stdout);
 				print_semaphore(name, &st, 1);
 			} else
-				printf("%s: a semaphore: %lld permit%s taken, "
-				    "%lld free\n", esc(name_shown(name)),
-				    (long long)st.taken, st.taken == 1 ? "" :
-				    "s", (long long)st.free);
+				print_taken(name, &st);
 			l->count++;
 			return 0;
 		}
@@ -577,15 +602,15 @@ list_one(void *arg, const char *name)
 		fputs(l->count ? ",\n " : "\n ", stdout);
 		print_json(l->rc, name, &st, 0);
 	} else
-		print_line(name, &st);
+		print_line(name, &st, l->verbose);
 	l->count++;
 	return 0;
 }
 
 static int
-list_all(rl_client *rc, int json)
+list_all(rl_client *rc, int json, int verbose)
 {
-	struct listing l = { rc, json, 0, RL_OK, NULL, NULL };
+	struct listing l = { rc, json, verbose, 0, RL_OK, NULL, NULL };
 	enum rl_err e;
 	int status;
 
@@ -601,12 +626,12 @@ list_all(rl_client *rc, int json)
 		free(l.errname_buf);
 		return status;
 	}
-	/* Nothing printed looks like a hang or a failure to someone at a
-	 * terminal; a script that reads the list gets it empty. */
-	if (l.count == 0 && !json && isatty(STDOUT_FILENO))
-		puts("no locks held");
 	if ((status = flush_stdout()) != 0)
 		return status;
+	/* Nothing printed looks like a hang or a failure; a script that
+	 * reads the list still gets it empty. */
+	if (l.count == 0 && !json)
+		fputs("no locks held\n", stderr);
 	return l.count > 0 ? EXIT_HELD : EXIT_NOT_HELD;
 }
 
@@ -648,7 +673,7 @@ print_last(rl_client *rc, const char *name)
  * array of the objects status NAME --json prints; EXIT_HELD when any is
  * held. */
 static int
-status_several(rl_client *rc, char **names, int n, int json)
+status_several(rl_client *rc, char **names, int n, int json, int verbose)
 {
 	struct rl_status st;
 	enum rl_err e;
@@ -670,7 +695,7 @@ status_several(rl_client *rc, char **names, int n, int json)
 		if (json)
 			print_json(rc, names[i], &st, 1);
 		else if (st.held)
-			print_line(names[i], &st);
+			print_line(names[i], &st, verbose);
 		else
 			printf("%s: free, %lld waiting\n", esc(name_shown(names[i])),
 			    (long long)st.waiting);
@@ -690,13 +715,16 @@ run(struct globals *g, int argc, char **argv)
 	rl_client *rc;
 	const char *name;
 	const struct getopts *go = cmd_getopt(&cmd_status);
-	int ch, json = 0, status;
+	int ch, json = 0, verbose = 0, status;
 
 	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'J':
 			json = 1;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'h':
 			return print_help(&cmd_status);
@@ -718,12 +746,13 @@ run(struct globals *g, int argc, char **argv)
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
 	if (optind + 1 < argc) {
-		status = status_several(rc, argv + optind, argc - optind, json);
+		status = status_several(rc, argv + optind, argc - optind, json,
+		    verbose);
 		rl_client_free(rc);
 		return status;
 	}
 	if (name == NULL) {
-		status = list_all(rc, json);
+		status = list_all(rc, json, verbose);
 		rl_client_free(rc);
 		return status;
 	}

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -269,40 +268,6 @@ passed_over(struct progress *p, const struct rl_attempt *a)
 	    a->owner != NULL ? a->owner : "");
 }
 
-/* The columns of standard error, a terminal: asked at each redraw, so
- * that a resized window is followed; 80 when it does not say. */
-static size_t
-columns(void)
-{
-	struct winsize ws;
-
-	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 80;
-}
-
-/* How many bytes of S fit in W columns: a character from U+1100 on is
- * taken as two columns wide (CJK), so that the cut never wraps. */
-static size_t
-fit(const char *s, size_t w)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t used = 0, n, cw;
-
-	while (*p != '\0') {
-		n = rl_utf8_len(p);
-		if (n == 0)
-			n = 1;
-		cw = n >= 3 && (n > 3 || p[0] > 0xe1 || (p[0] == 0xe1 &&
-		    p[1] >= 0x84)) ? 2 : 1;
-		if (used + cw > w)
-			break;
-		used += cw;
-		p += n;
-	}
-	return (size_t)(p - (const unsigned char *)s);
-}
-
 /* The waiting line on a terminal: redrawn in place (carriage return,
  * clear to the end), cut to one column less than the terminal's width,
  * so that it never wraps onto a second line that the next redraw, or the
@@ -311,14 +276,14 @@ static void __attribute__((format(printf, 2, 3)))
 draw(struct progress *p, const char *fmt, ...)
 {
 	char line[2048];
-	size_t w = columns();
+	size_t w = columns(STDERR_FILENO);
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fputs("\r\033[K", stderr);
-	fwrite(line, 1, fit(line, w > 1 ? w - 1 : 1), stderr);
+	fwrite(line, 1, fit_columns(line, w > 1 ? w - 1 : 1), stderr);
 	fflush(stderr);
 	p->drawn = 1;
 }

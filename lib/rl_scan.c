@@ -51,47 +51,100 @@ seen_free(struct seen *s)
 	free(s->v);
 }
 
-/* The names of each holder key in R: "x" and "{x}" share one. 1 when FN
- * asked to stop. */
+/* The names a key of one of the passes below stands for: "x" and
+ * "{x}" share one. */
+enum pass { PASS_HOLDER, PASS_PERMITS, PASS_HASH, PASSES };
+
+/* The keys of the passes: the holder records of redlock's holds, the
+ * taken permits of a semaphore (Redisson's "{NAME}:timeout", redlock's
+ * --limit too), and every hash (a lock of Redisson's has no record of
+ * ours). What each name is, status asks. */
+static const char *const pass_args[PASSES][2] = {
+	[PASS_HOLDER] = { "MATCH", RL_PREFIX_HOLDER ":*" },
+	[PASS_PERMITS] = { "MATCH", "*:timeout" },
+	[PASS_HASH] = { "TYPE", "hash" },
+};
+
+/* "{NAME}:timeout" (no brace in NAME) or "NAME:timeout" (NAME with
+ * one): the semaphore's names into NM, as rl_key_names does. */
 static int
-names(rl_client *c, const redisReply *keys, struct seen *s,
-    int (*fn)(void *, const char *), void *arg, enum rl_err *e)
+permit_names(const char *key, size_t len, char *nm[2])
+{
+	static const char sfx[] = ":timeout";
+	const size_t sl = sizeof(sfx) - 1;
+	int n = 0;
+
+	if (len <= sl || memcmp(key + len - sl, sfx, sl) != 0)
+		return 0;
+	len -= sl;
+	if (len >= 3 && key[0] == '{' && key[len - 1] == '}' &&
+	    memchr(key + 1, '{', len - 2) == NULL &&
+	    (nm[n] = strndup(key + 1, len - 2)) != NULL)
+		n++;
+	if (memchr(key, '{', len) != NULL &&
+	    (nm[n] = strndup(key, len)) != NULL)
+		n++;
+	return n;
+}
+
+/* A hash that is one of our own keys, or Redisson's, is not a NAME. */
+static int
+ours(const char *key, size_t len)
+{
+	static const char *const pfx[] = { "redlock_", "redisson_" };
+	size_t i;
+
+	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
+		if (len > strlen(pfx[i]) &&
+		    memcmp(key, pfx[i], strlen(pfx[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* The names KEYS of pass P stand for, remembered in S (sorted, once
+ * each). -1: no memory. */
+static int
+names(rl_client *c, enum pass p, const redisReply *keys, struct seen *s)
 {
 	char *nm[2];
 	size_t i;
-	int j, n, stop = 0;
+	int j, n, r = 0;
 
-	for (i = 0; i < keys->elements && !stop; i++) {
+	for (i = 0; i < keys->elements && r >= 0; i++) {
 		const redisReply *k = keys->element[i];
 
 		if (k->type != REDIS_REPLY_STRING)
 			continue;
-		if ((n = rl_key_names(RL_PREFIX_HOLDER, k->str, k->len,
-		    nm)) < 0) {
-			*e = rl_seterr(c, RL_ENOMEM, "out of memory");
-			return 1;
-		}
+		if (p == PASS_HOLDER)
+			n = rl_key_names(RL_PREFIX_HOLDER, k->str, k->len, nm);
+		else if (p == PASS_PERMITS)
+			n = permit_names(k->str, k->len, nm);
+		else if (k->len == 0 || memchr(k->str, '\0', k->len) != NULL ||
+		    ours(k->str, k->len))
+			n = 0;
+		else
+			n = (nm[0] = strndup(k->str, k->len)) != NULL ? 1 : -1;
+		if (n < 0)
+			r = -1;
 		for (j = 0; j < n; j++) {
-			int fresh = stop ? 0 : remember(s, nm[j]);
-
-			if (fresh < 0)
-				*e = rl_seterr(c, RL_ENOMEM, "out of memory");
-			if (fresh < 0 || (fresh > 0 && fn(arg, nm[j]) != 0))
-				stop = 1;
+			if (r >= 0 && remember(s, nm[j]) < 0)
+				r = -1;
 			free(nm[j]);
 		}
 	}
-	return stop;
+	if (r < 0)
+		rl_seterr(c, RL_ENOMEM, "out of memory");
+	return r;
 }
 
-/* One SCAN step on node ND: the reply, ours (the callback runs rounds of
- * its own), or NULL. */
+/* One SCAN step of pass P on node ND: the reply, or NULL (a refusal of
+ * the pass: refused set, ND's err clear). */
 static redisReply *
-scan_step(rl_client *c, struct rl_node *nd, const char *cursor)
+scan_step(rl_client *c, struct rl_node *nd, enum pass p, const char *cursor)
 {
 	struct rl_round_opts o = rl_opts(c, 1);
-	const char *argv[6] = { "SCAN", cursor, "MATCH",
-	    RL_PREFIX_HOLDER ":*", "COUNT", "1000" };
+	const char *argv[6] = { "SCAN", cursor, pass_args[p][0],
+	    pass_args[p][1], "COUNT", "1000" };
 	redisReply *rep;
 
 	o.reply_ms = c->timeout_ms;
@@ -108,23 +161,39 @@ scan_step(rl_client *c, struct rl_node *nd, const char *cursor)
 	return rep;
 }
 
-/* Every name on node ND; 1 when done early (stop or error). */
+/* Every name on node ND, into S: 0, or -1 when it failed (ND says why,
+ * or no memory). A server that refuses a pass (SCAN's TYPE before Redis
+ * 6) is left without it. */
 static int
-scan_one(rl_client *c, struct rl_node *nd, struct seen *s,
-    int (*fn)(void *, const char *), void *arg, enum rl_err *e)
+scan_one(rl_client *c, struct rl_node *nd, struct seen *s, enum rl_err *e)
 {
-	char cursor[24] = "0";
+	char cursor[24];
 	redisReply *rep;
-	int stop;
+	enum pass p;
+	int r = 0;
 
-	do {
-		if ((rep = scan_step(c, nd, cursor)) == NULL)
-			return -1;
-		snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
-		stop = names(c, rep->element[1], s, fn, arg, e);
-		freeReplyObject(rep);
-	} while (!stop && strcmp(cursor, "0") != 0);
-	return stop;
+	for (p = 0; p < PASSES && r == 0; p++) {
+		snprintf(cursor, sizeof(cursor), "0");
+		do {
+			if ((rep = scan_step(c, nd, p, cursor)) == NULL) {
+				if (p > PASS_HOLDER && nd->refused) {
+					nd->err = RL_OK;
+					nd->why[0] = '\0';
+					nd->refused = 0;
+					break;
+				}
+				return -1;
+			}
+			snprintf(cursor, sizeof(cursor), "%s",
+			    rep->element[0]->str);
+			if (names(c, p, rep->element[1], s) < 0) {
+				*e = RL_ENOMEM;
+				r = -1;
+			}
+			freeReplyObject(rep);
+		} while (r == 0 && strcmp(cursor, "0") != 0);
+	}
+	return r;
 }
 
 /* ARGV on ND: its reply if a string, else NULL (a refusal leaves ND's
@@ -196,19 +265,20 @@ rl_cluster_master(const char *line, size_t len, char *host, size_t hostlen,
 }
 
 /* Redis Cluster: every master that CLUSTER NODES on ND names, scanned
- * over connections of their own. -1: not a cluster. */
+ * over connections of their own, into S. -1: not a cluster, or none of
+ * its masters answered; 1: out of memory. */
 static int
-scan_cluster(rl_client *c, struct rl_node *nd, struct seen *s,
-    int (*fn)(void *, const char *), void *arg, enum rl_err *e)
+scan_cluster(rl_client *c, struct rl_node *nd, struct seen *s, enum rl_err *e)
 {
 	redisReply *rep = cluster_nodes(c, nd);
 	const char *p, *eol;
 	char host[256];
-	int port, r = 0, scanned = 0;
+	int port, scanned = 0;
 
 	if (rep == NULL)
 		return -1;
-	for (p = rep->str; r <= 0 && *p != '\0'; p = *eol ? eol + 1 : eol) {
+	for (p = rep->str; *e == RL_OK && *p != '\0';
+	    p = *eol ? eol + 1 : eol) {
 		struct rl_node m;
 
 		if ((eol = strchr(p, '\n')) == NULL)
@@ -220,14 +290,13 @@ scan_cluster(rl_client *c, struct rl_node *nd, struct seen *s,
 		if (rl_url_copy(&m.url, &nd->url) < 0 ||
 		    (free(m.url.host), (m.url.host = strdup(host)) == NULL)) {
 			rl_url_clear(&m.url);
-			r = 1;
 			*e = rl_seterr(c, RL_ENOMEM, "out of memory");
 			break;
 		}
 		m.url.port = port;
 		rl_conn_init(&m.conn, &m.url, nd->conn.t);
 		rl_conn_init(&m.sub, &m.url, nd->conn.t);
-		if ((r = scan_one(c, &m, s, fn, arg, e)) < 0) {
+		if (scan_one(c, &m, s, e) < 0 && *e == RL_OK) {
 			/* A master out of reach: the others still count. */
 			nd->err = m.err;
 			snprintf(nd->why, sizeof(nd->why), "%s", m.why);
@@ -237,20 +306,21 @@ scan_cluster(rl_client *c, struct rl_node *nd, struct seen *s,
 		rl_url_clear(&m.url);
 	}
 	freeReplyObject(rep);
-	return scanned == 0 && r < 0 ? -1 : r > 0;
+	if (*e != RL_OK)
+		return 1;
+	return scanned == 0 ? -1 : 0;
 }
 
 /* Every name on master J, or on every master of the cluster it is a node
- * of; 1 when done early (stop or error), -1 when it failed. */
+ * of, into S; -1 when it failed. */
 static int
-scan_node(rl_client *c, size_t j, struct seen *s,
-    int (*fn)(void *, const char *), void *arg, enum rl_err *e)
+scan_node(rl_client *c, size_t j, struct seen *s, enum rl_err *e)
 {
-	int r = scan_cluster(c, &c->nodes[j], s, fn, arg, e);
+	int r = scan_cluster(c, &c->nodes[j], s, e);
 
 	if (r >= 0 || c->nodes[j].err != RL_OK)
 		return r;
-	return scan_one(c, &c->nodes[j], s, fn, arg, e);
+	return scan_one(c, &c->nodes[j], s, e);
 }
 
 enum rl_err
@@ -259,17 +329,20 @@ rl_scan(rl_client *c, int (*fn)(void *, const char *), void *arg)
 	struct seen s = { NULL, 0, 0 };
 	enum rl_err e = RL_OK;
 	size_t j, failed = 0, first = 0;
-	int r = 0;
 
-	for (j = 0; j < c->n && r <= 0; j++) {
+	for (j = 0; j < c->n && e == RL_OK; j++) {
 		/* A master out of reach is left out; the names come from
 		 * the others, and each name's status asks them all. */
-		if ((r = scan_node(c, j, &s, fn, arg, &e)) < 0 &&
+		if (scan_node(c, j, &s, &e) < 0 && e == RL_OK &&
 		    failed++ == 0)
 			first = j;
 	}
-	seen_free(&s);
 	if (e == RL_OK && failed == c->n)
 		e = rl_node_error(c, first);
+	/* In order of name, once the masters are all read. */
+	for (j = 0; e == RL_OK && j < s.n; j++)
+		if (fn(arg, s.v[j]) != 0)
+			break;
+	seen_free(&s);
 	return e;
 }

@@ -58,6 +58,8 @@ snapshot() {
 	run -0 rl status --json ds2
 	echo "$output" | jq -e --arg w "$w" '.waiting == 3 and .writer_waiting == $w'
 	run -0 rl status
+	assert_output --regexp "^ds2: held by $(hostname) pid [0-9]+ \\(sleep 60\\) for [0-9.]+m?s, lease [0-9.]+s left, 3 waiting\$"
+	run -0 rl status -v
 	assert_output --regexp "^ds2: held by $(hostname) pid [0-9]+ \\(sleep 60\\) for [0-9.]+m?s, lease [0-9.]+s left, fence [0-9]+, 3 waiting\$"
 	run -0 rl queue ds2
 	assert_line --index 0 --regexp "^ds2: held by $(hostname) pid [0-9]+ \\(sleep 60\\) for "
