@@ -31,12 +31,24 @@ const struct cmd cmd_queue = {
 	"queue", "queue [--json] [--watch[=INTERVAL]] NAME",
 	"Show who holds NAME and who waits for it in its fair queue, in order:\n"
 	"position, host and pid (or owner), waiting for, gives up in, command;\n"
-	"and how many wait without --fair, in no order.\n\n",
+	"and who waits without --fair, in no order, the same way.\n\n",
 	run, queue_opts, CMD_QUEUE,
 	"the holder and the fair waiters of NAME"
 };
 
 #define DEFAULT_WATCH_MS 1000
+
+/* The rest of waiter W's JSON object, after its "{" (and position). */
+static void
+json_waiter(const struct rl_qentry *w)
+{
+	json_who(stdout, w->owner, w->host, w->pid, w->user, w->cmd);
+	json_int(stdout, "waiting_ms", w->since_ms, w->since_ms >= 0);
+	json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
+	json_int(stdout, "gives_up_ms", w->gives_up_ms,
+	    w->gives_up_ms != INT64_MIN);
+	putchar('}');
+}
 
 static void
 print_json(const char *name, const struct rl_queue *q)
@@ -61,17 +73,16 @@ print_json(const char *name, const struct rl_queue *q)
 		fputs("null", stdout);
 	fputs(",\"waiters\":[", stdout);
 	for (i = 0; i < q->n; i++) {
-		const struct rl_qentry *w = &q->waiters[i];
-
 		printf("%s{\"position\":%zu,", i ? "," : "", i + 1);
-		json_who(stdout, w->owner, w->host, w->pid, w->user, w->cmd);
-		json_int(stdout, "waiting_ms", w->since_ms, w->since_ms >= 0);
-		json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
-		json_int(stdout, "gives_up_ms", w->gives_up_ms,
-		    w->gives_up_ms != INT64_MIN);
-		putchar('}');
+		json_waiter(&q->waiters[i]);
 	}
-	printf("],\"unordered\":%lld", (long long)q->unordered);
+	printf("],\"unordered\":%lld,\"unordered_waiters\":[",
+	    (long long)q->unordered);
+	for (i = 0; i < q->nguests; i++) {
+		fputs(i ? ",{" : "{", stdout);
+		json_waiter(&q->guests[i]);
+	}
+	putchar(']');
 	if (q->mode != NULL) {
 		fputs(",\"rwlock\":{\"mode\":", stdout);
 		json_str(stdout, q->mode);
@@ -164,19 +175,20 @@ gives_up(const struct rl_qentry *w, char *buf, size_t len)
 	return buf;
 }
 
-/* The fair waiters, one line each, fitted to the width (full values in
- * --json): who waits, for how long so far, how long it will still wait,
- * and its command. */
+/* Waiters W (N of them), one line each under a heading, fitted to the
+ * width (full values in --json): the position (ORDERED: the fair queue's;
+ * else "-"), who waits, for how long so far, how long it will still
+ * wait, and its command. */
 static void
-print_waiters(const struct rl_queue *q)
+print_waiters(const struct rl_qentry *ws, size_t n, int ordered)
 {
 	char who[320], waiting[32], left[32];
 	size_t i, cmd_w = width() - (4 + WHO_W + 2 + TIME_W + 2 + TIME_W + 2);
 
 	printf("%-4s%-*s  %-*s  %-*s  %s\n", "POS", WHO_W, "WAITER", TIME_W,
 	    "WAITING", TIME_W, "GIVES UP", "COMMAND");
-	for (i = 0; i < q->n; i++) {
-		const struct rl_qentry *w = &q->waiters[i];
+	for (i = 0; i < n; i++) {
+		const struct rl_qentry *w = &ws[i];
 
 		if (w->host != NULL && w->pid > 0)
 			snprintf(who, sizeof(who), "%s %ld", w->host, w->pid);
@@ -184,13 +196,35 @@ print_waiters(const struct rl_queue *q)
 			snprintf(who, sizeof(who), "%s",
 			    w->owner != NULL ? w->owner : "-");
 		rl_duration_format(w->since_ms, waiting, sizeof(waiting));
-		printf("%-4zu", i + 1);
+		if (ordered)
+			printf("%-4zu", i + 1);
+		else
+			printf("%-4s", "-");
 		put_cut(who, WHO_W, 0);
 		printf("  %-*s  %-*s  ", TIME_W, w->since_ms >= 0 ? waiting :
 		    "-", TIME_W, gives_up(w, left, sizeof(left)));
 		put_cut(w->cmd != NULL ? w->cmd : "-", cmd_w, 1);
 		putchar('\n');
 	}
+}
+
+/* The waiters without --fair: how many, then each that the room lists
+ * (up to 100), and how many more there are. */
+static void
+print_guests(const struct rl_queue *q)
+{
+	if (q->unordered <= 0)
+		return;
+	printf("%lld waiting without --fair, in no order%s\n",
+	    (long long)q->unordered, q->nguests > 0 ? ":" : "");
+	if (q->nguests == 0)
+		return;
+	print_waiters(q->guests, q->nguests, 0);
+	if ((int64_t)q->nguests < q->unordered)
+		printf("... and %lld more\n",
+		    (long long)(q->unordered - (int64_t)q->nguests));
+	if (q->n > 0)
+		putchar('\n');
 }
 
 /* "NAME: held by HOST pid N (CMD) for HELD, lease LEASE left", CMD cut
@@ -237,9 +271,7 @@ print_text(const char *name, const struct rl_queue *q)
 			    who, sizeof(who)), lease);
 	} else
 		printf("%s: free\n", esc(name_shown(name)));
-	if (q->unordered > 0)
-		printf("%lld waiting without --fair, in no order\n",
-		    (long long)q->unordered);
+	print_guests(q);
 	print_rw(q);
 	if (q->n == 0) {
 		if (q->unordered == 0 && q->rw_waiting == 0 &&
@@ -247,7 +279,7 @@ print_text(const char *name, const struct rl_queue *q)
 			printf("no one waiting\n");
 		return;
 	}
-	print_waiters(q);
+	print_waiters(q->waiters, q->n, 1);
 }
 
 static int

@@ -712,6 +712,12 @@ struct rl_queue {
 	size_t n;
 	struct rl_qentry *waiters;	/* head first; free with rl_queue_clear */
 	int64_t unordered;	/* plain and --limit waiters, in no order */
+	size_t nguests;
+	struct rl_qentry *guests;	/* ...the first 100 of them, by their
+					 * heartbeat's deadline; owner and
+					 * since_ms, host, pid, user, cmd and
+					 * gives_up_ms as recorded (unknown:
+					 * their tokens only) */
 	const char *mode;	/* a read-write lock's: "read" or "write";
 				 * NULL for any other lock */
 	int64_t readers;	/* read-write lock: how many readers hold it */
@@ -728,9 +734,11 @@ struct rl_queue {
 enum rl_err rl_queue(rl_client *c, const char *name, struct rl_queue *q);
 void rl_queue_clear(struct rl_queue *q);
 
-/* Call FN once for each name of a lock with holder metadata on any master
- * (SCAN, never KEYS; a name on several masters once); a non-zero return
- * stops. A master out of reach is left out; an error only when all are. */
+/* Call FN once for each name of a lock on any master, in order of name:
+ * those with holder metadata, the semaphores with a permit taken and
+ * every hash (SCAN, never KEYS; what each is, rl_status says); a name on
+ * several masters once. A non-zero return stops. A master out of reach
+ * is left out; an error only when all are. */
 enum rl_err rl_scan(rl_client *c, int (*fn)(void *arg, const char *name),
     void *arg);
 

@@ -601,7 +601,7 @@ qentry(const redisReply *e, struct rl_qentry *q)
 int
 rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
 {
-	const redisReply *h = elem(r, RL_Q_HOLDER), *rw;
+	const redisReply *h = elem(r, RL_Q_HOLDER), *rw, *g;
 	size_t i;
 
 	memset(q, 0, sizeof(*q));
@@ -637,6 +637,16 @@ rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
 	}
 	for (i = 0; i < q->n; i++)
 		qentry(r->element[i + RL_Q_WAITERS], &q->waiters[i]);
+	g = elem(r, RL_Q_GUESTS);
+	q->nguests = g != NULL && g->type == REDIS_REPLY_ARRAY ?
+	    g->elements : 0;
+	if (q->nguests > 0 &&
+	    (q->guests = calloc(q->nguests, sizeof(*q->guests))) == NULL) {
+		q->nguests = 0;
+		return -1;
+	}
+	for (i = 0; i < q->nguests; i++)
+		qentry(g->element[i], &q->guests[i]);
 	*v = RL_V_YES;
 	return 0;
 }

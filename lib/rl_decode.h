@@ -62,10 +62,11 @@ enum { RL_ST_WAITING = 1, RL_ST_PTTL, RL_ST_OWNER, RL_ST_HOLDS, RL_ST_HOST,
 enum { RL_RD_OWNER, RL_RD_HOLDS, RL_RD_PTTL, RL_RD_HOST, RL_RD_PID,
 	RL_RD_USER, RL_RD_CMD, RL_RD_SINCE, RL_RD_FENCE, RL_RD_UNTIL, RL_RD_BOOT,
 	RL_RD_PIDNS, RL_RD_RENEWED };
-/* queue: {now_ms, holder, unordered, rw, waiter...} (or {-1, key, type}),
- * rw {} or {mode, readers, waiting, writer, writer_ms}, each entry
- * {owner, ms, host, pid, user, cmd, since_ms} */
-enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_RW, RL_Q_WAITERS };
+/* queue: {now_ms, holder, unordered, rw, guests, waiter...} (or {-1,
+ * key, type}), rw {} or {mode, readers, waiting, writer, writer_ms},
+ * guests {entry...}, each entry {owner, ms, host, pid, user, cmd,
+ * since_ms} */
+enum { RL_Q_HOLDER = 1, RL_Q_UNORDERED, RL_Q_RW, RL_Q_GUESTS, RL_Q_WAITERS };
 enum { RL_QRW_MODE, RL_QRW_READERS, RL_QRW_WAITING, RL_QRW_WRITER,
 	RL_QRW_WRITER_MS };
 enum { RL_QE_OWNER, RL_QE_MS, RL_QE_HOST, RL_QE_PID, RL_QE_USER,

@@ -753,5 +753,6 @@ void
 rl_queue_clear(struct rl_queue *q)
 {
 	free(q->waiters);
+	free(q->guests);
 	memset(q, 0, sizeof(*q));
 }

@@ -235,7 +235,7 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, const struct rl_script *s, int nkeys,
     const char **keys, int nargs, const char **args)
 {
-	const char *argv[32];
+	const char *argv[48];	/* EVALSHA SHA N, the keys, the arguments */
 	char nk[16];
 	int argc = 0, i;
 

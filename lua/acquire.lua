@@ -27,6 +27,9 @@
 -- KEYS[11] supersede  redlock_supersede:{NAME}       hash: --supersede waiter
 --          -> JSON: its host, pid, user, cmd and since_ms while it waits;
 --          {"by_owner", "at_ms", "by"} once a newer one superseded it
+-- KEYS[12] guest      redlock_guest:{NAME}           hash: plain waiter ->
+--          JSON: its host, pid, user, cmd, since_ms and gives_up_ms, for
+--          queue; as long as the room
 -- ARGV[1]  lease           lease in milliseconds
 -- ARGV[2]  owner           owner token
 -- ARGV[3]  host            host of the caller
@@ -268,7 +271,7 @@ elseif sflag == 'S' then
         redis.call('ZREM', K_timeout, w)
         redis.pcall('HDEL', K_waiter, w)
       end
-      rl_room_leave(K_room, K_listener, w, A_channel, '0')
+      rl_room_leave(K_room, K_listener, w, A_channel, '0', K_guest)
       if redis.pcall('GET', K_writer) == w then redis.call('DEL', K_writer) end
       local since = tonumber(d.since_ms)
       rl_log_event(logkey, A_hist_max, A_hist_ttl, 'superseded',
@@ -337,7 +340,8 @@ if free and (not head or head == A_owner) then
   end
   if room and string.find(flags, 'w', 1, true) then
     -- Held now: a read the ACL refuses in the room wakes nobody.
-    pcall(rl_room_leave, K_room, K_listener, A_owner, A_channel, '0')
+    pcall(rl_room_leave, K_room, K_listener, A_owner, A_channel, '0',
+          K_guest)
   end
   -- Its announcement goes: the readers it held back now find NAME held.
   if joins and redis.pcall('GET', K_writer) == A_owner then
@@ -438,6 +442,11 @@ local listen = false
 if room and string.find(flags, 'j', 1, true) then
   listen = rl_room_join(K_room, K_listener, A_owner, now_ms,
                         tonumber(A_waiter_timeout))
+  local gives = tonumber(A_gives_up)
+  rl_guest_join(K_guest, K_room, A_owner, me ..
+                string.format(',"since_ms":%.0f', now_ms) ..
+                (gives and string.format(',"gives_up_ms":%.0f', gives < 0 and
+                                         -1 or now_ms + gives) or '') .. '}')
 end
 -- An exclusive waiter held up by readers announces itself (a key of
 -- another type, or a write the server refuses: it waits unannounced).

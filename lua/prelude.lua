@@ -758,11 +758,45 @@ local function rl_room_count(room, listener, timeout, now_ms)
   return n
 end
 
--- WAITER leaves ROOM (it acquired, or stopped waiting); a listener that
--- leaves gives up the role and wakes another waiter, which takes it up.
--- True when a waiter was woken.
-local function rl_room_leave(room, listener, waiter, channel, msg)
+-- The record of WAITER, a waiter of ROOM, in GUEST: a hash of waiter ->
+-- REC (JSON: host, pid, user, cmd, since_ms, gives_up_ms), which queue
+-- reads to name the waiters without --fair. Written once, at its first
+-- call in the room (since_ms stays), and kept as long as the room is.
+-- A key of another type, a write the server refuses, or a user who
+-- may not give it its expiry: the waiter waits unnamed, nothing written.
+-- Records of waiters gone from the room without leaving (killed) go once
+-- there are many more of them than waiters.
+local function rl_guest_join(guest, room, waiter, rec)
+  if not guest or
+      rl_denied({'HSETNX', guest, 'PEXPIRE', guest, 'PTTL', guest}) then
+    return
+  end
+  local left = redis.call('PTTL', room)
+  if left <= 0 then return end	-- it did not join the room
+  local r = redis.pcall('HSETNX', guest, waiter, rec)
+  if type(r) ~= 'number' then return end
+  rl_lengthen(guest, left)
+  -- (What the ACL refuses here only leaves records to their expiry.)
+  if r == 1 then
+    pcall(function()
+      if redis.call('HLEN', guest) <= 2 * redis.call('ZCARD', room) + 16
+      then return end
+      for _, w in ipairs(redis.call('HKEYS', guest)) do
+        if not redis.call('ZSCORE', room, w) then
+          redis.call('HDEL', guest, w)
+        end
+      end
+    end)
+  end
+end
+
+-- WAITER leaves ROOM (it acquired, or stopped waiting), and its record
+-- GUEST (rl_guest_join; nil: none); a listener that leaves gives up the
+-- role and wakes another waiter, which takes it up. True when a waiter
+-- was woken.
+local function rl_room_leave(room, listener, waiter, channel, msg, guest)
   redis.pcall('ZREM', room, waiter)
+  if guest then redis.pcall('HDEL', guest, waiter) end
   if redis.pcall('GET', listener) ~= waiter then return false end
   redis.call('DEL', listener)
   rl_room_wake(room, listener, channel, msg)

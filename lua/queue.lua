@@ -15,10 +15,15 @@
 --          listener
 -- KEYS[8]  writer     redlock_writer:{NAME}          string: a waiting writer's
 --          owner
+-- KEYS[9]  guest      redlock_guest:{NAME}           hash: plain waiter ->
+--          its record (rl_guest_join)
 -- ARGV[1]  rwchannel       redisson_rwlock:{NAME} the read-write lock's channel
 -- Returns {-1, key, type} when KEY is not of the type a lock needs, else
---   {now_ms, holder, unordered, rw, waiters...} where unordered is the
---   number of plain and --limit waiters, in the room, holder is {} when
+--   {now_ms, holder, unordered, rw, guests, waiters...} where unordered
+--   is the number of plain and --limit waiters, in the room, guests the
+--   first 100 of them by deadline, each as a waiter is below (those
+--   with no record, from an older redlock or a user who may not write
+--   it, by their tokens), holder is {} when
 --   free, else {owner, pttl, host, pid, user, cmd, held_ms, until_ms}
 --   (until_ms: a finished hold's end, --min-hold, else nil), rw is {} but
 --   for a read-write lock: {mode, readers, waiting, writer, writer_ms}
@@ -59,6 +64,26 @@ end
 out[3] = K_listener and rl_room_count(K_room, K_listener, K_timeout, now_ms)
          or 0
 out[4] = {}
+out[5] = {}
+if K_listener and out[3] > 0 then
+  local queued = redis.call('TYPE', K_timeout).ok == 'zset'
+  local guest = redis.call('TYPE', K_guest).ok == 'hash'
+  local r = redis.call('ZRANGEBYSCORE', K_room, now_ms, '+inf',
+                       'WITHSCORES', 'LIMIT', 0, 100)
+  for i = 1, #r, 2 do
+    local w, dl = r[i], tonumber(r[i + 1])
+    -- The listener that queues behind a Java holder is a fair waiter.
+    if not (queued and redis.call('ZSCORE', K_timeout, w)) then
+      local d = guest and rl_decode(redis.call('HGET', K_guest, w)) or {}
+      local g = tonumber(d.gives_up_ms)
+      if g and g >= 0 then g = math.max(g - now_ms, 0) end
+      out[5][#out[5] + 1] = {type(d.owner) == 'string' and d.owner or w,
+                             dl - now_ms, d.host or false, tonumber(d.pid) or false,
+                             d.user or false, d.cmd or false, since(d), false,
+                             g or false}
+    end
+  end
+end
 local mode = redis.call('HGET', K_lock, 'mode')
 if owner and (mode == 'read' or (mode == 'write' and not rl_plain(K_lock))) then
   local readers = 0

@@ -16,10 +16,13 @@
 -- ARGV[5]  hist_entry      history: the waiter's part of its entry
 --                          (rl_history_entry: owner, host, pid, user, cmd, how
 --                          long it waited, a permit's kind, "event")
+-- KEYS[4]  guest      redlock_guest:{NAME}           hash: plain waiter ->
+--          its record, for queue (rl_guest_join); none for --limit
 -- ARGV[6]  publish         PUBLISH or SPUBLISH
 -- Returns 1 when it was the listener (another waiter was woken), else 0.
 rl_pubcmd = A_publish or rl_pubcmd
 if K_log then
   rl_log(K_log, A_hist_max, A_hist_ttl, A_hist_entry .. 'gave_up', true)
 end
-return rl_room_leave(K_room, K_listener, A_waiter, A_channel, '0') and 1 or 0
+return rl_room_leave(K_room, K_listener, A_waiter, A_channel, '0',
+                     K_guest) and 1 or 0

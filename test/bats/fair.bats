@@ -365,8 +365,8 @@ dead_head() {
 	wait_for 5 qlen_is 1
 	run -0 rl queue --json x
 	echo "$output" | jq -e --arg h "$(hostname)" '
-	    (keys == ["held", "holder", "name", "unordered", "waiters"]) and .name == "x" and .held
-	    and .unordered == 0
+	    (keys == ["held", "holder", "name", "unordered", "unordered_waiters", "waiters"]) and .name == "x" and .held
+	    and .unordered == 0 and .unordered_waiters == []
 	    and (.holder | keys == ["cmd", "finished", "held_ms", "held_until_ms", "host", "lease_ms", "owner", "pid", "running", "user"]) and .holder.running == null and .holder.finished == false
 	    and (.waiters | length == 1)
 	    and (.waiters[0] | keys == ["cmd", "deadline_ms", "gives_up_ms", "host", "owner", "pid", "position", "user", "waiting_ms"])

@@ -329,10 +329,15 @@ x"
 	run -0 rl status --json x
 	[[ $output == *'"waiting":3'* ]]
 	run -0 rl queue x
-	assert_line --index 1 '3 waiting without --fair, in no order'
-	[ "${#lines[@]}" = 2 ]
+	assert_line --index 1 '3 waiting without --fair, in no order:'
+	# The heading and a line for each, by its host and pid.
+	[ "${#lines[@]}" = 6 ]
+	for p in "${w[@]}"; do
+		assert_line --regexp "^-   $(hostname) $p +[0-9.]+m?s +[0-9.]+s +sh -c "
+	done
 	run -0 rl queue --json x
-	[[ $output == *'"waiters":[],"unordered":3}' ]]
+	[[ $output == *'"waiters":[],"unordered":3,"unordered_waiters":[{'* ]]
+	echo "$output" | jq -e '.unordered_waiters | length == 3'
 	rl unlock --owner "$tok" x
 	for p in "${w[@]}"; do reap "$p"; done
 	htok="$(cat /proc/sys/kernel/random/uuid):1"
@@ -345,7 +350,8 @@ x"
 	[[ $output == *'"waiting":3'* ]]
 	# The listener in the queue, the other two in no order.
 	run -0 rl queue --json x
-	[[ $output == *'"unordered":2}' ]]
+	[[ $output == *'"unordered":2,'* ]]
+	echo "$output" | jq -e '.unordered_waiters | length == 2'
 	[[ $output == *'"position":1,'* ]] && [[ $output != *'"position":2,'* ]]
 }
 

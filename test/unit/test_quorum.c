@@ -637,9 +637,11 @@ test_decode_queue(void **state)
 	enum rl_verdict v;
 
 	(void)state;
-	/* {now_ms, holder, unordered, rw, waiters...} */
-	assert_int_equal(rl_decode_queue(R("*6|:1700000000000|"
+	/* {now_ms, holder, unordered, rw, guests, waiters...} */
+	assert_int_equal(rl_decode_queue(R("*7|:1700000000000|"
 	    "*7|$o:1|:2500|$web1|:4242|$root|$pg_dump|:72000|:3|*0|"
+	    "*2|*9|$g:1|:14000|$web3|:99|$bob|$backup|:50|nil|:-1|"
+	    "*2|$g:2|:4000|"
 	    "*7|$w:1|:9000|$web2|:7|$alice|$make|:300|"
 	    "*7|$w:2|nil|nil|nil|nil|nil|nil"), &q, &v), 0);
 	assert_int_equal(v, RL_V_YES);
@@ -662,11 +664,23 @@ test_decode_queue(void **state)
 	assert_true(q.waiters[1].ms == INT64_MIN);	/* no deadline */
 	assert_null(q.waiters[1].host);
 	assert_int_equal(q.waiters[1].since_ms, -1);
-	free(q.waiters);	/* as rl_queue_clear does */
+	/* The waiters without --fair: what each recorded, or its token. */
+	assert_int_equal(q.nguests, 2);
+	assert_string_equal(q.guests[0].owner, "g:1");
+	assert_int_equal(q.guests[0].ms, 14000);
+	assert_string_equal(q.guests[0].host, "web3");
+	assert_int_equal(q.guests[0].pid, 99);
+	assert_string_equal(q.guests[0].cmd, "backup");
+	assert_int_equal(q.guests[0].since_ms, 50);
+	assert_int_equal(q.guests[0].gives_up_ms, -1);
+	assert_string_equal(q.guests[1].owner, "g:2");
+	assert_null(q.guests[1].host);
+	assert_true(q.guests[1].gives_up_ms == INT64_MIN);
+	rl_queue_clear(&q);
 	/* A read-write lock: its mode, readers, waiters and first writer. */
-	assert_int_equal(rl_decode_queue(R("*4|:1700000000000|"
+	assert_int_equal(rl_decode_queue(R("*5|:1700000000000|"
 	    "*7|$r:1|:2500|nil|nil|nil|nil|nil|:0|"
-	    "*5|$read|:2|:3|$w:9|:4100"), &q, &v), 0);
+	    "*5|$read|:2|:3|$w:9|:4100|*0"), &q, &v), 0);
 	assert_int_equal(v, RL_V_YES);
 	assert_string_equal(q.mode, "read");
 	assert_int_equal(q.readers, 2);
@@ -674,6 +688,7 @@ test_decode_queue(void **state)
 	assert_string_equal(q.writer, "w:9");
 	assert_int_equal(q.writer_ms, 4100);
 	assert_int_equal(q.n, 0);
+	assert_int_equal(q.nguests, 0);
 	/* Free, nobody waiting; and without the count (no room): 0. */
 	assert_int_equal(rl_decode_queue(R("*3|:1700000000000|*0|:0"), &q, &v),
 	    0);
