@@ -382,15 +382,8 @@ rl_client_free(rl_client *c)
 struct rl_round_opts
 rl_opts(const rl_client *c, size_t need)
 {
-	struct rl_round_opts o;
+	struct rl_round_opts o = { .need = need };	/* the rest 0 */
 
-	o.need = need;
-	o.keep = 0;
-	o.pub = 0;
-	o.learn = 0;
-	o.aside = 0;
-	o.whole = 0;
-	o.hold = 0;
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);
@@ -401,8 +394,13 @@ rl_opts(const rl_client *c, size_t need)
 			left = 1;
 		/* Connecting only: a command sent is worth its answer, or
 		 * the last attempt of a wait would read as a lost server. */
-		if (o.connect_ms > left)
+		if (o.connect_ms > left) {
 			o.connect_ms = left;
+			o.connect_wait_ms = c->wait_until_ms >= 0 &&
+			    c->wait_until_ms > c->wait_since_ms ?
+			    c->wait_until_ms - c->wait_since_ms :
+			    c->connect_wait_ms > 0 ? c->connect_wait_ms : 1;
+		}
 	}
 	return o;
 }
@@ -704,6 +702,7 @@ void
 rl_set_connect_until(rl_client *c, int64_t until_ms)
 {
 	c->connect_until_ms = until_ms;
+	c->connect_wait_ms = until_ms - rl_now_ms();
 }
 
 static enum rl_err

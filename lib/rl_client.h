@@ -31,6 +31,7 @@ struct rl_client {
 				 * -1: never; -2: not waiting */
 	int intr_fd;
 	int64_t connect_until_ms;	/* rl_connect by then (-w); -1 */
+	int64_t connect_wait_ms;	/* ...the -w that set it, ms */
 	int64_t until_ms;	/* rounds connect by then (a wait's
 				 * deadline); -1: no limit but the timeouts */
 	int64_t end_ms;		/* rl_acquire: its rounds are cut short

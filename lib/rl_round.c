@@ -793,9 +793,9 @@ node_io(struct rl_round *r, struct rl_node *nd, short revents, int64_t now)
 
 /* ND's time is over. */
 static void
-node_late(struct rl_node *nd)
+node_late(const struct rl_round *r, struct rl_node *nd)
 {
-	char why[RL_WHY_MAX];
+	char why[RL_WHY_MAX], within[320], w[32];
 
 	if (nd->phase == RL_PH_SENT && nd->answered) {
 		/* The script answered; only the WAIT behind it did not (or
@@ -809,9 +809,18 @@ node_late(struct rl_node *nd)
 		return;
 	}
 	if (nd->phase == RL_PH_CONNECT && nd->conn.state != RL_CONN_READY) {
-		rl_error_io(&nd->url, "cannot connect to", nd->conn.stage !=
-		    NULL ? nd->conn.stage : "timed out (see --connect-timeout)",
-		    why, sizeof(why));
+		/* Cut by the wait's end: -w bounded it, as where the client
+		 * cuts a round (rl_client.c). */
+		if (r->o.connect_wait_ms > 1) {
+			rl_duration_format(r->o.connect_wait_ms, w, sizeof(w));
+			snprintf(within, sizeof(within), "none within -w %s", w);
+		} else
+			snprintf(within, sizeof(within), "%s",
+			    r->o.connect_wait_ms > 0 ? "none within -w" :
+			    nd->conn.stage != NULL ? nd->conn.stage :
+			    "timed out (see --connect-timeout)");
+		rl_error_io(&nd->url, "cannot connect to", within, why,
+		    sizeof(why));
 		rl_conn_close(&nd->conn);
 	} else {
 		/* Its command may run yet: the connection keeps it, and its
@@ -887,7 +896,7 @@ rl_round_step(struct rl_round *r, int64_t now)
 			continue;
 		node_io(r, nd, pfd[k++].revents, now);
 		if (active(nd) && now >= nd->deadline)
-			node_late(nd);
+			node_late(r, nd);
 	}
 	for (j = 0; j < r->n; j++)
 		busy += r->nodes[j].phase == RL_PH_CONNECT;
@@ -951,7 +960,7 @@ rl_round_end(struct rl_round *r)
 
 	for (j = 0; j < r->n && r->nodes != NULL; j++) {
 		if (active(&r->nodes[j]))
-			node_late(&r->nodes[j]);
+			node_late(r, &r->nodes[j]);
 		go_home(&r->nodes[j]);
 		rl_hops_clear(&r->nodes[j].hops);
 	}

@@ -121,6 +121,9 @@ struct rl_node {
 struct rl_round_opts {
 	size_t need;		/* connected masters needed to send at all */
 	int64_t connect_ms;	/* to connect, AUTH and SELECT included */
+	int64_t connect_wait_ms; /* > 0: connect_ms is what is left of a
+				 * wait (-w) this long, shorter than
+				 * --connect-timeout */
 	int64_t reply_ms;	/* to answer once sent */
 	int keep;		/* only masters still connected take part: a
 				 * lone WAIT must follow its write on the

@@ -118,6 +118,9 @@ while time.time() < end:
 		# is well under the unbounded 10 s.
 		[ "$took" -lt 5000 ]
 		grep -q "^redlock: .*redis://127.0.0.1:$port: .*check --url and that the server is up$" "$D/err"
+		# -w bounded it, whatever stage the connection was in.
+		grep -q ": none within -w 2.0s; " "$D/err"
+		! grep -q -- --connect-timeout "$D/err"
 	done
 	t0=$(now_ms)
 	st=0
