@@ -241,8 +241,12 @@ config_load(const struct opt *const *tables)
 	size_t no = 1;
 	int required, status;
 
+	/* Field by field: zeroing the whole of cf (its entries are a
+	 * megabyte) would touch every page of it in every run. */
 	free(cf.text);
-	memset(&cf, 0, sizeof(cf));
+	cf.text = NULL;
+	cf.n = 0;
+	cf.path[0] = '\0';
 	cf.tables = tables;
 	cf.loaded = 1;
 	if ((status = config_find(&required)) != 0 || cf.path[0] == '\0')

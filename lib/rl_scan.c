@@ -87,11 +87,14 @@ permit_names(const char *key, size_t len, char *nm[2])
 	return n;
 }
 
-/* A hash that is one of our own keys, or Redisson's, is not a NAME. */
+/* A hash that is one of redlock's own keys of a name (the hashes of
+ * the layout: its holder records, fair waiters, --supersede waiters and
+ * plain waiters) is not a NAME. */
 static int
 ours(const char *key, size_t len)
 {
-	static const char *const pfx[] = { "redlock_", "redisson_" };
+	static const char *const pfx[] = { RL_PREFIX_HOLDER ":",
+	    RL_PREFIX_WAITER ":", "redlock_supersede:", "redlock_guest:" };
 	size_t i;
 
 	for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
