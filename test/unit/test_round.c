@@ -721,7 +721,8 @@ test_connect_failing_under_way(void **state)
 static void
 test_connect_timeout_then_the_rest_are_asked(void **state)
 {
-	struct rl_round_opts o = { 2, 30, 2000, 0, 0, 0, 0, 0, 0 };
+	struct rl_round_opts o = { .need = 2, .connect_ms = 30,
+	    .reply_ms = 2000 };
 	struct rl_round *r = &rd;
 	int64_t t0 = rl_now_ms();
 
@@ -1004,7 +1005,8 @@ static void
 test_command_round_sends_it_as_is(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0, 0 };
+	struct rl_round_opts o = { .need = 1, .connect_ms = 2000,
+	    .reply_ms = 2000 };
 	struct rl_round *r = &rd;
 
 	(void)state;
@@ -1033,7 +1035,8 @@ test_command_round_sends_it_as_is(void **state)
 static void
 test_step_never_blocks(void **state)
 {
-	struct rl_round_opts o = { 1, 10000, 10000, 0, 0, 0, 0, 0, 0 };
+	struct rl_round_opts o = { .need = 1, .connect_ms = 10000,
+	    .reply_ms = 10000 };
 	struct rl_round *r = &rd;
 	int64_t t0, now;
 	int i;
@@ -1654,7 +1657,8 @@ static void
 test_keep_does_not_reconnect(void **state)
 {
 	struct rl_round *r = &rd;
-	struct rl_round_opts o = { 1, 2000, 2000, 1, 0, 0, 0, 0, 0 };
+	struct rl_round_opts o = { .need = 1, .connect_ms = 2000,
+	    .reply_ms = 2000, .keep = 1 };
 	const char *argv[3] = { "WAIT", "1", "100" };
 
 	(void)state;
@@ -2025,7 +2029,8 @@ static void
 test_aside_round_puts_the_replies_before_back(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0, 0 };
+	struct rl_round_opts o = { .need = 1, .connect_ms = 2000,
+	    .reply_ms = 2000 };
 	struct rl_round *r = &rd;
 	redisReply *before;
 
@@ -2062,7 +2067,8 @@ static void
 test_aside_round_kept_until_read(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0, 0 };
+	struct rl_round_opts o = { .need = 1, .connect_ms = 2000,
+	    .reply_ms = 2000 };
 	struct rl_round *r = &rd;
 	redisReply *before;
 
@@ -2096,7 +2102,8 @@ static void
 test_round_once_hands_the_reply_over(void **state)
 {
 	static const char *argv[] = { "PING" };
-	struct rl_round_opts o = { 1, 2000, 2000, 0, 0, 0, 0, 0, 0 };
+	struct rl_round_opts o = { .need = 1, .connect_ms = 2000,
+	    .reply_ms = 2000 };
 
 	(void)state;
 	plain_masters(1);
