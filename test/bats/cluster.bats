@@ -207,17 +207,26 @@ assign_slot() {
 	[ "$(redis-cli -p "$rep" exists job)" = 0 ]
 }
 
-@test "status without NAME lists the locks of every master, each once" {
+@test "status without NAME lists the locks of every master, each once, Redisson's too, sorted" {
 	local n
 	for n in $(seq 1 24); do "$RL" -u "$U" lock -t 60s "job$n" >/dev/null; done
+	# Redisson's RLocks (only their hashes) on whichever master serves
+	# them, and an application's hashes beside them.
+	for n in $(seq 1 6); do
+		redis-cli -c -p "$C1_PORT" hset "java$n" "$(cat /proc/sys/kernel/random/uuid):1" 1 >/dev/null
+		redis-cli -c -p "$C1_PORT" pexpire "java$n" 60000 >/dev/null
+		redis-cli -c -p "$C1_PORT" hset "user:$n" name bob >/dev/null
+	done
 	run -0 --separate-stderr "$RL" -u "$U" status --json
-	[ "$(jq length <<<"$output")" = 24 ]
-	[ "$(jq -r '.[].name' <<<"$output" | sort -u | wc -l)" = 24 ]
+	[ "$(jq length <<<"$output")" = 30 ]
+	[ "$(jq -r '.[].name' <<<"$output" | sort -u | wc -l)" = 30 ]
+	jq -e '[.[].name] == ([.[].name] | sort)' <<<"$output"
+	jq -e '[.[].name | select(startswith("java"))] | length == 6' <<<"$output"
 	# Through a replica's URL as well.
 	rep=$(redis-cli -p "$C1_PORT" cluster nodes |
 	    awk '$3 ~ /slave/ { split($2, a, "[:@]"); print a[2]; exit }')
 	run -0 --separate-stderr "$RL" -u "redis://127.0.0.1:$rep" status --json
-	[ "$(jq length <<<"$output")" = 24 ]
+	[ "$(jq length <<<"$output")" = 30 ]
 }
 
 # Subscribers to NAME's channel on the master at PORT: sharded (SSUBSCRIBE)
