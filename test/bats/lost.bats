@@ -153,6 +153,7 @@ GO='echo $$ >"$0/cmd"; while [ ! -e "$0/go" ]; do sleep 0.05; done'
 	stopped_past_lease "$M3_PORT" "$R_PORT" "$M2_PORT"
 	stop_redis "$M2_PID"
 	stop_redis "$M3_PID"
+	cat "$D/err"	# on failure
 	[ "$st" = 79 ]
 	grep -q '^redlock: lost the lock on x before its release (COMMAND exited 0): its lease ran out while the watchdog was stopped or starved of CPU, and too few masters confirmed the release' "$D/err"
 }

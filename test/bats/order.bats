@@ -87,11 +87,12 @@ held_by() {
 	# 4 s, thirteen times --reply-timeout: the waiter retries behind it until
 	# its 2 s --wait runs out (75), and leaves the queue. The late attempt,
 	# which re-joins the queue, must run before that leave.
-	# A fair attempt is EVALSHA, its sha, the key count, 11 keys (the
-	# history's, then --supersede's), 16 arguments (--min-hold, the
-	# history's bound, expiry and entry, the start of the holder record,
-	# how long it will still wait) and the publish command: 31 arguments.
-	start_proxy "$D/proxy" 4 --hold 31 2 "$D/forwarded" "0:$M1_PORT"
+	# A fair attempt is EVALSHA, its sha, the key count, 12 keys (the
+	# history's, --supersede's, then the plain waiters' records), 16
+	# arguments (--min-hold, the history's bound, expiry and entry, the
+	# start of the holder record, how long it will still wait) and the
+	# publish command: 32 arguments.
+	start_proxy "$D/proxy" 4 --hold 32 2 "$D/forwarded" "0:$M1_PORT"
 	p=${proxy_ports[0]}
 	run -75 --separate-stderr timeout 20 "$RL" --reply-timeout 300ms \
 	    -u "redis://127.0.0.1:$p" exec --fair --waiter-timeout 60s -w 2s \
