@@ -51,8 +51,7 @@ seen_free(struct seen *s)
 	free(s->v);
 }
 
-/* The names a key of one of the passes below stands for: "x" and
- * "{x}" share one. */
+/* The passes of a scan, each a SCAN of its own over the keys. */
 enum pass { PASS_HOLDER, PASS_PERMITS, PASS_HASH, PASSES };
 
 /* The keys of the passes: the holder records of redlock's holds, the
@@ -104,8 +103,9 @@ ours(const char *key, size_t len)
 	return 0;
 }
 
-/* The names KEYS of pass P stand for, remembered in S (sorted, once
- * each). -1: no memory. */
+/* The names KEYS of pass P stand for ("x" and "{x}" share a holder
+ * key, and a permit set), remembered in S (sorted, once each). -1: no
+ * memory. */
 static int
 names(rl_client *c, enum pass p, const redisReply *keys, struct seen *s)
 {
