@@ -270,8 +270,9 @@ const char *esc(const char *s);
 /* The columns of terminal FD, asked each time (a resized window is
  * followed); 80 when it does not say. */
 size_t columns(int fd);
-/* How many bytes of S fit in W columns. */
+/* How many bytes of S fit in W columns; how many columns S takes. */
 size_t fit_columns(const char *s, size_t w);
+size_t text_columns(const char *s);
 /* S as a JSON string, on F: quotes and backslashes escaped, control
  * characters (C0, DEL, C1) as \u00XX, each byte that is not part of
  * valid UTF-8 as \ufffd, other UTF-8 as it is; null for NULL. */

@@ -661,6 +661,17 @@ columns(int fd)
 	return 80;
 }
 
+/* The columns of the character at P, its bytes in *N: one, or two from
+ * U+1100 on (taken as CJK, so that a cut never wraps). */
+static size_t
+char_columns(const unsigned char *p, size_t *n)
+{
+	if ((*n = rl_utf8_len(p)) == 0)
+		*n = 1;
+	return *n >= 3 && (*n > 3 || p[0] > 0xe1 || (p[0] == 0xe1 &&
+	    p[1] >= 0x84)) ? 2 : 1;
+}
+
 size_t
 fit_columns(const char *s, size_t w)
 {
@@ -668,17 +679,22 @@ fit_columns(const char *s, size_t w)
 	size_t used = 0, n, cw;
 
 	while (*p != '\0') {
-		n = rl_utf8_len(p);
-		if (n == 0)
-			n = 1;
-		/* From U+1100 on taken as two columns wide (CJK), so that
-		 * the cut never wraps. */
-		cw = n >= 3 && (n > 3 || p[0] > 0xe1 || (p[0] == 0xe1 &&
-		    p[1] >= 0x84)) ? 2 : 1;
+		cw = char_columns(p, &n);
 		if (used + cw > w)
 			break;
 		used += cw;
 		p += n;
 	}
 	return (size_t)(p - (const unsigned char *)s);
+}
+
+size_t
+text_columns(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t used = 0, n;
+
+	for (; *p != '\0'; p += n)
+		used += char_columns(p, &n);
+	return used;
 }

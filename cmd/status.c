@@ -363,17 +363,33 @@ print_long(const char *name, const struct rl_status *st)
 	print_waiting(st);
 }
 
-/* LINE on standard output: cut to the terminal's width on one (so that
- * a list is a line per lock), whole on a pipe. */
+/* HEAD then TAIL as one line on standard output, whole on a pipe. On a
+ * terminal it is cut to the width (so that a list is a line per lock):
+ * HEAD (the holder and its command) gives way, ending in "\u2026", so
+ * that TAIL (the lease, how many wait) stays whole where it fits beside
+ * the first KEEP bytes of HEAD (the name); else the end is cut. */
 static void
-put_line(const char *line)
+put_line(const char *head, size_t keep, const char *tail)
 {
-	size_t n = strlen(line);
+	char line[4096], name[1100];
+	size_t w, n, tw;
 
-	if (isatty(STDOUT_FILENO))
-		n = fit_columns(line, columns(STDOUT_FILENO));
-	fwrite(line, 1, n, stdout);
-	putchar('\n');
+	snprintf(line, sizeof(line), "%s%s", head, tail);
+	n = strlen(line);
+	if (!isatty(STDOUT_FILENO) ||
+	    fit_columns(line, (w = columns(STDOUT_FILENO))) == n) {
+		printf("%s\n", line);
+		return;
+	}
+	tw = text_columns(tail);
+	snprintf(name, sizeof(name), "%.*s", (int)keep, head);
+	if (tw + text_columns(name) + 1 < w) {
+		fwrite(head, 1, fit_columns(head, w - tw - 1), stdout);
+		printf("\xe2\x80\xa6%s\n", tail);
+	} else {
+		fwrite(line, 1, fit_columns(line, w), stdout);
+		putchar('\n');
+	}
 }
 
 /* One line for NAME: who holds it (a read-write lock in read mode: how
@@ -381,7 +397,9 @@ put_line(const char *line)
 static void
 print_line(const char *name, const struct rl_status *st, int verbose)
 {
-	char d[32], l[32], f[96], fence[48] = "", who[2200], line[2600];
+	char d[32], l[32], f[96], fence[48] = "", who[2200], head[2400];
+	char tail[256];
+	size_t keep;
 	const struct holder h = { .owner = st->owner, .host = st->host,
 	    .pid = st->pid, .cmd = st->cmd, .held = d,
 	    .not_running = st->host != NULL && hold_running(&st->proc,
@@ -398,16 +416,19 @@ print_line(const char *name, const struct rl_status *st, int verbose)
 		    (long long)st->fence);
 	held_by(&h, who, sizeof(who));
 	if (st->kind == RL_KIND_RWLOCK && st->owner == NULL)
-		snprintf(line, sizeof(line), "%s: held by %zu reader%s (%lld "
-		    "hold%s, read-write lock), lease %s left, %lld waiting",
-		    esc(name_shown(name)), st->readers, st->readers == 1 ?
-		    "" : "s", (long long)st->holds, st->holds == 1 ? "" : "s",
-		    l, (long long)st->waiting);
+		snprintf(head, sizeof(head), "%s: held by %zu reader%s (%lld "
+		    "hold%s, read-write lock)", esc(name_shown(name)),
+		    st->readers, st->readers == 1 ? "" : "s",
+		    (long long)st->holds, st->holds == 1 ? "" : "s");
 	else
-		snprintf(line, sizeof(line), "%s: %s%s, lease %s left%s, %lld "
-		    "waiting", esc(name_shown(name)), who, f, l, fence,
-		    (long long)st->waiting);
-	put_line(line);
+		snprintf(head, sizeof(head), "%s: %s", esc(name_shown(name)),
+		    who);
+	keep = strlen(esc(name_shown(name))) + 1;
+	snprintf(tail, sizeof(tail), "%s, lease %s left%s, %lld waiting",
+	    st->kind == RL_KIND_RWLOCK && st->owner == NULL ? "" : f, l,
+	    st->kind == RL_KIND_RWLOCK && st->owner == NULL ? "" : fence,
+	    (long long)st->waiting);
+	put_line(head, keep, tail);
 }
 
 /* How long permit P has been held (the server's clock), -1 unknown. */
@@ -481,12 +502,13 @@ print_permit(const struct rl_permit *p)
 static void
 print_taken(const char *name, const struct rl_status *st)
 {
-	char line[1200];
+	char head[1100], tail[120];
 
-	snprintf(line, sizeof(line), "%s: a semaphore: %lld permit%s taken, "
-	    "%lld free", esc(name_shown(name)), (long long)st->taken,
-	    st->taken == 1 ? "" : "s", (long long)st->free);
-	put_line(line);
+	snprintf(head, sizeof(head), "%s", esc(name_shown(name)));
+	snprintf(tail, sizeof(tail), ": a semaphore: %lld permit%s taken, "
+	    "%lld free", (long long)st->taken, st->taken == 1 ? "" : "s",
+	    (long long)st->free);
+	put_line(head, strlen(head), tail);
 }
 
 /* NAME is a semaphore: its permits, taken and free (JSON: one object,

@@ -69,13 +69,16 @@ teardown() {
 	run -0 rl status -v
 	assert_output --partial ", fence $f, 0 waiting"
 	(( ${#output} > 80 ))
-	# A terminal of 80 columns: one line, cut at 80, nothing wrapped.
+	# A terminal of 80 columns: a line each, cut at 80, nothing wrapped;
+	# the holder's command gives way to the lease and the waiters.
 	TM=rl$BASHPID
 	TERM=xterm tmux -L "$TM" -f /dev/null new-session -d -x 80 -y 24 -s t \
-	    "'$RL' -u redis://127.0.0.1:$R_PORT status -v; echo \"exit \$?\"; exec sleep 300" 3>&-
+	    "'$RL' -u redis://127.0.0.1:$R_PORT status; '$RL' -u redis://127.0.0.1:$R_PORT status -v; echo \"exit \$?\"; exec sleep 300" 3>&-
 	wait_for 10 eval 'tmux -L "$TM" capture-pane -p -t t | grep -q "^exit 0"'
 	tmux -L "$TM" capture-pane -p -J -t t >"$D/screen"
-	assert_equal "$(grep -c '^deploy: held by' "$D/screen")" 1
-	assert_equal "$(sed -n 2p "$D/screen")" 'exit 0'
-	(( $(head -1 "$D/screen" | wc -m) <= 81 ))
+	assert_equal "$(grep -c '^deploy: held by' "$D/screen")" 2
+	assert_equal "$(sed -n 3p "$D/screen")" 'exit 0'
+	grep -Eq '^deploy: held by .*…, no process renews it, lease [0-9.]+s left, 0 waiting$' "$D/screen"
+	(( $(sed -n 1p "$D/screen" | LC_ALL=C.UTF-8 wc -m) <= 81 ))
+	(( $(sed -n 2p "$D/screen" | LC_ALL=C.UTF-8 wc -m) <= 81 ))
 }
