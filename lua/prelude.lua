@@ -771,8 +771,13 @@ local function rl_guest_join(guest, room, waiter, rec)
       rl_denied({'HSETNX', guest, 'PEXPIRE', guest, 'PTTL', guest}) then
     return
   end
-  local left = redis.call('PTTL', room)
-  if left <= 0 then return end	-- it did not join the room
+  -- Only a waiter that is in the room (not one that listens instead: a
+  -- room of another type, or one it may not write or read).
+  local left = redis.pcall('PTTL', room)
+  if type(left) ~= 'number' or left <= 0 or
+      type(redis.pcall('ZSCORE', room, waiter)) ~= 'string' then
+    return
+  end
   local r = redis.pcall('HSETNX', guest, waiter, rec)
   if type(r) ~= 'number' then return end
   rl_lengthen(guest, left)

@@ -122,3 +122,16 @@ in_room() { [ "$(rcli zcard 'redlock_room:{x}')" = "$1" ]; }
 	reap "$a"
 	rcli acl deluser nohsetnx >/dev/null
 }
+
+@test "a room of another type (nobody joins it): the waiter waits on the channel and writes no record" {
+	rcli set 'redlock_room:{x}' "an application's" >/dev/null
+	tok=$(rl lock -t 1m x)
+	"$RL" exec x -- true 3>&- &
+	a=$!
+	wait_for 10 eval '[ "$(subscribers x)" -ge 1 ]'
+	sleep 0.3
+	assert_equal "$(rcli exists "$GUEST")" 0
+	rl unlock --owner "$tok" x
+	reap "$a"
+	assert_equal "$(rcli get 'redlock_room:{x}')" "an application's"
+}
