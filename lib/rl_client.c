@@ -567,14 +567,18 @@ rl_format_sub(const char *const *ch, size_t n, char *cmd[2], size_t len[2])
 
 enum rl_err
 rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
-    const struct rl_script *s, int nkeys, const char **keys, int nargs,
-    const char **args)
+    const struct rl_call *call)
 {
 	struct rl_round_opts def = rl_opts(c, 1);
+	int made;
 
 	rl_round_end(&c->round);
-	if (rl_round_script(&c->round, c->nodes, c->n, o ? o : &def, s, nkeys,
-	    keys, nargs, args) < 0 || (c->replicas != 0 && wait_ms > 0 &&
+	/* The round only reads the keys and arguments. */
+	made = call == NULL ? rl_round_script(&c->round, c->nodes, c->n,
+	    o ? o : &def, NULL, 0, NULL, 0, NULL) : rl_round_script(&c->round,
+	    c->nodes, c->n, o ? o : &def, call->s, call->nkeys,
+	    (const char **)call->keys, call->nargs, (const char **)call->args);
+	if (made < 0 || (c->replicas != 0 && wait_ms > 0 &&
 	    rl_round_ack(&c->round, c->replicas, wait_ms) < 0)) {
 		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
@@ -586,21 +590,19 @@ rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
 
 enum rl_err
 rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
-    const struct rl_script *s, int nkeys, const char **keys, int nargs,
-    const char **args)
+    const struct rl_call *call)
 {
-	enum rl_err e = rl_run_open(c, o, wait_ms, s, nkeys, keys, nargs,
-	    args);
+	enum rl_err e = rl_run_open(c, o, wait_ms, call);
 
 	rl_round_end(&c->round);
 	return e;
 }
 
 enum rl_err
-rl_run(rl_client *c, const struct rl_round_opts *o, const struct rl_script *s,
-    int nkeys, const char **keys, int nargs, const char **args)
+rl_run(rl_client *c, const struct rl_round_opts *o,
+    const struct rl_call *call)
 {
-	return rl_run_ack(c, o, 0, s, nkeys, keys, nargs, args);
+	return rl_run_ack(c, o, 0, call);
 }
 
 enum rl_err
@@ -710,7 +712,7 @@ connect_all(rl_client *c)
 {
 	if (rl_quorum_check_distinct(c->n))
 		return distinct(c);
-	if (rl_run(c, NULL, NULL, 0, NULL, 0, NULL) != RL_OK)
+	if (rl_run(c, NULL, NULL) != RL_OK)
 		return RL_ENOMEM;
 	for (size_t j = 0; j < c->n; j++)
 		if (c->nodes[j].conn.state == RL_CONN_READY)

@@ -3,23 +3,9 @@
 #define RL_KIND_H
 
 #include "redlock.h"
+#include "rl_call.h"
 #include "rl_round.h"
 #include "rl_scripts.h"
-
-/* One script call: the script, its keys and arguments, each at the
- * position its enum names (build/rl_scripts.h, from the script's header).
- * The strings are the call's own until rl_call_free. */
-struct rl_call {
-	const struct rl_script *s;
-	int nkeys, nargs;
-	const char *keys[RL_SCRIPT_KEYS_MAX];
-	const char *args[RL_SCRIPT_ARGS_MAX];
-	char *own[RL_SCRIPT_KEYS_MAX + 4];
-	size_t nown;
-	int nomem;
-	char num[5][24];
-	char flags[8];
-};
 
 /* In a builder that sets the N arguments of script S (RL_<S>_ARG_*,
  * publish included) by name: the build fails when S's header gains or

@@ -179,7 +179,7 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 		o.learn = 0;
 		o.reply_ms = 1;
 	}
-	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
+	rl_run(c, &o, &call);
 	rl_call_free(&call);
 }
 
@@ -310,8 +310,7 @@ acquire_round(rl_client *c, enum rl_join join, struct rl_call *call)
 	 * release that follows would take a hold of the same owner's (an
 	 * outer one) off that master. */
 	o.whole = rl_opts_early(c, &o);
-	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms, call->s,
-	    call->nkeys, call->keys, call->nargs, call->args);
+	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms, call);
 	went(c);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
 		ack_after(c);
@@ -355,8 +354,7 @@ status_open(rl_client *c, const char *name, struct rl_status *st,
 	    rl_key(RL_PREFIX_RWLOCK, name));
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
-	e = rl_run_open(c, ro, 0, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run_open(c, ro, 0, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
@@ -482,8 +480,7 @@ try_kind(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 		return e;
 	o.pub = 1;
 	a->sent_ms = rl_now_ms();
-	e = rl_run_ack(c, &o, c->timeout_ms, call.s, call.nkeys, call.keys,
-	    call.nargs, call.args);
+	e = rl_run_ack(c, &o, c->timeout_ms, &call);
 	went(c);
 	if (e == RL_OK && recounted(c))
 		ack_after(c);
@@ -568,8 +565,7 @@ leave(rl_client *c, const char *name, const char *owner, int64_t *position,
 	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0);
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
-	e = rl_run_open(c, &o, 0, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run_open(c, &o, 0, &call);
 	rl_call_free(&call);
 	if (e == RL_OK)
 		e = left(c, position);
@@ -616,8 +612,7 @@ release(rl_client *c, const struct rl_lock *l, int unused,
 	if (unused)
 		rl_call_unused(&call);
 	ro.hold = 1;
-	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run(c, &ro, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
@@ -674,8 +669,7 @@ rl_force_release(rl_client *c, const char *name, enum rl_lock_kind kind,
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
 	if ((e = k->force(c, &l, by, &call)) != RL_OK)
 		return e;
-	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run(c, &ro, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
@@ -728,8 +722,7 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	    rl_key(RL_PREFIX_RWLOCK, name));
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
-	e = rl_run(c, NULL, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run(c, NULL, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;

@@ -874,8 +874,7 @@ last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 		return;
 	memcpy(keep, c->errstr, sizeof(keep));
 	o.aside = 1;
-	rl_run(c, &o, call->s, call->nkeys, call->keys, call->nargs,
-	    call->args);
+	rl_run(c, &o, call);
 	memcpy(c->errstr, keep, sizeof(keep));
 	rl_call_free(call);
 }

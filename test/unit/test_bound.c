@@ -99,10 +99,10 @@ done(rl_client *c)
 static int64_t
 run_once(rl_client *c)
 {
+	struct rl_call call = { .s = &rl_script_runid };
 	int64_t t0 = rl_now_ms();
 
-	assert_int_equal(rl_run(c, NULL, &rl_script_runid, 0, NULL, 0, NULL),
-	    RL_OK);
+	assert_int_equal(rl_run(c, NULL, &call), RL_OK);
 	return rl_now_ms() - t0;
 }
 
