@@ -448,7 +448,6 @@ pool_setup(rl_client **rc, const struct pool_names *p,
 		event(o, "%s", esc(note));
 	for (i = 0; i < p->n; i++) {
 		rl_set_replicas(rc[i], o->replicas);
-		rl_set_supersede(rc[i], o->supersede);
 		if ((e = rl_set_waiter_timeout(rc[i], o->waiter_timeout_ms)) !=
 		    RL_OK || (e = rl_set_min_hold(rc[i], o->min_hold_ms)) !=
 		    RL_OK) {
@@ -544,9 +543,11 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 	p.log = !o->quiet && o->wait_ms != 0 && !p.line;
 	fair.waiter_timeout_ms = o->waiter_timeout_ms;
 	fair.want_position = p.line || p.log;
-	e = rl_acquire_any(rc, l, pool->n, o->ttl_ms, o->wait_ms, meta,
-	    o->fair ? &fair : NULL, p.line || p.log || o->verbose ? waiting :
-	    NULL, &p, a, which);
+	e = rl_acquire_any(rc, &(const struct rl_request){ .l = l,
+	    .n = pool->n, .ttl_ms = o->ttl_ms, .wait_ms = o->wait_ms,
+	    .meta = meta, .fair = o->fair ? &fair : NULL,
+	    .supersede = o->supersede, .cb = p.line || p.log || o->verbose ?
+	    waiting : NULL, .cbarg = &p }, a, which);
 	if (p.drawn)
 		fputs("\r\033[K", stderr);
 	if (e == RL_EINTR)

@@ -224,11 +224,6 @@ enum rl_err rl_set_waiter_timeout(rl_client *c, int64_t ms);
  * RL_MIN_HOLD_MAX_MS. */
 #define RL_MIN_HOLD_MAX_MS (24LL * 3600 * 1000)
 enum rl_err rl_set_min_hold(rl_client *c, int64_t ms);
-/* --supersede: each acquisition from now on (rl_try_acquire of an
- * exclusive lock, fair or not) supersedes the older waiters of its name
- * that wait with it on: they leave the queue and the room and stop
- * waiting (rl_acquire: A->superseded); waiting, it is one of them. */
-void rl_set_supersede(rl_client *c, int on);
 /* History (the stream redlock_log:{NAME}): acquisitions, releases,
  * lost leases, forced removals, expiries and waiters that gave up are
  * recorded by the scripts that do them, about the last MAX per name (0:
@@ -425,8 +420,8 @@ struct rl_attempt {
 				 * keeps no holder record of redlock's (a
 				 * Java client's lock there), whatever the
 				 * others granted */
-	int superseded;		/* waiting with rl_set_supersede: a newer
-				 * waiter superseded this one (on any
+	int superseded;		/* waiting with rl_request's supersede: a
+				 * newer waiter superseded this one (on any
 				 * master), named by these: */
 	const char *by_owner, *by_host, *by_cmd;
 	long by_pid;
@@ -466,16 +461,36 @@ enum rl_err rl_try_acquire(rl_client *c, const struct rl_lock *l,
  * trip); a non-zero return stops the wait (reported as busy). */
 typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
 
-/* Acquire, waiting up to WAIT_MS (< 0: forever, 0: one attempt). A waiter
- * of an exclusive lock or a permit joins the name's room on the server
- * (a fair waiter: its queue) and subscribes to its own channel, which a
- * release publishes on to wake one waiter; the room's listener (the head
- * of the queue) to the name's channel as well, where every release
- * publishes (a redlock reader's last release too); a waiter of a
- * read-write lock to the name's channels. An exclusive waiter held up by
- * readers announces itself to them as a writer does, for its waiter
- * timeout, renewed every third of it, and takes that back when it stops
- * waiting.
+/* What an acquisition asks for (rl_acquire, rl_acquire_any). */
+struct rl_request {
+	const struct rl_lock *l;	/* the hold wanted; rl_acquire_any:
+					 * N of them */
+	size_t n;		/* rl_acquire_any: holds in L (rl_acquire
+				 * takes L[0] alone) */
+	int64_t ttl_ms;
+	int64_t wait_ms;	/* < 0: forever, 0: one attempt */
+	const struct rl_meta *meta;
+	const struct rl_fair *fair;	/* NULL for a plain lock */
+	int supersede;		/* --supersede: it (an exclusive lock's,
+				 * fair or not) supersedes the older waiters
+				 * of its name that wait with it on: they
+				 * leave the queue and the room and stop
+				 * waiting (rl_acquire: A->superseded);
+				 * waiting, it is one of them */
+	rl_wait_cb cb;		/* NULL: none */
+	void *cbarg;
+};
+
+/* Acquire RQ's hold L, waiting up to WAIT_MS (< 0: forever, 0: one
+ * attempt). A waiter of an exclusive lock or a permit joins the name's
+ * room on the server (a fair waiter: its queue) and subscribes to its
+ * own channel, which a release publishes on to wake one waiter; the
+ * room's listener (the head of the queue) to the name's channel as well,
+ * where every release publishes (a redlock reader's last release too); a
+ * waiter of a read-write lock to the name's channels. An exclusive
+ * waiter held up by readers announces itself to them as a writer does,
+ * for its waiter timeout, renewed every third of it, and takes that back
+ * when it stops waiting.
  * It retries on each message, when the lease it was told runs out, and
  * at its heartbeat (rl_set_waiter_timeout, or the fair waiter timeout).
  * Once waiting, a lost connection is not the end: subscriptions and
@@ -491,12 +506,10 @@ typedef int (*rl_wait_cb)(void *arg, const struct rl_attempt *a);
  * result is RL_EINTR unless acquired.
  * Other errors end the wait at once. A waiter that stops waiting without
  * the lock leaves the queue or the room. */
-enum rl_err rl_acquire(rl_client *c, const struct rl_lock *l,
-    int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
-    const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
+enum rl_err rl_acquire(rl_client *c, const struct rl_request *rq,
     struct rl_attempt *a);
 
-/* A pool: acquire any one of the N holds L[i] (1 to RL_ANY_MAX), each
+/* A pool: acquire any one of RQ's N holds L[i] (1 to RL_ANY_MAX), each
  * through a client of its own C[i] (all different; the same servers or
  * not), whichever is free first. A first attempt on each in turn, until
  * one is acquired; when none is (and WAIT_MS is not 0), the wait of
@@ -509,9 +522,7 @@ enum rl_err rl_acquire(rl_client *c, const struct rl_lock *l,
  * what the last attempt on L[i] found. CB is shown the last attempt
  * made (one of A). */
 #define RL_ANY_MAX 64
-enum rl_err rl_acquire_any(rl_client *const *c, const struct rl_lock *l,
-    size_t n, int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
-    const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
+enum rl_err rl_acquire_any(rl_client *const *c, const struct rl_request *rq,
     struct rl_attempt *a, size_t *which);
 
 /* Take OWNER out of the fair queue of NAME; *POSITION: the place it had

@@ -83,8 +83,7 @@ rl_client_new_multi(const struct rl_url *urls, size_t n,
 	c->timeout_ms = timeout_ms;
 	c->node_timeout_ms = rl_node_timeout_for(30000);
 	c->intr_fd = -1;
-	c->until_ms = c->end_ms = c->connect_until_ms = -1;
-	c->wait_until_ms = -2;
+	c->connect_until_ms = -1;
 	c->waiter_ms = RL_WAITER_TIMEOUT_MS;
 	rl_set_history(c, RL_HISTORY_MAX, RL_HISTORY_TTL_MS);
 	if ((c->nodes = calloc(n, sizeof(*c->nodes))) == NULL) {
@@ -162,12 +161,6 @@ rl_set_min_hold(rl_client *c, int64_t ms)
 		    (long long)RL_MIN_HOLD_MAX_MS);
 	c->min_hold_ms = ms;
 	return RL_OK;
-}
-
-void
-rl_set_supersede(rl_client *c, int on)
-{
-	c->supersede = on ? 1 : 0;
 }
 
 enum rl_err
@@ -379,16 +372,37 @@ rl_client_free(rl_client *c)
 	free(c);
 }
 
+int64_t
+rl_waited_ms(const rl_client *c)
+{
+	const struct rl_call_ctx *x = c->ctx;
+
+	return x != NULL && x->since_ms > 0 ? rl_now_ms() - x->since_ms : 0;
+}
+
+int64_t
+rl_wait_until(const rl_client *c)
+{
+	return c->ctx != NULL ? c->ctx->wait_until_ms : -2;
+}
+
+int
+rl_superseding(const rl_client *c)
+{
+	return c->ctx != NULL ? c->ctx->supersede : 0;
+}
+
 struct rl_round_opts
 rl_opts(const rl_client *c, size_t need)
 {
+	const struct rl_call_ctx *x = c->ctx;
 	struct rl_round_opts o = { .need = need };	/* the rest 0 */
 
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);
-	if (c->until_ms >= 0) {
-		int64_t left = c->until_ms - rl_now_ms();
+	if (x != NULL && x->until_ms >= 0) {
+		int64_t left = x->until_ms - rl_now_ms();
 
 		if (left < 1)
 			left = 1;
@@ -396,9 +410,9 @@ rl_opts(const rl_client *c, size_t need)
 		 * the last attempt of a wait would read as a lost server. */
 		if (o.connect_ms > left) {
 			o.connect_ms = left;
-			o.connect_wait_ms = c->wait_until_ms >= 0 &&
-			    c->wait_until_ms > c->wait_since_ms ?
-			    c->wait_until_ms - c->wait_since_ms :
+			o.connect_wait_ms = x->wait_until_ms >= 0 &&
+			    x->wait_until_ms > x->since_ms ?
+			    x->wait_until_ms - x->since_ms :
 			    c->connect_wait_ms > 0 ? c->connect_wait_ms : 1;
 		}
 	}
@@ -425,15 +439,17 @@ rl_opts_pub(const rl_client *c)
 	return o;
 }
 
-/* A round of C's was cut short at c->end_ms: ACTIVE[j], master j was
- * still connecting (1) or due to answer (2); its line says -w ran out. */
+/* A round of C's was cut short at the call's end_ms: ACTIVE[j], master j
+ * was still connecting (1) or due to answer (2); its line says -w ran
+ * out. */
 static void
 cut_why(rl_client *c, const int *active)
 {
 	char w[32], why[64];
 	size_t j;
 
-	rl_duration_format(c->wait_until_ms - c->wait_since_ms, w, sizeof(w));
+	rl_duration_format(c->ctx->wait_until_ms - c->ctx->since_ms, w,
+	    sizeof(w));
 	snprintf(why, sizeof(why), "none within -w %s", w);
 	for (j = 0; j < c->n; j++) {
 		struct rl_node *nd = &c->nodes[j];
@@ -447,16 +463,16 @@ cut_why(rl_client *c, const int *active)
 }
 
 /* Poll for the round (PFD, NP entries, room for one more) until WAKE
- * (-1: do not wait), but not past c->end_ms, and for the interrupt when
- * WATCH: 2 when it came, 1 when end_ms has come, else 0. */
+ * (-1: do not wait), but not past the call's end_ms, and for the
+ * interrupt when WATCH: 2 when it came, 1 when end_ms has come, else 0. */
 static int
 run_poll(rl_client *c, struct pollfd *pfd, size_t np, int64_t wake,
     int watch)
 {
-	int64_t now = rl_now_ms();
+	int64_t now = rl_now_ms(), end = c->ctx != NULL ? c->ctx->end_ms : -1;
 
-	if (c->end_ms >= 0 && wake > c->end_ms)
-		wake = c->end_ms;
+	if (end >= 0 && wake > end)
+		wake = end;
 	pfd[np].fd = watch ? c->intr_fd : -1;
 	pfd[np].events = POLLIN;
 	pfd[np].revents = 0;
@@ -467,7 +483,7 @@ run_poll(rl_client *c, struct pollfd *pfd, size_t np, int64_t wake,
 		rl_client_interrupted(c);
 		return 2;
 	}
-	return c->end_ms >= 0 && rl_now_ms() >= c->end_ms;
+	return end >= 0 && rl_now_ms() >= end;
 }
 
 void
@@ -482,8 +498,8 @@ rl_client_run(rl_client *c)
 
 	/* Cut short: one step more writes what was sent. */
 	while (!rl_round_step(r, now) && !cut) {
-		watch = c->intr_fd >= 0 && c->wait_until_ms != -2 &&
-		    !c->intr_seen;
+		watch = c->intr_fd >= 0 && c->ctx != NULL &&
+		    c->ctx->wait_until_ms != -2 && !c->ctx->intr_seen;
 		cut = run_poll(c, pfd, rl_round_pollfds(r, pfd),
 		    rl_round_wake(r), watch);
 		now = rl_now_ms();
@@ -491,7 +507,7 @@ rl_client_run(rl_client *c)
 	if (r->done || cut == 0)
 		return;
 	for (j = 0; j < c->n; j++)
-		active[j] = c->intr_seen ? 0 : c->nodes[j].phase ==
+		active[j] = c->ctx->intr_seen ? 0 : c->nodes[j].phase ==
 		    RL_PH_CONNECT ? 1 : c->nodes[j].phase == RL_PH_SENT ? 2 : 0;
 	rl_round_end_keep(r);
 	cut_why(c, active);
@@ -500,11 +516,14 @@ rl_client_run(rl_client *c)
 void
 rl_client_interrupted(rl_client *c)
 {
+	struct rl_call_ctx *x = c->ctx;
 	int64_t end = rl_now_ms() + RL_INTR_MS;
 
-	c->intr_seen = 1;
-	if (c->end_ms < 0 || c->end_ms > end)
-		c->end_ms = end;
+	if (x == NULL)
+		return;
+	x->intr_seen = 1;
+	if (x->end_ms < 0 || x->end_ms > end)
+		x->end_ms = end;
 }
 
 int
@@ -522,11 +541,12 @@ rl_client_behind_late(const rl_client *c)
 void
 rl_client_way_out(rl_client *c)
 {
+	struct rl_call_ctx *x = c->ctx;
 	int64_t end = rl_now_ms() + RL_LATE_MS;
 
-	if (c->end_ms >= 0 && !c->intr_seen && c->end_ms < end &&
+	if (x != NULL && x->end_ms >= 0 && !x->intr_seen && x->end_ms < end &&
 	    !rl_client_behind_late(c))
-		c->end_ms = end;
+		x->end_ms = end;
 }
 
 int
@@ -723,15 +743,21 @@ connect_all(rl_client *c)
 enum rl_err
 rl_connect(rl_client *c)
 {
+	struct rl_call_ctx own = RL_CALL_CTX_NONE;
+	struct rl_call_ctx *x = c->ctx != NULL ? c->ctx : &own;
 	enum rl_err e;
 
 	if (c->checked)
 		return RL_OK;
 	c->checked = 1;
-	/* rl_opts cuts the connecting (the handshake too) at until_ms. */
-	c->until_ms = c->connect_until_ms;
+	/* rl_opts cuts the connecting (the handshake too) at until_ms:
+	 * the call's, or one of its own outside a call. */
+	c->ctx = x;
+	x->until_ms = c->connect_until_ms;
 	e = connect_all(c);
-	c->until_ms = -1;
+	x->until_ms = -1;
+	if (x == &own)
+		c->ctx = NULL;
 	return e;
 }
 

@@ -10,6 +10,28 @@
 #include "rl_call.h"
 #include "rl_round.h"
 
+/* The state of one call in progress, which the client does not keep: an
+ * rl_acquire (rl_acquire_any: one for each of its clients) or an
+ * rl_connect sets c->ctx to its own for as long as it runs, and its
+ * rounds and script calls read it there. */
+struct rl_call_ctx {
+	int64_t since_ms;	/* its wait began (0: none) */
+	int64_t wait_until_ms;	/* its wait ends (monotonic); -1: never;
+				 * -2: not waiting */
+	int64_t until_ms;	/* rounds connect by then (a wait's
+				 * deadline); -1: no limit but the timeouts */
+	int64_t end_ms;		/* its rounds are cut short by then,
+				 * replies and all (rl_client_run); -1: no
+				 * limit but the timeouts */
+	int intr_seen;		/* the interrupt came, and its rounds watch
+				 * intr_fd no more */
+	int supersede;		/* --supersede: 0 off; 1 the next attempt
+				 * arrives (supersedes), 2 the attempts of
+				 * its wait after it */
+};
+#define RL_CALL_CTX_NONE { .wait_until_ms = -2, .until_ms = -1, \
+	.end_ms = -1 }
+
 struct rl_client {
 	size_t n;		/* masters: one, or several for Redlock */
 	struct rl_node *nodes;
@@ -21,25 +43,15 @@ struct rl_client {
 				 * -1: the Sentinel default (rl_acks) */
 	int64_t waiter_ms;	/* rl_set_waiter_timeout */
 	int64_t min_hold_ms;	/* rl_set_min_hold */
-	int supersede;		/* rl_set_supersede: 0 off; 1 the next
-				 * attempt arrives (supersedes), 2 the
-				 * attempts of its wait after it */
 	char hist_max[24];	/* rl_set_history: events kept ("": none) */
 	char hist_ttl[24];	/* and the stream's expiry in ms */
 	char exit_status[16];	/* rl_set_exit_status: "" when none */
-	int64_t wait_since_ms;	/* rl_acquire: its wait began (0: none) */
-	int64_t wait_until_ms;	/* rl_acquire: its wait ends (monotonic);
-				 * -1: never; -2: not waiting */
 	int intr_fd;
 	int64_t connect_until_ms;	/* rl_connect by then (-w); -1 */
 	int64_t connect_wait_ms;	/* ...the -w that set it, ms */
-	int64_t until_ms;	/* rounds connect by then (a wait's
-				 * deadline); -1: no limit but the timeouts */
-	int64_t end_ms;		/* rl_acquire: its rounds are cut short
-				 * by then, replies and all (rl_client_run);
-				 * -1: no limit but the timeouts */
-	int intr_seen;		/* rl_acquire: the interrupt came, and its
-				 * rounds watch intr_fd no more */
+	struct rl_call_ctx *ctx;	/* the call in progress (rl_acquire,
+					 * rl_connect): its own, on its
+					 * stack; NULL between calls */
 	struct rl_round round;	/* the last round; replies in nodes */
 	char errstr[640];
 	char note[RL_WHY_MAX];	/* rl_connect_note's line */
@@ -60,8 +72,16 @@ struct rl_client {
 void rl_client_set_transport(const struct rl_transport *t);
 enum rl_err rl_seterr(rl_client *c, enum rl_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* How long the wait of the call in progress has lasted, for the
+ * history: 0 when it does not wait. */
+int64_t rl_waited_ms(const rl_client *c);
+/* When the wait of the call in progress ends (monotonic): -1 never, -2
+ * when it does not wait. */
+int64_t rl_wait_until(const rl_client *c);
+/* --supersede in the call in progress, as struct rl_call_ctx says. */
+int rl_superseding(const rl_client *c);
 /* The client's timeouts for a round that needs NEED masters connected,
- * the connect timeout cut to what is left until c->until_ms. */
+ * the connect timeout cut to what is left until the call's until_ms. */
 struct rl_round_opts rl_opts(const rl_client *c, size_t need);
 /* rl_opts for a script that takes the publish command last and surely
  * publishes (a release): see rl_round_opts pub and learn. */
@@ -70,21 +90,21 @@ struct rl_round_opts rl_opts_pub(const rl_client *c);
  * --reply-timeout (several masters: at the node timeout). */
 int rl_opts_early(const rl_client *c, const struct rl_round_opts *o);
 /* Run c->round to its end, polling in between. In rl_acquire it is cut
- * short at c->end_ms, or when intr_fd becomes readable (watched until
- * then: rl_client_interrupted): what was sent is written, then replies
- * due are given up on as at their timeouts, and a cut at end_ms says so
- * in the masters' lines (nd->why). */
+ * short at the call's end_ms, or when intr_fd becomes readable (watched
+ * until then: rl_client_interrupted): what was sent is written, then
+ * replies due are given up on as at their timeouts, and a cut at end_ms
+ * says so in the masters' lines (nd->why). */
 void rl_client_run(rl_client *c);
-/* The interrupt came: rounds stop watching for it, and end within
- * RL_INTR_MS from now. */
+/* The interrupt came: the rounds of the call in progress stop watching
+ * for it, and end within RL_INTR_MS from now. */
 void rl_client_interrupted(rl_client *c);
 /* Whether every master a call of the last acquisition's hold goes to
  * (node away aside) owes replies given up on: an answer would come
  * behind them, no sooner. */
 int rl_client_behind_late(const rl_client *c);
-/* The way out of a wait bounded by -w (c->end_ms set, no interrupt):
- * its calls get at least RL_LATE_MS from now, unless they would go
- * behind replies given up on (rl_client_behind_late). */
+/* The way out of a wait bounded by -w (the call's end_ms set, no
+ * interrupt): its calls get at least RL_LATE_MS from now, unless they
+ * would go behind replies given up on (rl_client_behind_late). */
 void rl_client_way_out(rl_client *c);
 /* The commands that subscribe to the N channels CH, SUBSCRIBE and
  * SSUBSCRIBE, into CMD and LEN: one command per channel, sent together

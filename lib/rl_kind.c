@@ -349,8 +349,7 @@ history_args(rl_client *c, const struct rl_lock *l,
 	call->args[max] = c->hist_max;
 	call->args[ttl] = c->hist_ttl;
 	call->args[entry] = own(call, history_meta(owner, meta,
-	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0,
-	    kind_name(l)));
+	    rl_waited_ms(c), kind_name(l)));
 }
 
 /* A release's history arguments and its flags, named by

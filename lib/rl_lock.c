@@ -75,13 +75,13 @@ badtype(const redisReply *r, struct rl_attempt *a)
 static const char *
 gives_up_arg(const rl_client *c, struct rl_call *call)
 {
-	int64_t left;
+	int64_t until = rl_wait_until(c), left;
 
-	if (c->wait_until_ms < -1)
+	if (until < -1)
 		return "";
-	if (c->wait_until_ms == -1)
+	if (until == -1)
 		return "-1";
-	left = c->wait_until_ms - rl_now_ms();
+	left = until - rl_now_ms();
 	return rl_call_num(call, 4, left > 0 ? left : 0);
 }
 
@@ -98,8 +98,8 @@ fair_flags(const rl_client *c, const struct rl_lock *l,
 	if (l->reenter)
 		*f++ = 'e';
 	/* --supersede: its first call supersedes, the later ones look. */
-	if (c->supersede > 0)
-		*f++ = c->supersede == 1 ? 'S' : 's';
+	if (rl_superseding(c) > 0)
+		*f++ = rl_superseding(c) == 1 ? 'S' : 's';
 
 	if (join != RL_JOIN_NO)
 		*f++ = 'j';
@@ -142,7 +142,7 @@ acquire_call(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
 	a[RL_ACQUIRE_ARG_HIST_MAX] = c->hist_max;
 	a[RL_ACQUIRE_ARG_HIST_TTL] = c->hist_ttl;
 	a[RL_ACQUIRE_ARG_HIST_ENTRY] = rl_call_own(call, rl_history_meta(owner,
-	    meta, c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0));
+	    meta, rl_waited_ms(c)));
 	a[RL_ACQUIRE_ARG_HOLDER_JSON] = rl_call_own(call,
 	    rl_holder_json(meta));
 	a[RL_ACQUIRE_ARG_GIVES_UP] = gives_up_arg(c, call);
@@ -562,7 +562,7 @@ leave(rl_client *c, const char *name, const char *owner, int64_t *position,
 	call.args[RL_LEAVE_ARG_HIST_MAX] = c->hist_max;
 	call.args[RL_LEAVE_ARG_HIST_TTL] = c->hist_ttl;
 	call.args[RL_LEAVE_ARG_WAITED] = rl_call_num(&call, 0,
-	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0);
+	    rl_waited_ms(c));
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
 	e = rl_run_open(c, &o, 0, &call);

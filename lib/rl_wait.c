@@ -82,6 +82,7 @@ struct wait {
 	int64_t try_backoff;	/* last delay between failed attempts */
 	int try_failed;		/* the last attempt could not reach a quorum */
 	int waiting;		/* busy at its first attempt, and waits */
+	struct rl_call_ctx ctx;	/* the call's state on its client (c->ctx) */
 };
 
 /* A random delay of 0..N ms. */
@@ -699,8 +700,8 @@ quorum_in_reach(const struct wait *w, enum rl_err e)
 static void
 arrived(struct wait *w)
 {
-	if (w->c->supersede == 1 && !w->try_failed)
-		w->c->supersede = 2;
+	if (w->ctx.supersede == 1 && !w->try_failed)
+		w->ctx.supersede = 2;
 }
 
 /* One attempt while waiting; when it could not reach the masters (or
@@ -711,14 +712,14 @@ attempt(struct wait *w)
 	enum rl_err e;
 
 	/* Connecting and answering take at most the time left. */
-	w->c->until_ms = w->deadline;
+	w->ctx.until_ms = w->deadline;
 	e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
 	    w->fair != NULL || w->room ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
 	if (e == RL_OK && !w->a->acquired && (e = after_attempt(w)) == RL_OK &&
 	    queue_behind_java(w))
 		e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
 		    RL_JOIN_YES, w->a);
-	w->c->until_ms = -1;
+	w->ctx.until_ms = -1;
 	w->try_failed = e == RL_ECONNECT || replaced(w, e);
 	if (w->try_failed)
 		e = RL_OK;
@@ -902,15 +903,15 @@ give_up(struct wait *w)
 	 * one's call came, and recorded there: its call (for a master
 	 * that call missed) records nothing. */
 	if (w->room || !w->k->room) {
-		made = w->k->leave(w->c, w->l, w->meta, rl_now_ms() -
-		    w->c->wait_since_ms, &call);
+		made = w->k->leave(w->c, w->l, w->meta, rl_waited_ms(w->c),
+		    &call);
 		if (made == RL_OK && w->a->superseded && !w->a->lapsed)
 			rl_call_unrecorded(&call);
 		last_call(w->c, made, &call);
 	}
 	if (w->announced && w->k->room)
 		last_call(w->c, rl_call_unannounce(w->c, w->l, w->meta,
-		    rl_now_ms() - w->c->wait_since_ms, &call), &call);
+		    rl_waited_ms(w->c), &call), &call);
 	memcpy(w->c->errstr, keep, sizeof(keep));
 }
 
@@ -997,22 +998,45 @@ pool_acquire(struct pool *p, int64_t wait_ms)
 	return e;
 }
 
+/* Wait I of pool P, for RQ's hold I on client C, its call's state on C
+ * for as long as the call runs. */
+static void
+wait_init(struct pool *p, size_t i, rl_client *c,
+    const struct rl_request *rq, struct rl_attempt *a)
+{
+	struct wait *w = &p->w[i];
+	int64_t now = rl_now_ms();
+
+	*w = (struct wait){ .c = c, .l = &rq->l[i],
+	    .k = rl_kind_ops(rq->l[i].kind), .name = rq->l[i].name,
+	    .owner = rq->l[i].owner, .ttl_ms = rq->ttl_ms, .meta = rq->meta,
+	    .fair = rq->fair, .cb = rq->cb, .cbarg = rq->cbarg, .a = &a[i],
+	    .deadline = p->deadline, .ctx = RL_CALL_CTX_NONE };
+	w->ctx.since_ms = p->deadline >= 0 && rq->wait_ms > 0 ?
+	    p->deadline - rq->wait_ms : now;
+	w->ctx.wait_until_ms = p->deadline;
+	/* -w bounds the whole call (rl_client_run). */
+	w->ctx.end_ms = rq->wait_ms > 0 ? p->deadline + RL_LATE_MS : -1;
+	/* --supersede: the first call arrives, the later ones look. */
+	w->ctx.supersede = rq->supersede ? 1 : 0;
+	c->ctx = &w->ctx;
+}
+
 enum rl_err
-rl_acquire_any(rl_client *const *c, const struct rl_lock *l, size_t n,
-    int64_t ttl_ms, int64_t wait_ms, const struct rl_meta *meta,
-    const struct rl_fair *fair, rl_wait_cb cb, void *cbarg,
+rl_acquire_any(rl_client *const *c, const struct rl_request *rq,
     struct rl_attempt *a, size_t *which)
 {
-	struct pool p = { .n = n, .deadline = -1, .cb = cb, .cbarg = cbarg };
-	int64_t now = rl_now_ms();
+	struct pool p = { .n = rq->n, .deadline = -1, .cb = rq->cb,
+	    .cbarg = rq->cbarg };
+	int64_t now = rl_now_ms(), wait_ms = rq->wait_ms;
 	enum rl_err e;
 	size_t i;
 
 	*which = 0;
-	if (n == 0 || n > RL_ANY_MAX)
+	if (p.n == 0 || p.n > RL_ANY_MAX)
 		return rl_seterr(c[0], RL_EUSAGE, "a pool has 1 to %d names",
 		    RL_ANY_MAX);
-	if ((p.w = calloc(n, sizeof(*p.w))) == NULL)
+	if ((p.w = calloc(p.n, sizeof(*p.w))) == NULL)
 		return rl_seterr(c[0], RL_ENOMEM, "out of memory");
 	if (wait_ms >= 0)
 		p.deadline = now + wait_ms;
@@ -1022,30 +1046,15 @@ rl_acquire_any(rl_client *const *c, const struct rl_lock *l, size_t n,
 	    c[0]->connect_until_ms < p.deadline)
 		p.deadline = c[0]->connect_until_ms > now ?
 		    c[0]->connect_until_ms : now + 1;
-	for (i = 0; i < n; i++) {
-		p.w[i] = (struct wait){ .c = c[i], .l = &l[i],
-		    .k = rl_kind_ops(l[i].kind), .name = l[i].name,
-		    .owner = l[i].owner, .ttl_ms = ttl_ms, .meta = meta,
-		    .fair = fair, .cb = cb, .cbarg = cbarg, .a = &a[i],
-		    .deadline = p.deadline };
-		c[i]->wait_since_ms = p.deadline >= 0 && wait_ms > 0 ?
-		    p.deadline - wait_ms : now;
-		c[i]->wait_until_ms = p.deadline;
-		/* -w bounds the whole call (rl_client_run). */
-		c[i]->end_ms = wait_ms > 0 ? p.deadline + RL_LATE_MS : -1;
-		c[i]->intr_seen = 0;
-		/* --supersede: the first call arrives, the later ones look. */
-		if (c[i]->supersede != 0)
-			c[i]->supersede = 1;
-	}
+	for (i = 0; i < p.n; i++)
+		wait_init(&p, i, c[i], rq, a);
 	e = pool_acquire(&p, wait_ms);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < p.n; i++) {
 		/* A round the interrupt cut short failed for it. */
-		if (c[i]->intr_seen && (e != RL_OK || !a[p.which].acquired))
+		if (p.w[i].ctx.intr_seen && (e != RL_OK ||
+		    !a[p.which].acquired))
 			e = RL_EINTR;
-		c[i]->wait_since_ms = c[i]->intr_seen = 0;
-		c[i]->wait_until_ms = -2;
-		c[i]->end_ms = -1;
+		c[i]->ctx = NULL;
 	}
 	*which = p.which;
 	free(p.w);
@@ -1053,12 +1062,11 @@ rl_acquire_any(rl_client *const *c, const struct rl_lock *l, size_t n,
 }
 
 enum rl_err
-rl_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
-    int64_t wait_ms, const struct rl_meta *meta, const struct rl_fair *fair,
-    rl_wait_cb cb, void *cbarg, struct rl_attempt *a)
+rl_acquire(rl_client *c, const struct rl_request *rq, struct rl_attempt *a)
 {
+	struct rl_request one = *rq;
 	size_t which;
 
-	return rl_acquire_any(&c, l, 1, ttl_ms, wait_ms, meta, fair, cb,
-	    cbarg, a, &which);
+	one.n = 1;
+	return rl_acquire_any(&c, &one, a, &which);
 }

@@ -89,6 +89,7 @@ client(int64_t timeout_ms)
 static void
 done(rl_client *c)
 {
+	c->ctx = NULL;
 	rl_client_free(c);
 	if (mute_fd >= 0)
 		close(mute_fd);
@@ -110,13 +111,15 @@ static void
 test_cut_at_the_end_of_the_call(void **state)
 {
 	rl_client *c = client(10000);
+	struct rl_call_ctx x = RL_CALL_CTX_NONE;
 	int64_t now = rl_now_ms(), took;
 
 	(void)state;
 	/* rl_acquire -w 100ms, with its end 100 ms later. */
-	c->wait_since_ms = now;
-	c->wait_until_ms = now + 100;
-	c->end_ms = now + 200;
+	x.since_ms = now;
+	x.wait_until_ms = now + 100;
+	x.end_ms = now + 200;
+	c->ctx = &x;
 	took = run_once(c);
 	assert_true(took >= 190);
 	assert_true(took < 2000);
@@ -139,6 +142,7 @@ static void
 test_interrupt_cuts_a_round_of_a_wait(void **state)
 {
 	rl_client *c = client(10000);
+	struct rl_call_ctx x = RL_CALL_CTX_NONE;
 	int64_t took, t;
 	int p[2];
 
@@ -146,16 +150,17 @@ test_interrupt_cuts_a_round_of_a_wait(void **state)
 	assert_int_equal(pipe(p), 0);
 	assert_int_equal(write(p[1], "x", 1), 1);
 	rl_set_interrupt_fd(c, p[0]);
-	c->wait_since_ms = rl_now_ms();
-	c->wait_until_ms = -1;	/* waiting for ever */
+	x.since_ms = rl_now_ms();
+	x.wait_until_ms = -1;	/* waiting for ever */
+	c->ctx = &x;
 	took = run_once(c);
 	t = rl_now_ms();
 	assert_true(took < 2000);
 	assert_int_equal(c->nodes[0].err, RL_ECONNECT);
 	/* The interrupt is seen, the way out's bound set: rounds after it
 	 * end within RL_INTR_MS, the interrupt still readable. */
-	assert_int_equal(c->intr_seen, 1);
-	assert_true(c->end_ms >= 0 && c->end_ms <= t + RL_INTR_MS);
+	assert_int_equal(x.intr_seen, 1);
+	assert_true(x.end_ms >= 0 && x.end_ms <= t + RL_INTR_MS);
 	took = run_once(c);
 	assert_true(took <= RL_INTR_MS + 100);
 	close(p[0]);
@@ -175,11 +180,10 @@ test_interrupt_is_not_watched_outside_a_wait(void **state)
 	assert_int_equal(write(p[1], "x", 1), 1);
 	rl_set_interrupt_fd(c, p[0]);
 	/* Not in rl_acquire: a release after a signal runs to its
-	 * timeout. */
+	 * timeout, and no call's state takes note of it. */
 	took = run_once(c);
 	assert_true(took >= 140);
-	assert_int_equal(c->intr_seen, 0);
-	assert_int_equal(c->end_ms, -1);
+	assert_null(c->ctx);
 	assert_string_equal(c->nodes[0].why, "no answer from "
 	    "redis://127.0.0.1:7001: timed out (see --reply-timeout)");
 	close(p[0]);
@@ -191,36 +195,38 @@ static void
 test_way_out_bound(void **state)
 {
 	rl_client *c = client(10000);
+	struct rl_call_ctx x = RL_CALL_CTX_NONE;
 	int64_t now = rl_now_ms();
 
 	(void)state;
+	c->ctx = &x;
 	/* No -w: nothing to bound. */
 	rl_client_way_out(c);
-	assert_int_equal(c->end_ms, -1);
+	assert_int_equal(x.end_ms, -1);
 	/* -w ran out: the way out gets RL_LATE_MS from now. */
-	c->end_ms = now - 5;
+	x.end_ms = now - 5;
 	rl_client_way_out(c);
-	assert_true(c->end_ms >= now + RL_LATE_MS);
+	assert_true(x.end_ms >= now + RL_LATE_MS);
 	/* A later end is kept. */
-	c->end_ms = now + 10 * RL_LATE_MS;
+	x.end_ms = now + 10 * RL_LATE_MS;
 	rl_client_way_out(c);
-	assert_int_equal(c->end_ms, now + 10 * RL_LATE_MS);
+	assert_int_equal(x.end_ms, now + 10 * RL_LATE_MS);
 	/* After a signal: what is left of RL_INTR_MS, no more. */
-	c->end_ms = -1;
+	x.end_ms = -1;
 	rl_client_interrupted(c);
-	now = c->end_ms;
+	now = x.end_ms;
 	rl_client_way_out(c);
-	assert_int_equal(c->end_ms, now);
-	c->intr_seen = 0;
+	assert_int_equal(x.end_ms, now);
+	x.intr_seen = 0;
 	/* Behind a reply given up on, an answer would come no sooner. */
-	c->end_ms = rl_now_ms() - 5;
-	c->wait_since_ms = rl_now_ms();
-	c->wait_until_ms = c->wait_since_ms;
-	now = c->end_ms;
+	x.end_ms = rl_now_ms() - 5;
+	x.since_ms = rl_now_ms();
+	x.wait_until_ms = x.since_ms;
+	now = x.end_ms;
 	(void)run_once(c);
 	assert_true(rl_client_behind_late(c));
 	rl_client_way_out(c);
-	assert_int_equal(c->end_ms, now);
+	assert_int_equal(x.end_ms, now);
 	done(c);
 }
 
