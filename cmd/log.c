@@ -298,7 +298,8 @@ follow(rl_client *rc, const struct view *v, char *last, size_t len)
 
 		if (poll(&p, 1, 0) > 0 && sig_next(sig_fd) != 0)
 			return 0;
-		e = rl_log_read(rc, v->name, 0, last, FOLLOW_BLOCK_MS, &ev, &n);
+		e = rl_log_read(rc, v->name, 0, &(const struct rl_log_follow){
+		    .after = last, .block_ms = FOLLOW_BLOCK_MS }, &ev, &n);
 		if (e != RL_OK) {
 			free(ev);
 			return read_failed(rc, e, v->name);
@@ -371,7 +372,7 @@ run(struct globals *g, int argc, char **argv)
 		return status;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
-	e = rl_log_read(rc, v.name, v.n, NULL, 0, &ev, &n);
+	e = rl_log_read(rc, v.name, v.n, NULL, &ev, &n);
 	if (e != RL_OK)
 		status = read_failed(rc, e, v.name);
 	else

@@ -167,7 +167,7 @@ last_end(rl_client *rc, const char *name, struct rl_event **ev)
 	const char *undone = NULL;
 	size_t n, i;
 
-	if (rl_log_read(rc, name, 10, NULL, 0, ev, &n) != RL_OK)
+	if (rl_log_read(rc, name, 10, NULL, ev, &n) != RL_OK)
 		return NULL;
 	/* An attempt undone is no hold: neither it nor its acquisition. */
 	for (i = n; i > 0; i--) {

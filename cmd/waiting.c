@@ -470,7 +470,7 @@ finished_way_out(rl_client *rc, const char *name, const struct rl_attempt *a,
 	char when[40] = "";
 	size_t n = 0, i;
 
-	if (rl_log_read(rc, name, 20, NULL, 0, &ev, &n) != RL_OK)
+	if (rl_log_read(rc, name, 20, NULL, &ev, &n) != RL_OK)
 		n = 0;
 	for (i = n; i > 0; i--)
 		if (strcmp(ev[i - 1].event, "released") == 0 &&

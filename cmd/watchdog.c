@@ -384,7 +384,7 @@ find_remover(struct watch *w)
 	size_t n, i;
 
 	w->removed_by[0] = '\0';
-	if (rl_log_read(w->rc, w->name, 5, NULL, 0, &ev, &n) != RL_OK)
+	if (rl_log_read(w->rc, w->name, 5, NULL, &ev, &n) != RL_OK)
 		n = 0;
 	/* Newest first, back to this owner's acquisition at most (its
 	 * release may have recorded the loss after the removal). */

@@ -576,18 +576,24 @@ struct rl_event {
 	const char *holder;	/* busy: the owner that held it */
 	long by_pid;
 };
-/* NAME's history from the first master that answers: with AFTER NULL,
- * its last N events; else the events after entry id AFTER ("$": from
- * now), waiting up to BLOCK_MS for the first (XREAD BLOCK). Releases
- * and losses get their holder's host, pid, user, command, token and hold
- * time from its acquisition, and an acquisition never ended (its lease
- * ran out) an "expired" event where the next acquisition found it (id
- * ""): the scripts leave both out of the hot path. Oldest first into
+/* Following a name's history (rl_log_read): the events after entry id
+ * AFTER ("$": from now), waiting up to BLOCK_MS for the first (XREAD
+ * BLOCK). */
+struct rl_log_follow {
+	const char *after;
+	int64_t block_ms;
+};
+/* NAME's history from the first master that answers: with F NULL, its
+ * last N events; else those F follows (N unread). Releases and losses
+ * get their holder's host, pid, user, command, token and hold time from
+ * its acquisition, and an acquisition never ended (its lease ran out) an
+ * "expired" event where the next acquisition found it (id ""): the
+ * scripts leave both out of the hot path. Oldest first into
  * *EV (malloc'd, *NEV of them, with their strings: free it).
  * RL_EWRONGTYPE when the history's key holds another type; RL_EAUTH when
  * the user may not read it (ACL). */
 enum rl_err rl_log_read(rl_client *c, const char *name, int64_t n,
-    const char *after, int64_t block_ms, struct rl_event **ev, size_t *nev);
+    const struct rl_log_follow *f, struct rl_event **ev, size_t *nev);
 /* What the scripts leave out of a name's history, to keep its hot path
  * short, put back in EV (N events, oldest first, room for CAP): a
  * release's or a loss's host, pid, user, command, kind and token from its

@@ -82,9 +82,11 @@ first_reply(const rl_client *c)
 }
 
 enum rl_err
-rl_log_read(rl_client *c, const char *name, int64_t n, const char *after,
-    int64_t block_ms, struct rl_event **ev, size_t *nev)
+rl_log_read(rl_client *c, const char *name, int64_t n,
+    const struct rl_log_follow *f, struct rl_event **ev, size_t *nev)
 {
+	const char *after = f != NULL ? f->after : NULL;
+	int64_t block_ms = f != NULL ? f->block_ms : 0;
 	struct rl_round_opts o = rl_opts(c, 1);
 	char count[24], block[24], *key;
 	const char *argv[9];

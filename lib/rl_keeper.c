@@ -184,10 +184,12 @@ static enum rl_err
 unacked(rl_keeper *k, const struct rl_acks *ak)
 {
 	rl_client *c = k->c;
-	const char *why = ak->first < c->n ? c->nodes[ak->first].why : "";
+	struct rl_acks a = *ak;
 
+	a.why = ak->first < c->n ? c->nodes[ak->first].why : "";
+	a.wait_ms = ack_ms(k);
 	rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "renewed", k->lock,
-	    c->n, ak, ack_ms(k), why, 0);
+	    &a, 0);
 	return RL_EREPLICAS;
 }
 

@@ -187,10 +187,12 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 static enum rl_err
 unacked(rl_client *c, const char *name, const struct rl_acks *ak)
 {
-	const char *why = ak->first < c->n ? c->nodes[ak->first].why : "";
+	struct rl_acks k = *ak;
 
-	rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "acquired", name,
-	    c->n, ak, c->timeout_ms, why, 1);
+	k.why = ak->first < c->n ? c->nodes[ak->first].why : "";
+	k.wait_ms = c->timeout_ms;
+	rl_quorum_acks_why(c->errstr, sizeof(c->errstr), "acquired", name, &k,
+	    1);
 	return RL_EREPLICAS;
 }
 
@@ -216,8 +218,9 @@ acquire_outcome(rl_client *c, const struct rl_kind_ops *k,
 	if (c->replicas != 0)
 		rl_quorum_acks(v, acks, c->n, rl_acks(c, acks), &ak);
 	ak.dflt = c->replicas < 0;
-	o = rl_combine_acquire(v, per, c->n, ttl_ms,
-	    rl_now_ms() - a->sent_ms, a, &must_undo, &who);
+	o = rl_combine_acquire(&(const struct rl_votes){ .n = c->n, .v = v,
+	    .per = per }, ttl_ms, rl_now_ms() - a->sent_ms, a, &must_undo,
+	    &who);
 	if (o == RL_OUT_UNACKED)
 		e = unacked(c, l->name, &ak);
 	else
@@ -618,7 +621,8 @@ release(rl_client *c, const struct rl_lock *l, int unused,
 		return e;
 	for (j = 0; j < c->n; j++)
 		v[j] = rl_decode_release(c->nodes[j].reply, &h[j], &np[j]);
-	o = rl_combine_release(v, h, np, c->n, rel, holds, &a->nopub, &who);
+	o = rl_combine_release(&(const struct rl_votes){ .n = c->n, .v = v,
+	    .holds = h, .nopub = np }, rel, holds, &a->nopub, &who);
 	for (j = 0; j < c->n; j++)
 		a->nodes_ok += v[j] == RL_V_YES || v[j] == RL_V_RELEASED;
 	a->confirmed = a->nodes_ok >= rl_quorum(c->n);
@@ -675,7 +679,8 @@ rl_force_release(rl_client *c, const char *name, enum rl_lock_kind kind,
 		return e;
 	for (j = 0; j < c->n; j++)
 		v[j] = rl_decode_force(c->nodes[j].reply, &np[j]);
-	o = rl_combine_force(v, np, c->n, deleted, &a->nopub, &who);
+	o = rl_combine_force(&(const struct rl_votes){ .n = c->n, .v = v,
+	    .nopub = np }, deleted, &a->nopub, &who);
 	for (j = 0; j < c->n && *deleted && a->owner == NULL; j++)
 		rl_decode_forced(c->nodes[j].reply, a);
 	if (o == RL_OUT_WRONGTYPE)

@@ -244,10 +244,12 @@ foreign(const enum rl_verdict *v, const struct rl_attempt *per, size_t n)
 }
 
 enum rl_outcome
-rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
-    size_t n, int64_t ttl_ms, int64_t elapsed_ms, struct rl_attempt *a,
-    int *undo, size_t *who)
+rl_combine_acquire(const struct rl_votes *vs, int64_t ttl_ms,
+    int64_t elapsed_ms, struct rl_attempt *a, int *undo, size_t *who)
 {
+	const enum rl_verdict *v = vs->v;
+	const struct rl_attempt *per = vs->per;
+	size_t n = vs->n;
 	struct tally t;
 	enum rl_outcome o;
 
@@ -284,12 +286,14 @@ rl_combine_acquire(const enum rl_verdict *v, const struct rl_attempt *per,
 }
 
 enum rl_outcome
-rl_combine_release(const enum rl_verdict *v, const int64_t *holds,
-    const char *const *nopub, size_t n, enum rl_release *rel,
+rl_combine_release(const struct rl_votes *vs, enum rl_release *rel,
     int64_t *holds_left, const char **nopub_out, size_t *who)
 {
+	const enum rl_verdict *v = vs->v;
+	const int64_t *holds = vs->holds;
+	const char *const *nopub = vs->nopub;
+	size_t j, n = vs->n;
 	struct tally t;
-	size_t j;
 	int exists = 0;
 
 	count(v, n, &t);
@@ -319,11 +323,13 @@ rl_combine_release(const enum rl_verdict *v, const int64_t *holds,
 }
 
 enum rl_outcome
-rl_combine_force(const enum rl_verdict *v, const char *const *nopub,
-    size_t n, int *deleted, const char **nopub_out, size_t *who)
+rl_combine_force(const struct rl_votes *vs, int *deleted,
+    const char **nopub_out, size_t *who)
 {
+	const enum rl_verdict *v = vs->v;
+	const char *const *nopub = vs->nopub;
+	size_t j, n = vs->n;
 	struct tally t;
-	size_t j;
 
 	count(v, n, &t);
 	*deleted = t.yes > 0;
@@ -443,6 +449,7 @@ rl_quorum_acks(enum rl_verdict *v, const int64_t *acks, size_t n,
 	int64_t got;
 
 	memset(k, 0, sizeof(*k));
+	k->n = n;
 	k->want = want;
 	k->fewest = want;
 	k->first = n;
@@ -463,9 +470,11 @@ rl_quorum_acks(enum rl_verdict *v, const int64_t *acks, size_t n,
 
 void
 rl_quorum_acks_why(char *buf, size_t len, const char *done,
-    const char *name, size_t n, const struct rl_acks *k, int64_t wait_ms,
-    const char *why, int undone)
+    const char *name, const struct rl_acks *k, int undone)
 {
+	const char *why = k->why != NULL ? k->why : "";
+	int64_t wait_ms = k->wait_ms;
+	size_t n = k->n;
 	char within[32], reason[300] = "";
 	const char *advice = k->dflt ? "A failover may be under way, or "
 	    "the replicas cut off: try again, or give --replicas 0 (the "

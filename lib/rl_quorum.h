@@ -40,6 +40,10 @@ struct rl_acks {
 	size_t first;		/* the first of them (n: none) */
 	int dflt;		/* the Sentinel default asked (the caller
 				 * sets it): the advice differs */
+	size_t n;		/* masters asked */
+	int64_t wait_ms;	/* the WAIT timeout (the caller sets it) */
+	const char *why;	/* the first short master's own reason; ""
+				 * or NULL for none (the caller sets it) */
 };
 
 /* A master that said yes (V[i] RL_V_YES) but whose ACKS[i] fell short of
@@ -48,25 +52,34 @@ struct rl_acks {
 void rl_quorum_acks(enum rl_verdict *v, const int64_t *acks, size_t n,
     int64_t want, struct rl_acks *k);
 /* One line for the operator on what K means for NAME: "acquired" or
- * "renewed" (DONE), the WAIT timeout WAIT_MS, WHY the first short
- * master's own reason ("" for none); released it (UNDONE) or not. */
+ * "renewed" (DONE); released it (UNDONE) or not. */
 void rl_quorum_acks_why(char *buf, size_t len, const char *done,
-    const char *name, size_t n, const struct rl_acks *k, int64_t wait_ms,
-    const char *why, int undone);
+    const char *name, const struct rl_acks *k, int undone);
 
-/* acquire on N masters: V[i] and PER[i] decoded from each (RL_V_NONE:
- * no reply, RL_V_REFUSED: an error reply), ELAPSED_MS since it was sent. Fills A; *UNDO when grants
- * were or may have been made and must be released everywhere. */
-enum rl_outcome rl_combine_acquire(const enum rl_verdict *v,
-    const struct rl_attempt *per, size_t n, int64_t ttl_ms,
-    int64_t elapsed_ms, struct rl_attempt *a, int *undo, size_t *who);
-/* release: HOLDS[i] and NOPUB[i] as rl_decode_release gave them. */
-enum rl_outcome rl_combine_release(const enum rl_verdict *v,
-    const int64_t *holds, const char *const *nopub, size_t n,
+/* What the N masters of a round answered, decoded: an entry a master in
+ * each array that a combination reads (NULL where it reads none). V[i]
+ * is master i's verdict (RL_V_NONE: no reply, RL_V_REFUSED: an error
+ * reply). */
+struct rl_votes {
+	size_t n;
+	const enum rl_verdict *v;
+	const struct rl_attempt *per;	/* acquire: rl_decode_acquire's */
+	const int64_t *holds;		/* release: rl_decode_release's */
+	const char *const *nopub;	/* release, force: the decoders' */
+};
+
+/* acquire on VS's masters (V and PER), ELAPSED_MS since it was sent.
+ * Fills A; *UNDO when grants were or may have been made and must be
+ * released everywhere. */
+enum rl_outcome rl_combine_acquire(const struct rl_votes *vs,
+    int64_t ttl_ms, int64_t elapsed_ms, struct rl_attempt *a, int *undo,
+    size_t *who);
+/* release: V, HOLDS and NOPUB. */
+enum rl_outcome rl_combine_release(const struct rl_votes *vs,
     enum rl_release *rel, int64_t *holds_left, const char **nopub_out,
     size_t *who);
-enum rl_outcome rl_combine_force(const enum rl_verdict *v,
-    const char *const *nopub, size_t n, int *deleted,
+/* force: V and NOPUB. */
+enum rl_outcome rl_combine_force(const struct rl_votes *vs, int *deleted,
     const char **nopub_out, size_t *who);
 /* renew: *OURS 1 with a quorum, 0 when a quorum can never be had again
  * (renewals do not re-create a lock that is gone); RL_OUT_NO_QUORUM when

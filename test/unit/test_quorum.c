@@ -15,6 +15,29 @@
 #include "rl_round.h"
 #include "rl_sentinel.h"
 
+/* The votes of N masters as rl_combine_acquire takes them (V, PER), and
+ * as rl_combine_release and rl_combine_force do (V, HOLDS, NOPUB): one
+ * at a time, each until the next. */
+static const struct rl_votes *
+votes(size_t n, const enum rl_verdict *v, const struct rl_attempt *per)
+{
+	static struct rl_votes vs;
+
+	vs = (struct rl_votes){ .n = n, .v = v, .per = per };
+	return &vs;
+}
+
+static const struct rl_votes *
+rvotes(size_t n, const enum rl_verdict *v, const int64_t *holds,
+    const char *const *nopub)
+{
+	static struct rl_votes vs;
+
+	vs = (struct rl_votes){ .n = n, .v = v, .holds = holds,
+	    .nopub = nopub };
+	return &vs;
+}
+
 /* ---- replies, as hiredis reads them ---- */
 
 /* Replies made by a test, freed in teardown. */
@@ -410,8 +433,8 @@ test_decode_min_hold(void **state)
 	per[1].owner = "o:7";
 	per[1].host = "web1";
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 2, 30000, 40, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(2, v, per), 30000, 40,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_int_equal(a.held_until_ms, 1700000003100);
 }
@@ -764,8 +787,8 @@ test_combine_acquire_one_master(void **state)
 	(void)state;
 	acquire_replies(1, yes, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(1, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_true(a.acquired);
 	assert_int_equal(a.fence, 17);
 	assert_int_equal(a.holds, 1);
@@ -776,8 +799,8 @@ test_combine_acquire_one_master(void **state)
 
 	acquire_replies(1, busy, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(1, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_int_equal(a.nodes_ok, 0);
 	assert_int_equal(a.pttl, 2500);
@@ -789,8 +812,8 @@ test_combine_acquire_one_master(void **state)
 	/* No reply: the script may have run; release to be sure. */
 	acquire_replies(1, none, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_NO_QUORUM);
+	assert_int_equal(rl_combine_acquire(votes(1, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_NO_QUORUM);
 	assert_false(a.acquired);
 	assert_false(a.too_slow);
 	assert_int_equal(undo, 1);
@@ -799,8 +822,8 @@ test_combine_acquire_one_master(void **state)
 	 * would release a hold the caller had before (re-entry). */
 	v[0] = RL_V_REFUSED;
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_NO_QUORUM);
+	assert_int_equal(rl_combine_acquire(votes(1, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_NO_QUORUM);
 	assert_false(a.acquired);
 	assert_int_equal(undo, 0);
 }
@@ -845,15 +868,15 @@ test_combine_acquire_lapsed_gone(void **state)
 	assert_true(per[1].superseded);
 	assert_null(per[1].by_owner);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_true(a.acquired);
 	assert_false(a.superseded);
 
 	acquire_replies(3, two_lapsed, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_true(a.superseded);
 	assert_true(a.lapsed);
@@ -862,8 +885,8 @@ test_combine_acquire_lapsed_gone(void **state)
 
 	acquire_replies(3, mark_and_lapsed, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_true(a.superseded);
 	assert_false(a.lapsed);
@@ -873,8 +896,8 @@ test_combine_acquire_lapsed_gone(void **state)
 	assert_true(per[0].gone);
 	assert_false(per[1].gone);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_true(a.gone);
 	assert_int_equal(undo, 1);
@@ -918,8 +941,8 @@ test_combine_acquire_three_masters(void **state)
 	/* Two grants and one busy: acquired, with the highest fence. */
 	acquire_replies(3, two_yes, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_true(a.acquired);
 	assert_true(a.fence == 9007199254740995LL);
 	assert_int_equal(a.nodes_ok, 2);
@@ -929,8 +952,8 @@ test_combine_acquire_three_masters(void **state)
 	 * one master; the grants are undone, and the holder reported. */
 	acquire_replies(3, two_yes_foreign, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_false(a.too_slow);
 	assert_int_equal(a.nodes_ok, 2);
@@ -943,8 +966,8 @@ test_combine_acquire_three_masters(void **state)
 	 * grants undone, the newer waiter named. */
 	acquire_replies(3, two_yes_superseded, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_false(a.too_slow);
 	assert_true(a.superseded);
@@ -957,8 +980,8 @@ test_combine_acquire_three_masters(void **state)
 	/* One grant, two silent: no quorum, and the grant is undone. */
 	acquire_replies(3, one_yes, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_NO_QUORUM);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_NO_QUORUM);
 	assert_false(a.acquired);
 	assert_int_equal(a.nodes_ok, 1);
 	assert_int_equal(undo, 1);
@@ -967,8 +990,8 @@ test_combine_acquire_three_masters(void **state)
 	 * longest lease reported; the silent one may have granted it. */
 	acquire_replies(3, all_busy, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_int_equal(a.pttl, 2500);
 	assert_string_equal(a.host, "web2");
@@ -984,14 +1007,14 @@ test_combine_acquire_three_masters(void **state)
 	acquire_replies(3, one_listens, v, per);
 	memset(&a, 0, sizeof(a));
 	a.listen = 1;	/* what the last attempt said is not kept */
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_true(a.listen);
 	acquire_replies(3, all_busy, v, per);
 	a.listen = 1;
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.listen);
 
 	/* So is an announcement to readers on any master. */
@@ -1003,14 +1026,14 @@ test_combine_acquire_three_masters(void **state)
 	};
 	acquire_replies(3, one_announced, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_false(a.listen);
 	assert_true(a.announced);
 	acquire_replies(3, all_busy, v, per);
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.announced);
 }
 
@@ -1029,8 +1052,8 @@ test_combine_acquire_too_slow(void **state)
 	(void)state;
 	acquire_replies(3, yes, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 300, 400, &a, &undo,
-	    &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 300, 400,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_true(a.too_slow);
 	assert_int_equal(a.nodes_ok, 3);
@@ -1038,14 +1061,14 @@ test_combine_acquire_too_slow(void **state)
 	assert_int_equal(undo, 1);
 	/* At the edge: validity 0 is too slow, 1 ms is enough. */
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 300, 295, &a, &undo,
-	    &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 300, 295,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_false(a.acquired);
 	assert_true(a.too_slow);
 	assert_int_equal(a.validity_ms, 0);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 300, 294, &a, &undo,
-	    &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 300, 294,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_true(a.acquired);
 	assert_false(a.too_slow);
 	assert_int_equal(a.validity_ms, 1);
@@ -1071,8 +1094,8 @@ test_combine_acquire_wrongtype(void **state)
 	(void)state;
 	acquire_replies(3, mixed, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_WRONGTYPE);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_WRONGTYPE);
 	assert_int_equal(who, 2);
 	assert_false(a.acquired);
 	assert_string_equal(a.badkey, "redlock_holder:{x}");
@@ -1081,8 +1104,8 @@ test_combine_acquire_wrongtype(void **state)
 	/* A reply that is not the script's: which master said it. */
 	acquire_replies(3, bad, v, per);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_BAD);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_BAD);
 	assert_int_equal(who, 1);
 	assert_false(a.acquired);
 	assert_int_equal(undo, 1);
@@ -1104,14 +1127,14 @@ test_combine_release(void **state)
 	v[0] = RL_V_RELEASED; holds[0] = 0; nopub[0] = "ch";
 	v[1] = RL_V_YES; holds[1] = 2; nopub[1] = NULL;
 	v[2] = RL_V_NO; holds[2] = 0; nopub[2] = NULL;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_OK);
 	assert_int_equal(rel, RL_DECREMENTED);
 	assert_int_equal(left, 2);
 
 	v[1] = RL_V_NO; holds[1] = 0;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_OK);
 	assert_int_equal(rel, RL_RELEASED);
 	assert_string_equal(np, "ch");
 
@@ -1119,36 +1142,36 @@ test_combine_release(void **state)
 	v[0] = RL_V_NO; holds[0] = 0;
 	v[1] = RL_V_NO; holds[1] = 1;
 	v[2] = RL_V_NONE;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_OK);
 	assert_int_equal(rel, RL_NOT_OWNER);
 	assert_int_equal(left, 1);
 	assert_null(np);
 	holds[1] = 0;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_OK);
 	assert_int_equal(rel, RL_NOT_OWNER);
 	assert_int_equal(left, 0);
 
 	/* None answered. */
 	v[0] = v[1] = v[2] = RL_V_NONE;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_NO_QUORUM);
-	assert_int_equal(rl_combine_release(v, holds, nopub, 1, &rel, &left,
-	    &np, &who), RL_OUT_NO_QUORUM);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_NO_QUORUM);
+	assert_int_equal(rl_combine_release(rvotes(1, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_NO_QUORUM);
 
 	/* A key of another type anywhere; strangers only when alone. */
 	v[0] = RL_V_RELEASED; v[1] = RL_V_WRONGTYPE; v[2] = RL_V_NONE;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_WRONGTYPE);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_WRONGTYPE);
 	assert_int_equal(who, 1);
 	v[1] = RL_V_BAD;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_OK);
 	assert_int_equal(rel, RL_RELEASED);
 	v[0] = RL_V_NONE;
-	assert_int_equal(rl_combine_release(v, holds, nopub, 3, &rel, &left,
-	    &np, &who), RL_OUT_BAD);
+	assert_int_equal(rl_combine_release(rvotes(3, v, holds, nopub), &rel,
+	    &left, &np, &who), RL_OUT_BAD);
 	assert_int_equal(who, 1);
 }
 
@@ -1162,21 +1185,21 @@ test_combine_force(void **state)
 	int deleted = -1;
 
 	(void)state;
-	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
-	    RL_OUT_OK);
+	assert_int_equal(rl_combine_force(rvotes(3, v, NULL, nopub), &deleted,
+	    &np, &who), RL_OUT_OK);
 	assert_true(deleted);
 	assert_string_equal(np, "ch");
 	v[1] = RL_V_NO;
-	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
-	    RL_OUT_OK);
+	assert_int_equal(rl_combine_force(rvotes(3, v, NULL, nopub), &deleted,
+	    &np, &who), RL_OUT_OK);
 	assert_false(deleted);
 	assert_null(np);
 	v[0] = v[1] = RL_V_NONE;
-	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
-	    RL_OUT_NO_QUORUM);
+	assert_int_equal(rl_combine_force(rvotes(3, v, NULL, nopub), &deleted,
+	    &np, &who), RL_OUT_NO_QUORUM);
 	v[2] = RL_V_WRONGTYPE;
-	assert_int_equal(rl_combine_force(v, nopub, 3, &deleted, &np, &who),
-	    RL_OUT_WRONGTYPE);
+	assert_int_equal(rl_combine_force(rvotes(3, v, NULL, nopub), &deleted,
+	    &np, &who), RL_OUT_WRONGTYPE);
 	assert_int_equal(who, 2);
 }
 
@@ -1574,8 +1597,8 @@ test_acks_one_master(void **state)
 	assert_int_equal(v[0], RL_V_YES);
 	assert_int_equal(k.unacked, 0);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(1, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_true(a.acquired);
 
 	acquire_replies(1, yes, v, per);
@@ -1586,12 +1609,13 @@ test_acks_one_master(void **state)
 	assert_int_equal(k.fewest, 1);
 	assert_int_equal(k.first, 0);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 1, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_UNACKED);
+	assert_int_equal(rl_combine_acquire(votes(1, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_UNACKED);
 	assert_false(a.acquired);
 	assert_int_equal(undo, 1);
-	rl_quorum_acks_why(msg, sizeof(msg), "acquired", "x", 1, &k, 5000,
-	    "", 1);
+	k.wait_ms = 5000;
+	k.why = "";
+	rl_quorum_acks_why(msg, sizeof(msg), "acquired", "x", &k, 1);
 	assert_string_equal(msg, "acquired x but only 1 of 2 replicas "
 	    "acknowledged it within 5.0s; released it. Check the replicas (INFO "
 	    "replication) or lower --replicas");
@@ -1626,8 +1650,8 @@ test_acks_three_masters(void **state)
 	rl_quorum_acks(v, two_ok, 3, 2, &k);
 	assert_int_equal(k.unacked, 0);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_OK);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_OK);
 	assert_true(a.acquired);
 
 	/* Two granted, one short: no quorum, for want of replicas. */
@@ -1637,12 +1661,13 @@ test_acks_three_masters(void **state)
 	assert_int_equal(k.unacked, 1);
 	assert_int_equal(k.first, 1);
 	memset(&a, 0, sizeof(a));
-	assert_int_equal(rl_combine_acquire(v, per, 3, 30000, ELAPSED_MS, &a,
-	    &undo, &who), RL_OUT_UNACKED);
+	assert_int_equal(rl_combine_acquire(votes(3, v, per), 30000, ELAPSED_MS,
+	    &a, &undo, &who), RL_OUT_UNACKED);
 	assert_false(a.acquired);
 	assert_int_equal(undo, 1);
-	rl_quorum_acks_why(msg, sizeof(msg), "acquired", "x", 3, &k, 50, "",
-	    1);
+	k.wait_ms = 50;
+	k.why = "";
+	rl_quorum_acks_why(msg, sizeof(msg), "acquired", "x", &k, 1);
 	assert_string_equal(msg, "acquired x on 2 of 3 masters, but on 1 of "
 	    "them fewer than 2 replicas acknowledged it within 50ms (the "
 	    "fewest: 0 of 2), leaving no quorum (need 2); released it "
