@@ -29,10 +29,9 @@ clear_replies(struct rl_node *nodes, size_t n)
 	size_t j;
 
 	for (j = 0; j < n; j++) {
-		nodes[j].redirects = 0;
-		rl_hops_clear(&nodes[j].hops);
+		rl_follow_clear(&nodes[j].fw);
 		nodes[j].asking = 0;
-		nodes[j].retry_at = nodes[j].retry_end = 0;
+		nodes[j].retry_at = 0;
 		if (nodes[j].reply != NULL)
 			freeReplyObject(nodes[j].reply);
 		nodes[j].reply = NULL;
@@ -497,98 +496,6 @@ noscript(struct rl_round *r, struct rl_node *nd, redisReply *rep)
 	return 0;
 }
 
-int
-rl_redirection(const char *str, char **host, int *port, int *ask)
-{
-	const char *addr, *colon;
-	char *end;
-	long p;
-
-	if (strncmp(str, "MOVED ", 6) == 0)
-		*ask = 0;
-	else if (strncmp(str, "ASK ", 4) == 0)
-		*ask = 1;
-	else
-		return -1;
-	/* The code, the slot, then the address. */
-	if ((addr = strchr(str, ' ')) == NULL ||
-	    (addr = strchr(addr + 1, ' ')) == NULL ||
-	    (colon = strrchr(++addr, ':')) == NULL || colon == addr)
-		return -1;
-	p = strtol(colon + 1, &end, 10);
-	if (*end != '\0' || p < 1 || p > 65535)
-		return -1;
-	/* An IPv6 address comes bare; an empty host is the node's own. */
-	if ((*host = strndup(addr, (size_t)(colon - addr))) == NULL)
-		return -1;
-	*port = (int)p;
-	return 0;
-}
-
-static int
-same_host(const char *a, const char *b)
-{
-	return a == NULL || b == NULL ? a == b : strcasecmp(a, b) == 0;
-}
-
-int
-rl_hops_back(const struct rl_hops *h, const struct rl_url *at,
-    const char *host, int port)
-{
-	size_t i;
-
-	if (port == at->port && same_host(host, at->host))
-		return 0;
-	for (i = 0; i < h->n; i++)
-		if (port == h->port[i] && same_host(host, h->host[i]))
-			return 1;
-	return 0;
-}
-
-int
-rl_hops_add(struct rl_hops *h, const struct rl_url *at)
-{
-	size_t i;
-
-	for (i = 0; i < h->n; i++)
-		if (at->port == h->port[i] && same_host(at->host, h->host[i]))
-			return 0;
-	if (h->n == sizeof(h->port) / sizeof(h->port[0]))
-		return 0;
-	h->host[h->n] = NULL;
-	if (at->host != NULL && (h->host[h->n] = strdup(at->host)) == NULL)
-		return -1;
-	h->port[h->n++] = at->port;
-	return 0;
-}
-
-void
-rl_hops_clear(struct rl_hops *h)
-{
-	while (h->n > 0)
-		free(h->host[--h->n]);
-}
-
-void
-rl_hops_why(const struct rl_url *at, char *host, int port,
-    const char *doing, const char *str, int64_t ms, char *buf, size_t len)
-{
-	struct rl_url other = *at;
-	char a[256], b[256], why[80];
-
-	other.host = host;
-	other.port = port;
-	other.path = NULL;
-	rl_url_format(at, a, sizeof(a));
-	rl_url_format(&other, b, sizeof(b));
-	rl_clip(str, strlen(str), 60, why, sizeof(why));
-	snprintf(buf, len, "%s and %s kept sending %s to each other (%s) "
-	    "for %lld ms (see --reply-timeout): each says the other serves "
-	    "the slot (a move left half done?); finish the move with redis-cli "
-	    "--cluster fix, or CLUSTER SETSLOT <slot> NODE <owner-id> on both",
-	    a, b, doing, why, (long long)ms);
-}
-
 /* Send ND's command (again), on a new connection if need be: behind
  * ASKING after an ASK (its reply is not the round's). */
 static void
@@ -629,56 +536,39 @@ rl_node_move(struct rl_node *nd, char *host, int port, int ask)
 		rl_conn_close(&nd->sub);
 }
 
-/* A ping-pong (rl_hops_back) on ND: sent on after RL_TRYAGAIN_MS while
- * the round's tries last (TRYAGAIN's too); 0 once they are over, and ND
- * fails, naming both nodes. The command ran on neither: a refusal that
- * passes (a wait tries again, a renewal counts as failed), as TRYAGAIN. */
-static int
-bounce(struct rl_round *r, struct rl_node *nd, char *host, int port,
-    const char *str, int64_t now)
-{
-	if (nd->retry_end == 0)
-		nd->retry_end = now + r->o.reply_ms;
-	if (now + RL_TRYAGAIN_MS < nd->retry_end)
-		return 1;
-	rl_hops_why(&nd->url, host, port, r->doing, str,
-	    now - (nd->retry_end - r->o.reply_ms), nd->why, sizeof(nd->why));
-	nd->err = RL_ECONNECT;
-	nd->refused = nd->answered = 1;
-	nd->phase = RL_PH_DONE;
-	rl_conn_close(&nd->conn);
-	return 0;
-}
-
 /* Redis Cluster sent ND's command elsewhere (it did not run here): to a
- * node new to the round, at once; back to one it went to before, a
- * little later (bounce). -1 when STR is no redirection, or the round has
- * followed too many. */
+ * node new to the round, at once; back to one it went to before (a
+ * ping-pong), RL_TRYAGAIN_MS later, while the round's tries last
+ * (TRYAGAIN's too); once they are over, ND fails, naming both nodes: the
+ * command ran on neither, a refusal that passes (a wait tries again, a
+ * renewal counts as failed), as TRYAGAIN. -1 when STR is no redirection,
+ * or the round has followed too many. */
 static int
 redirect(struct rl_round *r, struct rl_node *nd, const char *str,
     int64_t now)
 {
-	char *host;
-	int port, ask, back;
+	struct rl_redir to = { .doing = r->doing, .reply_ms = r->o.reply_ms,
+	    .ask_ok = 1, .why = nd->why, .whylen = sizeof(nd->why) };
+	enum rl_follow_step step = rl_follow(&nd->fw, &nd->url, str, now, &to);
+	int back = step == RL_FOLLOW_BACK;
 
-	if (rl_redirection(str, &host, &port, &ask) < 0)
+	switch (step) {
+	case RL_FOLLOW_NOT:
 		return -1;
-	back = rl_hops_back(&nd->hops, &nd->url, host, port);
-	if (!back && nd->redirects >= RL_MAX_REDIRECTS) {
-		free(host);
-		return -1;
-	}
-	if (back && !bounce(r, nd, host, port, str, now)) {
-		free(host);
+	case RL_FOLLOW_OVER:
+		nd->err = RL_ECONNECT;
+		nd->refused = nd->answered = 1;
+		nd->phase = RL_PH_DONE;
+		rl_conn_close(&nd->conn);
 		return 0;
-	}
-	if (rl_hops_add(&nd->hops, &nd->url) < 0) {
-		free(host);
+	case RL_FOLLOW_NOMEM:
 		node_fail(nd, RL_ENOMEM, "out of memory");
 		return 0;
+	case RL_FOLLOW_NEW:
+	case RL_FOLLOW_BACK:
+		break;
 	}
-	nd->redirects += !back;
-	rl_node_move(nd, host, port, ask);
+	rl_node_move(nd, to.host, to.port, to.ask);
 	nd->retry_at = back ? now + RL_TRYAGAIN_MS : 0;
 	nd->deadline = (back ? nd->retry_at : now) + r->o.connect_ms +
 	    r->o.reply_ms + r->wait_ms;
@@ -698,9 +588,9 @@ tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 		return -1;
 	/* An ASK between the tries grants a new deadline: the tries have
 	 * one of their own. */
-	if (nd->retry_end == 0)
-		nd->retry_end = now + r->o.reply_ms;
-	if (now + RL_TRYAGAIN_MS >= nd->retry_end ||
+	if (nd->fw.end == 0)
+		nd->fw.end = now + r->o.reply_ms;
+	if (now + RL_TRYAGAIN_MS >= nd->fw.end ||
 	    now + RL_TRYAGAIN_MS >= nd->deadline - r->wait_ms)
 		return -1;
 	freeReplyObject(rep);
@@ -712,8 +602,8 @@ tryagain(struct rl_round *r, struct rl_node *nd, redisReply *rep,
 	if (nd->home != NULL) {
 		go_home(nd);
 		nd->stale = 0;
-		nd->redirects = 0;
-		rl_hops_clear(&nd->hops);
+		nd->fw.moves = 0;
+		rl_hops_clear(&nd->fw.hops);
 	}
 	return 0;
 }
@@ -962,7 +852,7 @@ rl_round_end(struct rl_round *r)
 		if (active(&r->nodes[j]))
 			node_late(r, &r->nodes[j]);
 		go_home(&r->nodes[j]);
-		rl_hops_clear(&r->nodes[j].hops);
+		rl_hops_clear(&r->nodes[j].fw.hops);
 	}
 	if (r->cmd != NULL)
 		redisFreeCommand(r->cmd);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "rl_conn.h"
+#include "rl_redirect.h"
 #include "rl_switch.h"
 
 /* A Lua script embedded at build time (build/rl_scripts.h). */
@@ -34,28 +35,6 @@ struct rl_script {
 };
 
 #define RL_MAX_NODES 16
-
-/* Redis Cluster: a command answered with MOVED is sent again to the node
- * named, which stays the node's address from then on; one answered with
- * ASK (a slot being migrated) is sent there once, behind ASKING. At most
- * RL_MAX_REDIRECTS of them to nodes new to the round, per master. One
- * sent back to a node it went to earlier in the round (a ping-pong: while
- * a slot changes owner, the old owner may hand it on before the new one
- * has taken it, and each names the other) is sent again RL_TRYAGAIN_MS
- * later, as one answered with TRYAGAIN (its keys half migrated) is: both
- * for as long as a reply may take (the round's reply_ms) from the first
- * of them. */
-#define RL_MAX_REDIRECTS 5
-#define RL_TRYAGAIN_MS 50
-
-/* Where one master's command went in a round (or a waiter's subscription,
- * rl_wait.c) before the address it is at now: its own, then those MOVED
- * and ASK named, each once. */
-struct rl_hops {
-	char *host[RL_MAX_REDIRECTS + 1];	/* NULL: a unix socket */
-	int port[RL_MAX_REDIRECTS + 1];
-	size_t n;
-};
 
 enum rl_phase {
 	RL_PH_OFF,		/* not in this round */
@@ -102,13 +81,12 @@ struct rl_node {
 	int64_t acks;		/* replicas the pipelined WAIT counted; -1:
 				 * none asked for, or no count came (why
 				 * says so when WAIT was refused) */
-	int redirects;		/* MOVED and ASK to a new node this round */
-	struct rl_hops hops;	/* where the command went before, this
-				 * round */
+	struct rl_follow fw;	/* MOVED and ASK followed this round (its
+				 * end: no more tries of a ping-pong or of
+				 * TRYAGAIN from then; 0) */
 	int asking;		/* it goes behind ASKING (an ASK) */
 	int64_t retry_at;	/* TRYAGAIN, a ping-pong: send again then;
 				 * 0 */
-	int64_t retry_end;	/* and no more tries from then; 0 */
 	int sharded;		/* its channels are sharded (a Redis 7
 				 * cluster): SPUBLISH, SSUBSCRIBE; learnt
 				 * from the connections' HELLO */
@@ -186,14 +164,6 @@ struct rl_round {
 	redisReply *before[RL_MAX_NODES];
 };
 
-/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the address (*HOST is the
- * caller's to free) and whether it is an ASK; -1 when STR is neither. */
-int rl_redirection(const char *str, char **host, int *port, int *ask);
-/* Whether HOST:PORT, where a MOVED or ASK from AT sends a command, is
- * one of H (then the command is going back and forth), AT itself not
- * counted: a node that names itself is not a ping-pong. */
-int rl_hops_back(const struct rl_hops *h, const struct rl_url *at,
-    const char *host, int port);
 /* The one place a master's address changes after a MOVED or an ASK
  * (rl_redirection): it becomes HOST:PORT (HOST is taken over), for its
  * commands and its subscription alike. Its command connection is closed,
@@ -204,15 +174,6 @@ int rl_hops_back(const struct rl_hops *h, const struct rl_url *at,
  * stays, and the subscription is closed too (made again at the new
  * address). */
 void rl_node_move(struct rl_node *nd, char *host, int port, int ask);
-/* Remember AT in H (when not there yet, and while there is room); -1
- * when out of memory. */
-int rl_hops_add(struct rl_hops *h, const struct rl_url *at);
-void rl_hops_clear(struct rl_hops *h);
-/* "A and B kept sending DOING to each other (MOVED ...) for MS ms: ..."
- * into BUF (LEN bytes): a ping-pong that outlasted its time, AT the node
- * that answered STR, HOST:PORT the node it named. */
-void rl_hops_why(const struct rl_url *at, char *host, int port,
-    const char *doing, const char *str, int64_t ms, char *buf, size_t len);
 /* One line of CLUSTER NODES (LEN bytes, no newline), in rl_scan.c: the
  * address of a master that serves slots, into HOST (HOSTLEN bytes, cut
  * short to fit) and *PORT; 0, or -1 for any other node or line (a port
