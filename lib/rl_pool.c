@@ -25,7 +25,6 @@ struct pool {
 	void *cbarg;
 };
 
-
 /* Room in a poll for every wait's subscriptions and sentinels' (one each
  * a master), and the interrupt descriptor. */
 #define RL_POOL_FDS (RL_ANY_MAX * 2 * RL_MAX_NODES + 1)
@@ -257,14 +256,13 @@ pool_acquire(struct pool *p, int64_t wait_ms)
 	return e;
 }
 
-/* Wait I of pool P, for RQ's hold I on client C, its call's state on C
- * for as long as the call runs. */
+/* Wait I of pool P, for RQ's hold I on client C, from NOW; its call's
+ * state is C's for as long as the call runs. */
 static void
 wait_init(struct pool *p, size_t i, rl_client *c,
-    const struct rl_request *rq, struct rl_attempt *a)
+    const struct rl_request *rq, struct rl_attempt *a, int64_t now)
 {
 	struct rl_waiter *w = &p->w[i];
-	int64_t now = rl_now_ms();
 
 	*w = (struct rl_waiter){ .c = c, .l = &rq->l[i],
 	    .k = rl_kind_ops(rq->l[i].kind), .name = rq->l[i].name,
@@ -306,7 +304,7 @@ rl_acquire_any(rl_client *const *c, const struct rl_request *rq,
 		p.deadline = c[0]->connect_until_ms > now ?
 		    c[0]->connect_until_ms : now + 1;
 	for (i = 0; i < p.n; i++)
-		wait_init(&p, i, c[i], rq, a);
+		wait_init(&p, i, c[i], rq, a, now);
 	e = pool_acquire(&p, wait_ms);
 	for (i = 0; i < p.n; i++) {
 		/* A round the interrupt cut short failed for it. */
