@@ -1434,6 +1434,79 @@ test_moved_back_and_forth_ends_by_the_reply_time(void **state)
 	rl_round_end(r);
 }
 
+/* The follower as a waiter's subscription uses it (rl_sub.c): no ASK,
+ * a ping-pong tried again for a reply's time from its first bounce, then
+ * failed with a line naming both nodes. */
+static void
+test_follow_of_a_subscription(void **state)
+{
+	struct rl_url a = { .host = (char *)"127.0.0.1", .port = 6391 };
+	struct rl_url b = { .host = (char *)"127.0.0.1", .port = 6392 };
+	struct rl_follow f = { 0 };
+	char why[RL_WHY_MAX] = "";
+	struct rl_redir to = { .doing = "SSUBSCRIBE to x", .reply_ms = 200,
+	    .why = why, .whylen = sizeof(why) };
+
+	(void)state;
+	assert_int_equal(rl_follow(&f, &a, "ASK 1 127.0.0.1:6392", 1000, &to),
+	    RL_FOLLOW_NOT);
+	assert_int_equal(rl_follow(&f, &a, "ERR no", 1000, &to),
+	    RL_FOLLOW_NOT);
+	assert_int_equal(rl_follow(&f, &a, "MOVED 1 127.0.0.1:6392", 1000,
+	    &to), RL_FOLLOW_NEW);
+	assert_string_equal(to.host, "127.0.0.1");
+	assert_int_equal(to.port, 6392);
+	free(to.host);
+	/* Back where it came from: again, until 200 ms from then. */
+	assert_int_equal(rl_follow(&f, &b, "MOVED 1 127.0.0.1:6391", 1000,
+	    &to), RL_FOLLOW_BACK);
+	free(to.host);
+	assert_int_equal(rl_follow(&f, &a, "MOVED 1 127.0.0.1:6392", 1100,
+	    &to), RL_FOLLOW_BACK);
+	free(to.host);
+	assert_int_equal(rl_follow(&f, &b, "MOVED 1 127.0.0.1:6391", 1160,
+	    &to), RL_FOLLOW_OVER);
+	assert_string_equal(why, "redis://127.0.0.1:6392 and "
+	    "redis://127.0.0.1:6391 kept sending SSUBSCRIBE to x to each other "
+	    "(MOVED 1 127.0.0.1:6391) for 160 ms (see --reply-timeout): each "
+	    "says the other serves the slot (a move left half done?); finish "
+	    "the move with redis-cli --cluster fix, or CLUSTER SETSLOT <slot> "
+	    "NODE <owner-id> on both");
+	assert_int_equal(f.moves, 1);
+	rl_follow_clear(&f);
+	assert_int_equal(f.hops.n, 0);
+	assert_int_equal(f.moves, 0);
+	assert_int_equal(f.end, 0);
+}
+
+/* A round's follower takes ASK, and at most RL_MAX_REDIRECTS moves to
+ * nodes new to it. */
+static void
+test_follow_bounds_new_nodes(void **state)
+{
+	struct rl_url at = { .host = (char *)"127.0.0.1" };
+	struct rl_follow f = { 0 };
+	char why[RL_WHY_MAX], moved[64];
+	struct rl_redir to = { .doing = "the acquire script", .reply_ms = 200,
+	    .ask_ok = 1, .why = why, .whylen = sizeof(why) };
+	int i;
+
+	(void)state;
+	for (i = 0; i < RL_MAX_REDIRECTS; i++) {
+		at.port = 7000 + i;
+		snprintf(moved, sizeof(moved), "%s 1 127.0.0.1:%d",
+		    i == 0 ? "ASK" : "MOVED", 7001 + i);
+		assert_int_equal(rl_follow(&f, &at, moved, 1000, &to),
+		    RL_FOLLOW_NEW);
+		assert_int_equal(to.ask, i == 0);
+		free(to.host);
+	}
+	at.port = 7000 + i;
+	assert_int_equal(rl_follow(&f, &at, "MOVED 1 127.0.0.1:7100", 1000,
+	    &to), RL_FOLLOW_NOT);
+	rl_follow_clear(&f);
+}
+
 /* A transport that takes all the socket has and hands it out in pieces,
  * as TLS does with the records it decrypts. */
 static char held[1 << 17];
@@ -2182,6 +2255,8 @@ main(void)
 		T(test_moved_back_and_forth_is_sent_again_later),
 		T(test_ask_back_and_forth_goes_behind_asking_again),
 		T(test_moved_back_and_forth_ends_by_the_reply_time),
+		T(test_follow_of_a_subscription),
+		T(test_follow_bounds_new_nodes),
 		T(test_wait_pipelined_behind_the_script),
 		T(test_noscript_drops_the_wait_of_the_refused_evalsha),
 		T(test_refused_script_still_reads_its_wait),
