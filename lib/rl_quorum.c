@@ -209,7 +209,7 @@ refused(const enum rl_verdict *v, const struct rl_attempt *per, size_t n,
 	a->held_until_ms = per[busy].held_until_ms;
 }
 
-/* A master that superseded the caller (rl_set_supersede): it takes
+/* A master that superseded the caller (rl_request's supersede): it takes
  * nothing, whatever the others granted. So does a quorum of masters
  * that lost its record: one master alone may only have missed the call
  * that made it. */
