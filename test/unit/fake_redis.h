@@ -6,8 +6,9 @@
  * whatever the client writes is parsed (hiredis's reader: commands are
  * RESP arrays) and answered at once, before the write returns, as Redis
  * would answer the scripts of lua/ for the locks the server holds in
- * memory (fake_lock): acquire, release, renew, room_leave, runid; EVALSHA
- * of a script the server has not seen is NOSCRIPT, EVAL teaches it.
+ * memory (fake_lock): acquire (plain and fair), release, renew,
+ * room_leave, leave, runid; EVALSHA of a script the server has not seen
+ * is NOSCRIPT, EVAL teaches it.
  * SUBSCRIBE and SSUBSCRIBE are confirmed, and a release (another client's:
  * fake_release_by) pushes its messages to the connections subscribed, as
  * the script's PUBLISH or SPUBLISH does. A test's hook sees each command
@@ -72,7 +73,8 @@ struct fake_cmd {
 };
 
 /* A lock as the scripts keep it: NAME held by OWNER (holds times) with a
- * lease of PTTL ms, and the room of its plain waiters. */
+ * lease of PTTL ms, the room of its plain waiters and its fair queue,
+ * head first. */
 struct fake_lock {
 	char name[64];
 	char owner[RL_OWNER_MAX + 8];	/* "": free */
@@ -82,6 +84,8 @@ struct fake_lock {
 	char room[FAKE_ROOM][RL_OWNER_MAX + 8];
 	size_t nroom;
 	char listener[RL_OWNER_MAX + 8];
+	char queue[FAKE_ROOM][RL_OWNER_MAX + 8];	/* fair waiters */
+	size_t nqueue;
 };
 
 struct fake_srv {
@@ -312,6 +316,30 @@ fake_room_remove(struct fake_lock *l, const char *owner)
 		l->listener[0] = '\0';
 }
 
+/* Where OWNER is in L's fair queue (0 first), or -1. */
+static int
+fake_queued(const struct fake_lock *l, const char *owner)
+{
+	size_t i;
+
+	for (i = 0; i < l->nqueue; i++)
+		if (strcmp(l->queue[i], owner) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void
+fake_dequeue(struct fake_lock *l, const char *owner)
+{
+	int i = fake_queued(l, owner);
+
+	if (i < 0)
+		return;
+	memmove(l->queue[i], l->queue[i + 1], (l->nqueue - (size_t)i - 1) *
+	    sizeof(l->queue[0]));
+	l->nqueue--;
+}
+
 /* ---- pub/sub ---- */
 
 /* PUBLISH (SHARDED: SPUBLISH) MSG on CH: pushed to every connection of S
@@ -345,8 +373,9 @@ fake_publish(struct fake_srv *s, const char *ch, const char *msg,
 }
 
 /* What release.lua publishes when the last hold of L goes: "0" on the
- * lock's channel (the room's listener hears it), and "0" on the own
- * channel of one waiter of the room (the listener only when alone). */
+ * lock's channel (the room's listener hears it), on the own channel of
+ * the head of the fair queue, and on that of one waiter of the room (the
+ * listener only when alone). */
 static void
 fake_wake(struct fake_srv *s, struct fake_lock *l, int sharded)
 {
@@ -355,6 +384,11 @@ fake_wake(struct fake_srv *s, struct fake_lock *l, int sharded)
 
 	snprintf(ch, sizeof(ch), "%s:{%s}", RL_PREFIX_CHANNEL, l->name);
 	fake_publish(s, ch, "0", sharded);
+	if (l->nqueue > 0) {
+		snprintf(ch, sizeof(ch), "%s:{%s}:%s", RL_PREFIX_CHANNEL,
+		    l->name, l->queue[0]);
+		fake_publish(s, ch, "0", sharded);
+	}
 	for (i = 0; i < l->nroom; i++)
 		if (l->nroom == 1 || strcmp(l->room[i], l->listener) != 0) {
 			snprintf(ch, sizeof(ch), "%s:{%s}:%s",
@@ -401,11 +435,46 @@ fake_subscribe(struct fake_conn *fc, const struct fake_cmd *cmd)
 #define FAKE_KEY(cmd, i) ((cmd)->argv[3 + (i)])
 #define FAKE_ARG(cmd, i) ((cmd)->argv[3 + (cmd)->script->nkeys + (i)])
 
+/* A busy acquire.lua's reply for a waiter LISTEN (the room's listener),
+ * AHEAD waiters ahead of it in a fair queue of QUEUED (-1: not fair). */
+static void
+fake_busy(struct fake_conn *fc, const struct fake_lock *l, int listen,
+    int ahead, int queued)
+{
+	if (l->owner[0] == '\0')
+		fake_sayf(fc, "*16\r\n:0\r\n$-1\r\n$-1\r\n");
+	else {
+		fake_sayf(fc, "*16\r\n:0\r\n:%lld\r\n", (long long)l->pttl);
+		fake_bulk(fc, l->owner);
+	}
+	fake_sayf(fc, "$3\r\nbox\r\n:4242\r\n$5\r\nalice\r\n$8\r\nsleep 60"
+	    "\r\n:1500\r\n$-1\r\n");
+	if (queued < 0)
+		fake_sayf(fc, "$-1\r\n$-1\r\n:0\r\n$-1\r\n");
+	else
+		fake_sayf(fc, ":%d\r\n$-1\r\n:0\r\n:%d\r\n", queued, ahead);
+	fake_sayf(fc, listen ? ":1\r\n" : "$-1\r\n");
+	fake_sayf(fc, "$-1\r\n$-1\r\n");
+}
+
+/* A fair caller (A_mode "fair") joins the queue ("j"), and takes a free
+ * lock only at its head. */
+static int
+fake_fair_turn(struct fake_lock *l, const char *owner, const char *flags)
+{
+	if (strchr(flags, 'j') != NULL && fake_queued(l, owner) < 0) {
+		assert_true(l->nqueue < FAKE_ROOM);
+		snprintf(l->queue[l->nqueue++], sizeof(l->queue[0]), "%s",
+		    owner);
+	}
+	return l->nqueue == 0 || fake_queued(l, owner) == 0;
+}
+
 /* acquire.lua: {1, fence, holds, nopub} when taken or re-entered, else
  * {0, pttl, owner, host, pid, user, cmd, held_ms, position, queued,
  * head_wait_ms, rejoined, ahead, listen, announced, held_until}; a caller
- * that waits ("j") joins the room, its first waiter the listener; "w"
- * leaves it when it acquires. */
+ * that waits ("j") joins the room, its first waiter the listener ("w"
+ * leaves it when it acquires), or with A_mode "fair" the queue. */
 static void
 fake_acquire(struct fake_srv *s, struct fake_conn *fc,
     const struct fake_cmd *cmd)
@@ -413,9 +482,16 @@ fake_acquire(struct fake_srv *s, struct fake_conn *fc,
 	struct fake_lock *l = fake_lock(s, FAKE_KEY(cmd, RL_ACQUIRE_KEY_LOCK));
 	const char *owner = FAKE_ARG(cmd, RL_ACQUIRE_ARG_OWNER);
 	const char *flags = FAKE_ARG(cmd, RL_ACQUIRE_ARG_FLAGS);
-	int listen = 0;
+	int fair = strcmp(FAKE_ARG(cmd, RL_ACQUIRE_ARG_MODE), "fair") == 0;
+	int listen = 0, turn = !fair || fake_fair_turn(l, owner, flags);
+	int ahead = fake_queued(l, owner) < 0 ? (int)l->nqueue :
+	    fake_queued(l, owner);
 
-	if (l->owner[0] == '\0' || strcmp(l->owner, owner) == 0) {
+	if (fair && l->owner[0] != '\0' && strcmp(l->owner, owner) != 0) {
+		fake_busy(fc, l, 0, ahead, (int)l->nqueue);
+		return;
+	}
+	if ((l->owner[0] == '\0' && turn) || strcmp(l->owner, owner) == 0) {
 		if (l->owner[0] == '\0') {
 			snprintf(l->owner, sizeof(l->owner), "%s", owner);
 			l->holds = 0;
@@ -425,6 +501,7 @@ fake_acquire(struct fake_srv *s, struct fake_conn *fc,
 		l->pttl = strtoll(FAKE_ARG(cmd, RL_ACQUIRE_ARG_LEASE), NULL,
 		    10);
 		fake_room_remove(l, owner);
+		fake_dequeue(l, owner);
 		fake_sayf(fc, "*4\r\n:1\r\n$%d\r\n%lld\r\n:%lld\r\n$-1\r\n",
 		    snprintf(NULL, 0, "%lld", (long long)l->fence),
 		    (long long)l->fence, (long long)l->holds);
@@ -441,12 +518,7 @@ fake_acquire(struct fake_srv *s, struct fake_conn *fc,
 			snprintf(l->listener, sizeof(l->listener), "%s", owner);
 		listen = strcmp(l->listener, owner) == 0;
 	}
-	fake_sayf(fc, "*16\r\n:0\r\n:%lld\r\n", (long long)l->pttl);
-	fake_bulk(fc, l->owner);
-	fake_sayf(fc, "$3\r\nbox\r\n:4242\r\n$5\r\nalice\r\n$8\r\nsleep 60"
-	    "\r\n:1500\r\n$-1\r\n$-1\r\n$-1\r\n:0\r\n$-1\r\n");
-	fake_sayf(fc, listen ? ":1\r\n" : "$-1\r\n");
-	fake_sayf(fc, "$-1\r\n$-1\r\n");
+	fake_busy(fc, l, listen, ahead, fair ? (int)l->nqueue : -1);
 }
 
 /* release.lua: {2, nopub} when the last hold went (waiters woken, as the
@@ -509,6 +581,18 @@ fake_room_leave(struct fake_srv *s, struct fake_conn *fc,
 	fake_int(fc, was);
 }
 
+/* leave.lua: {removed, position}: the fair waiter leaves the queue. */
+static void
+fake_leave(struct fake_srv *s, struct fake_conn *fc,
+    const struct fake_cmd *cmd)
+{
+	struct fake_lock *l = fake_lock(s, FAKE_KEY(cmd, RL_LEAVE_KEY_LOCK));
+	int at = fake_queued(l, FAKE_ARG(cmd, RL_LEAVE_ARG_OWNER));
+
+	fake_dequeue(l, FAKE_ARG(cmd, RL_LEAVE_ARG_OWNER));
+	fake_sayf(fc, "*2\r\n:%d\r\n:%d\r\n", at >= 0, at + 1);
+}
+
 /* runid.lua: the server's run_id, its own. */
 static void
 fake_runid(struct fake_srv *s, struct fake_conn *fc)
@@ -567,6 +651,8 @@ fake_run(struct fake_srv *s, struct fake_conn *fc, struct fake_cmd *cmd)
 		fake_room_leave(s, fc, cmd);
 	else if (sc == &rl_script_runid)
 		fake_runid(s, fc);
+	else if (sc == &rl_script_leave)
+		fake_leave(s, fc, cmd);
 	else {
 		cmd->ran = 0;
 		fake_sayf(fc, "-ERR the fake does not run %s\r\n", sc->name);

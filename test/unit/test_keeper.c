@@ -180,7 +180,7 @@ test_renewal_finds_the_lease_gone(void **state)
 
 	(void)state;
 	fake_hold(s, "x", "me", TTL_MS);
-	r = keep(k, c, 150);
+	r = keep_until(k, c, 5000, 1);
 	assert_int_equal(rl_keeper_renewals(k), 1);
 	fake_lock(s, "x")->owner[0] = '\0';
 	r = keep(k, c, 1000);
@@ -241,7 +241,7 @@ test_lost_connection_is_retried(void **state)
 
 	(void)state;
 	fake_hold(s, "x", "me", TTL_MS);
-	r = keep(k, c, 150);
+	r = keep_until(k, c, 5000, 1);
 	assert_int_equal(rl_keeper_renewals(k), 1);
 	deadline = rl_keeper_deadline_ms(k);
 	s->hook = drop_renewals;
@@ -259,7 +259,7 @@ test_lost_connection_is_retried(void **state)
 	s->refuse = 0;
 	s->arg = NULL;
 	opens = s->opens;
-	r = keep(k, c, 60);
+	r = keep_until(k, c, 5000, 2);
 	assert_int_equal(r.state, RL_KEEP_OK);
 	assert_int_equal(r.errors, 0);
 	assert_int_equal(rl_keeper_renewals(k), 2);
@@ -284,7 +284,7 @@ test_quorum_of_renewals(void **state)
 	for (i = 0; i < 3; i++)
 		fake_hold(&fake_srvs[i], "x", "me", TTL_MS);
 	fake_lock(&fake_srvs[2], "x")->owner[0] = '\0';
-	r = keep(k, c, 150);
+	r = keep_until(k, c, 5000, 1);
 	assert_int_equal(r.state, RL_KEEP_OK);
 	assert_int_equal(r.errors, 0);
 	assert_int_equal(rl_keeper_renewals(k), 1);

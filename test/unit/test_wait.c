@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -69,6 +70,18 @@ acquire(rl_client *c, const char *name, const char *owner, int64_t wait_ms,
 	const struct rl_lock l = { .name = name, .owner = owner };
 
 	return rl_acquire(c, &l, 30000, wait_ms, &meta, NULL, wait_cb,
+	    wait_arg, a);
+}
+
+/* The same, a fair waiter whose heartbeat is 20 s. */
+static enum rl_err
+acquire_fair(rl_client *c, const char *name, const char *owner,
+    int64_t wait_ms, struct rl_attempt *a)
+{
+	const struct rl_lock l = { .name = name, .owner = owner };
+	const struct rl_fair fair = { .waiter_timeout_ms = 60000 };
+
+	return rl_acquire(c, &l, 30000, wait_ms, &meta, &fair, wait_cb,
 	    wait_arg, a);
 }
 
@@ -212,6 +225,172 @@ test_busy_until_the_wait_runs_out(void **state)
 	assert_int_equal(fake_runs(s, &rl_script_room_leave, NULL), 1);
 	assert_int_equal(fake_lock(s, "x")->nroom, 0);
 	assert_string_equal(fake_lock(s, "x")->owner, "other");
+	rl_client_free(c);
+}
+
+/* Without -w: one attempt, busy, its holder described; nothing joined,
+ * nothing subscribed. */
+static void
+test_busy_without_waiting(void **state)
+{
+	struct fake_srv *s = &fake_srvs[0];
+	struct rl_attempt a;
+	rl_client *c = client(1, 2000);
+
+	(void)state;
+	fake_hold(s, "x", "other", LEASE_MS);
+	assert_int_equal(acquire(c, "x", "me", 0, &a), RL_OK);
+	assert_false(a.acquired);
+	assert_string_equal(a.owner, "other");
+	assert_string_equal(a.host, "box");
+	assert_int_equal(a.pid, 4242);
+	assert_int_equal(a.pttl, LEASE_MS);
+	assert_int_equal(fake_runs(s, &rl_script_acquire, "x"), 1);
+	assert_string_equal(FAKE_ARG(fake_nth_run(s, &rl_script_acquire, 0),
+	    RL_ACQUIRE_ARG_FLAGS), "");
+	assert_int_equal(fake_sent(s, "SUBSCRIBE"), 0);
+	assert_int_equal(fake_lock(s, "x")->nroom, 0);
+	rl_client_free(c);
+}
+
+static int
+stop_at_second(void *arg, const struct rl_attempt *a)
+{
+	int *calls = arg;
+
+	assert_false(a->acquired);
+	return ++*calls == 2;
+}
+
+/* The caller's callback ends the wait (a non-zero return): busy, out of
+ * the room, at once. */
+static void
+test_callback_ends_the_wait(void **state)
+{
+	struct fake_srv *s = &fake_srvs[0];
+	struct rl_attempt a;
+	rl_client *c = client(1, 2000);
+	int64_t t0, took;
+	int calls = 0;
+
+	(void)state;
+	fake_hold(s, "x", "other", LEASE_MS);
+	wait_cb = stop_at_second;
+	wait_arg = &calls;
+	t0 = rl_now_ms();
+	assert_int_equal(acquire(c, "x", "me", 5000, &a), RL_OK);
+	took = rl_now_ms() - t0;
+	assert_false(a.acquired);
+	assert_int_equal(calls, 2);
+	assert_true(took < 2000);
+	assert_int_equal(fake_runs(s, &rl_script_room_leave, NULL), 1);
+	assert_int_equal(fake_lock(s, "x")->nroom, 0);
+	rl_client_free(c);
+}
+
+static int intr_pipe[2];
+
+/* A signal comes (the self-pipe is written) right after the second
+ * attempt. */
+static int
+interrupt_at_second(struct fake_srv *s, struct fake_conn *fc,
+    struct fake_cmd *cmd)
+{
+	fake_answer(s, fc, cmd);
+	if (cmd->ran && cmd->script == &rl_script_acquire &&
+	    fake_runs(s, &rl_script_acquire, "x") == 2)
+		assert_int_equal(write(intr_pipe[1], "x", 1), 1);
+	return 1;
+}
+
+/* The interrupt descriptor ends a wait: RL_EINTR, and the way out (the
+ * room left) within RL_INTR_MS, whatever -w and the lease say. */
+static void
+test_interrupt_ends_the_wait(void **state)
+{
+	struct fake_srv *s = &fake_srvs[0];
+	struct rl_attempt a;
+	rl_client *c = client(1, 2000);
+	int64_t t0, took;
+
+	(void)state;
+	assert_int_equal(pipe(intr_pipe), 0);
+	rl_set_interrupt_fd(c, intr_pipe[0]);
+	fake_hold(s, "x", "other", LEASE_MS);
+	s->hook = interrupt_at_second;
+	t0 = rl_now_ms();
+	assert_int_equal(acquire(c, "x", "me", 5000, &a), RL_EINTR);
+	took = rl_now_ms() - t0;
+	assert_false(a.acquired);
+	assert_true(took < 1000);
+	assert_int_equal(fake_runs(s, &rl_script_acquire, "x"), 2);
+	assert_int_equal(fake_runs(s, &rl_script_room_leave, NULL), 1);
+	assert_int_equal(fake_lock(s, "x")->nroom, 0);
+	rl_client_free(c);
+	close(intr_pipe[0]);
+	close(intr_pipe[1]);
+}
+
+/* A fair waiter: it joins the queue ("j", mode "fair"), alone there it
+ * is the head (ahead 0), subscribed to its own channel and the name's;
+ * the release wakes the head on its own channel (and the name's): the
+ * third attempt takes "x", the waiter out of the queue, and nothing left
+ * to leave. Its heartbeat (20 s) and the lease (a minute) are far. */
+static void
+test_fair_waiter_woken_at_the_head(void **state)
+{
+	struct fake_srv *s = &fake_srvs[0];
+	struct rl_attempt a;
+	rl_client *c = client(1, 2000);
+	int64_t t0, took;
+
+	(void)state;
+	fake_hold(s, "x", "other", LEASE_MS);
+	s->hook = release_after_second;
+	t0 = rl_now_ms();
+	assert_int_equal(acquire_fair(c, "x", "me", 5000, &a), RL_OK);
+	took = rl_now_ms() - t0;
+	assert_true(a.acquired);
+	assert_true(took < 2000);
+	assert_int_equal(fake_runs(s, &rl_script_acquire, "x"), 3);
+	assert_string_equal(FAKE_ARG(fake_nth_run(s, &rl_script_acquire, 0),
+	    RL_ACQUIRE_ARG_MODE), "fair");
+	assert_string_equal(FAKE_ARG(fake_nth_run(s, &rl_script_acquire, 0),
+	    RL_ACQUIRE_ARG_FLAGS), "j");
+	/* Queued before, as every heartbeat is. */
+	assert_string_equal(FAKE_ARG(fake_nth_run(s, &rl_script_acquire, 2),
+	    RL_ACQUIRE_ARG_FLAGS), "jwr");
+	/* The head listens to the name's channel as well. */
+	assert_int_equal(fake_sent(s, "SUBSCRIBE"), 3);
+	assert_int_equal(s->pushes, 2);
+	assert_int_equal(fake_lock(s, "x")->nqueue, 0);
+	assert_int_equal(fake_lock(s, "x")->nroom, 0);
+	assert_int_equal(fake_runs(s, &rl_script_leave, NULL), 0);
+	rl_client_free(c);
+}
+
+/* A fair waiter second in the queue, whose wait runs out: it never
+ * listened to the name's channel (only the head does), and it leaves
+ * the queue on its way out, saying where it was (A->ahead). */
+static void
+test_fair_waiter_leaves_the_queue(void **state)
+{
+	struct fake_srv *s = &fake_srvs[0];
+	struct fake_lock *l;
+	struct rl_attempt a;
+	rl_client *c = client(1, 2000);
+
+	(void)state;
+	fake_hold(s, "x", "other", LEASE_MS);
+	l = fake_lock(s, "x");
+	snprintf(l->queue[l->nqueue++], sizeof(l->queue[0]), "first");
+	assert_int_equal(acquire_fair(c, "x", "me", 300, &a), RL_OK);
+	assert_false(a.acquired);
+	assert_int_equal(a.ahead, 1);
+	assert_int_equal(fake_sent(s, "SUBSCRIBE"), 1);
+	assert_int_equal(fake_runs(s, &rl_script_leave, "x"), 1);
+	assert_int_equal(l->nqueue, 1);
+	assert_string_equal(l->queue[0], "first");
 	rl_client_free(c);
 }
 
@@ -483,8 +662,60 @@ test_moved_back_and_forth_for_ever(void **state)
 	assert_non_null(strstr(m.why, "redis://127.0.0.1:7101 and "
 	    "redis://127.0.0.1:7102 kept sending SSUBSCRIBE"));
 	assert_true(pp.moved[0] + pp.moved[1] >= 8);
-	assert_true(pp.moved[0] + pp.moved[1] <= 1500 / RL_TRYAGAIN_MS + 4);
+	/* Each move but the first of a ping-pong waits RL_TRYAGAIN_MS, and
+	 * a ping-pong lasts 400 ms. */
+	assert_true(pp.moved[0] + pp.moved[1] <= 1500 / RL_TRYAGAIN_MS +
+	    1500 / 400 + 2);
 	assert_int_equal(pp.took, 0);
+	rl_client_free(c);
+}
+
+/* The first node answers the waiter's second attempt with MOVED: the
+ * slot of "x" is the second node's now. */
+static int
+attempt_moved(struct fake_srv *s, struct fake_conn *fc, struct fake_cmd *cmd)
+{
+	if (cmd->script != &rl_script_acquire || !fake_knows(s,
+	    rl_script_acquire.sha) || fake_runs(s, &rl_script_acquire,
+	    "x") == 0)
+		return 0;
+	fake_sayf(fc, "-MOVED 1234 127.0.0.1:7102\r\n");
+	return 1;
+}
+
+/* An attempt answered MOVED while waiting: the attempt is made again on
+ * the node named, the subscription follows it there (made again on the
+ * second node), and a release pushed there wakes the waiter. */
+static void
+test_attempt_moved_takes_the_subscription_along(void **state)
+{
+	struct fake_srv *a0 = &fake_srvs[0], *b = &fake_srvs[1];
+	struct rl_attempt a;
+	rl_client *c;
+	int64_t t0, took;
+
+	(void)state;
+	a0->cluster = b->cluster = 1;
+	fake_hold(a0, "x", "other", LEASE_MS);
+	fake_hold(b, "x", "other", LEASE_MS);
+	a0->hook = attempt_moved;
+	b->hook = release_after_second;
+	c = client(1, 2000);
+	t0 = rl_now_ms();
+	assert_int_equal(acquire(c, "x", "me", 5000, &a), RL_OK);
+	took = rl_now_ms() - t0;
+	assert_true(a.acquired);
+	assert_true(took < 2000);
+	assert_int_equal(master_port(c, 0), 7102);
+	/* One attempt ran on the first node, one was sent away; three on
+	 * the second: busy, busy at its subscription, taken. */
+	assert_int_equal(fake_runs(a0, &rl_script_acquire, "x"), 1);
+	assert_int_equal(fake_sent(a0, "EVALSHA") + fake_sent(a0, "EVAL"), 3);
+	assert_int_equal(fake_sent(a0, "SSUBSCRIBE"), 3);
+	assert_int_equal(fake_runs(b, &rl_script_acquire, "x"), 3);
+	assert_int_equal(fake_sent(b, "SSUBSCRIBE"), 3);
+	assert_int_equal(b->pushes, 2);
+	assert_string_equal(fake_lock(b, "x")->owner, "me");
 	rl_client_free(c);
 }
 
@@ -701,10 +932,16 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_busy_then_pushed_wakeup),
 		T(test_busy_until_the_wait_runs_out),
+		T(test_busy_without_waiting),
+		T(test_callback_ends_the_wait),
+		T(test_interrupt_ends_the_wait),
+		T(test_fair_waiter_woken_at_the_head),
+		T(test_fair_waiter_leaves_the_queue),
 		T(test_lost_connection_mid_wait_reconnects),
 		T(test_lost_connection_until_the_wait_runs_out),
 		T(test_moved_back_and_forth_then_settled),
 		T(test_moved_back_and_forth_for_ever),
+		T(test_attempt_moved_takes_the_subscription_along),
 		T(test_pool_takes_the_name_released),
 		T(test_release_confirmed_by_a_quorum),
 		T(test_release_quorum_lost),
