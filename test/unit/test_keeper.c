@@ -299,6 +299,62 @@ test_quorum_of_renewals(void **state)
 	rl_client_free(c);
 }
 
+/* A server slow to answer renewals: each is answered only when the
+ * next command comes on its connection, in order, before that one. */
+static int
+late_renewals(struct fake_srv *s, struct fake_conn *fc, struct fake_cmd *cmd)
+{
+	if (s->arg == fc) {
+		fake_int(fc, 1);
+		s->arg = NULL;
+	}
+	if (cmd->script != &rl_script_renew || !fake_knows(s,
+	    rl_script_renew.sha))
+		return 0;
+	s->arg = fc;
+	return 1;
+}
+
+/* rl_keeper_settle gives up on a renewal in flight so that the release
+ * can go on the same connection: the renewal's late reply, which comes
+ * first, is dropped, and the release reads its own (released). */
+static void
+test_settled_renewal_leaves_the_release_its_reply(void **state)
+{
+	struct fake_srv *s = &fake_srvs[0];
+	rl_client *c = client(1);
+	rl_keeper *k = keeper(c);
+	const struct rl_lock l = { .name = "x", .owner = "me" };
+	struct rl_attempt a;
+	enum rl_release rel;
+	int64_t holds;
+	struct run r;
+
+	(void)state;
+	fake_hold(s, "x", "me", TTL_MS);
+	r = keep_until(k, c, 5000, 1);
+	assert_int_equal(rl_keeper_renewals(k), 1);
+	s->hook = late_renewals;
+	r = keep(k, c, 150);
+	assert_int_equal(r.state, RL_KEEP_OK);
+	assert_non_null(s->arg);
+	assert_true(rl_keeper_tried_ms(k) >= 0);
+	rl_keeper_settle(k);
+	assert_int_equal(rl_release(c, &l, &rel, &holds, &a), RL_OK);
+	assert_int_equal(rel, RL_RELEASED);
+	assert_null(s->arg);
+	assert_string_equal(fake_lock(s, "x")->owner, "");
+	assert_int_equal(fake_runs(s, &rl_script_release, "x"), 1);
+	/* Behind a reply given up on, the release goes whole: a late
+	 * NOSCRIPT could not be answered in order. */
+	assert_string_equal(fake_nth_run(s, &rl_script_release, 0)->argv[0],
+	    "EVAL");
+	/* One connection all along. */
+	assert_int_equal(s->opens, 1);
+	rl_keeper_free(k);
+	rl_client_free(c);
+}
+
 /* rl_renew: one renewal at once, the keeper's verdict: ours while held,
  * not once the lease is gone. */
 static void
@@ -331,6 +387,7 @@ main(void)
 		T(test_renewal_finds_the_lock_taken),
 		T(test_lost_connection_is_retried),
 		T(test_quorum_of_renewals),
+		T(test_settled_renewal_leaves_the_release_its_reply),
 		T(test_renew_at_once),
 	};
 
