@@ -16,13 +16,13 @@
  * connections (fake_drop) or refuse new ones (refuse).
  *
  * Every command is logged per server (fake_runs, fake_sent; the first
- * FAKE_LOG, and a count of them all). Every wait
- * is bounded: fake_setup arms an alarm that ends the whole program, with
- * the test's name, should a call block past FAKE_LIMIT_S. */
+ * FAKE_LOG, and a count of them all), and printed with FAKE_TRACE=1 in
+ * the environment. Every wait is bounded: fake_setup arms an alarm that
+ * ends the whole program, naming the test file, should a call block
+ * past FAKE_LIMIT_S. */
 #ifndef FAKE_REDIS_H
 #define FAKE_REDIS_H
 
-#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -112,23 +112,19 @@ struct fake_srv {
 };
 
 static struct fake_srv fake_srvs[FAKE_SRVS];
-static const char *fake_test;	/* the running test, for the alarm */
+static char fake_blocked[128];	/* what the alarm says */
 
 static void
 fake_alarm(int sig)
 {
-	static const char msg[] = "fake_redis: a test blocked for "
-	    "longer than its bound\n";
-
 	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0 || fake_test == NULL ||
-	    write(2, fake_test, strlen(fake_test)) < 0)
-		_exit(1);
+	if (write(2, fake_blocked, strlen(fake_blocked)) < 0)
+		_exit(2);
 	_exit(1);
 }
 
-/* Before each test: the servers at FAKE_PORT0 on, empty, each with no
- * script; the alarm armed. */
+/* Before each test of the file TEST: the servers at FAKE_PORT0 on,
+ * empty, each with no script; the alarm armed. */
 static void
 fake_setup(const char *test)
 {
@@ -137,7 +133,8 @@ fake_setup(const char *test)
 	memset(fake_srvs, 0, sizeof(fake_srvs));
 	for (i = 0; i < FAKE_SRVS; i++)
 		fake_srvs[i].port = FAKE_PORT0 + (int)i;
-	fake_test = test;
+	snprintf(fake_blocked, sizeof(fake_blocked), "fake_redis: a call "
+	    "blocked past %d s in %s\n", FAKE_LIMIT_S, test);
 	signal(SIGALRM, fake_alarm);
 	alarm(FAKE_LIMIT_S);
 }

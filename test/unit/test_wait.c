@@ -1,8 +1,10 @@
 /* test_wait.c: acquisitions that wait (rl_acquire, rl_acquire_any) and
  * releases (rl_release), against fake servers that answer the scripts
- * as Redis would (fake_redis.h): a wake-up pushed by a release, a
- * connection lost while waiting, a subscription sent back and forth by
- * MOVED, a pool, and a release that reaches too few masters. */
+ * as Redis would (fake_redis.h): a wake-up pushed by a release, the room
+ * and the fair queue, the ends of a wait (-w, the callback, a signal), a
+ * connection lost while waiting, MOVED (a subscription sent back and
+ * forth, an attempt moved), a pool, and a release that reaches too few
+ * masters. Tests of bugs not fixed yet run with RL_UNIT_BUGS=1 only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
