@@ -272,4 +272,5 @@ clean:
 
 .PHONY: all deps deps-check check test torture fuzz demo bench install uninstall deb clean
 
--include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d) \
+    $(patsubst test/unit/%.c,build/asan/test/unit/%.d,$(UNIT_SRC))
