@@ -11,9 +11,10 @@
 # by diff -u with the command it is in.
 #
 # Each test has a server of its own, so that no script is cached at its
-# start and the connections are the test's alone. The markers ECHO wire-begin and ECHO
-# wire-end bound what is compared; between them, only redlock talks to the
-# server (the test waits by reading the MONITOR output, not by asking).
+# start and the connections are the test's alone. The markers ECHO
+# wire-begin and ECHO wire-end bound what is compared; between them, only
+# redlock talks to the server (the test waits by reading the MONITOR
+# output, not by asking).
 #
 # To record the goldens again, deliberately (from this build, or from
 # another binary with REDLOCK_BIN=/path/to/redlock):
