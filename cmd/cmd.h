@@ -147,6 +147,13 @@ struct getopts {
 	struct option longopts[OPTS_MAX + 1];
 };
 
+/* What a command takes after its options, as main checks it. */
+enum operands {
+	OPERANDS_OWN,		/* the command checks them itself */
+	OPERANDS_NONE,
+	OPERANDS_NAME		/* one NAME, into parse's name */
+};
+
 /* One command line being parsed (opts_parse): the words, what the
  * options go into, and what is left. */
 struct parse {
@@ -163,6 +170,7 @@ struct parse {
 	/* Out: the operands, in order, moved to argv[1] .. argv[nops]. */
 	int nops;
 	int next;		/* c NULL: the place of COMMAND (argc: none) */
+	const char *name;	/* OPERANDS_NAME: the NAME, as a key name */
 	const struct getopts *go;	/* the options of the word being
 					 * read, for its messages */
 };
@@ -177,6 +185,7 @@ struct cmd {
 	const char *brief;	/* one line, for redlock --help and
 				 * --complete */
 	unsigned flags;		/* CMD_DASHDASH */
+	enum operands operands;	/* checked before run */
 	size_t job_size;	/* what its options are read into */
 	void (*init)(void *job);
 	/* Option CH (its getopt value: VAL, else LETTER) with ARG. */
@@ -603,7 +612,8 @@ int wait_interrupted(const struct lockopts *o, const char *name, int sig);
 /* This host's name and the effective user, for the holder metadata. */
 const char *self_host(void);
 const char *self_user(void);
-/* This host's boot id and pid namespace, as a holder record keeps them ("" when they cannot be read). */
+/* This host's boot id and pid namespace, as a holder record keeps them
+ * ("" when they cannot be read). */
 const char *self_boot(void);
 const char *self_pidns(void);
 /* META's host, user and where this process runs (RENEWED: a process of
