@@ -147,6 +147,13 @@ struct getopts {
 	struct option longopts[OPTS_MAX + 1];
 };
 
+/* What a command takes after its options, as main checks it. */
+enum operands {
+	OPERANDS_OWN,		/* the command checks them itself */
+	OPERANDS_NONE,
+	OPERANDS_NAME		/* one NAME, into parse's name */
+};
+
 /* One command line being parsed (opts_parse): the words, what the
  * options go into, and what is left. */
 struct parse {
@@ -163,6 +170,7 @@ struct parse {
 	/* Out: the operands, in order, moved to argv[1] .. argv[nops]. */
 	int nops;
 	int next;		/* c NULL: the place of COMMAND (argc: none) */
+	const char *name;	/* OPERANDS_NAME: the NAME, as a key name */
 	const struct getopts *go;	/* the options of the word being
 					 * read, for its messages */
 };
@@ -177,6 +185,7 @@ struct cmd {
 	const char *brief;	/* one line, for redlock --help and
 				 * --complete */
 	unsigned flags;		/* CMD_DASHDASH */
+	enum operands operands;	/* checked before run */
 	size_t job_size;	/* what its options are read into */
 	void (*init)(void *job);
 	/* Option CH (its getopt value: VAL, else LETTER) with ARG. */
@@ -483,31 +492,35 @@ struct lockopts {
 	char owner_buf[RL_OWNER_MAX];
 };
 
-/* getopt_long's values of the long options without a letter. */
-#define OPT_FAIR 0x100
-#define OPT_WAITER_TIMEOUT 0x101
-#define OPT_REPLICAS 0x102
-#define OPT_WRITE 0x103
-#define OPT_LIMIT 0x104
-#define OPT_PUBSUB 0x105
-#define OPT_MIN_HOLD 0x106
-#define OPT_LABEL 0x107
-#define OPT_EXCLUSIVE 0x108
-#define OPT_FLOCK_UNLOCK 0x109
-#define OPT_FLOCK_FCNTL 0x10a
-#define OPT_SUPERSEDE 0x10b
-#define OPT_ANY 0x10c
-#define OPT_TIMEOUT 0x10d	/* flock's spelling of -w */
-#define OPT_OWNER 'O'
-/* exec's own (lock refuses --max-hold and --metrics-file). */
-#define OPT_ON_LOST 'L'
-#define OPT_KILL_AFTER 'K'
-#define OPT_MAX_HOLD 0x140
-#define OPT_METRICS_FILE 0x141
-/* lock's own. */
-#define OPT_KEEPALIVE 'k'
-#define OPT_PID 'p'
-#define OPT_EXTEND 0x142
+/* The values opts_parse gives the options of lock_opts (the option
+ * functions' CH) that have no letter of their own: one enum, so that no
+ * two are alike. */
+enum {
+	OPT_FAIR = 0x100,
+	OPT_WAITER_TIMEOUT,
+	OPT_REPLICAS,
+	OPT_WRITE,
+	OPT_LIMIT,
+	OPT_PUBSUB,
+	OPT_MIN_HOLD,
+	OPT_LABEL,
+	OPT_EXCLUSIVE,
+	OPT_FLOCK_UNLOCK,
+	OPT_FLOCK_FCNTL,
+	OPT_SUPERSEDE,
+	OPT_ANY,
+	OPT_TIMEOUT,		/* flock's spelling of -w */
+	OPT_OWNER,
+	/* exec's own (lock refuses the first two). */
+	OPT_MAX_HOLD,
+	OPT_METRICS_FILE,
+	OPT_ON_LOST,
+	OPT_KILL_AFTER,
+	/* lock's own. */
+	OPT_EXTEND,
+	OPT_KEEPALIVE,
+	OPT_PID
+};
 /* The options of lock and exec, those they share and their own, in the
  * order of their --help (lockopt.c). */
 extern const struct opt lock_opts[];
@@ -599,7 +612,8 @@ int wait_interrupted(const struct lockopts *o, const char *name, int sig);
 /* This host's name and the effective user, for the holder metadata. */
 const char *self_host(void);
 const char *self_user(void);
-/* This host's boot id and pid namespace, as a holder record keeps them ("" when they cannot be read). */
+/* This host's boot id and pid namespace, as a holder record keeps them
+ * ("" when they cannot be read). */
 const char *self_boot(void);
 const char *self_pidns(void);
 /* META's host, user and where this process runs (RENEWED: a process of

@@ -25,14 +25,15 @@ static const struct opt config_opts[] = {
 
 const struct cmd cmd_config = {
 	.name = "config", .usage = "config",
-	.help = "Show the settings in force, one a line: where each comes from (the\n"
+	.help =
+	"Show the settings in force, one a line: where each comes from (the\n"
 	"option, the variable, FILE:LINE of the configuration file, or the\n"
 	"default), a tab, and KEY=VALUE, passwords masked. The file is\n"
 	"$REDLOCK_CONFIG, else $XDG_CONFIG_HOME/redlock/config\n"
 	"(~/.config/redlock/config), else " SYSTEM_CONFIG ".\n\n",
 	.opts = config_opts, .bit = CMD_CONFIG,
 	.brief = "the settings in force, and where each is from",
-	.run = run
+	.operands = OPERANDS_NONE, .run = run
 };
 
 /* One KEY = VALUE line of the file. */
@@ -468,9 +469,7 @@ run(struct globals *g, void *job, const struct parse *p)
 	const struct opt *o;
 
 	(void)job;
-	if (p->nops > 0)
-		return usage_error(&cmd_config, "no operand expected, got '%s'",
-		    esc(p->argv[1]));
+	(void)p;
 	for (t = cf.tables; t != NULL && *t != NULL; t++)
 		for (o = *t; o->name != NULL || o->letter != 0 ||
 		    o->help != NULL; o++)

@@ -44,7 +44,8 @@ const struct cmd cmd_log = {
 	"and waiters that\ngave up.\n\n",
 	.opts = log_opts, .bit = CMD_LOG,
 	.brief = "NAME's history: holds, releases, losses",
-	.job_size = sizeof(struct view), .init = init, .option = option,
+	.operands = OPERANDS_NAME, .job_size = sizeof(struct view),
+	.init = init, .option = option,
 	.run = run
 };
 
@@ -368,8 +369,7 @@ run(struct globals *g, void *job, const struct parse *p)
 	size_t n;
 	int status;
 
-	if ((status = one_name(&cmd_log, p, &v->name)) != 0)
-		return status;
+	v->name = p->name;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
 	e = rl_log_read(rc, v->name, v->n, NULL, &ev, &n);

@@ -466,6 +466,9 @@ parse_command(const struct cmd *c, int argc, char **argv, struct parse *p,
 		c->init(p->job);
 	if (opts_parse(p, status) == STEP_EXIT)
 		return STEP_EXIT;
+	if (c->operands == OPERANDS_NONE && p->nops > 0)
+		return step_exit(status, usage_error(c, "no operand expected, "
+		    "got '%s'", esc(p->argv[1])));
 	/* The global --timeout after a command that does not wait. */
 	return (*status = timeout_refused(c)) != 0 ? STEP_EXIT : STEP_GO_ON;
 }
@@ -515,8 +518,11 @@ redlock_main(int argc, char **argv)
 	argv += top.next;
 	if ((status = timeout_first(c, &argc, &argv)) != 0)
 		return status;
+	/* NAME after the globals: --prefix makes its key name. */
 	if (parse_command(c, argc, argv, &p, &status) == STEP_GO_ON &&
-	    (status = settle_globals()) == 0)
+	    (status = settle_globals()) == 0 &&
+	    (c->operands != OPERANDS_NAME ||
+	    (status = one_name(c, &p, &p.name)) == 0))
 		status = c->run(&g, p.job, &p);
 	free(p.job);
 	return status;

@@ -45,7 +45,8 @@ const struct cmd cmd_queue = {
 	"way.\n\n",
 	.opts = queue_opts, .bit = CMD_QUEUE,
 	.brief = "the holder and the fair waiters of NAME",
-	.job_size = sizeof(struct view), .init = init, .option = option,
+	.operands = OPERANDS_NAME, .job_size = sizeof(struct view),
+	.init = init, .option = option,
 	.run = run
 };
 
@@ -414,8 +415,8 @@ run(struct globals *g, void *job, const struct parse *p)
 	rl_client *rc;
 	int status;
 
-	if ((status = one_name(&cmd_queue, p, &v->name)) != 0 ||
-	    (status = one_master(&cmd_queue, g, "fair queues are", "")) != 0)
+	v->name = p->name;
+	if ((status = one_master(&cmd_queue, g, "fair queues are", "")) != 0)
 		return status;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;

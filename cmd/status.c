@@ -30,7 +30,8 @@ static const struct opt status_opts[] = {
 
 const struct cmd cmd_status = {
 	.name = "status", .usage = "status [--json] [-v] [NAME...]",
-	.help = "Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
+	.help =
+	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
 	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
 	"taken, and how many are free). Without NAME, list every lock held,\n"
 	"Redisson's too, sorted by name (exit 0; \"no locks held\" on stderr\n"

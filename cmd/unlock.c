@@ -46,7 +46,8 @@ const struct cmd cmd_unlock = {
 	"frees it\nand wakes a waiter.\n\n",
 	.opts = unlock_opts, .bit = CMD_UNLOCK,
 	.brief = "release one hold of NAME",
-	.job_size = sizeof(struct job), .init = init, .option = option,
+	.operands = OPERANDS_NAME, .job_size = sizeof(struct job),
+	.init = init, .option = option,
 	.run = run
 };
 
@@ -118,8 +119,7 @@ option(void *job, const struct parse *p, int ch, const char *arg,
 static enum step
 check(struct job *j, const struct parse *p, int *status)
 {
-	if ((*status = one_name(&cmd_unlock, p, &j->name)) != 0)
-		return STEP_EXIT;
+	j->name = p->name;
 	if (j->force && j->owner != NULL)
 		return step_exit(status, usage_error(&cmd_unlock,
 		    "--owner and --force exclude each other"));
