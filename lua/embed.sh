@@ -1,7 +1,10 @@
 #!/bin/sh
 # embed.sh: turn lua/*.lua into a C include of rl_script structs, each
 # the prelude's definitions that the script uses followed by the script,
-# with the SHA-1 that EVALSHA names it by, computed here at build time.
+# with the SHA-1 that EVALSHA names it by, computed here at build time;
+# each script with an identity of its own (enum rl_script_id), defined
+# once, where RL_SCRIPTS_DEFINE is (lib/rl_scripts.c), with the list of
+# every script and of their SHA-1s (rl_scripts, rl_script_shas).
 # Every call of a script runs its prelude part again (Lua makes each
 # function anew), so a script carries only what it needs.
 #
@@ -31,9 +34,11 @@
 # call again with SPUBLISH there where channels are sharded. From these,
 # for script S (upper case S in C names):
 #  - in C, enum rl_S_key { RL_S_KEY_NAME..., RL_S_KEYS } and enum
-#    rl_S_arg { RL_S_ARG_NAME..., RL_S_ARGS }, the templates in key order,
-#    and in its struct rl_script the counts, the templates and the
-#    position of its publish argument (-1: none). rl_call_make in
+#    rl_S_arg { RL_S_ARG_NAME..., RL_S_ARGS }, the templates in key order
+#    split into their parts (struct rl_template: its form, the prefix or
+#    the suffix, and what follows OWNER), and in its struct rl_script the
+#    counts, the templates and the position of its publish argument (-1:
+#    none). rl_call_make in
 #    lib/rl_kind.c fills the keys; callers set each argument by its enum
 #    name, and state how many they set (RL_CALL_ARGS): a renamed
 #    argument, or one added or taken away, does not compile, and a
@@ -41,6 +46,23 @@
 #  - in Lua, `local K_NAME, ... = KEYS[1], ...` and `local A_NAME, ... =
 #    ARGV[1], ...` put before the script as embedded: script bodies use
 #    these names, never KEYS[N] or ARGV[N] (test/check-calls.sh).
+# A script's header also gives the shapes of its replies, one RETURNS
+# line each (its elements may go on in comment lines below, up to the
+# closing brace):
+#   -- RETURNS  SHAPE  {ELEMENT, ...}
+#   -- RETURNS  SHAPE  VALUE
+# SHAPE is [a-z][a-z0-9_]*, once per script; an ELEMENT is a name (of the
+# field at that position, once per shape), NAME... last (the rest of the
+# array from there), an integer (a verdict: the shape's value when
+# first), nil, or nil x N (N positions unused); VALUE an integer, or
+# string, number or false (a reply that is not an array). Every script
+# has one. From them, in C, enum rl_ret_SHAPE { RL_RET_SHAPE_NAME = its
+# position... } and #define RL_RET_SHAPE its value: a shape of one name
+# is the same in every script that gives it (the decoders read the
+# replies of acquire, rw_acquire and permit_acquire alike), and a name at
+# another position there, or another value, fails the build. RETURNS
+# lines are not embedded: the C side reads them, the server has no use
+# for them, and a script's text and SHA-1 stay what its code is.
 # A header line that breaks these rules fails the build, named by its
 # file and line.
 # usage: embed.sh OUTPUT PRELUDE.lua SCRIPT.lua...
@@ -303,8 +325,11 @@ header() {
 		inret = 0
 	}
 	inret {
-		if ($0 !~ /^--/)
-			badret("no closing } on its comment lines")
+		t = substr($0, 3)
+		sub(/\}.*/, "", t)
+		if ($0 !~ /^--[ \t]/ || t ~ /[^a-z0-9_ ,.\t-]/)
+			badret("no closing }: line " FNR " goes on with" \
+			    " other text")
 		ret = ret " " substr($0, 3)
 		if (index($0, "}"))
 			elements()
@@ -338,8 +363,9 @@ header() {
 		sub(/[ \t].*/, "", v)
 		if (v ~ /^-?[0-9]+$/)
 			print "value", shape, v, where >rfile
-		else if (v != "string" && v != "false")
-			badret(v " is not {...}, a number, string or false")
+		else if (v != "string" && v != "number" && v != "false")
+			badret(v " is not {...}, an integer, string, number" \
+			    " or false")
 		next
 	}
 	/^-- KEYS\[/ {
