@@ -245,7 +245,9 @@ kind_name(const struct rl_lock *l)
 	return rl_kind_ops(l->kind)->history;
 }
 
-/* rl_history_meta with KIND last, when not NULL. */
+/* The caller's part of a history entry (rl_history_entry) for OWNER,
+ * described by META, having waited WAITED_MS, with KIND last when not
+ * NULL. */
 static char *
 history_meta(const char *owner, const struct rl_meta *meta,
     int64_t waited_ms, const char *kind)
@@ -287,8 +289,12 @@ json_str(char *p, const char *s)
 	return p;
 }
 
-char *
-rl_holder_json(const struct rl_meta *meta)
+/* The start of a holder record (see rl_holder_meta in lua/prelude.lua):
+ * a JSON object with META's host, pid, user and cmd, without its closing
+ * brace, for the script to add what the server knows. Malloc'd; NULL
+ * when out of memory. */
+static char *
+holder_json(const struct rl_meta *meta)
 {
 	const char *f[5] = { meta ? meta->host : NULL, meta ? meta->user :
 	    NULL, meta ? meta->cmd : NULL, meta ? meta->proc.boot : NULL,
@@ -318,13 +324,6 @@ rl_holder_json(const struct rl_meta *meta)
 		p += sprintf(p, ",\"renew\":true");
 	*p = '\0';
 	return s;
-}
-
-char *
-rl_history_meta(const char *owner, const struct rl_meta *meta,
-    int64_t waited_ms)
-{
-	return history_meta(owner, meta, waited_ms, NULL);
 }
 
 /* Where a script takes the history's arguments and a release's flags
@@ -472,7 +471,7 @@ lock_acquire(rl_client *c, const struct rl_try *t, struct rl_call *call)
 	a[RL_ACQUIRE_ARG_CHANNEL] = own(call, rl_key(RL_PREFIX_CHANNEL, name));
 	a[RL_ACQUIRE_ARG_MIN_HOLD] = num(call, c->min_hold_ms);
 	history_args(c, l, t->meta, call, HISTORY_AT(ACQUIRE));
-	a[RL_ACQUIRE_ARG_HOLDER_JSON] = own(call, rl_holder_json(t->meta));
+	a[RL_ACQUIRE_ARG_HOLDER_JSON] = own(call, holder_json(t->meta));
 	a[RL_ACQUIRE_ARG_GIVES_UP] = gives_up_arg(c, call);
 	return made(c, call);
 }
@@ -580,7 +579,7 @@ rw_acquire(rl_client *c, const struct rl_try *t, struct rl_call *call)
 	    name));
 	a[RL_RW_ACQUIRE_ARG_MIN_HOLD] = num(call, c->min_hold_ms);
 	history_args(c, l, t->meta, call, HISTORY_AT(RW_ACQUIRE));
-	a[RL_RW_ACQUIRE_ARG_HOLDER_JSON] = own(call, rl_holder_json(t->meta));
+	a[RL_RW_ACQUIRE_ARG_HOLDER_JSON] = own(call, holder_json(t->meta));
 	return made(c, call);
 }
 
@@ -636,7 +635,7 @@ permit_acquire(rl_client *c, const struct rl_try *t, struct rl_call *call)
 	a[RL_PERMIT_ACQUIRE_ARG_MIN_HOLD] = num(call, c->min_hold_ms);
 	history_args(c, l, t->meta, call, HISTORY_AT(PERMIT_ACQUIRE));
 	a[RL_PERMIT_ACQUIRE_ARG_HOLDER_JSON] = own(call,
-	    rl_holder_json(t->meta));
+	    holder_json(t->meta));
 	return made(c, call);
 }
 

@@ -51,14 +51,6 @@ enum rl_err rl_call_unannounce(rl_client *c, const struct rl_lock *l,
  * for the script to add the event's name (and what the server knows); a
  * byte 31 in a value becomes '?'. Malloc'd; NULL when out of memory. */
 char *rl_history_entry(const char *const *f, size_t n);
-/* That part for OWNER, described by META, having waited WAITED_MS. */
-char *rl_history_meta(const char *owner, const struct rl_meta *meta,
-    int64_t waited_ms);
-/* The start of a holder record (see rl_holder_meta in lua/prelude.lua):
- * a JSON object with META's host, pid, user and cmd, without its closing
- * brace, for the script to add what the server knows. Malloc'd; NULL
- * when out of memory. */
-char *rl_holder_json(const struct rl_meta *meta);
 /* The channel of L's kind of lock (releases publish there; a read-write
  * lock's waiters listen to it), and the one that wakes L's owner as a
  * fair waiter or a waiter of the room, CHANNEL:OWNER (a permit's id for

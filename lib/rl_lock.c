@@ -441,9 +441,11 @@ rl_try_acquire(rl_client *c, const struct rl_try *t, struct rl_attempt *a)
 	    (e = k->acquire(c, t, &call)) != RL_OK)
 		return e;
 	a->sent_ms = rl_now_ms();
-	e = k->redlock ? acquire_round(c, t->join, &call) :
-	    one_round(c, &call);
-	if (e == RL_OK && (e = other_limit(c, l->name, l->limit)) == RL_OK)
+	if (k->redlock)
+		e = acquire_round(c, t->join, &call);
+	else if ((e = one_round(c, &call)) == RL_OK)
+		e = other_limit(c, l->name, l->limit);
+	if (e == RL_OK)
 		e = acquire_outcome(c, k, l, t->ttl_ms, a);
 	rl_call_free(&call);
 	if (e == RL_EWRONGTYPE)
