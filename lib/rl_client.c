@@ -594,7 +594,8 @@ rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
 }
 
 enum rl_err
-rl_run(rl_client *c, const struct rl_round_opts *o, const struct rl_call *call)
+rl_run(rl_client *c, const struct rl_round_opts *o,
+    const struct rl_call *call)
 {
 	return rl_run_ack(c, o, 0, call);
 }

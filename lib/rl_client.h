@@ -7,6 +7,7 @@
 #include <stdarg.h>
 
 #include "redlock.h"
+#include "rl_call.h"
 #include "rl_round.h"
 
 struct rl_client {
@@ -91,10 +92,10 @@ void rl_client_way_out(rl_client *c);
  * of memory. */
 int rl_format_sub(const char *const *ch, size_t n, char *cmd[2],
     size_t len[2]);
-/* Run CALL on every master (NULL: only connect) and wait for the round
- * to end (each step bounded by the timeouts of O, or of rl_opts(c, 1)
- * when O is NULL). Replies are in c->nodes[i].reply until the next round.
- * RL_ENOMEM only: what came back is for the caller to add up. */
+/* Run CALL on every master and wait for the round to end (each step
+ * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL); CALL
+ * NULL: only connect. Replies are in c->nodes[i].reply until the next
+ * round. RL_ENOMEM only: what came back is for the caller to add up. */
 enum rl_err rl_run(rl_client *c, const struct rl_round_opts *o,
     const struct rl_call *call);
 /* rl_run, with WAIT for c->replicas (within WAIT_MS) pipelined behind the

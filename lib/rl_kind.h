@@ -3,6 +3,7 @@
 #define RL_KIND_H
 
 #include "redlock.h"
+#include "rl_call.h"
 #include "rl_round.h"
 #include "rl_scripts.h"
 
@@ -12,7 +13,7 @@
 #define RL_CALL_ARGS(S, N) _Static_assert(RL_##S##_ARGS == (N), \
 	"the arguments of " #S " changed: set each one by name")
 
-/* The call of script S (struct rl_call: rl_round.h) on lock NAME for
+/* The call of script S (struct rl_call: rl_call.h) on lock NAME for
  * OWNER (NULL when no key of S names it): every key of S made from its
  * template, the publish argument (if any) set to PUBLISH (the round sends
  * SPUBLISH there where channels are sharded), the other arguments NULL,
