@@ -4,7 +4,7 @@
 # with the SHA-1 that EVALSHA names it by, computed here at build time;
 # each script with an identity of its own (enum rl_script_id), defined
 # once, where RL_SCRIPTS_DEFINE is (lib/rl_scripts.c), with the list of
-# every script and of their SHA-1s (rl_scripts, rl_script_shas).
+# their SHA-1s (rl_script_shas).
 # Every call of a script runs its prelude part again (Lua makes each
 # function anew), so a script carries only what it needs.
 #
@@ -632,8 +632,7 @@ args_max=0
 	printf '#define RL_SCRIPT_KEYS_MAX %d\n' "$keys_max"
 	printf '#define RL_SCRIPT_ARGS_MAX %d\n' "$args_max"
 	echo
-	echo "/* Every script, and its SHA-1, by identity. */"
-	echo "extern const struct rl_script *const rl_scripts[RL_SCRIPTS];"
+	echo "/* Every script's SHA-1, by identity. */"
 	echo "extern const char *const rl_script_shas[RL_SCRIPTS];"
 	echo
 	echo "/* The scripts themselves, in the one file that defines them. */"
@@ -642,11 +641,6 @@ args_max=0
 	echo "#pragma GCC diagnostic ignored \"-Woverlength-strings\""
 	cat "$tmp.defs"
 	echo
-	echo "const struct rl_script *const rl_scripts[RL_SCRIPTS] = {"
-	while read -r name sha; do
-		printf '\t&rl_script_%s,\n' "$name"
-	done <"$tmp.ids"
-	echo "};"
 	echo "const char *const rl_script_shas[RL_SCRIPTS] = {"
 	while read -r name sha; do
 		printf '\t"%s",\n' "$sha"
