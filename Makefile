@@ -54,6 +54,7 @@ UNIT_SRC = $(wildcard test/unit/*.c)
 
 OBJ = $(patsubst %.c,build/obj/%.o,$(LIB_SRC) $(CMD_SRC))
 LIB_OBJ = $(patsubst %.c,build/obj/%.o,$(LIB_SRC))
+CMD_OBJ = $(patsubst %.c,build/obj/%.o,$(CMD_SRC))
 SAN_OBJ = $(patsubst %.c,build/asan/%.o,$(LIB_SRC) $(CMD_SRC))
 SAN_LIB_OBJ = $(patsubst %.c,build/asan/%.o,$(LIB_SRC))
 UNIT_BIN = $(patsubst test/unit/%.c,build/asan/unit/%,$(UNIT_SRC))
@@ -86,6 +87,8 @@ build/asan/redlock: $(SAN_OBJ)
 build/asan/unit/%: build/asan/test/unit/%.o $(SAN_LIB_OBJ)
 	@mkdir -p $(@D)
 	$(CC) -g $(SAN_LD) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+# The pieces of cmd/ that test_cmd links.
+build/asan/unit/test_cmd: build/asan/cmd/sig.o
 
 # Fuzz harnesses: libFuzzer with clang for `make fuzz`, and a plain driver
 # that replays their corpus and regressions under ASan in `make test`.
@@ -124,22 +127,23 @@ fuzz:
 deps:
 	test/deps.sh build
 
-# Structure: no include or call cycle between lib files (nm on their
-# objects), no function over 80 lines, the Lua scripts' syntax as embedded
+# Structure: no include or call cycle between lib files, nor between cmd
+# files (nm on their objects), no function over 80 lines, the Lua scripts' syntax as embedded
 # (luac5.1 -p) and embed.sh's checks on copies of lua/ with a mistake
 # each, and no script key or argument named by its position outside the
 # generated code (check-calls.sh, with copies that must fail). All run,
 # then any fails it.
 check:
 	test/deps.sh build
-	$(MAKE) $(LIB_OBJ)
+	$(MAKE) $(LIB_OBJ) $(CMD_OBJ)
 	@s=0; \
 	echo "== test/check-embed.sh (lua/ as embedded, then lua/ with mistakes)"; \
 	test/check-embed.sh || s=1; \
 	echo "== test/check-calls.sh (keys and arguments by name, then mistakes)"; \
 	test/check-calls.sh || s=1; \
-	echo "== test/check-cycles.sh build/obj/lib"; \
+	echo "== test/check-cycles.sh build/obj/lib, then build/obj/cmd cmd"; \
 	test/check-cycles.sh build/obj/lib || s=1; \
+	test/check-cycles.sh build/obj/cmd cmd || s=1; \
 	echo "== test/check-length.sh 80 lib/*.c cmd/*.c"; \
 	test/check-length.sh 80 $(LIB_SRC) $(CMD_SRC) || s=1; \
 	echo "== one master or several: decided in rl_quorum.c and rl_keys.c only"; \
@@ -268,4 +272,5 @@ clean:
 
 .PHONY: all deps deps-check check test torture fuzz demo bench install uninstall deb clean
 
--include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(SAN_OBJ:.o=.d) \
+    $(patsubst test/unit/%.c,build/asan/test/unit/%.d,$(UNIT_SRC))

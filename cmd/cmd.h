@@ -138,6 +138,8 @@ struct opt {
 };
 /* A table's end. */
 #define OPT_END { .name = NULL }
+/* The column where --help's texts start, after the options and commands. */
+#define HELP_COLUMN 26
 /* getopt_long's arguments for one command. */
 #define OPTS_MAX 48
 struct getopts {
@@ -145,23 +147,66 @@ struct getopts {
 	struct option longopts[OPTS_MAX + 1];
 };
 
+/* What a command takes after its options, as main checks it. */
+enum operands {
+	OPERANDS_OWN,		/* the command checks them itself */
+	OPERANDS_NONE,
+	OPERANDS_NAME		/* one NAME, into parse's name */
+};
+
+/* One command line being parsed (opts_parse): the words, what the
+ * options go into, and what is left. */
+struct parse {
+	const struct cmd *c;	/* NULL: the global options before COMMAND */
+	void *job;		/* the command's, for its option function */
+	int argc;		/* the words to read, argv[0] the command's name
+				 * (CMD_DASHDASH: up to "--") */
+	char **argv;
+	int dd;			/* CMD_DASHDASH: the place of "--" (argc
+				 * when none); COMMAND follows it */
+	int full_argc;		/* every word, COMMAND's included */
+	/* A global option, by its getopt value, with its ARG. */
+	enum step (*global)(int ch, char *arg, int *status);
+	/* Out: the operands, in order, moved to argv[1] .. argv[nops]. */
+	int nops;
+	int next;		/* c NULL: the place of COMMAND (argc: none) */
+	const char *name;	/* OPERANDS_NAME: the NAME, as a key name */
+	const struct getopts *go;	/* the options of the word being
+					 * read, for its messages */
+};
+
 struct cmd {
 	const char *name;
 	const char *usage;	/* after "redlock [GLOBAL OPTIONS] " */
 	const char *help;	/* what --help prints before the options */
-	int (*run)(struct globals *g, int argc, char **argv);
 	/* Its options: those of OPTS that BIT is in. */
 	const struct opt *opts;
 	unsigned bit;
-	const char *brief;	/* one line, for redlock --complete */
+	const char *brief;	/* one line, for redlock --help and
+				 * --complete */
+	unsigned flags;		/* CMD_DASHDASH */
+	enum operands operands;	/* checked before run */
+	size_t job_size;	/* what its options are read into */
+	void (*init)(void *job);
+	/* Option CH (its getopt value: VAL, else LETTER) with ARG. */
+	enum step (*option)(void *job, const struct parse *p, int ch,
+	    const char *arg, int *status);
+	/* An unknown option, or one without its value (optopt, the word
+	 * before optind); NULL: the usual message. */
+	enum step (*unknown)(void *job, const struct parse *p, int *status);
+	/* The command, once its options are read and the globals settled:
+	 * the operands are p->argv[1] .. p->argv[p->nops]. */
+	int (*run)(struct globals *g, void *job, const struct parse *p);
 };
+/* struct cmd's flags: its words end at "--", COMMAND's begin after. */
+#define CMD_DASHDASH 1
 
-/* TABLE's options for BIT (CMD_*) into G, shortopts after PREFIX ("",
- * "-" or "+"). */
-void opts_getopt(const struct opt *table, unsigned bit, const char *prefix,
-    struct getopts *g);
-/* C's getopt_long arguments, built once. */
-const struct getopts *cmd_getopt(const struct cmd *c);
+/* P's command line in one pass: the command's options (P->c; the global
+ * ones too until the first operand, where the command has none of that
+ * spelling), or the global ones before COMMAND (P->c NULL, up to the
+ * first word that is no option). --help is the command's. STEP_GO_ON,
+ * or STEP_EXIT with *STATUS. */
+enum step opts_parse(struct parse *p, int *status);
 /* TABLE's option list for BIT, as --help prints it, on F. */
 void opts_help(const struct opt *table, unsigned bit, FILE *f);
 /* TABLE's options for BIT, for the completions, on F, one spelling a
@@ -223,11 +268,26 @@ int default_urls(struct globals *g);
 int settle_urls(struct globals *g);
 /* The password read from a file wiped and freed. */
 void urls_clear(void);
-/* The global options' table (main.c) and what the command line gave. */
+/* The global options (global.c): their own getopt_long values, their
+ * table, and what the command line gave them. */
+enum {
+	OPT_CACERT = 0x200,
+	OPT_CACERTDIR,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_SNI,
+	OPT_INSECURE,
+	OPT_PASSWORD_FILE,
+	OPT_PREFIX
+};
 extern const struct opt global_opts[];
 /* Whether global option VAL (getopt_long's value) was on the command
  * line, and its last value there (the URLs: each -u, comma-joined). */
 const char *global_given(int val);
+/* Global option VAL given on the command line, with ARG (NULL: none). */
+void global_note(int val, const char *arg);
+/* None given any more: a fresh start. */
+void global_forget(void);
 
 /* --prefix (REDLOCK_PREFIX, prefix in the file): every key of NAME is
  * made from PREFIX + NAME, as Redisson's NameMapper maps names. The name
@@ -242,25 +302,17 @@ int name_under(const char *key);
 /* The prefix in force ("" for none). */
 extern const char *key_prefix;
 
+/* text.c: what redlock writes: messages and -v events, escapes, JSON
+ * values, times, held-by lines, shell words, terminal columns. */
 /* "redlock: " and the message, one line on stderr. */
 void msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* HEAD, then FMT's message and a newline, on stderr in one write (cut at
  * 4 KiB). */
 void vline(const char *head, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
-/* A usage error: the message, the command's usage line, EXIT_USAGE. */
-int usage_error(const struct cmd *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /* While not NULL ("FILE:LINE"), msg and usage_error say it after
  * "redlock: ": the configuration file's value being applied. */
 extern const char *msg_where;
-int print_help(const struct cmd *c);
-/* The one NAME operand left after getopt into *NAME: 0, or a usage
- * error when it is missing, empty or followed by more. */
-int one_name(const struct cmd *c, int argc, char **argv, const char **name);
-/* getopt returned '?': name the word it stopped at; EXIT_USAGE. */
-int bad_option(const struct cmd *c, char **argv, const char *shortopts,
-    const struct option *longopts);
 /* S for terminals and logs (rl_escape): control characters and bytes
  * that are not UTF-8 escaped (\xNN), other UTF-8 as it is; a backslash
  * stays one, so that a holder's command, stored shell-quoted ($'...' for
@@ -294,6 +346,74 @@ void json_who(FILE *f, const char *owner, const char *host, long pid,
 /* ,"host":..,"pid":..,"user":..,"cmd":.. on F. */
 void json_meta(FILE *f, const char *host, long pid, const char *user,
     const char *cmd);
+/* "2026-11-22T04:30:00.123Z" for event lines and status. */
+void format_time(int64_t epoch_ms, char *buf, size_t len);
+/* Write stdout out; on failure say so and return EXIT_SOFTWARE. */
+int flush_stdout(void);
+/* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into
+ * BUF: what a finished hold is, held until UNTIL_MS (server clock). */
+void say_finished(int64_t until_ms, char *buf, size_t len);
+/* With -v (O NULL: always), a timestamped line on stderr. */
+void event(const struct lockopts *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* ,"running":true, false or null (R as hold_running's) on stdout. */
+void json_running(int r);
+/* ,"finished":..,"held_until_ms":.. on stdout: a hold given back before
+ * its minimum hold ended (--min-hold) stays until UNTIL_MS (<= 0: it is
+ * not finished). */
+void json_finished(int64_t until_ms);
+/* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
+ * is not above 0. */
+const char *finished_text(int64_t until_ms, char *buf, size_t len);
+/* Who holds a lock, as the messages name it (held_by). */
+struct holder {
+	const char *owner;	/* named when HOST is NULL */
+	const char *host;	/* NULL: known by its owner token only */
+	long pid;
+	int not_running;	/* " (not running)" after the pid */
+	const char *cmd;	/* the command line (NULL: "-") */
+	const char *held;	/* " for HELD" after it; NULL: not said */
+	int upto_pid;		/* stop after the pid: the caller cuts the
+				 * command line to a width itself */
+};
+/* "held by web1 pid 4242 (pg_dump) for 1m12s", or "held by owner TOKEN"
+ * when H has no host, into BUF, every word escaped; returns BUF. The one
+ * spelling of a holder in messages, status and queue. */
+const char *held_by(const struct holder *h, char *buf, size_t len);
+/* Whether C needs no quoting in a shell word. */
+int shell_plain(unsigned char c);
+/* S on F as one shell word, quoted only when it needs it. */
+void shell_word(FILE *f, const char *s);
+/* The command that frees NAME (unlock --force) on F, one line, with the
+ * global options that reach the same servers (passwords left out: they
+ * come from the environment). */
+void force_line(FILE *f, const struct globals *g, const char *name);
+
+/* opts.c: usage errors and help from the tables, and the typed value
+ * readers. */
+/* A usage error: the message, the command's usage line, EXIT_USAGE. */
+int usage_error(const struct cmd *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int print_help(const struct cmd *c);
+/* getopt returned '?': name the word it stopped at; EXIT_USAGE. */
+int bad_option(const struct cmd *c, char **argv, const char *shortopts,
+    const struct option *longopts);
+/* ARG as a duration of option OPT into *MS: 0, or -1 after a usage
+ * error that names the forms taken (DURATION_FORMS) or the limit. */
+int parse_duration(const struct cmd *c, const char *opt, const char *arg,
+    int64_t *ms);
+#define DURATION_FORMS "250ms, 30s, 1h30m, 2d, 1.5h (units d, h, m, s, " \
+    "ms, largest first, each once) or seconds"
+/* ARG as a number from MIN to MAX into *V: 0, or -1 unless it is decimal
+ * digits and nothing else (no blank, sign or fraction, as in durations),
+ * in range. The caller says what was wrong. */
+int parse_number(const char *arg, long min, long max, long *v);
+
+/* common.c: the clients the commands open, library errors as exit
+ * statuses, --pubsub, and the NAME operand. */
+/* The one NAME operand of P into *NAME: 0, or a usage error when it is
+ * missing, empty or followed by more. */
+int one_name(const struct cmd *c, const struct parse *p, const char **name);
 /* The server refused this user PUBLISH on CHANNEL (ACL): waiters of NAME
  * were not woken by a release (DONE), or will not be by the coming one. */
 void warn_nopub(rl_client *c, const char *name, const char *channel,
@@ -332,20 +452,6 @@ const char *pubsub_name(enum rl_pubsub mode);
  * (EXIT_USAGE) saying "WHAT not available ...", then FIX; else 0. */
 int one_master(const struct cmd *c, const struct globals *g,
     const char *what, const char *fix);
-/* ARG as a duration of option OPT into *MS: 0, or -1 after a usage
- * error that names the forms taken (DURATION_FORMS) or the limit. */
-int parse_duration(const struct cmd *c, const char *opt, const char *arg,
-    int64_t *ms);
-#define DURATION_FORMS "250ms, 30s, 1h30m, 2d, 1.5h (units d, h, m, s, " \
-    "ms, largest first, each once) or seconds"
-/* ARG as a number from MIN to MAX into *V: 0, or -1 unless it is decimal
- * digits and nothing else (no blank, sign or fraction, as in durations),
- * in range. The caller says what was wrong. */
-int parse_number(const char *arg, long min, long max, long *v);
-/* "2026-11-22T04:30:00.123Z" for event lines and status. */
-void format_time(int64_t epoch_ms, char *buf, size_t len);
-/* Write stdout out; on failure say so and return EXIT_SOFTWARE. */
-int flush_stdout(void);
 
 /* The longest label stored; a longer one is cut, ending in "...". */
 #define LABEL_MAX 256
@@ -386,31 +492,35 @@ struct lockopts {
 	char owner_buf[RL_OWNER_MAX];
 };
 
-/* getopt_long's values of the long options without a letter. */
-#define OPT_FAIR 0x100
-#define OPT_WAITER_TIMEOUT 0x101
-#define OPT_REPLICAS 0x102
-#define OPT_WRITE 0x103
-#define OPT_LIMIT 0x104
-#define OPT_PUBSUB 0x105
-#define OPT_MIN_HOLD 0x106
-#define OPT_LABEL 0x107
-#define OPT_EXCLUSIVE 0x108
-#define OPT_FLOCK_UNLOCK 0x109
-#define OPT_FLOCK_FCNTL 0x10a
-#define OPT_SUPERSEDE 0x10b
-#define OPT_ANY 0x10c
-#define OPT_TIMEOUT 0x10d	/* flock's spelling of -w */
-#define OPT_OWNER 'O'
-/* exec's own (lock refuses --max-hold and --metrics-file). */
-#define OPT_ON_LOST 'L'
-#define OPT_KILL_AFTER 'K'
-#define OPT_MAX_HOLD 0x140
-#define OPT_METRICS_FILE 0x141
-/* lock's own. */
-#define OPT_KEEPALIVE 'k'
-#define OPT_PID 'p'
-#define OPT_EXTEND 0x142
+/* The values opts_parse gives the options of lock_opts (the option
+ * functions' CH) that have no letter of their own: one enum, so that no
+ * two are alike. */
+enum {
+	OPT_FAIR = 0x100,
+	OPT_WAITER_TIMEOUT,
+	OPT_REPLICAS,
+	OPT_WRITE,
+	OPT_LIMIT,
+	OPT_PUBSUB,
+	OPT_MIN_HOLD,
+	OPT_LABEL,
+	OPT_EXCLUSIVE,
+	OPT_FLOCK_UNLOCK,
+	OPT_FLOCK_FCNTL,
+	OPT_SUPERSEDE,
+	OPT_ANY,
+	OPT_TIMEOUT,		/* flock's spelling of -w */
+	OPT_OWNER,
+	/* exec's own (lock refuses the first two). */
+	OPT_MAX_HOLD,
+	OPT_METRICS_FILE,
+	OPT_ON_LOST,
+	OPT_KILL_AFTER,
+	/* lock's own. */
+	OPT_EXTEND,
+	OPT_KEEPALIVE,
+	OPT_PID
+};
 /* The options of lock and exec, those they share and their own, in the
  * order of their --help (lockopt.c). */
 extern const struct opt lock_opts[];
@@ -463,52 +573,52 @@ int held_owner(const char *name, char *buf, size_t len, int *kind);
  * KIND or added last; malloc'd, NULL when out of memory. */
 char *held_with(const char *name, const char *owner,
     enum rl_lock_kind kind);
-/* waiting.c: the acquisition lock and exec share, and what it shows
- * while it waits. */
+
 /* lock --extend: lengthen O's owner's hold of NAME to at least MS from
  * now (extend.c): 0, EXIT_NOT_HELD (said), or an error's status. */
 int lock_extend(struct globals *g, const char *name, struct lockopts *o,
     int64_t ms);
-/* Acquire any one of the names of pool P (NAME, or --any's NAME...) as
- * O says, each on its own client RC[i]: STEP_GO_ON when held,
- * STEP_INTERRUPTED when a signal ended the wait, else STEP_EXIT with
- * *STATUS (reported; when every name was busy, O's conflict status).
- * *WHICH: the name acquired (or, when none was, the one the messages
- * describe); A[i]: what the last attempt on name i found. */
-enum step lock_acquire_pool(rl_client **rc, const struct pool_names *p,
-    struct lockopts *o, const struct rl_meta *meta, struct rl_attempt *a,
-    size_t *which, int *status);
-/* A client for each name of pool P into RC (client_open_pubsub), each
+
+/* acquire.c: the acquisition lock and exec share, and what it shows
+ * while it waits. */
+/* One acquisition of a pool (NAME, or --any's NAME...): a client per
+ * name, what the last attempt on each found, and the name taken (or,
+ * when none was, the one the messages describe). */
+struct pool_take {
+	rl_client *rc[RL_ANY_MAX];
+	struct rl_attempt a[RL_ANY_MAX];
+	size_t which;
+};
+/* Acquire any one of the names of pool P as O says, each on its own
+ * client of T: STEP_GO_ON when held (T->which), STEP_INTERRUPTED when a
+ * signal ended the wait, else STEP_EXIT with *STATUS (reported; when
+ * every name was busy, O's conflict status). */
+enum step lock_acquire_pool(struct pool_take *t, const struct pool_names *p,
+    struct lockopts *o, const struct rl_meta *meta, int *status);
+/* A client for each name of pool P into T (client_open_pubsub), each
  * interrupted by SIG_FD, and the call's start into O: 0, or -1 with
  * *STATUS set (none left open). */
 int pool_open(const struct globals *g, struct lockopts *o,
-    const struct pool_names *p, int sig_fd, rl_client **rc, int *status);
-/* Free the clients of pool P but KEEP's (N: none kept). */
-void pool_close(rl_client **rc, size_t n, size_t keep);
-/* "finished, held until 2026-11-22T04:30:00.123Z (--min-hold)" into
- * BUF: what a finished hold is, held until UNTIL_MS (server clock). */
-void say_finished(int64_t until_ms, char *buf, size_t len);
-/* With -v: a timestamped line on stderr. */
-void event(const struct lockopts *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+    const struct pool_names *p, int sig_fd, struct pool_take *t, int *status);
+/* Free the first N clients of T but the one of the name taken. */
+void pool_close(struct pool_take *t, size_t n);
 /* A wait for NAME that signal SIG ended (0: unknown, SIGINT): says so
  * unless -q, with how long it waited; 128 + the signal. */
 int wait_interrupted(const struct lockopts *o, const char *name, int sig);
-/* This host's name and the effective user, for the holder metadata
- * (lockopt.c). */
+
+/* proc.c: this process and the others of this host. */
+/* The watchdog's name in ps -e, top and pgrep (15 bytes at most). */
+#define PROC_COMM "redlock-wd"
+/* This host's name and the effective user, for the holder metadata. */
 const char *self_host(void);
 const char *self_user(void);
-
-/* alive.c: for status. This host's boot id and pid namespace, as a
- * holder record keeps them ("" when they cannot be read). */
+/* This host's boot id and pid namespace, as a holder record keeps them
+ * ("" when they cannot be read). */
 const char *self_boot(void);
 const char *self_pidns(void);
 /* META's host, user and where this process runs (RENEWED: a process of
  * ours renews the lease: exec's watchdog, lock --keepalive). */
 void meta_self(struct rl_meta *meta, int renewed);
-/* hold_running's answer for a hold whose record names no process that
- * renews it (lock without --keepalive): nothing is meant to run. */
-#define HOLD_UNRENEWED (-2)
 /* Whether the process of a hold runs: PROC as its record says, PID, the
  * hold taken HELD_MS ago (-1: not known). 1 when that process runs, 0
  * when it does not (gone, a zombie, or PID is now a process started
@@ -520,32 +630,25 @@ void meta_self(struct rl_meta *meta, int renewed);
  * stays with nothing meant to run. */
 int hold_running(const struct rl_proc *proc, long pid, int64_t held_ms,
     int64_t until_ms);
-/* ,"running":true, false or null (R as hold_running's) on stdout. */
-void json_running(int r);
-/* ,"finished":..,"held_until_ms":.. on stdout: a hold given back before
- * its minimum hold ended (--min-hold) stays until UNTIL_MS (<= 0: it is
- * not finished). */
-void json_finished(int64_t until_ms);
-/* ", finished, held until T (--min-hold)" into BUF, or "" when UNTIL_MS
- * is not above 0. */
-const char *finished_text(int64_t until_ms, char *buf, size_t len);
-/* Who holds a lock, as the messages name it (held_by). */
-struct holder {
-	const char *owner;	/* named when HOST is NULL */
-	const char *host;	/* NULL: known by its owner token only */
-	long pid;
-	int not_running;	/* " (not running)" after the pid */
-	const char *cmd;	/* the command line (NULL: "-") */
-	const char *held;	/* " for HELD" after it; NULL: not said */
-	int upto_pid;		/* stop after the pid: the caller cuts the
-				 * command line to a width itself */
-};
-/* "held by web1 pid 4242 (pg_dump) for 1m12s", or "held by owner TOKEN"
- * when H has no host, into BUF, every word escaped; returns BUF. The one
- * spelling of a holder in messages, status and queue. */
-const char *held_by(const struct holder *h, char *buf, size_t len);
-/* The watchdog's name in ps -e, top and pgrep (15 bytes at most). */
-#define PROC_COMM "redlock-wd"
+/* hold_running's answer for a hold whose record names no process that
+ * renews it (lock without --keepalive): nothing is meant to run. */
+#define HOLD_UNRENEWED (-2)
+/* The process that called redlock, for the holder record of lock: its
+ * parent, or, when that is a subshell (a fork of a shell that did not
+ * exec: a command substitution of more than one command, a function),
+ * the shell it was forked from, which outlives it. */
+pid_t caller_pid(void);
+/* Whether a process of group PG runs (zombies do not count). */
+int group_runs(pid_t pg);
+/* SIG to process group PG (COMMAND's), or to PG alone when it leads
+ * no group (any more); nothing when PG is not above 0. */
+void signal_group(pid_t pg, int sig);
+/* Room for NEED open files: the soft limit raised up to the hard one
+ * when it is lower. 0, or the most this process may open. */
+long files_enough(unsigned long need);
+/* The limit redlock started with back (COMMAND's, in vfork's child: a
+ * system call only). */
+void files_restore(void);
 /* Move the words of the command line ARGC, ARGV to the heap (ARGV made
  * to point there), keeping the kernel's area for proc_title. */
 void proc_args_save(int argc, char **argv);
@@ -554,6 +657,7 @@ void proc_args_sync(void);
 /* TITLE as this process's command line in ps (its words no longer), and
  * PROC_COMM as its name. */
 void proc_title(const char *title);
+
 /* The size of a stored command line, its NUL included. */
 #define CMDLINE_MAX 512
 /* ARGV (up to a NULL) into BUF as holder metadata: each word quoted for a
@@ -561,26 +665,15 @@ void proc_title(const char *title);
  * secrets replaced by "***", as the manual's HOLDER METADATA says, and a
  * cut marked with "\u2026" (secret.c). */
 void cmdline_masked(char *const *argv, char *buf, size_t len);
-/* S on F as one shell word, quoted only when it needs it. */
-void shell_word(FILE *f, const char *s);
-/* The command that frees NAME (unlock --force) on F, one line, with the
- * global options that reach the same servers (passwords left out: they
- * come from the environment). */
-void force_line(FILE *f, const struct globals *g, const char *name);
-/* The process that called redlock, for the holder record of lock: its
- * parent, or, when that is a subshell (a fork of a shell that did not
- * exec: a command substitution of more than one command, a function),
- * the shell it was forked from, which outlives it. */
-pid_t caller_pid(void);
-
-/* Whether a process of group PG runs (zombies do not count). */
-int group_runs(pid_t pg);
 
 /* Signals as bytes on a self-pipe (sig.c). */
 extern const int relayed_signals[6];	/* INT TERM HUP QUIT USR1 USR2 */
-/* Catch SIGS (N of them) into a fresh self-pipe; returns its read end,
- * non-blocking and close-on-exec, or -1. */
+/* Catch SIGS (N of them) into a fresh self-pipe, in place of the last
+ * one; returns its read end, non-blocking and close-on-exec, or -1. */
 int sig_catch(const int *sigs, int n);
+/* Close the self-pipe, both ends: never close() its read end, whose
+ * number another file may have by the time the pipe is replaced. */
+void sig_drop(void);
 /* The next caught signal, 0 when none is pending. */
 int sig_next(int fd);
 /* Default dispositions and the mask redlock started with: for COMMAND. */
@@ -588,6 +681,27 @@ void sig_restore(void);
 void sig_block_all(sigset_t *old);
 void sig_unblock(const sigset_t *old);
 
+/* spawn.c: COMMAND's environment and start, for exec's watchdog. */
+/* COMMAND's start, made ready before the lock is held so that little
+ * but one vfork and one exec comes between acquisition and COMMAND. */
+struct spawn {
+	char **argv;
+	char **envp;		/* the environment, with REDLOCK_* set */
+	char *set[16];		/* the "K=V" strings of envp we made */
+	size_t nset;
+	int tty;		/* COMMAND gets the terminal */
+	pid_t watchdog;		/* its parent */
+	int err_fd;		/* the child writes exec's errno here */
+};
+/* COMMAND's environment into S, for NAME held by O with FENCE: 0, or -1
+ * (out of memory). */
+int spawn_env(struct spawn *s, const struct globals *g, const char *name,
+    const struct lockopts *o, int64_t fence);
+/* Start COMMAND as S says, in a process group of its own: its pid, or -1
+ * (errno set; said when exec failed). All signals blocked by the caller. */
+pid_t spawn(struct spawn *s);
+/* What spawn_env made, freed. */
+void spawn_free(struct spawn *s);
 
 /* metrics.c: exec --metrics-file, node_exporter's textfile format. What
  * one exec of a name did, for its series. */
@@ -629,6 +743,19 @@ enum gone { GONE_NO, GONE_EXPIRED, GONE_REMOVED, GONE_TAKEN,
 /* "its lease had expired", "it was removed while held (...)", "it was
  * taken by another owner", for messages. */
 const char *gone_why(int gone);
+/* A lease lost: as found (enum lost), how a renewal found it gone (enum
+ * gone), whether the server answered late, renewals short of replicas,
+ * and who removed it ("" when not known). */
+struct loss {
+	int why;
+	int how;
+	int slow;
+	int unacked;
+	const char *removed_by;
+};
+/* Why L's lease was lost, for messages: the -v event and COMMAND's line,
+ * or TERSE, for the line that says what --on-lost does. */
+const char *lost_why(const struct loss *l, int terse);
 
 struct watch {
 	rl_client *rc;		/* the watchdog's own connection */

@@ -15,7 +15,7 @@
 #define ENTRIES_MAX 256
 #define PASSWORD_MAX 1024
 
-static int run(struct globals *, int, char **);
+static int run(struct globals *, void *, const struct parse *);
 
 static const struct opt config_opts[] = {
 	{ .name = "help", .letter = 'h', .cmds = CMD_CONFIG,
@@ -24,14 +24,16 @@ static const struct opt config_opts[] = {
 };
 
 const struct cmd cmd_config = {
-	"config", "config",
+	.name = "config", .usage = "config",
+	.help =
 	"Show the settings in force, one a line: where each comes from (the\n"
 	"option, the variable, FILE:LINE of the configuration file, or the\n"
 	"default), a tab, and KEY=VALUE, passwords masked. The file is\n"
 	"$REDLOCK_CONFIG, else $XDG_CONFIG_HOME/redlock/config\n"
 	"(~/.config/redlock/config), else " SYSTEM_CONFIG ".\n\n",
-	run, config_opts, CMD_CONFIG,
-	"the settings in force, and where each is from"
+	.opts = config_opts, .bit = CMD_CONFIG,
+	.brief = "the settings in force, and where each is from",
+	.operands = OPERANDS_NONE, .run = run
 };
 
 /* One KEY = VALUE line of the file. */
@@ -49,8 +51,6 @@ static struct {
 	size_t n;
 	char *text;
 } cf;
-
-const char *msg_where;
 
 /* The option of TABLES that the file may set as KEY, or NULL. */
 static const struct opt *
@@ -463,23 +463,13 @@ show(const struct globals *g, const struct opt *o, int global)
 }
 
 static int
-run(struct globals *g, int argc, char **argv)
+run(struct globals *g, void *job, const struct parse *p)
 {
-	const struct getopts *go = cmd_getopt(&cmd_config);
 	const struct opt *const *t;
 	const struct opt *o;
-	int ch;
 
-	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		if (ch == 'h')
-			return print_help(&cmd_config);
-		return bad_option(&cmd_config, argv, go->shortopts,
-		    go->longopts);
-	}
-	if (optind < argc)
-		return usage_error(&cmd_config, "no operand expected, got '%s'",
-		    esc(argv[optind]));
+	(void)job;
+	(void)p;
 	for (t = cf.tables; t != NULL && *t != NULL; t++)
 		for (o = *t; o->name != NULL || o->letter != 0 ||
 		    o->help != NULL; o++)

@@ -14,15 +14,12 @@
 
 #include "cmd.h"
 
-static int run(struct globals *, int, char **);
+static void init(void *);
+static enum step option(void *, const struct parse *, int, const char *,
+    int *);
+static enum step unknown(void *, const struct parse *, int *);
+static int run(struct globals *, void *, const struct parse *);
 
-const struct cmd cmd_exec = {
-	"exec", "exec [OPTIONS] NAME -- COMMAND [ARG...]",
-	"Acquire NAME, run COMMAND (no shell), renew the lease every ttl/3\n"
-	"until it exits, release, and exit with its status.\n\n",
-	run, lock_opts, CMD_EXEC,
-	"run COMMAND holding NAME, renewing its lease"
-};
 
 #define DEFAULT_KILL_AFTER_MS 5000
 
@@ -55,6 +52,15 @@ struct report {
 };
 enum { REPORT_STARTED = 1, REPORT_DONE, REPORT_EXIT };
 
+/* The hold an acquisition took: its client, the attempt that took it,
+ * the name's place in the pool, and how long the wait took. */
+struct taken {
+	rl_client *rc;
+	struct rl_attempt a;
+	int which;
+	int64_t wait_ms;
+};
+
 /* What one exec is asked to do. */
 struct job {
 	struct lockopts o;
@@ -71,185 +77,15 @@ struct job {
 	char *sh_argv[4];	/* /bin/sh -c STRING */
 };
 
-/* COMMAND's start, made ready before the lock is held so that little
- * but one vfork and one exec comes between acquisition and COMMAND. */
-struct spawn {
-	char **argv;
-	char **envp;		/* the environment, with REDLOCK_* set */
-	char *set[16];		/* the "K=V" strings of envp we made */
-	size_t nset;
-	int tty;		/* COMMAND gets the terminal */
-	pid_t watchdog;		/* its parent */
-	int err_fd;		/* the child writes exec's errno here */
+const struct cmd cmd_exec = {
+	.name = "exec", .usage = "exec [OPTIONS] NAME -- COMMAND [ARG...]",
+	.help = "Acquire NAME, run COMMAND (no shell), renew the lease every "
+	"ttl/3\nuntil it exits, release, and exit with its status.\n\n",
+	.opts = lock_opts, .bit = CMD_EXEC,
+	.brief = "run COMMAND holding NAME, renewing its lease",
+	.flags = CMD_DASHDASH, .job_size = sizeof(struct job), .init = init,
+	.option = option, .unknown = unknown, .run = run
 };
-
-/* K=V into S's own strings; -1 when out of memory. */
-static int
-spawn_put(struct spawn *s, const char *k, const char *v)
-{
-	char *kv;
-
-	if (s->nset >= sizeof(s->set) / sizeof(s->set[0]) ||
-	    asprintf(&kv, "%s=%s", k, v) < 0)
-		return -1;
-	s->set[s->nset++] = kv;
-	return 0;
-}
-
-/* Whether environment string E sets a variable S sets. */
-static int
-spawn_overrides(const struct spawn *s, const char *e)
-{
-	size_t i, n;
-
-	for (i = 0; i < s->nset; i++) {
-		n = strcspn(s->set[i], "=") + 1;
-		if (strncmp(s->set[i], e, n) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-static void
-spawn_free(struct spawn *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nset; i++)
-		free(s->set[i]);
-	free(s->envp);
-	s->nset = 0;
-	s->envp = NULL;
-}
-
-/* COMMAND's environment, for NAME held by O with FENCE: 0, or -1 (out
- * of memory). The TLS files given as options go as absolute paths,
- * since COMMAND may change directory; REDLOCK_HELD makes a nested exec
- * of NAME re-enter rather than wait for this one. */
-static int
-spawn_env(struct spawn *s, const struct globals *g, const char *name,
-    const struct lockopts *o, int64_t fence)
-{
-	const char *tk[] = { "REDLOCK_CACERT", "REDLOCK_CERT", "REDLOCK_KEY" };
-	const char *tv[] = { g->tls.cacert, g->tls.cert, g->tls.key };
-	char num[32], *held, *abs;
-	size_t i, n, k;
-	int bad = 0;
-
-	s->nset = 0;
-	bad |= spawn_put(s, "REDLOCK_NAME", name_shown(name));
-	bad |= spawn_put(s, "REDLOCK_OWNER", o->owner);
-	if ((held = held_with(name, o->owner, o->held_kind)) == NULL)
-		bad = -1;
-	else
-		bad |= spawn_put(s, "REDLOCK_HELD", held);
-	free(held);
-	snprintf(num, sizeof(num), "%lld", (long long)fence);
-	bad |= spawn_put(s, "REDLOCK_FENCE", num);
-	snprintf(num, sizeof(num), "%lld", (long long)o->ttl_ms);
-	bad |= spawn_put(s, "REDLOCK_TTL_MS", num);
-	bad |= spawn_put(s, "REDLOCK_URL", g->url_text);
-	/* Nested calls make the same keys of a NAME (REDLOCK_HELD's are
-	 * the keys). */
-	if (key_prefix[0] != '\0')
-		bad |= spawn_put(s, "REDLOCK_PREFIX", key_prefix);
-	for (i = 0; i < sizeof(tk) / sizeof(tk[0]); i++) {
-		if (tv[i] == NULL)
-			continue;
-		abs = realpath(tv[i], NULL);
-		bad |= spawn_put(s, tk[i], abs != NULL ? abs : tv[i]);
-		free(abs);
-	}
-	/* A nested call wakes and is woken as this one. */
-	if (o->pubsub_given)
-		bad |= spawn_put(s, PUBSUB_VAR, pubsub_name(o->pubsub));
-	for (n = 0; environ[n] != NULL; n++)
-		;
-	if (bad || (s->envp = calloc(n + s->nset + 1,
-	    sizeof(*s->envp))) == NULL) {
-		spawn_free(s);
-		return -1;
-	}
-	for (i = 0, k = 0; i < n; i++)
-		if (!spawn_overrides(s, environ[i]))
-			s->envp[k++] = environ[i];
-	for (i = 0; i < s->nset; i++)
-		s->envp[k++] = s->set[i];
-	s->envp[k] = NULL;
-	return 0;
-}
-
-/* In the child of vfork: become COMMAND. It shares the watchdog's memory
- * until it execs, so it only makes system calls; exec's errno goes back
- * on S->err_fd. */
-static void __attribute__((noreturn))
-spawn_child(const struct spawn *s)
-{
-	int e;
-
-	/* If the watchdog dies too, the kernel kills COMMAND. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != s->watchdog)
-		_exit(EXIT_LOST);
-	setpgid(0, 0);
-	if (s->tty) {
-		/* COMMAND gets the terminal, as a shell would give it. */
-		signal(SIGTTOU, SIG_IGN);
-		tcsetpgrp(STDIN_FILENO, getpid());
-	}
-	sig_restore();
-	execvpe(s->argv[0], s->argv, s->envp);
-	e = errno;
-	if (write(s->err_fd, &e, sizeof(e)) < 0) {
-		/* The parent then sees exec fail only in the status. */
-	}
-	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
-}
-
-/* Why exec of COMMAND failed (errno E), in one line. */
-static void
-spawn_failed(char **cmd, int e)
-{
-	/* "./deploy.sh 1 0" quoted as one word: meant for a shell. */
-	if (e == ENOENT && cmd[1] == NULL && strchr(cmd[0], ' ') != NULL)
-		msg("cannot run %s: %s; to have /bin/sh split it into words, "
-		    "give it as -c '%s' instead of after --", esc(cmd[0]),
-		    strerror(e), esc(cmd[0]));
-	else
-		msg("cannot run %s: %s", esc(cmd[0]), strerror(e));
-}
-
-/* Start COMMAND as S says, in a process group of its own: its pid, or -1
- * (errno set). All signals are blocked in the caller. */
-static pid_t
-spawn(struct spawn *s)
-{
-	int ep[2], e = 0;
-	pid_t pid;
-
-	if (pipe2(ep, O_CLOEXEC) < 0)
-		return -1;
-	s->err_fd = ep[1];
-	pid = vfork();
-	if (pid == 0)
-		spawn_child(s);
-	e = errno;
-	close(ep[1]);
-	if (pid < 0) {
-		close(ep[0]);
-		errno = e;
-		return -1;
-	}
-	setpgid(pid, pid);
-	/* EOF once the child has exec'd (the pipe closes on it); errno
-	 * when it could not. */
-	e = 0;
-	while (read(ep[0], &e, sizeof(e)) < 0 && errno == EINTR)
-		;
-	close(ep[0]);
-	if (e != 0)
-		spawn_failed(s->argv, e);
-	return pid;
-}
 
 static void
 report(int fd, const struct report *r)
@@ -296,13 +132,15 @@ report_done(int fd, const struct watch *w, int which)
 	report(fd, &r);
 }
 
-/* The watchdog, once NAME is held on RC: start COMMAND, keep the lease,
+/* The watchdog, once T holds NAME: start COMMAND, keep the lease,
  * release, report. */
 static void __attribute__((noreturn))
-watchdog(rl_client *rc, const struct globals *g, struct job *j,
-    const struct rl_attempt *a, int which, int64_t wait_ms, int parent_fd,
-    int report_fd)
+watchdog(const struct globals *g, struct job *j, const struct taken *t,
+    int parent_fd, int report_fd)
 {
+	rl_client *rc = t->rc;
+	const struct rl_attempt *a = &t->a;
+	int which = t->which;
 	struct rl_lock held = lockopts_lock(&j->o, j->name);
 	struct report r = { 0 };
 	struct spawn sp = { 0 };
@@ -350,7 +188,7 @@ watchdog(rl_client *rc, const struct globals *g, struct job *j,
 	r.kind = REPORT_STARTED;
 	r.child = pid;
 	r.which = which;
-	r.wait_ms = wait_ms;
+	r.wait_ms = t->wait_ms;
 	r.away = rl_client_away(rc);
 	report(report_fd, &r);
 	/* Not its parent's line in ps: a name of its own. COMMAND has its
@@ -430,33 +268,13 @@ check_max_hold(const struct job *j)
 	return -1;
 }
 
-/* Index of the first word of ARGV (ARGC words) that is neither an
- * option nor an option's value, as written: NAME; ARGC when none is. */
-static int
-first_operand(int argc, char **argv)
-{
-	struct getopts go;
-	int ch, at = argc;
-
-	opts_getopt(lock_opts, CMD_EXEC, "-", &go);
-	optind = 0;
-	while ((ch = getopt_long(argc, argv, go.shortopts, go.longopts,
-	    NULL)) != -1)
-		if (ch == 1) {
-			at = optind - 1;
-			break;
-		}
-	optind = 0;
-	return at;
-}
-
 /* Whether getopt's '?' was for an option exec does not have, rather
  * than for one without its value. */
 static int
-unknown_option(char **argv)
+unknown_option(const struct parse *p)
 {
-	const char *word = argv[optind - 1];
-	const struct getopts *go = cmd_getopt(&cmd_exec);
+	const char *word = p->argv[optind - 1];
+	const struct getopts *go = p->go;
 	const struct option *o;
 	size_t n;
 
@@ -473,25 +291,25 @@ unknown_option(char **argv)
 }
 
 /*
- * An option getopt stopped at that exec does not take (unknown, or
- * flock's -F, --unlock, --fcntl), CH as it returned it. Without "--",
- * one after NAME (NAME_AT below optind: getopt leaves the words it
- * passed over just before the one it is in) is COMMAND's: redlock exec
- * -n backup pg_dump -Fc db. Said so; EXIT_USAGE.
+ * An option that exec does not take (unknown, or flock's -F, --unlock,
+ * --fcntl), CH as the parser gave it ('?': unknown). Without "--", one
+ * after NAME is COMMAND's: redlock exec -n backup pg_dump -Fc db. Said
+ * so; EXIT_USAGE.
  */
 static int
-refuse(int ch, int dashdash, int name_at, char **argv)
+refuse(int ch, const struct parse *p)
 {
-	const char *word = argv[optind - 1];
-	const struct getopts *go = cmd_getopt(&cmd_exec);
+	const char *word = p->argv[optind - 1];
+	const struct getopts *go = p->go;
+	char **argv = p->argv;
 	char opt[8];
 	int status;
 
-	if (ch == '?' && !unknown_option(argv))
+	if (ch == '?' && !unknown_option(p))
 		return bad_option(&cmd_exec, argv, go->shortopts,
 		    go->longopts);
 	snprintf(opt, sizeof(opt), "-%c", ch == 'F' ? 'F' : optopt);
-	if (!dashdash && name_at < optind)
+	if (p->dd == p->full_argc && p->nops > 0)
 		return usage_error(&cmd_exec, "unknown option '%s' after NAME: "
 		    "put -- before COMMAND (redlock exec [options] NAME -- "
 		    "COMMAND...)", ch == '?' && optopt == 0 ? esc(word) :
@@ -508,12 +326,39 @@ refuse(int ch, int dashdash, int name_at, char **argv)
 	return EXIT_USAGE;
 }
 
+static void
+init(void *job)
+{
+	struct job *j = job;
+
+	lockopts_init(&j->o);
+	j->on_lost = ON_LOST_TERM;
+	j->kill_after = DEFAULT_KILL_AFTER_MS;
+	j->max_hold = 0;
+	j->metrics_file = NULL;
+	j->shell = NULL;
+}
+
+static enum step
+unknown(void *job, const struct parse *p, int *status)
+{
+	(void)job;
+	return step_exit(status, refuse('?', p));
+}
+
 /* Exec's own options, CH with ARG, into J, and the lock options:
  * STEP_GO_ON once taken, else STEP_EXIT with *STATUS. */
 static enum step
-exec_option(struct job *j, int ch, const char *arg, int *status)
+option(void *job, const struct parse *p, int ch, const char *arg,
+    int *status)
 {
+	struct job *j = job;
+
 	switch (ch) {
+	case 'F':
+	case OPT_FLOCK_UNLOCK:
+	case OPT_FLOCK_FCNTL:
+		return step_exit(status, refuse(ch, p));
 	case OPT_ON_LOST:
 		if (parse_on_lost(arg, &j->on_lost) < 0)
 			return step_exit(status, usage_error(&cmd_exec,
@@ -543,37 +388,37 @@ exec_option(struct job *j, int ch, const char *arg, int *status)
 	return lockopts_parse(&cmd_exec, &j->o, ch, arg, status);
 }
 
-/* NAME and COMMAND, after the options, into J (DD: where "--" is, or
- * ARGC): STEP_GO_ON, or STEP_EXIT with *STATUS. */
+/* NAME and COMMAND, after the options, into J: STEP_GO_ON, or
+ * STEP_EXIT with *STATUS. */
 static enum step
-operands(struct job *j, int argc, char **argv, int dd, int *status)
+operands(struct job *j, const struct parse *p, int *status)
 {
+	char **ops = p->argv + 1;
+	int dashdash = p->dd < p->full_argc, r;
 	const char *bad = NULL;
-	int r;
 
-	if (optind >= dd)
+	if (p->nops == 0)
 		bad = j->o.any ? "missing NAME... after --any" :
 		    "missing NAME";
-	else if (!j->o.any && optind + 1 < dd && j->shell != NULL)
+	else if (!j->o.any && p->nops > 1 && j->shell != NULL)
 		return step_exit(status, usage_error(&cmd_exec, "one NAME, "
 		    "then -c STRING (or -- and COMMAND); got '%s' too",
-		    esc(argv[optind + 1])));
-	else if (!j->o.any && optind + 1 < dd)
+		    esc(ops[1])));
+	else if (!j->o.any && p->nops > 1)
 		return step_exit(status, usage_error(&cmd_exec, "one NAME, "
-		    "then -- and COMMAND; got '%s' before --",
-		    esc(argv[optind + 1])));
-	else if ((j->name = argv[optind])[0] == '\0')
+		    "then -- and COMMAND; got '%s' before --", esc(ops[1])));
+	else if ((j->name = ops[0])[0] == '\0')
 		bad = "NAME is empty";
-	else if (j->shell != NULL && dd < argc)
+	else if (j->shell != NULL && dashdash)
 		bad = "-c STRING and -- COMMAND do not go together: give "
 		    "COMMAND one way";
-	else if (j->shell == NULL && dd >= argc)
+	else if (j->shell == NULL && !dashdash)
 		bad = "missing -- before COMMAND";
-	else if (j->shell == NULL && dd + 1 >= argc)
+	else if (j->shell == NULL && p->dd + 1 >= p->full_argc)
 		bad = "missing COMMAND after --";
 	if (bad != NULL)
 		return step_exit(status, usage_error(&cmd_exec, "%s", bad));
-	if ((r = pool_parse(&cmd_exec, j->o.any, argv + optind, dd - optind,
+	if ((r = pool_parse(&cmd_exec, j->o.any, ops, p->nops,
 	    &j->pool)) != 0)
 		return step_exit(status, r);
 	j->name = j->pool.name[0];
@@ -586,39 +431,16 @@ operands(struct job *j, int argc, char **argv, int dd, int *status)
 		j->sh_argv[3] = NULL;
 		j->cmd = j->sh_argv;
 	} else
-		j->cmd = argv + dd + 1;
+		j->cmd = p->argv + p->dd + 1;
 	return STEP_GO_ON;
 }
 
-/* The command line into J: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+/* The operands, and the options together: STEP_GO_ON, or STEP_EXIT
+ * with *STATUS. */
 static enum step
-parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
+check(struct globals *g, struct job *j, const struct parse *p, int *status)
 {
-	const struct getopts *go = cmd_getopt(&cmd_exec);
-	int ch, dd, name_at;
-
-	lockopts_init(&j->o);
-	j->on_lost = ON_LOST_TERM;
-	j->kill_after = DEFAULT_KILL_AFTER_MS;
-	j->max_hold = 0;
-	j->metrics_file = NULL;
-	j->shell = NULL;
-	/* Our words end at "--"; COMMAND's begin after it. */
-	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
-		;
-	name_at = first_operand(dd, argv);
-	while ((ch = getopt_long(dd, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		if (ch == 'h')
-			return step_exit(status, print_help(&cmd_exec));
-		if (ch == '?' || ch == 'F' || ch == OPT_FLOCK_UNLOCK ||
-		    ch == OPT_FLOCK_FCNTL)
-			return step_exit(status,
-			    refuse(ch, dd < argc, name_at, argv));
-		if (exec_option(j, ch, optarg, status) == STEP_EXIT)
-			return STEP_EXIT;
-	}
-	if (operands(j, argc, argv, dd, status) == STEP_EXIT)
+	if (operands(j, p, status) == STEP_EXIT)
 		return STEP_EXIT;
 	if (lockopts_check(&cmd_exec, &j->o, g, "exec") < 0 ||
 	    lockopts_finish_pool(&j->pool, &j->o) < 0 ||
@@ -644,36 +466,34 @@ give_back(rl_client *rc, const struct job *j)
 	rl_release_unused(rc, &l, &rel, &holds, &a);
 }
 
-/* Acquire J's NAME, or one of its pool's, on a new client *RC (j->name
- * set to the name held): STEP_GO_ON when held, else STEP_EXIT with
- * *STATUS (*RC freed). */
+/* Acquire J's NAME, or one of its pool's, on a new client into T
+ * (j->name set to the name held): STEP_GO_ON when held, else STEP_EXIT
+ * with *STATUS (T's client freed). */
 static enum step
-acquire(struct globals *g, struct job *j, int sig_fd, rl_client **rc,
-    struct rl_attempt *a, size_t *held, int *status)
+acquire(struct globals *g, struct job *j, int sig_fd, struct taken *t,
+    int *status)
 {
+	struct pool_take pool, *pt = &pool;
 	struct rl_meta meta;
-	struct rl_attempt as[RL_ANY_MAX];
-	rl_client *rcs[RL_ANY_MAX];
 	char cmdline[CMDLINE_MAX];
+	rl_client **rc = &t->rc;
 	enum step step;
-	size_t which;
 	int s;
 
-	if (pool_open(g, &j->o, &j->pool, sig_fd, rcs, status) < 0)
+	if (pool_open(g, &j->o, &j->pool, sig_fd, pt, status) < 0)
 		return STEP_EXIT;
 	/* While HELLO is on its way. */
 	cmdline_masked(j->cmd, cmdline, sizeof(cmdline));
 	meta_self(&meta, 1);
 	meta.pid = (long)j->relay;
 	meta.cmd = j->o.label != NULL ? j->o.label : cmdline;
-	step = lock_acquire_pool(rcs, &j->pool, &j->o, &meta, as, &which,
-	    status);
+	step = lock_acquire_pool(pt, &j->pool, &j->o, &meta, status);
 	/* The name held, or the one the messages are about. */
-	pool_close(rcs, j->pool.n, which);
-	*rc = rcs[which];
-	*a = as[which];
-	j->name = j->pool.name[which];
-	*held = which;
+	pool_close(pt, j->pool.n);
+	t->rc = pt->rc[pt->which];
+	t->a = pt->a[pt->which];
+	t->which = (int)pt->which;
+	j->name = j->pool.name[pt->which];
 	/* Ended by redlock's death: nobody reads a message. */
 	if (getppid() != j->relay)
 		j->o.quiet = 1;
@@ -704,11 +524,9 @@ waiter(struct globals *g, struct job *j, int sig_fd, int parent_fd,
     int report_fd)
 {
 	struct report r = { 0 };
-	struct rl_attempt a;
-	rl_client *rc;
+	struct taken t = { 0 };
 	int64_t t0 = rl_now_ms();
 	enum step step;
-	size_t which;
 	int status;
 
 	/* redlock dies while this waits: the wait ends, as at a signal. */
@@ -721,8 +539,8 @@ waiter(struct globals *g, struct job *j, int sig_fd, int parent_fd,
 		report(report_fd, &r);
 		exit(0);
 	}
-	step = acquire(g, j, sig_fd, &rc, &a, &which, &status);
-	r.wait_ms = rl_now_ms() - t0;
+	step = acquire(g, j, sig_fd, &t, &status);
+	r.wait_ms = t.wait_ms = rl_now_ms() - t0;
 	if (step == STEP_EXIT) {
 		r.kind = REPORT_EXIT;
 		r.status = status;
@@ -733,15 +551,15 @@ waiter(struct globals *g, struct job *j, int sig_fd, int parent_fd,
 	/* Held: from here this process outlives redlock, to end COMMAND
 	 * and release. Unless redlock is already gone. */
 	if (prctl(PR_SET_PDEATHSIG, 0) < 0 || getppid() != j->relay) {
-		give_back(rc, j);
-		rl_client_free(rc);
+		give_back(t.rc, j);
+		rl_client_free(t.rc);
 		exit(0);
 	}
 	/* Waiting is over: the pipe that cut it short goes (its number
 	 * may be the watchdog's SIGCHLD pipe's next). */
-	rl_set_interrupt_fd(rc, -1);
-	close(sig_fd);
-	watchdog(rc, g, j, &a, (int)which, r.wait_ms, parent_fd, report_fd);
+	rl_set_interrupt_fd(t.rc, -1);
+	sig_drop();
+	watchdog(g, j, &t, parent_fd, report_fd);
 }
 
 /* Fork the watchdog: its pid, and in *REPORT_FD the read end of its
@@ -765,7 +583,7 @@ spawn_watchdog(struct globals *g, struct job *j, int sig_fd, int *report_fd)
 	if (wd == 0) {
 		close(alive[1]);
 		close(rpipe[0]);
-		close(sig_fd);
+		sig_drop();
 		/* Its own handlers and pipe first: a signal waits for
 		 * them. */
 		sig_fd = sig_catch(relayed_signals, 6);
@@ -785,13 +603,6 @@ spawn_watchdog(struct globals *g, struct job *j, int sig_fd, int *report_fd)
 	 * sees EOF on its end when redlock dies. */
 	*report_fd = rpipe[0];
 	return wd;
-}
-
-static void
-signal_group(pid_t child, int s)
-{
-	if (kill(-child, s) < 0 && errno == ESRCH)
-		kill(child, s);
 }
 
 /* Relay signals until the watchdog WD reports its end (1, in *DONE) or
@@ -854,22 +665,10 @@ relay(int sig_fd, int report_fd, pid_t wd, pid_t *child, int *which,
 static const char *
 lost_text(const struct report *done)
 {
-	if (done->lost == LOST_GONE && done->lost_how == GONE_REMOVED &&
-	    done->removed_by[0] != '\0')
-		return done->removed_by;
-	if (done->lost == LOST_GONE)
-		return gone_why(done->lost_how);
-	if (done->lost == LOST_LATE && done->slow)
-		return "the server answered the acquisition too late to renew "
-		    "the lease in time: it was busy, with DEBUG SLEEP, a slow "
-		    "script or a fork for persistence";
-	if (done->lost == LOST_LATE)
-		return "the watchdog ran past its local deadline without "
-		    "renewing it: it was stopped or starved of CPU";
-	if (done->unacked)
-		return "too few replicas acknowledged its renewals "
-		    "(--replicas)";
-	return "the server stopped answering";
+	struct loss l = { done->lost, done->lost_how, done->slow,
+	    done->unacked, done->removed_by };
+
+	return lost_why(&l, 0);
 }
 
 /* The exit status, once the watchdog WD has ended. */
@@ -983,25 +782,25 @@ wall_ms(void)
 }
 
 static int
-run(struct globals *g, int argc, char **argv)
+run(struct globals *g, void *job, const struct parse *p)
 {
-	struct job j;
+	struct job *j = job;
 	struct metrics_run m = { 0 };
 	int status, sig_fd;
 
-	if (parse(g, argc, argv, &j, &status) == STEP_EXIT)
+	if (check(g, j, p, &status) == STEP_EXIT)
 		return status;
 	if ((sig_fd = sig_catch(relayed_signals, 6)) < 0) {
 		msg("cannot set up signals: %s", strerror(errno));
 		return EXIT_SOFTWARE;
 	}
 	m.start_ms = wall_ms();
-	status = run_job(g, &j, sig_fd, &m);
-	if (j.metrics_file != NULL) {
+	status = run_job(g, j, sig_fd, &m);
+	if (j->metrics_file != NULL) {
 		/* Once the run is over: its status stays what it is. */
 		m.end_ms = wall_ms();
 		m.status = status;
-		metrics_record(j.metrics_file, j.name, &m);
+		metrics_record(j->metrics_file, j->name, &m);
 	}
 	return status;
 }

@@ -11,16 +11,11 @@
 
 #include "cmd.h"
 
-static int run(struct globals *, int, char **);
+static void init(void *);
+static enum step option(void *, const struct parse *, int, const char *,
+    int *);
+static int run(struct globals *, void *, const struct parse *);
 
-const struct cmd cmd_lock = {
-	"lock", "lock [OPTIONS] NAME",
-	"Acquire NAME and print the owner token; the lease lasts --ttl.\n"
-	"Give the token to unlock (--owner, or REDLOCK_OWNER), or to a\n"
-	"later job's lock --owner TOKEN --extend DURATION NAME.\n\n",
-	run, lock_opts, CMD_LOCK,
-	"acquire NAME and print the owner token"
-};
 
 /* The calling process's command line, for status ("deploy.sh"), its
  * secrets masked. */
@@ -155,6 +150,17 @@ struct job {
 				 * not take, or 0 */
 };
 
+const struct cmd cmd_lock = {
+	.name = "lock", .usage = "lock [OPTIONS] NAME",
+	.help = "Acquire NAME and print the owner token; the lease lasts "
+	"--ttl.\nGive the token to unlock (--owner, or REDLOCK_OWNER), or to "
+	"a\nlater job's lock --owner TOKEN --extend DURATION NAME.\n\n",
+	.opts = lock_opts, .bit = CMD_LOCK,
+	.brief = "acquire NAME and print the owner token",
+	.job_size = sizeof(struct job), .init = init, .option = option,
+	.run = run
+};
+
 /* The shortest --extend: its renewal's reply must come within a third
  * of it, as the lease keeper's (the --ttl floor of --keepalive). */
 #define EXTEND_MIN_MS 30
@@ -232,55 +238,59 @@ parse_pid(const char *arg, pid_t *pid)
 	return 0;
 }
 
-/* The command line into J: STEP_GO_ON, or STEP_EXIT with *STATUS. */
-static enum step
-parse(struct globals *g, int argc, char **argv, struct job *j, int *status)
+static void
+init(void *job)
 {
-	const struct getopts *go = cmd_getopt(&cmd_lock);
-	int ch, r;
+	struct job *j = job;
 
 	lockopts_init(&j->o);
 	j->keepalive = 0;
 	j->watched = 0;
 	j->extend_ms = -1;
 	j->other = 0;
-	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		if (ch == 'h')
-			return step_exit(status, print_help(&cmd_lock));
-		if (!extend_takes(ch) && ch != '?' && j->other == 0)
-			j->other = ch;
-		if (ch == OPT_EXTEND) {
-			if ((r = parse_extend(optarg, j)) != 0)
-				return step_exit(status, r);
-			continue;
-		}
-		if (ch == OPT_MAX_HOLD)
-			return step_exit(status, usage_error(&cmd_lock,
-			    "--max-hold is for exec: lock runs no COMMAND to "
-			    "stop when it is reached"));
-		if (ch == OPT_METRICS_FILE)
-			return step_exit(status, usage_error(&cmd_lock,
-			    "--metrics-file is for exec: lock ends before the "
-			    "hold does, with no run to record"));
-		if (ch == OPT_KEEPALIVE) {
-			j->keepalive = 1;
-			continue;
-		}
-		if (ch == OPT_PID) {
-			if ((r = parse_pid(optarg, &j->watched)) != 0)
-				return step_exit(status, r);
-			continue;
-		}
-		if (ch == '?')
-			return step_exit(status, bad_option(&cmd_lock, argv,
-			    go->shortopts, go->longopts));
-		if (lockopts_parse(&cmd_lock, &j->o, ch, optarg,
-		    status) == STEP_EXIT)
-			return STEP_EXIT;
+}
+
+static enum step
+option(void *job, const struct parse *p, int ch, const char *arg,
+    int *status)
+{
+	struct job *j = job;
+	int r;
+
+	(void)p;
+	if (!extend_takes(ch) && j->other == 0)
+		j->other = ch;
+	switch (ch) {
+	case OPT_EXTEND:
+		return (r = parse_extend(arg, j)) != 0 ? step_exit(status, r) :
+		    STEP_GO_ON;
+	case OPT_MAX_HOLD:
+		return step_exit(status, usage_error(&cmd_lock, "--max-hold "
+		    "is for exec: lock runs no COMMAND to stop when it is "
+		    "reached"));
+	case OPT_METRICS_FILE:
+		return step_exit(status, usage_error(&cmd_lock, "--metrics-file "
+		    "is for exec: lock ends before the hold does, with no run "
+		    "to record"));
+	case OPT_KEEPALIVE:
+		j->keepalive = 1;
+		return STEP_GO_ON;
+	case OPT_PID:
+		return (r = parse_pid(arg, &j->watched)) != 0 ?
+		    step_exit(status, r) : STEP_GO_ON;
 	}
-	if ((r = pool_parse(&cmd_lock, j->o.any, argv + optind,
-	    argc - optind, &j->pool)) != 0)
+	return lockopts_parse(&cmd_lock, &j->o, ch, arg, status);
+}
+
+/* The operands, and the options together: STEP_GO_ON, or STEP_EXIT
+ * with *STATUS. */
+static enum step
+check(struct globals *g, struct job *j, const struct parse *p, int *status)
+{
+	int r;
+
+	if ((r = pool_parse(&cmd_lock, j->o.any, p->argv + 1, p->nops,
+	    &j->pool)) != 0)
 		return step_exit(status, r);
 	j->name = j->pool.name[0];
 	if (j->extend_ms >= 0)
@@ -334,13 +344,11 @@ watch_pid(struct job *j, int *pid_fd, int *status)
 static int
 take(struct globals *g, struct job *j, int pid_fd)
 {
-	struct rl_attempt a[RL_ANY_MAX];
+	struct pool_take t;
 	struct rl_meta meta;
-	rl_client *rc[RL_ANY_MAX];
 	char cmdline[CMDLINE_MAX];
 	int status, sig_fd, s;
 	enum step step;
-	size_t w;
 
 	parent_cmd(cmdline, sizeof(cmdline));
 	meta_self(&meta, j->keepalive);
@@ -353,40 +361,41 @@ take(struct globals *g, struct job *j, int pid_fd)
 		return EXIT_SOFTWARE;
 	}
 	/* A signal ends a wait cleanly: a fair waiter leaves the queue. */
-	if (pool_open(g, &j->o, &j->pool, sig_fd, rc, &status) < 0) {
+	if (pool_open(g, &j->o, &j->pool, sig_fd, &t, &status) < 0) {
 		if (pid_fd >= 0)
 			close(pid_fd);
 		return status;
 	}
-	step = lock_acquire_pool(rc, &j->pool, &j->o, &meta, a, &w, &status);
-	pool_close(rc, j->pool.n, w);
-	j->name = j->pool.name[w];
+	step = lock_acquire_pool(&t, &j->pool, &j->o, &meta, &status);
+	pool_close(&t, j->pool.n);
+	j->name = j->pool.name[t.which];
 	if (step == STEP_INTERRUPTED) {
 		s = sig_next(sig_fd);
-		rl_client_free(rc[w]);
+		rl_client_free(t.rc[t.which]);
 		if (pid_fd >= 0)
 			close(pid_fd);
 		return wait_interrupted(&j->o, j->pool.n > 1 ? j->pool.label :
 		    j->name, s);
 	}
 	if (step == STEP_GO_ON)
-		status = hand_over(rc[w], j->name, &j->o, &a[w], pid_fd);
+		status = hand_over(t.rc[t.which], j->name, &j->o,
+		    &t.a[t.which], pid_fd);
 	if (pid_fd >= 0)
 		close(pid_fd);
-	rl_client_free(rc[w]);
+	rl_client_free(t.rc[t.which]);
 	return status;
 }
 
 static int
-run(struct globals *g, int argc, char **argv)
+run(struct globals *g, void *job, const struct parse *p)
 {
-	struct job j;
+	struct job *j = job;
 	int status, pid_fd = -1;
 
-	if (parse(g, argc, argv, &j, &status) == STEP_EXIT)
+	if (check(g, j, p, &status) == STEP_EXIT)
 		return status;
-	if (j.extend_ms >= 0)
-		return lock_extend(g, j.name, &j.o, j.extend_ms);
+	if (j->extend_ms >= 0)
+		return lock_extend(g, j->name, &j->o, j->extend_ms);
 	if (g->stdout_closed) {
 		/* Not even acquired: NAME would stay held by a lost token. */
 		msg("standard output is closed: nowhere to print the owner "
@@ -394,7 +403,7 @@ run(struct globals *g, int argc, char **argv)
 		    "NAME)");
 		return EXIT_SOFTWARE;
 	}
-	if (j.keepalive && watch_pid(&j, &pid_fd, &status) == STEP_EXIT)
+	if (j->keepalive && watch_pid(j, &pid_fd, &status) == STEP_EXIT)
 		return status;
-	return take(g, &j, pid_fd);
+	return take(g, j, pid_fd);
 }

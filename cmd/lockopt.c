@@ -1,7 +1,5 @@
 /* lockopt.c: the options that lock and exec share. */
 #include <errno.h>
-#include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -711,56 +709,4 @@ lockopts_finish_pool(struct pool_names *p, struct lockopts *o)
 		snprintf(p->label, sizeof(p->label), "%s", esc(p->name[0]));
 	}
 	return lockopts_finish(p->name[0], o);
-}
-
-const char *
-self_host(void)
-{
-	static char host[256];
-
-	if (host[0] == '\0' && gethostname(host, sizeof(host) - 1) < 0)
-		snprintf(host, sizeof(host), "unknown");
-	return host;
-}
-
-/* The whole of file PATH into BUF (LEN bytes at most): its length, or
- * -1 when it cannot be read or does not fit. */
-static ssize_t
-slurp(const char *path, char *buf, size_t len)
-{
-	size_t got = 0;
-	ssize_t n = -1;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	while (got < len && ((n = read(fd, buf + got, len - got)) > 0 ||
-	    (n < 0 && errno == EINTR)))
-		got += n > 0 ? (size_t)n : 0;
-	close(fd);
-	return got < len && n == 0 ? (ssize_t)got : -1;
-}
-
-const char *
-self_user(void)
-{
-	static char user[64], text[65536];
-	struct passwd *pw;
-	ssize_t n;
-
-	if (user[0] != '\0')
-		return user;
-	/* Where NSS reads /etc/passwd first, its first entry for the uid is
-	 * getpwuid's answer: read it here, at a tenth of the cost. */
-	if ((n = slurp("/etc/nsswitch.conf", text, sizeof(text))) >= 0 &&
-	    rl_nss_files_first(text, (size_t)n) &&
-	    (n = slurp("/etc/passwd", text, sizeof(text))) >= 0 &&
-	    rl_passwd_name(text, (size_t)n, (unsigned long)geteuid(), user,
-	    sizeof(user)) == 0)
-		return user;
-	if ((pw = getpwuid(geteuid())) != NULL)
-		snprintf(user, sizeof(user), "%s", pw->pw_name);
-	else
-		snprintf(user, sizeof(user), "%ld", (long)geteuid());
-	return user;
 }

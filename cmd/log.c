@@ -9,7 +9,10 @@
 
 #include "cmd.h"
 
-static int run(struct globals *, int, char **);
+static void init(void *);
+static enum step option(void *, const struct parse *, int, const char *,
+    int *);
+static int run(struct globals *, void *, const struct parse *);
 
 static const struct opt log_opts[] = {
 	{ .name = "json", .val = 'J', .cmds = CMD_LOG,
@@ -24,16 +27,6 @@ static const struct opt log_opts[] = {
 	OPT_END
 };
 
-const struct cmd cmd_log = {
-	"log", "log [--json] [-n N] [--follow] NAME",
-	"Show NAME's history, oldest first, one event a line: acquisitions,\n"
-	"releases (hold time, COMMAND's exit status), lost leases, forced\n"
-	"removals, expiries found by the next acquisition, and waiters that\n"
-	"gave up.\n\n",
-	run, log_opts, CMD_LOG,
-	"NAME's history: holds, releases, losses"
-};
-
 #define DEFAULT_LINES 20
 #define FOLLOW_BLOCK_MS 1000
 
@@ -41,6 +34,19 @@ struct view {
 	const char *name;
 	int json, follow;
 	long n;
+};
+
+const struct cmd cmd_log = {
+	.name = "log", .usage = "log [--json] [-n N] [--follow] NAME",
+	.help = "Show NAME's history, oldest first, one event a line: "
+	"acquisitions,\nreleases (hold time, COMMAND's exit status), lost "
+	"leases, forced\nremovals, expiries found by the next acquisition, "
+	"and waiters that\ngave up.\n\n",
+	.opts = log_opts, .bit = CMD_LOG,
+	.brief = "NAME's history: holds, releases, losses",
+	.operands = OPERANDS_NAME, .job_size = sizeof(struct view),
+	.init = init, .option = option,
+	.run = run
 };
 
 /* --follow: the last acquisition printed, while it has not ended, for
@@ -318,48 +324,43 @@ follow(rl_client *rc, const struct view *v, char *last, size_t len)
 	}
 }
 
-/* The command line into V: STEP_GO_ON, or STEP_EXIT with *STATUS. */
-static enum step
-parse(int argc, char **argv, struct view *v, int *status)
+static void
+init(void *job)
 {
-	const struct getopts *go = cmd_getopt(&cmd_log);
-	int ch;
+	struct view *v = job;
 
 	v->json = v->follow = 0;
 	v->n = DEFAULT_LINES;
-	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'J':
-			v->json = 1;
-			break;
-		case 'n':
-			if (parse_number(optarg, 1, RL_HISTORY_MAX_MAX,
-			    &v->n) < 0)
-				return step_exit(status, usage_error(&cmd_log,
-				    "--lines: '%s' is not a number of events "
-				    "from 1 to %d", esc(optarg),
-				    RL_HISTORY_MAX_MAX));
-			break;
-		case 'f':
-			v->follow = 1;
-			break;
-		case 'h':
-			return step_exit(status, print_help(&cmd_log));
-		default:
-			return step_exit(status, bad_option(&cmd_log, argv,
-			    go->shortopts, go->longopts));
-		}
+}
+
+static enum step
+option(void *job, const struct parse *p, int ch, const char *arg,
+    int *status)
+{
+	struct view *v = job;
+
+	(void)p;
+	switch (ch) {
+	case 'J':
+		v->json = 1;
+		break;
+	case 'n':
+		if (parse_number(arg, 1, RL_HISTORY_MAX_MAX, &v->n) < 0)
+			return step_exit(status, usage_error(&cmd_log,
+			    "--lines: '%s' is not a number of events from 1 "
+			    "to %d", esc(arg), RL_HISTORY_MAX_MAX));
+		break;
+	case 'f':
+		v->follow = 1;
+		break;
 	}
-	if ((*status = one_name(&cmd_log, argc, argv, &v->name)) != 0)
-		return STEP_EXIT;
 	return STEP_GO_ON;
 }
 
 static int
-run(struct globals *g, int argc, char **argv)
+run(struct globals *g, void *job, const struct parse *p)
 {
-	struct view v;
+	struct view *v = job;
 	struct rl_event *ev;
 	char last[48] = "0-0";
 	rl_client *rc;
@@ -367,18 +368,17 @@ run(struct globals *g, int argc, char **argv)
 	size_t n;
 	int status;
 
-	if (parse(argc, argv, &v, &status) == STEP_EXIT)
-		return status;
+	v->name = p->name;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
-	e = rl_log_read(rc, v.name, v.n, NULL, 0, &ev, &n);
+	e = rl_log_read(rc, v->name, v->n, NULL, 0, &ev, &n);
 	if (e != RL_OK)
-		status = read_failed(rc, e, v.name);
+		status = read_failed(rc, e, v->name);
 	else
-		status = print_all(&v, ev, n, last, sizeof(last));
+		status = print_all(v, ev, n, last, sizeof(last));
 	free(ev);
-	if (status == 0 && v.follow)
-		status = follow(rc, &v, last, sizeof(last));
+	if (status == 0 && v->follow)
+		status = follow(rc, v, last, sizeof(last));
 	rl_client_free(rc);
 	return status;
 }

@@ -23,26 +23,12 @@ static const struct cmd *commands[] = {
 	&cmd_config,
 };
 
-static const char global_help[] =
+static const char global_head[] =
     "usage: redlock [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARG...]\n"
     "\n"
     "Distributed locks on Redis for shell scripts, cron and CI.\n"
     "\n"
-    "Commands:\n"
-    "  exec [OPTIONS] NAME -- COMMAND [ARG...]\n"
-    "                          run COMMAND holding NAME, renewing its lease\n"
-    "  lock [OPTIONS] NAME     acquire NAME and print the owner token\n"
-    "  unlock [--owner TOKEN | --force] NAME\n"
-    "                          release one hold of NAME\n"
-    "  status [--json] [-v] [NAME...]\n"
-    "                          who holds NAME, or every lock\n"
-    "  queue [--json] [--watch[=INTERVAL]] NAME\n"
-    "                          the holder and the fair waiters of NAME\n"
-    "  log [--json] [-n N] [--follow] NAME\n"
-    "                          NAME's history: holds, releases, losses\n"
-    "  config                  the settings in force, and where each is from\n"
-    "\n"
-    "Global options:\n";
+    "Commands:\n";
 
 static const char global_tail[] =
     "Global options may also come after COMMAND, before NAME; where COMMAND\n"
@@ -51,89 +37,7 @@ static const char global_tail[] =
     "Durations: 250ms, 30s, 5m, 1h30m, 2d, 1.5h, or seconds (1.5). See\n"
     "redlock(1).\n";
 
-enum {
-	OPT_CACERT = 0x200,
-	OPT_CACERTDIR,
-	OPT_CERT,
-	OPT_KEY,
-	OPT_SNI,
-	OPT_INSECURE,
-	OPT_PASSWORD_FILE,
-	OPT_PREFIX
-};
 
-/* The global options, in the order of --help; those with OPT_CONFIG may
- * be set in the configuration file too (config.c). */
-const struct opt global_opts[] = {
-	{ .name = "url", .letter = 'u', .arg = ARG_URL, .metavar = "URL",
-	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG, .env = "REDLOCK_URL",
-	  .dflt = RL_DEFAULT_URL,
-	  .help = "redis://[[user]:password@]host[:port][/db] or\n"
-	  "unix:///path/to.sock[?db=N]; several (repeated\n"
-	  "or comma-separated): Redlock across masters\n"
-	  "(default: $REDLOCK_URL, else " RL_DEFAULT_URL ");\n"
-	  "redis+sentinel://[[user]:password@]host[:port]\n"
-	  "[,host[:port]...]/MASTER[/db]: the master that\n"
-	  "the sentinels name, asked at every connect" },
-	{ .name = "password-file", .val = OPT_PASSWORD_FILE, .arg = ARG_FILE,
-	  .metavar = "FILE", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
-	  .help = "the password, the first line of FILE, which only\n"
-	  "its owner may read (a password in the URL wins;\n"
-	  "default: $REDLOCK_PASSWORD)" },
-	{ .name = "prefix", .val = OPT_PREFIX, .arg = ARG_TEXT,
-	  .metavar = "P", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
-	  .env = "REDLOCK_PREFIX",
-	  .help = "every key of NAME made from P + NAME, as a\n"
-	  "Redisson NameMapper does (default: $REDLOCK_PREFIX)" },
-	{ .name = "connect-timeout", .val = 'C', .arg = ARG_DURATION,
-	  .metavar = "DURATION", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
-	  .dflt = "2s",
-	  .help = "give up connecting after DURATION (default: 2s)" },
-	{ .name = "reply-timeout", .val = 'T', .arg = ARG_DURATION,
-	  .metavar = "DURATION", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
-	  .dflt = "5s",
-	  .help = "give up on a reply after DURATION (default: 5s;\n"
-	  "with several masters ttl/100, 5ms to 50ms)" },
-	{ .name = "timeout", .val = OPT_TIMEOUT, .arg = ARG_DURATION,
-	  .metavar = "DURATION", .cmds = CMD_GLOBAL,
-	  .help = "wait at most DURATION for NAME, as -w (exec\n"
-	  "and lock; flock(1)'s spelling), wherever it stands" },
-	{ .name = "sentinel-user", .val = 'S', .arg = ARG_TEXT,
-	  .metavar = "USER", .cmds = CMD_GLOBAL,
-	  .help = "the ACL user to AUTH to the sentinels as" },
-	{ .name = "sentinel-password", .val = 'P', .arg = ARG_TEXT,
-	  .metavar = "PASSWORD", .cmds = CMD_GLOBAL,
-	  .help = "the sentinels' password (default:\n"
-	  "$REDLOCK_SENTINEL_PASSWORD, which ps does not show)" },
-	{ .cmds = CMD_GLOBAL, .flags = OPT_HEADING,
-	  .help = "TLS (rediss:// URLs):" },
-	{ .name = "cacert", .val = OPT_CACERT, .arg = ARG_FILE,
-	  .metavar = "FILE", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
-	  .env = "REDLOCK_CACERT",
-	  .help = "CA certificates to verify the server with\n"
-	  "(default: $REDLOCK_CACERT, else the system's)" },
-	{ .name = "cacertdir", .val = OPT_CACERTDIR, .arg = ARG_DIR,
-	  .metavar = "DIR", .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
-	  .help = "a directory of hashed CA certificates" },
-	{ .name = "cert", .val = OPT_CERT, .arg = ARG_FILE, .metavar = "FILE",
-	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG, .env = "REDLOCK_CERT",
-	  .help = "client certificate, for mutual TLS\n"
-	  "(default: $REDLOCK_CERT)" },
-	{ .name = "key", .val = OPT_KEY, .arg = ARG_FILE, .metavar = "FILE",
-	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG, .env = "REDLOCK_KEY",
-	  .help = "its private key (default: $REDLOCK_KEY)" },
-	{ .name = "sni", .val = OPT_SNI, .arg = ARG_HOST, .metavar = "NAME",
-	  .cmds = CMD_GLOBAL, .flags = OPT_CONFIG,
-	  .help = "server name to send and to verify" },
-	{ .name = "insecure", .val = OPT_INSECURE, .cmds = CMD_GLOBAL,
-	  .help = "verify neither the certificate nor the name" },
-	{ .name = "help", .letter = 'h', .cmds = CMD_GLOBAL,
-	  .help = "show this help; COMMAND --help for a command" },
-	{ .name = "version", .letter = 'V', .cmds = CMD_GLOBAL,
-	  .help = "print the version, and those of hiredis and\n"
-	  "of OpenSSL (loaded for rediss://)" },
-	OPT_END
-};
 
 static const struct cmd *
 find(const char *name)
@@ -147,36 +51,11 @@ find(const char *name)
 }
 
 static struct globals g;
-/* --sentinel-password, copied before its word is overwritten. */
-static char *sentinel_password;
-/* The global options given on the command line: the last value of each
- * (by its place in global_opts), or NULL. */
-#define NGLOBAL 32
-static const char *given[NGLOBAL];
 /* global_option is applying the configuration file's values. */
 static int from_file;
-const char *key_prefix = "";
+/* --sentinel-password, copied before its word is overwritten. */
+static char *sentinel_password;
 
-/* Global option VAL's place in global_opts, or -1. */
-static int
-global_index(int val)
-{
-	int i;
-
-	for (i = 0; i < NGLOBAL && global_opts[i].name != NULL; i++)
-		if ((global_opts[i].val != 0 ? global_opts[i].val :
-		    global_opts[i].letter) == val)
-			return i;
-	return -1;
-}
-
-const char *
-global_given(int val)
-{
-	int i = global_index(val);
-
-	return i < 0 ? NULL : given[i];
-}
 
 /* Open /dev/null on each of descriptors 0, 1 and 2 that is closed; a bit
  * set per descriptor that was, or -1 (reported) when one cannot be. */
@@ -230,7 +109,7 @@ clear_globals(void)
 	free(sentinel_password);
 	sentinel_password = NULL;
 	g.sentinel_password = NULL;
-	memset(given, 0, sizeof(given));
+	global_forget();
 	g.password_file = g.password_file_where = NULL;
 	urls_clear();
 	key_prefix = "";
@@ -340,17 +219,6 @@ print_version(void)
 	return flush_stdout();
 }
 
-/* The global options' getopt_long arguments, shortopts after "+". */
-static const struct getopts *
-global_getopt(void)
-{
-	static struct getopts go;
-
-	if (go.longopts[0].name == NULL)
-		opts_getopt(global_opts, CMD_GLOBAL, "+", &go);
-	return &go;
-}
-
 /* --reply-timeout: 0, or the exit status. */
 static int
 reply_timeout(const char *arg)
@@ -364,18 +232,37 @@ reply_timeout(const char *arg)
 	return 0;
 }
 
+/* redlock --help: the commands and the global options, from their
+ * tables. */
+static int
+global_help(void)
+{
+	size_t i, n;
+
+	fputs(global_head, stdout);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		n = strlen(commands[i]->usage) + 2;
+		printf("  %s", commands[i]->usage);
+		if (n >= HELP_COLUMN)
+			printf("\n%*s", HELP_COLUMN, "");
+		else
+			printf("%*s", (int)(HELP_COLUMN - n), "");
+		printf("%s\n", commands[i]->brief);
+	}
+	fputs("\nGlobal options:\n", stdout);
+	opts_help(global_opts, CMD_GLOBAL, stdout);
+	fputs(global_tail, stdout);
+	return flush_stdout();
+}
+
 /* Global option CH with ARG: STEP_GO_ON, or STEP_EXIT with *STATUS
  * (after --help and --version too). */
 static enum step
 global_option(int ch, char *arg, int *status)
 {
-	int i = global_index(ch);
-
 	*status = 0;
-	if (!from_file && i >= 0 && arg != NULL)
-		given[i] = arg;
-	else if (!from_file && i >= 0)
-		given[i] = "";
+	if (!from_file)
+		global_note(ch, arg);
 	switch (ch) {
 	case OPT_PASSWORD_FILE:
 		g.password_file = arg;
@@ -419,10 +306,7 @@ global_option(int ch, char *arg, int *status)
 		g.sentinel_password = sentinel_password;
 		break;
 	case 'h':
-		fputs(global_help, stdout);
-		opts_help(global_opts, CMD_GLOBAL, stdout);
-		fputs(global_tail, stdout);
-		return step_exit(status, flush_stdout());
+		return step_exit(status, global_help());
 	case 'V':
 		return step_exit(status, print_version());
 	default:
@@ -432,112 +316,30 @@ global_option(int ch, char *arg, int *status)
 	return *status != 0 ? STEP_EXIT : STEP_GO_ON;
 }
 
-/* The global options, up to COMMAND: STEP_GO_ON, or STEP_EXIT with
- * *STATUS. */
-static enum step
-parse_globals(int argc, char **argv, int *status)
+/* Whether C waits: it has a --timeout of its own (-w). */
+static int
+waits(const struct cmd *c)
 {
-	const struct getopts *go = global_getopt();
-	int ch;
+	const struct opt *o;
 
-	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		if (ch == '?')
-			return step_exit(status, bad_option(NULL, argv,
-			    go->shortopts, go->longopts));
-		if (global_option(ch, optarg, status) == STEP_EXIT)
-			return STEP_EXIT;
-	}
-	return STEP_GO_ON;
+	for (o = c->opts; o->name != NULL || o->letter != 0 ||
+	    o->help != NULL; o++)
+		if (o->name != NULL && strcmp(o->name, "timeout") == 0 &&
+		    (o->cmds & c->bit) != 0)
+			return 1;
+	return 0;
 }
 
-/* C's options, then the global ones it has no option of the same
- * spelling as, into LONGOPTS (N entries, NULL-ended) and SHORTOPTS (LEN
- * bytes), "-" first: getopt_long then returns the words that are not
- * options in order. The number of C's own long options. */
-static size_t
-merge_options(const struct cmd *c, struct option *longopts, size_t n,
-    char *shortopts, size_t len)
+/* The global --timeout given to a command that does not wait: a usage
+ * error; else 0. */
+static int
+timeout_refused(const struct cmd *c)
 {
-	const struct getopts *cg = cmd_getopt(c), *gg = global_getopt();
-	const struct option *o;
-	size_t k = 0, nc;
-	const char *p;
-	size_t m;
-
-	for (o = cg->longopts; o->name != NULL && k + 1 < n; o++)
-		longopts[k++] = *o;
-	nc = k;
-	for (o = gg->longopts; o->name != NULL && k + 1 < n; o++) {
-		size_t i;
-
-		for (i = 0; i < nc && strcmp(longopts[i].name, o->name) != 0;
-		    i++)
-			;
-		if (i == nc)
-			longopts[k++] = *o;
-	}
-	memset(&longopts[k], 0, sizeof(longopts[k]));
-	snprintf(shortopts, len, "-%s", cg->shortopts);
-	for (p = gg->shortopts + 1; *p != '\0'; p++)
-		if (*p != ':' && strchr(cg->shortopts, *p) == NULL &&
-		    (m = strlen(shortopts)) + 3 < len) {
-			shortopts[m++] = *p;
-			if (p[1] == ':')
-				shortopts[m++] = ':';
-			shortopts[m] = '\0';
-		}
-	return nc;
-}
-
-/*
- * The global options given after COMMAND C, before NAME (redlock exec -u
- * URL x -- true), as docker and kubectl take them: applied, and taken
- * out of ARGV (*ARGC words, C's name first), which keeps C's own words
- * in order. An option C has too (-h, --help) is C's. The first word
- * that is not an option (NAME), "--", and a word C will refuse end the
- * search: the rest is C's, even a -u among COMMAND's words. A cluster
- * mixing C's options with a global one is left to C to refuse.
- * STEP_GO_ON, or STEP_EXIT with *STATUS.
- */
-static enum step
-globals_after(const struct cmd *c, int *argc, char **argv, int *status)
-{
-	struct option longopts[2 * OPTS_MAX];
-	char shortopts[4 * OPTS_MAX];
-	size_t nc = merge_options(c, longopts, 2 * OPTS_MAX, shortopts,
-	    sizeof(shortopts));
-	int ch, li, w = 1, out = 1, kinds = 0;
-
-	optind = 0;
-	for (;;) {
-		li = -1;
-		ch = getopt_long(*argc, argv, shortopts, longopts, &li);
-		if (ch == -1 || ch == 1 || ch == '?')
-			break;
-		if (li >= 0 ? (size_t)li < nc :
-		    strchr(cmd_getopt(c)->shortopts, ch) != NULL) {
-			kinds |= 1;
-		} else {
-			kinds |= 2;
-			if (kinds == 2 && global_option(li >= 0 ?
-			    longopts[li].val : ch, optarg, status) == STEP_EXIT)
-				return STEP_EXIT;
-		}
-		if (optind <= w)
-			continue;	/* more options in this word */
-		/* Words W to OPTIND are done: C's are kept. */
-		while (kinds != 2 && w < optind)
-			argv[out++] = argv[w++];
-		w = optind;
-		kinds = 0;
-	}
-	/* Back to W: the words from NAME (or "--", or what C refuses) on. */
-	memmove(argv + out, argv + w, (size_t)(*argc - w) * sizeof(*argv));
-	*argc = out + *argc - w;
-	argv[*argc] = NULL;
-	optind = 0;
-	return STEP_GO_ON;
+	if (g.wait_arg == NULL || waits(c))
+		return 0;
+	return usage_error(c, "--timeout bounds the wait for NAME, as -w, "
+	    "and only exec and lock wait: drop it (each reply is bounded by "
+	    "--reply-timeout)");
 }
 
 /*
@@ -551,13 +353,10 @@ static int
 timeout_first(const struct cmd *c, int *argc, char ***argv)
 {
 	size_t len;
+	int status;
 
-	if (g.wait_arg == NULL)
-		return 0;
-	if (c != &cmd_exec && c != &cmd_lock)
-		return usage_error(c, "--timeout bounds the wait for NAME, as "
-		    "-w, and only exec and lock wait: drop it (each reply is "
-		    "bounded by --reply-timeout)");
+	if ((status = timeout_refused(c)) != 0 || g.wait_arg == NULL)
+		return status;
 	len = strlen(g.wait_arg) + sizeof("--timeout=");
 	if ((timeout_word = malloc(len)) == NULL ||
 	    (timeout_argv = calloc((size_t)*argc + 2, sizeof(char *))) ==
@@ -612,7 +411,8 @@ apply_file(void)
 	for (o = global_opts; o->name != NULL && status == 0; o++) {
 		env = o->env != NULL ? getenv(o->env) : NULL;
 		if ((o->flags & OPT_CONFIG) == 0 || strcmp(o->name, "url") == 0 ||
-		    given[o - global_opts] != NULL || (env != NULL &&
+		    global_given(o->val != 0 ? o->val :
+		    o->letter) != NULL || (env != NULL &&
 		    env[0] != '\0'))
 			continue;
 		for (n = 0; status == 0 && (v = config_get(o->name, n,
@@ -631,7 +431,7 @@ settle_prefix(void)
 {
 	const char *env = getenv("REDLOCK_PREFIX");
 
-	if (given[global_index(OPT_PREFIX)] == NULL && env != NULL &&
+	if (global_given(OPT_PREFIX) == NULL && env != NULL &&
 	    env[0] != '\0')
 		key_prefix = env;
 }
@@ -640,9 +440,61 @@ settle_prefix(void)
 static const struct opt *const config_tables[] = { global_opts, lock_opts,
     NULL };
 
+/* The words of command C (ARGV[0] its name, ARGC of them) into P, and
+ * its job allocated and read: STEP_GO_ON, or STEP_EXIT with *STATUS. */
+static enum step
+parse_command(const struct cmd *c, int argc, char **argv, struct parse *p,
+    int *status)
+{
+	memset(p, 0, sizeof(*p));
+	p->c = c;
+	p->argv = argv;
+	p->full_argc = p->argc = p->dd = argc;
+	p->global = global_option;
+	/* Our words end at "--"; COMMAND's begin after it. */
+	if (c->flags & CMD_DASHDASH) {
+		for (p->dd = 1; p->dd < argc && strcmp(argv[p->dd], "--") != 0;
+		    p->dd++)
+			;
+		p->argc = p->dd;
+	}
+	if ((p->job = calloc(1, c->job_size > 0 ? c->job_size : 1)) == NULL) {
+		msg("out of memory");
+		return step_exit(status, EXIT_SOFTWARE);
+	}
+	if (c->init != NULL)
+		c->init(p->job);
+	if (opts_parse(p, status) == STEP_EXIT)
+		return STEP_EXIT;
+	if (c->operands == OPERANDS_NONE && p->nops > 0)
+		return step_exit(status, usage_error(c, "no operand expected, "
+		    "got '%s'", esc(p->argv[1])));
+	/* The global --timeout after a command that does not wait. */
+	return (*status = timeout_refused(c)) != 0 ? STEP_EXIT : STEP_GO_ON;
+}
+
+/* The global options into g, once the command line is read: the
+ * configuration file's, the prefix, the URLs and TLS; 0, or the status. */
+static int
+settle_globals(void)
+{
+	int status;
+
+	if ((status = config_load(config_tables)) != 0 ||
+	    (status = apply_file()) != 0)
+		return status;
+	settle_prefix();
+	if (g.nurl == 0 && (status = default_urls(&g)) != 0)
+		return status;
+	if ((status = settle_urls(&g)) != 0 || (status = setup_tls()) != 0)
+		return status;
+	return 0;
+}
+
 int
 redlock_main(int argc, char **argv)
 {
+	struct parse top = { .c = NULL }, p = { .c = NULL };
 	const struct cmd *c;
 	int status;
 
@@ -652,30 +504,28 @@ redlock_main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--complete") == 0)
 		return complete_list(argc - 2, argv + 2);
 	proc_args_save(argc, argv);
-	if (parse_globals(argc, argv, &status) == STEP_EXIT)
+	top.argc = top.full_argc = argc;
+	top.argv = argv;
+	top.global = global_option;
+	if (opts_parse(&top, &status) == STEP_EXIT)
 		return status;
-	if (optind >= argc)
+	if (top.next >= argc)
 		return usage_error(NULL, "missing COMMAND");
-	if ((c = find(argv[optind])) == NULL)
+	if ((c = find(argv[top.next])) == NULL)
 		return usage_error(NULL, "unknown command '%s'",
-		    esc(argv[optind]));
-	argc -= optind;
-	argv += optind;
-	if (globals_after(c, &argc, argv, &status) == STEP_EXIT)
-		return status;
+		    esc(argv[top.next]));
+	argc -= top.next;
+	argv += top.next;
 	if ((status = timeout_first(c, &argc, &argv)) != 0)
 		return status;
-	if ((status = config_load(config_tables)) != 0 ||
-	    (status = apply_file()) != 0)
-		return status;
-	settle_prefix();
-	if (g.nurl == 0 && (status = default_urls(&g)) != 0)
-		return status;
-	if ((status = settle_urls(&g)) != 0 || (status = setup_tls()) != 0)
-		return status;
-	/* globals_after left optind 0: GNU getopt starts afresh on the
-	 * command's words. */
-	return c->run(&g, argc, argv);
+	/* NAME after the globals: --prefix makes its key name. */
+	if (parse_command(c, argc, argv, &p, &status) == STEP_GO_ON &&
+	    (status = settle_globals()) == 0 &&
+	    (c->operands != OPERANDS_NAME ||
+	    (status = one_name(c, &p, &p.name)) == 0))
+		status = c->run(&g, p.job, &p);
+	free(p.job);
+	return status;
 }
 
 #ifndef REDLOCK_NO_MAIN

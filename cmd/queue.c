@@ -13,7 +13,17 @@
 
 #include "cmd.h"
 
-static int run(struct globals *, int, char **);
+static void init(void *);
+static enum step option(void *, const struct parse *, int, const char *,
+    int *);
+static int run(struct globals *, void *, const struct parse *);
+
+/* What one queue is asked to show. */
+struct view {
+	const char *name;
+	int json;
+	int64_t every;		/* --watch interval; 0: one snapshot */
+};
 
 static const struct opt queue_opts[] = {
 	{ .name = "json", .val = 'J', .cmds = CMD_QUEUE,
@@ -28,12 +38,16 @@ static const struct opt queue_opts[] = {
 };
 
 const struct cmd cmd_queue = {
-	"queue", "queue [--json] [--watch[=INTERVAL]] NAME",
-	"Show who holds NAME and who waits for it in its fair queue, in order:\n"
-	"position, host and pid (or owner), waiting for, gives up in, command;\n"
-	"and who waits without --fair, in no order, the same way.\n\n",
-	run, queue_opts, CMD_QUEUE,
-	"the holder and the fair waiters of NAME"
+	.name = "queue", .usage = "queue [--json] [--watch[=INTERVAL]] NAME",
+	.help = "Show who holds NAME and who waits for it in its fair queue, "
+	"in order:\nposition, host and pid (or owner), waiting for, gives up "
+	"in, command;\nand who waits without --fair, in no order, the same "
+	"way.\n\n",
+	.opts = queue_opts, .bit = CMD_QUEUE,
+	.brief = "the holder and the fair waiters of NAME",
+	.operands = OPERANDS_NAME, .job_size = sizeof(struct view),
+	.init = init, .option = option,
+	.run = run
 };
 
 #define DEFAULT_WATCH_MS 1000
@@ -300,53 +314,39 @@ show(rl_client *rc, const char *name, int json)
 	return flush_stdout();
 }
 
-/* What one queue is asked to show. */
-struct view {
-	const char *name;
-	int json;
-	int64_t every;		/* --watch interval; 0: one snapshot */
-};
-
-/* The command line into V: STEP_GO_ON, or STEP_EXIT with *STATUS. */
-static enum step
-parse(int argc, char **argv, struct view *v, int *status)
+static void
+init(void *job)
 {
-	const struct getopts *go = cmd_getopt(&cmd_queue);
-	int ch;
+	struct view *v = job;
 
 	v->json = 0;
 	v->every = 0;
-	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'J':
-			v->json = 1;
-			break;
-		case 'W':
-			v->every = DEFAULT_WATCH_MS;
-			if (optarg != NULL && (parse_duration(&cmd_queue,
-			    "--watch", optarg, &v->every) < 0))
-				return step_exit(status, EXIT_USAGE);
-			/* --watch 2s NAME, as typed for --wait 2s: a word
-			 * that is a duration, with another after it, is the
-			 * interval, not NAME. */
-			if (optarg == NULL && optind + 1 < argc &&
-			    argv[optind][0] != '-' &&
-			    rl_duration_parse(argv[optind], &v->every) == 0)
-				optind++;
-			if (v->every < 100)
-				return step_exit(status, usage_error(&cmd_queue,
-				    "--watch: redraw at most every 100ms"));
-			break;
-		case 'h':
-			return step_exit(status, print_help(&cmd_queue));
-		default:
-			return step_exit(status, bad_option(&cmd_queue, argv,
-			    go->shortopts, go->longopts));
-		}
+}
+
+static enum step
+option(void *job, const struct parse *p, int ch, const char *arg,
+    int *status)
+{
+	struct view *v = job;
+
+	if (ch == 'J') {
+		v->json = 1;
+		return STEP_GO_ON;
 	}
-	if ((*status = one_name(&cmd_queue, argc, argv, &v->name)) != 0)
-		return STEP_EXIT;
+	/* --watch */
+	v->every = DEFAULT_WATCH_MS;
+	if (arg != NULL && (parse_duration(&cmd_queue, "--watch", arg,
+	    &v->every) < 0))
+		return step_exit(status, EXIT_USAGE);
+	/* --watch 2s NAME, as typed for --wait 2s: a word that is a
+	 * duration, with another after it, is the interval, not NAME (the
+	 * parser goes on after it). */
+	if (arg == NULL && optind + 1 < p->argc && p->argv[optind][0] != '-' &&
+	    rl_duration_parse(p->argv[optind], &v->every) == 0)
+		optind++;
+	if (v->every < 100)
+		return step_exit(status, usage_error(&cmd_queue,
+		    "--watch: redraw at most every 100ms"));
 	return STEP_GO_ON;
 }
 
@@ -409,22 +409,21 @@ watch_queue(rl_client *rc, const struct view *v)
 }
 
 static int
-run(struct globals *g, int argc, char **argv)
+run(struct globals *g, void *job, const struct parse *p)
 {
-	struct view v;
+	struct view *v = job;
 	rl_client *rc;
 	int status;
 
-	if (parse(argc, argv, &v, &status) == STEP_EXIT)
-		return status;
+	v->name = p->name;
 	if ((status = one_master(&cmd_queue, g, "fair queues are", "")) != 0)
 		return status;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
-	if (v.every == 0)
-		status = show(rc, v.name, v.json);
+	if (v->every == 0)
+		status = show(rc, v->name, v->json);
 	else
-		status = watch_queue(rc, &v);
+		status = watch_queue(rc, v);
 	rl_client_free(rc);
 	return status;
 }

@@ -246,15 +246,6 @@ out_put(struct out *o, const char *s, size_t n)
 	o->buf[o->n] = '\0';
 }
 
-/* Characters that need no quoting in a shell word (as alive.c's
- * shell_word, whose quoting this follows). */
-static int
-plain(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || strchr("@%+=:,./_-", c) != NULL;
-}
-
 /* The masked word W (ISMASK marking the mask's bytes) on O, quoted for a
  * shell so that the line can be copied: bare when it needs no quotes,
  * else in '...', or $'...' when it holds a control character (the
@@ -268,7 +259,7 @@ quote_word(struct out *o, const char *w, const char *ismask, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		quote |= !ismask[i] && !plain(p[i]);
+		quote |= !ismask[i] && !shell_plain(p[i]);
 		ctl |= p[i] < 0x20 || p[i] == 0x7f;
 	}
 	if (!quote) {

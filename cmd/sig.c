@@ -48,10 +48,8 @@ sig_catch(const int *sigs, int n)
 	for (i = 0; i < n; i++)
 		sigaddset(&set, sigs[i]);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	if (pipefd[0] >= 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-	}
+	/* A pipe of an earlier call that nobody dropped (a child's copy). */
+	sig_drop();
 	if (pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -1;
 	memset(&sa, 0, sizeof(sa));
@@ -61,6 +59,16 @@ sig_catch(const int *sigs, int n)
 	for (i = 0; i < n; i++)
 		sigaction(sigs[i], &sa, NULL);
 	return pipefd[0];
+}
+
+void
+sig_drop(void)
+{
+	if (pipefd[0] < 0)
+		return;
+	close(pipefd[0]);
+	close(pipefd[1]);
+	pipefd[0] = pipefd[1] = -1;
 }
 
 int

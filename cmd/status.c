@@ -7,7 +7,16 @@
 
 #include "cmd.h"
 
-static int run(struct globals *, int, char **);
+static void init(void *);
+static enum step option(void *, const struct parse *, int, const char *,
+    int *);
+static int run(struct globals *, void *, const struct parse *);
+
+/* What one status is asked to show, besides its names. */
+struct ask {
+	int json;
+	int verbose;
+};
 
 static const struct opt status_opts[] = {
 	{ .name = "json", .val = 'J', .cmds = CMD_STATUS,
@@ -20,7 +29,8 @@ static const struct opt status_opts[] = {
 };
 
 const struct cmd cmd_status = {
-	"status", "status [--json] [-v] [NAME...]",
+	.name = "status", .usage = "status [--json] [-v] [NAME...]",
+	.help =
 	"Show who holds NAME (exit 0) or that it is free (exit 1), also for a\n"
 	"read-write lock (every reader) and a semaphore (--limit: every permit\n"
 	"taken, and how many are free). Without NAME, list every lock held,\n"
@@ -30,8 +40,10 @@ const struct cmd cmd_status = {
 	"process is gone is \"not running\", with the line that frees NAME.\n"
 	"Several NAMEs (a pool's): a line each, or a JSON array of status\n"
 	"NAME --json's objects (exit 0 if any is held).\n\n",
-	run, status_opts, CMD_STATUS,
-	"who holds NAME, or every lock"
+	.opts = status_opts, .bit = CMD_STATUS,
+	.brief = "who holds NAME, or every lock",
+	.job_size = sizeof(struct ask), .init = init, .option = option,
+	.run = run
 };
 
 struct listing {
@@ -729,47 +741,55 @@ status_several(rl_client *rc, char **names, int n, int json, int verbose)
 	return held ? EXIT_HELD : EXIT_NOT_HELD;
 }
 
-static int
-run(struct globals *g, int argc, char **argv)
+static void
+init(void *job)
 {
+	struct ask *a = job;
+
+	a->json = a->verbose = 0;
+}
+
+static enum step
+option(void *job, const struct parse *p, int ch, const char *arg,
+    int *status)
+{
+	struct ask *a = job;
+
+	(void)p;
+	(void)arg;
+	(void)status;
+	if (ch == 'J')
+		a->json = 1;
+	else
+		a->verbose = 1;
+	return STEP_GO_ON;
+}
+
+static int
+run(struct globals *g, void *job, const struct parse *p)
+{
+	const struct ask *a = job;
 	struct rl_status st;
 	enum rl_err e;
 	rl_client *rc;
 	const char *name;
-	const struct getopts *go = cmd_getopt(&cmd_status);
-	int ch, json = 0, verbose = 0, status;
+	char **names = p->argv + 1;
+	int i, json = a->json, verbose = a->verbose, status;
 
-	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'J':
-			json = 1;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case 'h':
-			return print_help(&cmd_status);
-		default:
-			return bad_option(&cmd_status, argv, go->shortopts,
-			    go->longopts);
-		}
-	}
-	for (ch = optind; ch < argc; ch++) {
-		if (argv[ch][0] == '\0')
+	for (i = 0; i < p->nops; i++) {
+		if (names[i][0] == '\0')
 			return usage_error(&cmd_status, "NAME is empty");
 		/* --prefix: the names of the keys from here on. */
-		if ((argv[ch] = (char *)name_key(argv[ch])) == NULL) {
+		if ((names[i] = (char *)name_key(names[i])) == NULL) {
 			msg("out of memory");
 			return EXIT_SOFTWARE;
 		}
 	}
-	name = optind < argc ? argv[optind] : NULL;
+	name = p->nops > 0 ? names[0] : NULL;
 	if ((rc = client_open(g, DEFAULT_TTL_FOR_TIMEOUT, &status)) == NULL)
 		return status;
-	if (optind + 1 < argc) {
-		status = status_several(rc, argv + optind, argc - optind, json,
-		    verbose);
+	if (p->nops > 1) {
+		status = status_several(rc, names, p->nops, json, verbose);
 		rl_client_free(rc);
 		return status;
 	}

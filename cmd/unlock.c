@@ -5,7 +5,11 @@
 
 #include "cmd.h"
 
-static int run(struct globals *, int, char **);
+struct job;
+static void init(void *);
+static enum step option(void *, const struct parse *, int, const char *,
+    int *);
+static int run(struct globals *, void *, const struct parse *);
 
 static const struct opt unlock_opts[] = {
 	{ .name = "owner", .val = 'O', .arg = ARG_TEXT, .metavar = "TOKEN",
@@ -25,21 +29,26 @@ static const struct opt unlock_opts[] = {
 	OPT_END
 };
 
-const struct cmd cmd_unlock = {
-	"unlock", "unlock [--owner TOKEN | --force] [--pubsub MODE] NAME",
-	"Release one hold of NAME taken with TOKEN; the last one frees it\n"
-	"and wakes a waiter.\n\n",
-	run, unlock_opts, CMD_UNLOCK,
-	"release one hold of NAME"
-};
-
 /* What one unlock is asked to do. */
 struct job {
 	const char *name;
 	const char *owner;	/* NULL with --force */
 	int force;
 	enum rl_pubsub pubsub;	/* --pubsub, else REDLOCK_PUBSUB */
+	int pubsub_given;
 	char held[OWNER_MAX_LEN + 1];
+};
+
+const struct cmd cmd_unlock = {
+	.name = "unlock",
+	.usage = "unlock [--owner TOKEN | --force] [--pubsub MODE] NAME",
+	.help = "Release one hold of NAME taken with TOKEN; the last one "
+	"frees it\nand wakes a waiter.\n\n",
+	.opts = unlock_opts, .bit = CMD_UNLOCK,
+	.brief = "release one hold of NAME",
+	.operands = OPERANDS_NAME, .job_size = sizeof(struct job),
+	.init = init, .option = option,
+	.run = run
 };
 
 /* Without --owner: REDLOCK_OWNER, unless an exec above holds NAME (it
@@ -73,42 +82,48 @@ settle_owner(struct job *j, int *status)
 	return STEP_GO_ON;
 }
 
-/* The command line into J: STEP_GO_ON, or STEP_EXIT with *STATUS. */
-static enum step
-parse(int argc, char **argv, struct job *j, int *status)
+static void
+init(void *job)
 {
-	const struct getopts *go = cmd_getopt(&cmd_unlock);
-	int ch, pubsub = 0;
+	struct job *j = job;
 
 	j->owner = NULL;
 	j->force = 0;
-	while ((ch = getopt_long(argc, argv, go->shortopts, go->longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'O':
-			j->owner = optarg;
-			break;
-		case 'F':
-			j->force = 1;
-			break;
-		case 'P':
-			if (parse_pubsub(&cmd_unlock, optarg, &j->pubsub) < 0)
-				return step_exit(status, EXIT_USAGE);
-			pubsub = 1;
-			break;
-		case 'h':
-			return step_exit(status, print_help(&cmd_unlock));
-		default:
-			return step_exit(status, bad_option(&cmd_unlock, argv,
-			    go->shortopts, go->longopts));
-		}
+}
+
+static enum step
+option(void *job, const struct parse *p, int ch, const char *arg,
+    int *status)
+{
+	struct job *j = job;
+
+	(void)p;
+	switch (ch) {
+	case 'O':
+		j->owner = arg;
+		break;
+	case 'F':
+		j->force = 1;
+		break;
+	case 'P':
+		if (parse_pubsub(&cmd_unlock, arg, &j->pubsub) < 0)
+			return step_exit(status, EXIT_USAGE);
+		j->pubsub_given = 1;
+		break;
 	}
-	if ((*status = one_name(&cmd_unlock, argc, argv, &j->name)) != 0)
-		return STEP_EXIT;
+	return STEP_GO_ON;
+}
+
+/* The operands and what the options left to settle: STEP_GO_ON, or
+ * STEP_EXIT with *STATUS. */
+static enum step
+check(struct job *j, const struct parse *p, int *status)
+{
+	j->name = p->name;
 	if (j->force && j->owner != NULL)
 		return step_exit(status, usage_error(&cmd_unlock,
 		    "--owner and --force exclude each other"));
-	if (!pubsub && pubsub_default(&cmd_unlock, &j->pubsub) < 0)
+	if (!j->pubsub_given && pubsub_default(&cmd_unlock, &j->pubsub) < 0)
 		return step_exit(status, EXIT_USAGE);
 	return settle_owner(j, status);
 }
@@ -243,26 +258,26 @@ release_one(rl_client *rc, const char *name, const char *owner,
 }
 
 static int
-run(struct globals *g, int argc, char **argv)
+run(struct globals *g, void *job, const struct parse *p)
 {
-	struct job j;
+	struct job *j = job;
 	struct rl_attempt a;
 	rl_client *rc;
 	int status;
 
-	if (parse(argc, argv, &j, &status) == STEP_EXIT)
+	if (check(j, p, &status) == STEP_EXIT)
 		return status;
-	if ((rc = client_open_pubsub(g, DEFAULT_TTL_FOR_TIMEOUT, j.pubsub,
+	if ((rc = client_open_pubsub(g, DEFAULT_TTL_FOR_TIMEOUT, j->pubsub,
 	    &status)) == NULL)
 		return status;
-	if (j.force)
-		status = force_delete(rc, j.name, &a);
+	if (j->force)
+		status = force_delete(rc, j->name, &a);
 	else
-		status = release_one(rc, j.name, j.owner, &a);
+		status = release_one(rc, j->name, j->owner, &a);
 	/* Released or deleted, but the server would not let it wake the
 	 * waiters. */
 	if (status == 0 && a.nopub != NULL)
-		warn_nopub(rc, j.name, a.nopub, 1);
+		warn_nopub(rc, j->name, a.nopub, 1);
 	rl_client_free(rc);
 	return status;
 }

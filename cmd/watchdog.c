@@ -10,15 +10,6 @@
 
 #include "cmd.h"
 
-static void
-signal_child(const struct watch *w, int sig)
-{
-	if (w->child <= 0)
-		return;
-	if (kill(-w->child, sig) < 0 && errno == ESRCH)
-		kill(w->child, sig);
-}
-
 const char *
 gone_why(int gone)
 {
@@ -90,28 +81,36 @@ kept_text(int released, int64_t held_until_ms, char *buf, size_t len)
 	return buf;
 }
 
-/* Why the lease was lost, for messages: a renewal found it GONE, the
- * watchdog ran LATE, or renewals kept failing. */
-static const char *
-lost_why(const struct watch *w, enum lost why, int terse)
+const char *
+lost_why(const struct loss *l, int terse)
 {
-	if (why == LOST_GONE && w->lost_how == GONE_REMOVED &&
-	    w->removed_by[0] != '\0')
-		return w->removed_by;
-	if (why == LOST_GONE)
-		return gone_why(w->lost_how);
-	if (why == LOST_LATE && w->slow)
+	if (l->why == LOST_GONE && l->how == GONE_REMOVED &&
+	    l->removed_by[0] != '\0')
+		return l->removed_by;
+	if (l->why == LOST_GONE)
+		return gone_why(l->how);
+	if (l->why == LOST_LATE && l->slow)
 		return terse ? "the server answered late" : "the server "
 		    "answered the acquisition too late to renew the lease in "
 		    "time: it was busy, with DEBUG SLEEP, a slow script or a "
 		    "fork for persistence";
-	if (why == LOST_LATE)
+	if (l->why == LOST_LATE)
 		return terse ? "the watchdog ran late" : "the watchdog ran past "
-		    "its local deadline without renewing (stopped or starved "
-		    "of CPU)";
-	if (w->unacked)
+		    "its local deadline without renewing it: it was stopped or "
+		    "starved of CPU";
+	if (l->unacked)
 		return "too few replicas acknowledged its renewals (--replicas)";
 	return terse ? "server not answering" : "the server stopped answering";
+}
+
+/* W's loss, found as WHY, for lost_why. */
+static struct loss
+watch_loss(const struct watch *w, enum lost why)
+{
+	struct loss l = { why, w->lost_how, w->slow, w->unacked,
+	    w->removed_by };
+
+	return l;
 }
 
 /* The lease is lost: say so and apply --on-lost. Returns when COMMAND
@@ -119,6 +118,7 @@ lost_why(const struct watch *w, enum lost why, int terse)
 static int64_t
 lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 {
+	struct loss loss = watch_loss(w, why);
 	char ago[32];
 	int64_t kill_at = -1;
 
@@ -126,25 +126,25 @@ lose(struct watch *w, const rl_keeper *k, enum lost why, int64_t now)
 	w->lost_after_ms = now - rl_keeper_confirmed_ms(k);
 	rl_duration_format(w->lost_after_ms, ago, sizeof(ago));
 	event(w->lo, "lost %s: %s; lease last confirmed %s ago", esc(w->name),
-	    lost_why(w, why, 0), ago);
+	    lost_why(&loss, 0), ago);
 	if (w->child <= 0)
 		return -1;
 	if (w->on_lost != ON_LOST_IGNORE)
 		w->lost_signal = w->on_lost == ON_LOST_KILL ? SIGKILL : SIGTERM;
 	switch (w->on_lost) {
 	case ON_LOST_TERM:
-		signal_child(w, SIGTERM);
+		signal_group(w->child, SIGTERM);
 		kill_at = now + w->kill_after_ms;
 		if (why != LOST_GONE && kill_at > rl_keeper_deadline_ms(k))
 			kill_at = w->kill_deadline = rl_keeper_deadline_ms(k);
 		break;
 	case ON_LOST_KILL:
-		signal_child(w, SIGKILL);
+		signal_group(w->child, SIGKILL);
 		break;
 	case ON_LOST_IGNORE:
 		msg("lost the lock on %s (%s; last confirmed %s ago); COMMAND "
 		    "goes on unprotected (--on-lost ignore)", esc(w->name),
-		    lost_why(w, why, 1), ago);
+		    lost_why(&loss, 1), ago);
 		break;
 	}
 	return kill_at;
@@ -204,10 +204,10 @@ stop_max_hold(struct loop *l, int64_t now)
 	event(w->lo, "%s held for --max-hold: %s to COMMAND", esc(w->name),
 	    w->on_lost == ON_LOST_KILL ? "SIGKILL" : "SIGTERM");
 	if (w->on_lost == ON_LOST_KILL) {
-		signal_child(w, SIGKILL);
+		signal_group(w->child, SIGKILL);
 		return;
 	}
-	signal_child(w, SIGTERM);
+	signal_group(w->child, SIGTERM);
 	l->kill_at = earliest(l->kill_at, now + w->kill_after_ms);
 }
 
@@ -261,7 +261,7 @@ check_deadlines(struct loop *l, int64_t now)
 		if (l->child_done)	/* its pid may be another's by now */
 			kill(-w->child, SIGKILL);
 		else
-			signal_child(w, SIGKILL);
+			signal_group(w->child, SIGKILL);
 		l->kill_at = -1;
 	}
 }
@@ -363,7 +363,7 @@ on_parent(struct loop *l, int64_t now)
 	w->orphaned = 1;
 	w->parent_fd = -1;
 	if (!l->child_done) {
-		signal_child(w, SIGTERM);
+		signal_group(w->child, SIGTERM);
 		l->kill_at = earliest(l->kill_at, now + w->kill_after_ms);
 	}
 }
@@ -536,7 +536,7 @@ watch_run(struct watch *w)
 	l.k = rl_keeper_new(w->rc, &held, w->lo->ttl_ms, w->sent_ms);
 	if (l.k == NULL) {
 		msg("out of memory");
-		signal_child(w, SIGKILL);
+		signal_group(w->child, SIGKILL);
 		w->lost = LOST_GONE;
 		return;
 	}

@@ -1,6 +1,6 @@
 #!/bin/sh
-# check-cycles.sh: fail when the files of lib/ depend on each other in a
-# circle, through calls or through headers.
+# check-cycles.sh: fail when the files of lib/ (or cmd/) depend on each
+# other in a circle, through calls or through headers.
 # usage: check-cycles.sh [-v] OBJ_DIR [SRC_DIR]
 #
 # Nodes are the .c files of SRC_DIR (default lib). Edges:
@@ -62,7 +62,7 @@ trap 'rm -f "$tmp" "$tmp.nm"' EXIT
 	done
 } >"$tmp"
 
-awk -v verbose="$verbose" '
+awk -v verbose="$verbose" -v dir="${src##*/}" '
 $1 == "node" { order[++n] = $2; idx[$2] = n; next }
 $1 == "header" { header[$2] = 1; next }
 $1 == "include" { ninc[$2]++; inc[$2, ninc[$2]] = $3; next }
@@ -109,7 +109,7 @@ function cycles(s, v, depth,    w, i, line) {
 		if (!((v, order[w]) in edge))
 			continue
 		if (order[w] == s) {
-			line = "lib cycle:"
+			line = dir " cycle:"
 			for (i = 1; i <= depth; i++) {
 				line = line " " path[i] " ->"
 				if (i < depth)

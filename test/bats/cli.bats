@@ -339,6 +339,39 @@ man_options() {
 	assert_equal "$stderr" "redlock: unknown option '-u'; usage: redlock lock [OPTIONS] NAME (see redlock lock --help)"
 }
 
+@test "a word mixing a command's short options with a global one is the command's to refuse, in either order" {
+	run -64 --separate-stderr "$RL" exec -nV x -- true
+	assert_equal "$stderr" "redlock: unknown option '-V'; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
+	run -64 --separate-stderr "$RL" exec -Vn x -- true
+	assert_equal "$stderr" "redlock: unknown option '-V'; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
+	assert_output ""
+	# Alone, after the command and before NAME, it is the global one.
+	run -0 "$RL" exec -V
+	assert_line --index 0 --regexp '^redlock [0-9]'
+}
+
+@test "after the command: a global option without its value says so; an abbreviation the command alone has is the command's" {
+	run -64 --separate-stderr "$RL" status -u
+	assert_equal "$stderr" "redlock: option '-u' needs a value; usage: redlock status [--json] [-v] [NAME...] (see redlock status --help)"
+	run -64 --separate-stderr "$RL" exec --url
+	[[ $stderr == "redlock: option '--url' needs a value; "* ]]
+	# --rep: --replicas (lock's) and --reply-timeout (global): lock's.
+	run -69 --separate-stderr "$RL" lock --rep 1 -n x
+	[[ $stderr == *"cannot connect"* ]]
+	run -64 --separate-stderr "$RL" lock --rep x -n x
+	[[ $stderr == "redlock: --replicas"* ]]
+}
+
+@test "redlock --help lists every command with the usage line of its own --help" {
+	local c usage
+	run -0 "$RL" --help
+	for c in exec lock unlock status queue log config; do
+		usage=$("$RL" "$c" --help | sed -n '1s/^usage: redlock \[GLOBAL OPTIONS\] //p')
+		[ -n "$usage" ]
+		assert_line --regexp "^  $(printf '%s' "$usage" | sed 's/[][\.*^$|+?(){}]/\\&/g')( |\$)"
+	done
+}
+
 @test "--reply-timeout is the time allowed for each reply; --timeout is -w, as flock's, and the commands that do not wait refuse it (64)" {
 	run -69 --separate-stderr "$RL" --reply-timeout 1s status x
 	[[ $stderr != *"--timeout"* ]]

@@ -97,6 +97,16 @@ keys() { rcli --scan | LC_ALL=C sort; }
 	assert_equal "$(keys)" "$before"
 }
 
+@test "a broken file does not stand between a command and its --help" {
+	printf 'this is no setting\n' >"$F"
+	run -0 --separate-stderr "$RL" exec --help
+	assert_line --index 0 "usage: redlock [GLOBAL OPTIONS] exec [OPTIONS] NAME -- COMMAND [ARG...]"
+	assert_equal "$stderr" ""
+	run -0 "$RL" --help
+	# The file is still read before anything else runs.
+	run -64 "$RL" status x
+}
+
 @test "REDLOCK_CONFIG names the file, which must exist; none at the default places is no error" {
 	printf 'prefix = named:\n' >"$D/named"
 	printf 'prefix = xdg:\n' >"$F"

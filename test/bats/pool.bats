@@ -218,6 +218,35 @@ in_rooms() {
 	assert_output p2
 }
 
+# Each name of a pool takes a command and a subscriber connection per
+# master: 20 names want 40 of them, beside stdio and the pipes (56 open
+# files in all), more than a soft limit of 40 allows.
+@test "--any beyond a soft limit on open files: raised for the wait, COMMAND gets the limit back" {
+	local n
+	for n in $(seq 1 20); do rl lock -t 60s "p$n" >/dev/null; done
+	run -75 --separate-stderr bash -c 'ulimit -Sn 40 && exec "$@"' _ \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 1s --any \
+	    $(seq -f 'p%g' 1 20) -- true
+	[[ $stderr == *"gave up on p1, p2, "*" or p20 after waiting "* ]]
+	[[ $stderr != *"open files"* ]]
+	rcli del p7 >/dev/null
+	run -0 --separate-stderr bash -c 'ulimit -Sn 40 && exec "$@"' _ \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 5s --any \
+	    $(seq -f 'p%g' 1 20) -- sh -c 'echo $REDLOCK_NAME $(ulimit -n)'
+	assert_output "p7 40"
+}
+
+@test "--any beyond the hard limit on open files: refused (64), nothing written" {
+	run -64 --separate-stderr bash -c 'ulimit -n 40 && exec "$@"' _ \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" exec -w 1s --any \
+	    $(seq -f 'p%g' 1 20) -- true
+	assert_equal "$stderr" "redlock: 20 names on 1 master may take 56 open files, and this process may open 40 (ulimit -n): raise the limit, or name fewer"
+	run -64 bash -c 'ulimit -n 40 && exec "$@"' _ \
+	    "$RL" -u "redis://127.0.0.1:$R_PORT" lock --any $(seq -f 'p%g' 1 20)
+	run -0 rcli dbsize
+	assert_output 0
+}
+
 @test "--fair on a pool: the waiter queues at every name and leaves the others' queues" {
 	for n in p1 p2; do
 		eval "t_$n=\$(rl lock -t 60s $n)"

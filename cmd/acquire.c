@@ -1,4 +1,4 @@
-/* waiting.c: the acquisition that lock and exec share, and what it shows
+/* acquire.c: the acquisition that lock and exec share, and what it shows
  * meanwhile: the waiting lines, their progress, the -v events. */
 #include <signal.h>
 #include <stdarg.h>
@@ -9,56 +9,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-
-void
-say_finished(int64_t until_ms, char *buf, size_t len)
-{
-	char when[40];
-
-	format_time(until_ms, when, sizeof(when));
-	snprintf(buf, len, "finished, held until %s (--min-hold)", when);
-}
-
-/* "redlock: 2026-11-27T15:00:00.123456Z " into HEAD, now. */
-static void
-stamp(char *head, size_t len)
-{
-	struct timeval tv;
-	char when[40];
-
-	/* Microseconds: handoffs between processes take less than one. */
-	gettimeofday(&tv, NULL);
-	format_time((int64_t)tv.tv_sec * 1000, when, sizeof(when));
-	when[strlen(when) - 5] = '\0';		/* drop ".000Z" */
-	snprintf(head, len, "redlock: %s.%06ldZ ", when, (long)tv.tv_usec);
-}
-
-/* A line on stderr with the time, as -v writes them. */
-static void __attribute__((format(printf, 1, 2)))
-stamped(const char *fmt, ...)
-{
-	char head[64];
-	va_list ap;
-
-	stamp(head, sizeof(head));
-	va_start(ap, fmt);
-	vline(head, fmt, ap);
-	va_end(ap);
-}
-
-void
-event(const struct lockopts *o, const char *fmt, ...)
-{
-	char head[64];
-	va_list ap;
-
-	if (!o->verbose)
-		return;
-	stamp(head, sizeof(head));
-	va_start(ap, fmt);
-	vline(head, fmt, ap);
-	va_end(ap);
-}
 
 int
 wait_interrupted(const struct lockopts *o, const char *name, int sig)
@@ -174,6 +124,9 @@ describe(const struct lockopts *o, const struct rl_attempt *a, char *buf,
  * when the wait starts, when the holder or the place changes, and at
  * least this often. */
 #define PROGRESS_EVERY_MS 60000
+/* Open files beside the connections: stdio, the self-pipe, the
+ * watchdog's pipes, a sentinel's connection, metrics and the rest. */
+#define FILES_SPARE 16
 
 struct progress {
 	const char *name;
@@ -238,7 +191,7 @@ log_line(struct progress *p, const struct rl_attempt *a)
 	else
 		describe(p->o, a, who, sizeof(who));
 	/* A log, not a terminal: when each line was written matters. */
-	stamped("waiting for %s%s: %s", esc(p->name), place, who);
+	event(NULL, "waiting for %s%s: %s", esc(p->name), place, who);
 }
 
 /* -v: a fair waiter first in the queue sees NAME change hands to
@@ -520,10 +473,12 @@ say_busy(rl_client *rc, const struct pool_names *p, size_t w,
 }
 
 enum step
-lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
-    struct lockopts *o, const struct rl_meta *meta, struct rl_attempt *a,
-    size_t *which, int *status)
+lock_acquire_pool(struct pool_take *t, const struct pool_names *pool,
+    struct lockopts *o, const struct rl_meta *meta, int *status)
 {
+	rl_client **rc = t->rc;
+	struct rl_attempt *a = t->a;
+	size_t *which = &t->which;
 	/* The wait, as -w, counts from the start of the call (connecting
 	 * included: rl_acquire_any). */
 	int64_t start = o->call_start_ms > 0 ? o->call_start_ms : rl_now_ms();
@@ -580,18 +535,41 @@ lock_acquire_pool(rl_client **rc, const struct pool_names *pool,
 	return STEP_EXIT;
 }
 
+/* Open files for every client of pool P: a command and a subscriber
+ * connection per master and name, beside stdio, the pipes and a
+ * sentinel's: 0, or -1 with *STATUS (said). A file short would be a
+ * connection that fails as if the server were down. */
+static int
+room_for(const struct globals *g, const struct pool_names *p, int *status)
+{
+	unsigned long need = (unsigned long)(p->n * g->nurl * 2) + FILES_SPARE;
+	long most;
+
+	if ((most = files_enough(need)) == 0)
+		return 0;
+	msg("%zu name%s on %zu master%s may take %lu open files, and this "
+	    "process may open %ld (ulimit -n): raise the limit, or name "
+	    "fewer", p->n, p->n == 1 ? "" : "s", g->nurl, g->nurl == 1 ? "" :
+	    "s", need, most);
+	*status = EXIT_USAGE;
+	return -1;
+}
+
 int
 pool_open(const struct globals *g, struct lockopts *o,
-    const struct pool_names *p, int sig_fd, rl_client **rc, int *status)
+    const struct pool_names *p, int sig_fd, struct pool_take *t, int *status)
 {
+	rl_client **rc = t->rc;
 	size_t i;
 
 	o->call_start_ms = rl_now_ms();
-
+	if (room_for(g, p, status) < 0)
+		return -1;
 	for (i = 0; i < p->n; i++) {
 		if ((rc[i] = client_open_acquire(g, o->ttl_ms, o->pubsub,
 		    o->wait_ms, status)) == NULL) {
-			pool_close(rc, i, i);
+			t->which = i;
+			pool_close(t, i);
 			return -1;
 		}
 		rl_set_interrupt_fd(rc[i], sig_fd);
@@ -600,11 +578,11 @@ pool_open(const struct globals *g, struct lockopts *o,
 }
 
 void
-pool_close(rl_client **rc, size_t n, size_t keep)
+pool_close(struct pool_take *t, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (i != keep)
-			rl_client_free(rc[i]);
+		if (i != t->which)
+			rl_client_free(t->rc[i]);
 }

@@ -1,9 +1,14 @@
-/* alive.c: whether processes still run: a holder recorded on this host
- * and the command that frees its name (status), what is left of
- * COMMAND's group (the watchdog), who called lock. */
+/* proc.c: this process and the others of this host: the host and user
+ * names, the boot id and pid namespace a hold records, /proc lookups
+ * (whether a holder still runs, what is left of COMMAND's group, who
+ * called lock) and the process title that ps shows. */
+#include <sys/prctl.h>
+#include <sys/resource.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,52 +154,6 @@ hold_running(const struct rl_proc *proc, long pid, int64_t held_ms,
 	return holder_running(pid, held_ms);
 }
 
-void
-json_running(int r)
-{
-	printf(",\"running\":%s", r > 0 ? "true" : r == 0 ? "false" : "null");
-}
-
-void
-json_finished(int64_t until_ms)
-{
-	printf(",\"finished\":%s", until_ms > 0 ? "true" : "false");
-	json_int(stdout, "held_until_ms", until_ms, until_ms > 0);
-}
-
-const char *
-finished_text(int64_t until_ms, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	if (until_ms > 0 && len > 2) {
-		buf[0] = ',';
-		buf[1] = ' ';
-		say_finished(until_ms, buf + 2, len - 2);
-	}
-	return buf;
-}
-
-const char *
-held_by(const struct holder *h, char *buf, size_t len)
-{
-	char held[48] = "";
-
-	if (h->host == NULL) {
-		snprintf(buf, len, "held by owner %s", esc(h->owner));
-		return buf;
-	}
-	if (h->held != NULL)
-		snprintf(held, sizeof(held), " for %s", h->held);
-	if (h->upto_pid)
-		snprintf(buf, len, "held by %s pid %ld%s", esc(h->host),
-		    h->pid, h->not_running ? " (not running)" : "");
-	else
-		snprintf(buf, len, "held by %s pid %ld%s (%s)%s", esc(h->host),
-		    h->pid, h->not_running ? " (not running)" : "",
-		    esc(h->cmd), held);
-	return buf;
-}
-
 /* hold_running of a process of this host and pid namespace. */
 static int
 holder_running(long pid, int64_t held_ms)
@@ -215,70 +174,6 @@ holder_running(long pid, int64_t held_ms)
 	    now - start + REUSED_SLACK_MS < held_ms)
 		return 0;	/* started after the hold was taken */
 	return 1;
-}
-
-/* Characters that need no quoting in a shell word. */
-static int
-plain(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9') || strchr("@%+=:,./_-", c) != NULL;
-}
-
-void
-shell_word(FILE *f, const char *s)
-{
-	const unsigned char *p;
-	int quote = s[0] == '\0', ctl = 0;
-
-	for (p = (const unsigned char *)s; *p != '\0'; p++) {
-		quote |= !plain(*p);
-		ctl |= *p < 0x20 || *p == 0x7f;
-	}
-	if (!quote) {
-		fputs(s, f);
-		return;
-	}
-	/* $'...' (bash, zsh, ksh, POSIX 2024) keeps the line one line. */
-	fputs(ctl ? "$'" : "'", f);
-	for (p = (const unsigned char *)s; *p != '\0'; p++)
-		if (ctl && (*p < 0x20 || *p == 0x7f))
-			fprintf(f, "\\x%02x", *p);
-		else if (ctl && (*p == '\\' || *p == '\''))
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\'')
-			fputs("'\\''", f);
-		else
-			fputc(*p, f);
-	fputc('\'', f);
-}
-
-void
-force_line(FILE *f, const struct globals *g, const char *name)
-{
-	static const char *const opt[] = { "--cacert", "--cacertdir",
-	    "--cert", "--key", "--sni", "--sentinel-user" };
-	const char *val[] = { g->tls.cacert, g->tls.cacertdir, g->tls.cert,
-	    g->tls.key, g->tls.sni, g->sentinel_user };
-	size_t i;
-
-	fputs("redlock", f);
-	/* The servers as -u named them, without passwords; from
-	 * $REDLOCK_URL or the default, the same next time. */
-	if (g->url_given) {
-		fputs(" -u ", f);
-		shell_word(f, g->url_text);
-	}
-	for (i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
-		if (val[i] != NULL) {
-			fprintf(f, " %s ", opt[i]);
-			shell_word(f, val[i]);
-		}
-	if (g->tls.insecure)
-		fputs(" --insecure", f);
-	fputs(name[0] == '-' ? " unlock --force -- " : " unlock --force ", f);
-	shell_word(f, name);
-	fputc('\n', f);
 }
 
 /* /proc/PID/NAME's bytes into BUF (LEN at most): how many, -1. */
@@ -342,4 +237,164 @@ caller_pid(void)
 	    i++)
 		p = up;
 	return p;
+}
+
+const char *
+self_host(void)
+{
+	static char host[256];
+
+	if (host[0] == '\0' && gethostname(host, sizeof(host) - 1) < 0)
+		snprintf(host, sizeof(host), "unknown");
+	return host;
+}
+
+/* The whole of file PATH into BUF (LEN bytes at most): its length, or
+ * -1 when it cannot be read or does not fit. */
+static ssize_t
+slurp(const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n = -1;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (got < len && ((n = read(fd, buf + got, len - got)) > 0 ||
+	    (n < 0 && errno == EINTR)))
+		got += n > 0 ? (size_t)n : 0;
+	close(fd);
+	return got < len && n == 0 ? (ssize_t)got : -1;
+}
+
+const char *
+self_user(void)
+{
+	static char user[64], text[65536];
+	struct passwd *pw;
+	ssize_t n;
+
+	if (user[0] != '\0')
+		return user;
+	/* Where NSS reads /etc/passwd first, its first entry for the uid is
+	 * getpwuid's answer: read it here, at a tenth of the cost. */
+	if ((n = slurp("/etc/nsswitch.conf", text, sizeof(text))) >= 0 &&
+	    rl_nss_files_first(text, (size_t)n) &&
+	    (n = slurp("/etc/passwd", text, sizeof(text))) >= 0 &&
+	    rl_passwd_name(text, (size_t)n, (unsigned long)geteuid(), user,
+	    sizeof(user)) == 0)
+		return user;
+	if ((pw = getpwuid(geteuid())) != NULL)
+		snprintf(user, sizeof(user), "%s", pw->pw_name);
+	else
+		snprintf(user, sizeof(user), "%ld", (long)geteuid());
+	return user;
+}
+
+/* The process's own argument area, which ps reads (/proc/PID/cmdline):
+ * its words are moved to the heap at start, so that it can be rewritten
+ * (proc_title) without pulling strings from under anyone. */
+static struct {
+	char *start;		/* argv[0] as the kernel laid it out */
+	size_t len;		/* through the last word's NUL */
+	char *copy;		/* the words everyone else reads */
+} args;
+
+void
+proc_args_save(int argc, char **argv)
+{
+	size_t n;
+	int i;
+
+	free(args.copy);
+	args.copy = NULL;
+	args.start = argc > 0 ? argv[0] : NULL;
+	args.len = 0;
+	for (i = 0; i < argc; i++) {
+		/* Only a contiguous area, as the kernel makes it. */
+		if (argv[i] != args.start + args.len)
+			break;
+		args.len += strlen(argv[i]) + 1;
+	}
+	if (i < argc || args.len == 0 ||
+	    (args.copy = malloc(args.len)) == NULL) {
+		args.len = 0;
+		return;
+	}
+	memcpy(args.copy, args.start, args.len);
+	for (i = 0, n = 0; i < argc; i++) {
+		argv[i] = args.copy + n;
+		n += strlen(argv[i]) + 1;
+	}
+}
+
+void
+proc_args_sync(void)
+{
+	if (args.len > 0)
+		memcpy(args.start, args.copy, args.len);
+}
+
+void
+proc_title(const char *title)
+{
+	char **e;
+	size_t n = strlen(title);
+
+	(void)prctl(PR_SET_NAME, PROC_COMM);
+	if (args.len == 0)
+		return;
+	/* Too long for the words: the environment's strings, when they
+	 * follow, are moved to the heap to make room (nginx's way). */
+	for (e = environ; n >= args.len && *e != NULL; e++) {
+		if (*e != args.start + args.len)
+			break;
+		args.len += strlen(*e) + 1;
+		if ((*e = strdup(*e)) == NULL)
+			_exit(EXIT_SOFTWARE);
+	}
+	if (n >= args.len)
+		n = args.len - 1;
+	memset(args.start, 0, args.len);
+	memcpy(args.start, title, n);
+}
+
+void
+signal_group(pid_t pg, int sig)
+{
+	if (pg <= 0)
+		return;
+	if (kill(-pg, sig) < 0 && errno == ESRCH)
+		kill(pg, sig);
+}
+
+/* The limit on open files that redlock started with, when files_enough
+ * raised it: COMMAND gets it back. */
+static struct rlimit files_start;
+static int files_raised;
+
+long
+files_enough(unsigned long need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return 0;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+		return (long)rl.rlim_max;
+	if (!files_raised) {
+		files_start = rl;
+		files_raised = 1;
+	}
+	rl.rlim_cur = need;
+	return setrlimit(RLIMIT_NOFILE, &rl) < 0 ? (long)files_start.rlim_cur :
+	    0;
+}
+
+void
+files_restore(void)
+{
+	if (files_raised)
+		(void)setrlimit(RLIMIT_NOFILE, &files_start);
 }
