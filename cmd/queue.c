@@ -45,6 +45,12 @@ const struct cmd cmd_queue = {
 	"way.\n\n",
 	.opts = queue_opts, .bit = CMD_QUEUE,
 	.brief = "the holder and the fair waiters of NAME",
+	.examples =
+	"  redlock queue deploy\n"
+	"  redlock queue --watch deploy\n",
+	.exits =
+	"0, 64 usage, 65 NAME is not a fair lock's, 69 server unreachable\n"
+	"  or refused\n",
 	.operands = OPERANDS_NAME, .job_size = sizeof(struct view),
 	.init = init, .option = option,
 	.run = run

@@ -590,15 +590,10 @@ rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
     const struct rl_call *call)
 {
 	struct rl_round_opts def = rl_opts(c, 1);
-	int made;
 
 	rl_round_end(&c->round);
-	/* The round only reads the keys and arguments. */
-	made = call == NULL ? rl_round_script(&c->round, c->nodes, c->n,
-	    o ? o : &def, NULL, 0, NULL, 0, NULL) : rl_round_script(&c->round,
-	    c->nodes, c->n, o ? o : &def, call->s, call->nkeys,
-	    (const char **)call->keys, call->nargs, (const char **)call->args);
-	if (made < 0 || (c->replicas != 0 && wait_ms > 0 &&
+	if (rl_round_script(&c->round, c->nodes, c->n, o ? o : &def,
+	    call) < 0 || (c->replicas != 0 && wait_ms > 0 &&
 	    rl_round_ack(&c->round, c->replicas, wait_ms) < 0)) {
 		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
@@ -676,15 +671,7 @@ distinct(rl_client *c)
 	/* What a lock may run: SCRIPT EXISTS asks behind the check (no
 	 * round trip of its own) which ones each server has, so that what
 	 * must run goes by SHA there (rl_opts_pub), whole elsewhere. */
-	static const char *const shas[] = {
-		rl_script_acquire.sha, rl_script_release.sha,
-		rl_script_renew.sha, rl_script_leave.sha,
-		rl_script_room_leave.sha, rl_script_force.sha,
-		rl_script_rw_acquire.sha, rl_script_rw_release.sha,
-		rl_script_rw_renew.sha, rl_script_rw_leave.sha,
-		rl_script_permit_acquire.sha, rl_script_permit_release.sha,
-		rl_script_permit_renew.sha, rl_script_permit_force.sha,
-	};
+	static const struct rl_call runid = { .s = &rl_script_runid };
 	struct rl_round_opts o = rl_opts(c, 2);
 	const char *a, *b;
 	char ua[512], ub[512];
@@ -692,9 +679,8 @@ distinct(rl_client *c)
 
 	o.reply_ms = c->connect_timeout_ms;
 	rl_round_end(&c->round);
-	if (rl_round_script(&c->round, c->nodes, c->n, &o, &rl_script_runid,
-	    0, NULL, 0, NULL) < 0 || rl_round_exists(&c->round, shas,
-	    sizeof(shas) / sizeof(shas[0])) < 0) {
+	if (rl_round_script(&c->round, c->nodes, c->n, &o, &runid) < 0 ||
+	    rl_round_exists(&c->round, rl_script_shas, RL_SCRIPTS) < 0) {
 		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}

@@ -81,23 +81,22 @@ rl_hops_clear(struct rl_hops *h)
 }
 
 void
-rl_hops_why(const struct rl_url *at, char *host, int port,
-    const char *doing, const char *str, int64_t ms, char *buf, size_t len)
+rl_hops_why(const struct rl_bounce *bo, char *buf, size_t len)
 {
-	struct rl_url other = *at;
+	struct rl_url other = *bo->at;
 	char a[256], b[256], why[80];
 
-	other.host = host;
-	other.port = port;
+	other.host = bo->host;
+	other.port = bo->port;
 	other.path = NULL;
-	rl_url_format(at, a, sizeof(a));
+	rl_url_format(bo->at, a, sizeof(a));
 	rl_url_format(&other, b, sizeof(b));
-	rl_clip(str, strlen(str), 60, why, sizeof(why));
+	rl_clip(bo->str, strlen(bo->str), 60, why, sizeof(why));
 	snprintf(buf, len, "%s and %s kept sending %s to each other (%s) "
 	    "for %lld ms (see --reply-timeout): each says the other serves "
 	    "the slot (a move left half done?); finish the move with redis-cli "
 	    "--cluster fix, or CLUSTER SETSLOT <slot> NODE <owner-id> on both",
-	    a, b, doing, why, (long long)ms);
+	    a, b, bo->doing, why, (long long)bo->ms);
 }
 
 /* A bounce back to a node F came from: tried on while F's tries last,
@@ -111,8 +110,9 @@ bounce_over(struct rl_follow *f, const struct rl_url *at, const char *str,
 		f->end = now + to->reply_ms;
 	if (now + RL_TRYAGAIN_MS < f->end)
 		return 0;
-	rl_hops_why(at, to->host, to->port, to->doing, str,
-	    now - (f->end - to->reply_ms), to->why, to->whylen);
+	rl_hops_why(&(const struct rl_bounce){ at, to->host, to->port,
+	    to->doing, str, now - (f->end - to->reply_ms) }, to->why,
+	    to->whylen);
 	return 1;
 }
 

@@ -86,10 +86,18 @@ int rl_hops_back(const struct rl_hops *h, const struct rl_url *at,
  * when out of memory. */
 int rl_hops_add(struct rl_hops *h, const struct rl_url *at);
 void rl_hops_clear(struct rl_hops *h);
+/* A ping-pong that outlasted its time: AT the node that answered STR
+ * (MOVED ...) to DOING, HOST:PORT the node it named, for MS ms. */
+struct rl_bounce {
+	const struct rl_url *at;
+	char *host;
+	int port;
+	const char *doing;
+	const char *str;
+	int64_t ms;
+};
 /* "A and B kept sending DOING to each other (MOVED ...) for MS ms: ..."
- * into BUF (LEN bytes): a ping-pong that outlasted its time, AT the node
- * that answered STR, HOST:PORT the node it named. */
-void rl_hops_why(const struct rl_url *at, char *host, int port,
-    const char *doing, const char *str, int64_t ms, char *buf, size_t len);
+ * into BUF (LEN bytes), of ping-pong B. */
+void rl_hops_why(const struct rl_bounce *b, char *buf, size_t len);
 
 #endif

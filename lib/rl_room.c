@@ -115,7 +115,6 @@ rl_room_give_up(struct rl_waiter *w)
 		last_call(w->c, made, &call);
 	}
 	if (w->announced && w->k->room)
-		last_call(w->c, rl_call_unannounce(w->c, w->l, w->meta,
-		    rl_waited_ms(w->c), &call), &call);
+		last_call(w->c, rl_call_unannounce(w->c, w->l, &call), &call);
 	memcpy(w->c->errstr, keep, sizeof(keep));
 }

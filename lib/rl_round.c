@@ -231,9 +231,9 @@ whole_of(const char *cmd, size_t len, const char *src, char **out,
 
 int
 rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
-    const struct rl_round_opts *o, const struct rl_script *s, int nkeys,
-    const char **keys, int nargs, const char **args)
+    const struct rl_round_opts *o, const struct rl_call *call)
 {
+	const struct rl_script *s = call != NULL ? call->s : NULL;
 	const char *argv[48];	/* EVALSHA SHA N, the keys, the arguments */
 	char nk[16];
 	int argc = 0, i;
@@ -247,17 +247,18 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	r->wait_ms = 0;
 	r->wait_seen = 0;
 	if (s != NULL) {
-		if (4 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
+		if (4 + call->nkeys + call->nargs >
+		    (int)(sizeof(argv) / sizeof(argv[0])))
 			return -1;
-		snprintf(nk, sizeof(nk), "%d", nkeys);
+		snprintf(nk, sizeof(nk), "%d", call->nkeys);
 		snprintf(r->doing, sizeof(r->doing), "the %s script", s->name);
 		argv[argc++] = "EVALSHA";
 		argv[argc++] = s->sha;
 		argv[argc++] = nk;
-		for (i = 0; i < nkeys; i++)
-			argv[argc++] = keys[i];
-		for (i = 0; i < nargs; i++)
-			argv[argc++] = args[i];
+		for (i = 0; i < call->nkeys; i++)
+			argv[argc++] = call->keys[i];
+		for (i = 0; i < call->nargs; i++)
+			argv[argc++] = call->args[i];
 		if (format_script(r, argc, argv, o->pub) < 0) {
 			rl_round_end(r);
 			return -1;

@@ -72,12 +72,13 @@ rl_wait_attempt(struct rl_waiter *w)
 
 	/* Connecting and answering take at most the time left. */
 	w->ctx.until_ms = w->deadline;
-	e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
-	    w->fair != NULL || w->room ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
+	e = rl_try_acquire(w->c, &(struct rl_try){ w->l, w->ttl_ms, w->meta,
+	    w->fair, w->fair != NULL || w->room ? RL_JOIN_AGAIN :
+	    RL_JOIN_YES }, w->a);
 	if (e == RL_OK && !w->a->acquired &&
 	    (e = rl_room_after_attempt(w)) == RL_OK && rl_room_behind_java(w))
-		e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
-		    RL_JOIN_YES, w->a);
+		e = rl_try_acquire(w->c, &(struct rl_try){ w->l, w->ttl_ms,
+		    w->meta, w->fair, RL_JOIN_YES }, w->a);
 	w->ctx.until_ms = -1;
 	w->try_failed = e == RL_ECONNECT || replaced(w, e);
 	if (w->try_failed)
@@ -130,8 +131,8 @@ rl_wait_first(struct rl_waiter *w, int64_t wait_ms)
 	struct rl_attempt *a = w->a;
 	enum rl_err e;
 
-	e = rl_try_acquire(c, w->l, w->ttl_ms, w->meta, w->fair,
-	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
+	e = rl_try_acquire(c, &(struct rl_try){ w->l, w->ttl_ms, w->meta,
+	    w->fair, wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES }, a);
 	/* Refused for want of replicas in the Sentinel default: a master
 	 * being replaced, or one whose replicas the sentinels do not see
 	 * down yet; a waiter waits that out too. */
@@ -147,8 +148,9 @@ rl_wait_first(struct rl_waiter *w, int64_t wait_ms)
 	w->room = w->fair == NULL && w->k->room;
 	if ((e = rl_room_after_attempt(w)) != RL_OK)
 		return e;
-	if (rl_room_behind_java(w) && ((e = rl_try_acquire(c, w->l, w->ttl_ms,
-	    w->meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
+	if (rl_room_behind_java(w) && ((e = rl_try_acquire(c,
+	    &(struct rl_try){ w->l, w->ttl_ms, w->meta, w->fair,
+	    RL_JOIN_YES }, a)) != RL_OK || a->acquired))
 		return e;
 	w->waiting = 1;
 	w->sub_at = rl_now_ms();

@@ -1734,7 +1734,9 @@ test_kind_tables(void **state)
 		assert_non_null(o->force);
 		assert_non_null(o->leave);
 		assert_non_null(o->channel);
-		assert_int_equal(o->acquire == NULL, k == RL_EXCLUSIVE);
+		assert_non_null(o->acquire);
+		assert_int_equal(o->redlock, k == RL_EXCLUSIVE);
+		assert_int_equal(o->limited, k == RL_PERMIT);
 		assert_int_equal(o->several == NULL, k == RL_EXCLUSIVE);
 		assert_int_equal(o->queue, k == RL_EXCLUSIVE);
 		assert_int_equal(o->room, k == RL_EXCLUSIVE || k == RL_PERMIT);
