@@ -140,6 +140,8 @@ struct opt {
 #define OPT_END { .name = NULL }
 /* The column where --help's texts start, after the options and commands. */
 #define HELP_COLUMN 26
+/* The width --help keeps within: a terminal's 80 columns. */
+#define HELP_WIDTH 80
 /* getopt_long's arguments for one command. */
 #define OPTS_MAX 48
 struct getopts {
@@ -184,6 +186,9 @@ struct cmd {
 	unsigned bit;
 	const char *brief;	/* one line, for redlock --help and
 				 * --complete */
+	const char *examples;	/* --help's, a line each, indented */
+	const char *exits;	/* --help's exit statuses, after "Exit
+				 * status: " (lines of at most 80 columns) */
 	unsigned flags;		/* CMD_DASHDASH */
 	enum operands operands;	/* checked before run */
 	size_t job_size;	/* what its options are read into */

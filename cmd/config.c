@@ -33,6 +33,11 @@ const struct cmd cmd_config = {
 	"(~/.config/redlock/config), else " SYSTEM_CONFIG ".\n\n",
 	.opts = config_opts, .bit = CMD_CONFIG,
 	.brief = "the settings in force, and where each is from",
+	.examples =
+	"  redlock config\n"
+	"  REDLOCK_CONFIG=/etc/redlock.conf redlock config\n",
+	.exits =
+	"0, 64 usage or a bad configuration file\n",
 	.operands = OPERANDS_NONE, .run = run
 };
 

@@ -83,6 +83,13 @@ const struct cmd cmd_exec = {
 	"ttl/3\nuntil it exits, release, and exit with its status.\n\n",
 	.opts = lock_opts, .bit = CMD_EXEC,
 	.brief = "run COMMAND holding NAME, renewing its lease",
+	.examples =
+	"  redlock exec -n -q backup -- /usr/local/bin/backup\n"
+	"  redlock exec -w 10m --fair deploy -- make deploy\n",
+	.exits =
+	"COMMAND's, or 64 usage, 65 NAME is not a lock, 69 server\n"
+	"  unreachable or refused, 75 busy (-E), 79 lease lost, 80 superseded,\n"
+	"  124 --max-hold, 126 or 127 COMMAND not run, 128+N a signal\n",
 	.flags = CMD_DASHDASH, .job_size = sizeof(struct job), .init = init,
 	.option = option, .unknown = unknown, .run = run
 };

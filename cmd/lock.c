@@ -157,6 +157,13 @@ const struct cmd cmd_lock = {
 	"a\nlater job's lock --owner TOKEN --extend DURATION NAME.\n\n",
 	.opts = lock_opts, .bit = CMD_LOCK,
 	.brief = "acquire NAME and print the owner token",
+	.examples =
+	"  tok=$(redlock lock -t 10m --keepalive deploy) && ./step1 && ./step2\n"
+	"  redlock unlock --owner \"$tok\" deploy\n",
+	.exits =
+	"0 held (the token printed), 1 --extend: not held, 64 usage,\n"
+	"  65 NAME is not a lock, 69 server unreachable or refused, 75 busy\n"
+	"  (-E), 80 superseded, 128+N a signal\n",
 	.job_size = sizeof(struct job), .init = init, .option = option,
 	.run = run
 };

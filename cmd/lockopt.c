@@ -300,19 +300,16 @@ flock_refused(const struct cmd *c, struct lockopts *o, int ch,
 const struct opt lock_opts[] = {
 	{ .name = "command", .letter = 'c', .arg = ARG_TEXT,
 	  .metavar = "STRING", .cmds = CMD_EXEC,
-	  .help = "run STRING with /bin/sh -c as COMMAND, as\n"
-	  "flock(1) does (not with -- COMMAND)" },
+	  .help = "run STRING with /bin/sh -c as COMMAND, as flock(1)" },
 	{ .name = "wait", .letter = 'w', .arg = ARG_DURATION,
 	  .parse = wait_parse,
 	  .metavar = "DURATION", .cmds = LOCKING,
-	  .help = "wait at most DURATION for NAME (default: forever;\n"
-	  "also --timeout, as flock(1) spells it)" },
+	  .help = "wait at most DURATION for NAME; also --timeout" },
 	{ .name = "timeout", .val = OPT_TIMEOUT, .arg = ARG_DURATION,
 	  .parse = wait_parse, .metavar = "DURATION", .cmds = LOCKING },
 	{ .name = "no-wait", .letter = 'n', .cmds = LOCKING,
 	  .parse = no_wait,
-	  .help = "give up at once if NAME is held (also\n"
-	  "--nonblock, --nb, as flock(1) spells it)" },
+	  .help = "give up at once if NAME is held; also --nb, --nonblock" },
 	/* flock(1)'s spellings, typed by habit. */
 	{ .name = "nonblock", .val = 'n', .cmds = LOCKING,
 	  .parse = no_wait },
@@ -333,54 +330,33 @@ const struct opt lock_opts[] = {
 	  .help = "first come, first served: wait in NAME's queue" },
 	{ .name = "supersede", .val = OPT_SUPERSEDE, .cmds = LOCKING,
 	  .parse = supersede_set,
-	  .help = "the newest waiter wins: a later --supersede\n"
-	  "waiter for NAME makes this one give up at once\n"
-	  "(exit 80), and this one makes older\n"
-	  "ones give up; the holder is not disturbed" },
+	  .help = "the newest waiter wins: older ones give up (80)" },
 	{ .name = "any", .val = OPT_ANY, .cmds = LOCKING,
 	  .parse = any_set,
-	  .help = "NAME... is a pool (up to 64 names): take\n"
-	  "whichever is free first, waiting on all at once;\n"
-	  "COMMAND gets it in $REDLOCK_NAME, lock prints it\n"
-	  "on a line after the token" },
+	  .help = "NAME... is a pool of up to 64: take the first free" },
 	{ .name = "shared", .letter = 's', .cmds = LOCKING,
 	  .parse = kind_parse,
-	  .help = "a shared (read) lock: shared holders exclude\n"
-	  "--write and exclusive ones, not each other" },
+	  .help = "a shared (read) lock, held beside other readers" },
 	{ .name = "write", .val = OPT_WRITE, .cmds = LOCKING,
 	  .parse = kind_parse,
-	  .help = "the exclusive (write) lock of a read-write lock\n"
-	  "(Redisson's RWriteLock): waits for every reader,\n"
-	  "and new readers wait for it" },
+	  .help = "the write lock of a read-write lock" },
 	{ .name = "limit", .val = OPT_LIMIT, .arg = ARG_N, .metavar = "N",
 	  .parse = kind_parse,
 	  .cmds = LOCKING,
-	  .help = "at most N holders of NAME at once (a semaphore\n"
-	  "of N leased permits); another N resizes it when\n"
-	  "no permit is taken" },
+	  .help = "at most N holders at once: a semaphore of permits" },
 	{ .name = "waiter-timeout", .val = OPT_WAITER_TIMEOUT,
 	  .parse = waiter_timeout_parse,
 	  .arg = ARG_DURATION, .metavar = "DURATION", .cmds = LOCKING,
-	  .help = "with --fair: a waiter silent this long leaves the\n"
-	  "queue (default: 5s, at most 1h; it refreshes its\n"
-	  "place every third); else how often a waiter\n"
-	  "refreshes its place in the waiting room" },
+	  .help = "a silent waiter leaves after this (5s)" },
 	{ .name = "replicas", .val = OPT_REPLICAS, .arg = ARG_N,
 	  .parse = replicas_parse, .flags = OPT_CONFIG,
 	  .metavar = "N", .cmds = LOCKING,
-	  .help = "after each acquisition and renewal, WAIT until\n"
-	  "N replicas have it (within --reply-timeout);\n"
-	  "too few: released, exit 69 (a renewal:\n"
-	  "retried); default: 1 through Sentinel when the\n"
-	  "master has replicas, else 0" },
+	  .help = "after each write, WAIT until N replicas have it" },
 	{ .name = "pubsub", .val = OPT_PUBSUB, .arg = ARG_CHOICE,
 	  .parse = pubsub_parse, .flags = OPT_CONFIG, .env = PUBSUB_VAR,
 	  .dflt = "auto",
 	  .metavar = "MODE", .choices = PUBSUB_CHOICES, .cmds = LOCKING,
-	  .help = "how releases wake waiters: auto (sharded on a\n"
-	  "Redis 7 cluster, else classic), sharded or\n"
-	  "classic, as the Java services' Redisson does\n"
-	  "(default: $REDLOCK_PUBSUB, else auto)" },
+	  .help = "how releases wake waiters: auto, sharded, classic" },
 	{ .name = "conflict-exit-code", .letter = 'E', .arg = ARG_N,
 	  .parse = conflict_parse,
 	  .metavar = "N", .cmds = LOCKING,
@@ -388,22 +364,15 @@ const struct opt lock_opts[] = {
 	{ .name = "min-hold", .val = OPT_MIN_HOLD, .arg = ARG_DURATION,
 	  .parse = min_hold_parse,
 	  .metavar = "DURATION", .cmds = LOCKING,
-	  .help = "hold NAME at least DURATION after acquiring it\n"
-	  "(at most 24h; 0: off): released sooner, it stays\n"
-	  "held, finished, until then, so that a fleet's\n"
-	  "runs of one schedule run once" },
+	  .help = "keep NAME held at least DURATION once acquired" },
 	{ .name = "label", .val = OPT_LABEL, .arg = ARG_TEXT,
 	  .parse = label_parse,
 	  .metavar = "TEXT", .cmds = LOCKING,
-	  .help = "store and show TEXT as what holds NAME, instead\n"
-	  "of the command line (default: $REDLOCK_LABEL)" },
+	  .help = "show TEXT as what holds NAME ($REDLOCK_LABEL)" },
 	{ .name = "owner", .val = OPT_OWNER, .arg = ARG_TEXT,
 	  .parse = owner_parse,
 	  .metavar = "TOKEN", .cmds = LOCKING,
-	  .help = "acquire as TOKEN: re-enter a hold taken with it\n"
-	  "(default: NAME's owner in $REDLOCK_HELD, set by\n"
-	  "an exec that holds NAME above this one; else a\n"
-	  "new token; $REDLOCK_OWNER is not read)" },
+	  .help = "acquire as TOKEN, re-entering its hold" },
 	/* flock(1)'s, with no meaning here: said, not taken as unknown. */
 	{ .name = "unlock", .val = OPT_FLOCK_UNLOCK, .cmds = LOCKING,
 	  .parse = flock_refused,
@@ -421,40 +390,29 @@ const struct opt lock_opts[] = {
 	{ .name = "on-lost", .val = OPT_ON_LOST, .arg = ARG_CHOICE,
 	  .metavar = "ACTION", .choices = "term|kill|ignore",
 	  .cmds = CMD_EXEC,
-	  .help = "when the lease is lost: term (SIGTERM, then\n"
-	  "SIGKILL after --kill-after), kill, or ignore\n"
-	  "(default: term)" },
+	  .help = "when the lease is lost: term, kill or ignore" },
 	{ .name = "kill-after", .val = OPT_KILL_AFTER, .arg = ARG_DURATION,
 	  .metavar = "DURATION", .cmds = CMD_EXEC,
-	  .help = "SIGKILL this long after SIGTERM (default: 5s)" },
+	  .help = "SIGKILL this long after SIGTERM (5s)" },
 	{ .name = "max-hold", .val = OPT_MAX_HOLD, .arg = ARG_DURATION,
 	  .metavar = "DURATION", .cmds = CMD_EXEC, .refused = CMD_LOCK,
-	  .help = "\nstop COMMAND (as --on-lost says) once it has\n"
-	  "held NAME this long, release, exit 124\n"
-	  "(default: 0, never; at least a renewal period)" },
+	  .help = "stop COMMAND after holding NAME this long (124)" },
 	{ .name = "metrics-file", .val = OPT_METRICS_FILE, .arg = ARG_FILE,
 	  .metavar = "FILE", .cmds = CMD_EXEC, .refused = CMD_LOCK,
-	  .help = "write NAME's last run and counts to FILE, in\n"
-	  "node_exporter's textfile format (FILE.lock\n"
-	  "beside it serialises writers)" },
+	  .help = "each run's metrics in node_exporter's format" },
 	{ .name = "close", .letter = 'o', .cmds = CMD_EXEC,
-	  .help = "flock(1)'s; nothing to do: COMMAND never has\n"
-	  "the lock's connection" },
+	  .help = "flock(1)'s; nothing to do" },
 	{ .name = "no-fork", .letter = 'F', .cmds = CMD_EXEC,
 	  .flags = OPT_NOCOMPLETE,
 	  .help = "flock(1)'s, refused: COMMAND runs in a child" },
 	{ .name = "keepalive", .val = OPT_KEEPALIVE, .cmds = CMD_LOCK,
-	  .help = "renew the lease from a detached watchdog until\n"
-	  "unlock, or until the process --pid exits" },
+	  .help = "renew from a detached watchdog until unlock" },
 	{ .name = "pid", .val = OPT_PID, .arg = ARG_PID, .metavar = "PID",
 	  .cmds = CMD_LOCK,
-	  .help = "with --keepalive: the process to outlive\n"
-	  "(default: the caller, redlock's parent)" },
+	  .help = "with --keepalive: the process to outlive" },
 	{ .name = "extend", .val = OPT_EXTEND, .arg = ARG_DURATION,
 	  .metavar = "DURATION", .cmds = CMD_LOCK,
-	  .help = "lengthen the lease of --owner TOKEN's hold\n"
-	  "of NAME to at least DURATION from now, never\n"
-	  "shorter, taking no hold; exit 1 if not held" },
+	  .help = "lengthen --owner TOKEN's lease, taking no hold" },
 	{ .name = "help", .letter = 'h', .cmds = LOCKING,
 	  .help = "show this help" },
 	OPT_END

@@ -44,6 +44,12 @@ const struct cmd cmd_log = {
 	"and waiters that\ngave up.\n\n",
 	.opts = log_opts, .bit = CMD_LOG,
 	.brief = "NAME's history: holds, releases, losses",
+	.examples =
+	"  redlock log -n 50 backup\n"
+	"  redlock log --follow --json backup\n",
+	.exits =
+	"0, 64 usage, 65 NAME is not a lock, 69 server unreachable or\n"
+	"  refused\n",
 	.operands = OPERANDS_NAME, .job_size = sizeof(struct view),
 	.init = init, .option = option,
 	.run = run

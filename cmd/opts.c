@@ -46,6 +46,7 @@ opts_help(const struct opt *table, unsigned bit, FILE *f)
 	const struct opt *o;
 	const char *h;
 	char left[80];
+	size_t n;
 
 	for (o = table; o->name != NULL || o->letter != 0 || o->help != NULL;
 	    o++) {
@@ -55,9 +56,17 @@ opts_help(const struct opt *table, unsigned bit, FILE *f)
 			fprintf(f, "%s\n", o->help);
 			continue;
 		}
+		/* A command's --help leaves -h to redlock --help. */
+		if (bit != CMD_GLOBAL && o->name != NULL &&
+		    strcmp(o->name, "help") == 0)
+			continue;
 		left_column(o, left, sizeof(left));
 		h = o->help;
-		if (h[0] == '\n' || strlen(left) >= HELP_COLUMN) {
+		n = strlen(left);
+		if (h[0] != '\n' && n >= HELP_COLUMN && strchr(h, '\n') == NULL &&
+		    n + 2 + strlen(h) <= HELP_WIDTH)
+			fprintf(f, "%s  ", left);	/* one line still */
+		else if (h[0] == '\n' || n >= HELP_COLUMN) {
 			fprintf(f, "%s\n%*s", left, HELP_COLUMN, "");
 			h += h[0] == '\n';
 		} else
@@ -179,6 +188,10 @@ print_help(const struct cmd *c)
 {
 	printf("usage: redlock [GLOBAL OPTIONS] %s\n\n%s", c->usage, c->help);
 	opts_help(c->opts, c->bit, stdout);
+	if (c->examples != NULL)
+		printf("\nExamples:\n%s", c->examples);
+	if (c->exits != NULL)
+		printf("\nExit status: %s", c->exits);
 	return flush_stdout();
 }
 

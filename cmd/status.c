@@ -42,6 +42,12 @@ const struct cmd cmd_status = {
 	"NAME --json's objects (exit 0 if any is held).\n\n",
 	.opts = status_opts, .bit = CMD_STATUS,
 	.brief = "who holds NAME, or every lock",
+	.examples =
+	"  redlock status deploy\n"
+	"  redlock status --json\n",
+	.exits =
+	"0 held (without NAME: some lock is), 1 free, 64 usage,\n"
+	"  65 NAME is not a lock, 69 server unreachable or refused\n",
 	.job_size = sizeof(struct ask), .init = init, .option = option,
 	.run = run
 };

@@ -41,11 +41,17 @@ struct job {
 
 const struct cmd cmd_unlock = {
 	.name = "unlock",
-	.usage = "unlock [--owner TOKEN | --force] [--pubsub MODE] NAME",
+	.usage = "unlock [--owner TOKEN | --force] NAME",
 	.help = "Release one hold of NAME taken with TOKEN; the last one "
 	"frees it\nand wakes a waiter.\n\n",
 	.opts = unlock_opts, .bit = CMD_UNLOCK,
 	.brief = "release one hold of NAME",
+	.examples =
+	"  redlock unlock --owner \"$tok\" deploy\n"
+	"  redlock unlock --force deploy\n",
+	.exits =
+	"0 released (or --force: removed), 1 not held by that owner,\n"
+	"  64 usage, 65 NAME is not a lock, 69 server unreachable or refused\n",
 	.operands = OPERANDS_NAME, .job_size = sizeof(struct job),
 	.init = init, .option = option,
 	.run = run

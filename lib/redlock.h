@@ -456,10 +456,20 @@ enum rl_join {
 	RL_JOIN_AGAIN		/* queued before: being absent means evicted */
 };
 
-/* One attempt, one round trip. FAIR is NULL for a plain lock. */
-enum rl_err rl_try_acquire(rl_client *c, const struct rl_lock *l,
-    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
-    enum rl_join join, struct rl_attempt *a);
+/* One attempt: lock L for its owner, with a lease of TTL_MS, by the
+ * caller META describes, in fair queue FAIR (NULL for a plain lock),
+ * joining the waiters when busy as JOIN says. */
+struct rl_try {
+	const struct rl_lock *l;
+	int64_t ttl_ms;
+	const struct rl_meta *meta;
+	const struct rl_fair *fair;
+	enum rl_join join;
+};
+
+/* One attempt, one round trip. */
+enum rl_err rl_try_acquire(rl_client *c, const struct rl_try *t,
+    struct rl_attempt *a);
 
 /* Called after each busy attempt while waiting, and about once a second
  * in between with the lease and hold times advanced locally (no round
@@ -698,7 +708,8 @@ struct rl_qentry {
 	long pid;
 	const char *user;
 	const char *cmd;
-	int64_t since_ms;	/* held for / waiting for; -1 when unknown */
+	int64_t age_ms;		/* held for / waiting for; -1 when unknown
+				 * (since_ms elsewhere is an epoch) */
 	int64_t held_until_ms;	/* holder: finished (--min-hold), held until
 				 * then (server clock, epoch ms); else -1 */
 	int64_t gives_up_ms;	/* waiter: until it gives up (its -w); -1:

@@ -567,14 +567,13 @@ rl_format_sub(const char *const *ch, size_t n, char *cmd[2], size_t len[2])
 
 enum rl_err
 rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
-    const struct rl_script *s, int nkeys, const char **keys, int nargs,
-    const char **args)
+    const struct rl_call *call)
 {
 	struct rl_round_opts def = rl_opts(c, 1);
 
 	rl_round_end(&c->round);
-	if (rl_round_script(&c->round, c->nodes, c->n, o ? o : &def, s, nkeys,
-	    keys, nargs, args) < 0 || (c->replicas != 0 && wait_ms > 0 &&
+	if (rl_round_script(&c->round, c->nodes, c->n, o ? o : &def,
+	    call) < 0 || (c->replicas != 0 && wait_ms > 0 &&
 	    rl_round_ack(&c->round, c->replicas, wait_ms) < 0)) {
 		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
@@ -586,21 +585,19 @@ rl_run_open(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
 
 enum rl_err
 rl_run_ack(rl_client *c, const struct rl_round_opts *o, int64_t wait_ms,
-    const struct rl_script *s, int nkeys, const char **keys, int nargs,
-    const char **args)
+    const struct rl_call *call)
 {
-	enum rl_err e = rl_run_open(c, o, wait_ms, s, nkeys, keys, nargs,
-	    args);
+	enum rl_err e = rl_run_open(c, o, wait_ms, call);
 
 	rl_round_end(&c->round);
 	return e;
 }
 
 enum rl_err
-rl_run(rl_client *c, const struct rl_round_opts *o, const struct rl_script *s,
-    int nkeys, const char **keys, int nargs, const char **args)
+rl_run(rl_client *c, const struct rl_round_opts *o,
+    const struct rl_call *call)
 {
-	return rl_run_ack(c, o, 0, s, nkeys, keys, nargs, args);
+	return rl_run_ack(c, o, 0, call);
 }
 
 enum rl_err
@@ -654,15 +651,7 @@ distinct(rl_client *c)
 	/* What a lock may run: SCRIPT EXISTS asks behind the check (no
 	 * round trip of its own) which ones each server has, so that what
 	 * must run goes by SHA there (rl_opts_pub), whole elsewhere. */
-	static const char *const shas[] = {
-		rl_script_acquire.sha, rl_script_release.sha,
-		rl_script_renew.sha, rl_script_leave.sha,
-		rl_script_room_leave.sha, rl_script_force.sha,
-		rl_script_rw_acquire.sha, rl_script_rw_release.sha,
-		rl_script_rw_renew.sha, rl_script_rw_leave.sha,
-		rl_script_permit_acquire.sha, rl_script_permit_release.sha,
-		rl_script_permit_renew.sha, rl_script_permit_force.sha,
-	};
+	static const struct rl_call runid = { .s = &rl_script_runid };
 	struct rl_round_opts o = rl_opts(c, 2);
 	const char *a, *b;
 	char ua[512], ub[512];
@@ -670,9 +659,8 @@ distinct(rl_client *c)
 
 	o.reply_ms = c->connect_timeout_ms;
 	rl_round_end(&c->round);
-	if (rl_round_script(&c->round, c->nodes, c->n, &o, &rl_script_runid,
-	    0, NULL, 0, NULL) < 0 || rl_round_exists(&c->round, shas,
-	    sizeof(shas) / sizeof(shas[0])) < 0) {
+	if (rl_round_script(&c->round, c->nodes, c->n, &o, &runid) < 0 ||
+	    rl_round_exists(&c->round, rl_script_shas, RL_SCRIPTS) < 0) {
 		rl_round_end(&c->round);
 		return rl_seterr(c, RL_ENOMEM, "out of memory");
 	}
@@ -710,7 +698,7 @@ connect_all(rl_client *c)
 {
 	if (rl_quorum_check_distinct(c->n))
 		return distinct(c);
-	if (rl_run(c, NULL, NULL, 0, NULL, 0, NULL) != RL_OK)
+	if (rl_run(c, NULL, NULL) != RL_OK)
 		return RL_ENOMEM;
 	for (size_t j = 0; j < c->n; j++)
 		if (c->nodes[j].conn.state == RL_CONN_READY)

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 
 #include "redlock.h"
+#include "rl_call.h"
 #include "rl_round.h"
 
 struct rl_client {
@@ -91,24 +92,21 @@ void rl_client_way_out(rl_client *c);
  * of memory. */
 int rl_format_sub(const char *const *ch, size_t n, char *cmd[2],
     size_t len[2]);
-/* Run script S on every master and wait for the round to end (each step
- * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL).
- * Replies are in c->nodes[i].reply until the next round. RL_ENOMEM only:
- * what came back is for the caller to add up. */
+/* Run CALL on every master and wait for the round to end (each step
+ * bounded by the timeouts of O, or of rl_opts(c, 1) when O is NULL); CALL
+ * NULL: only connect. Replies are in c->nodes[i].reply until the next
+ * round. RL_ENOMEM only: what came back is for the caller to add up. */
 enum rl_err rl_run(rl_client *c, const struct rl_round_opts *o,
-    const struct rl_script *s, int nkeys, const char **keys, int nargs,
-    const char **args);
+    const struct rl_call *call);
 /* rl_run, with WAIT for c->replicas (within WAIT_MS) pipelined behind the
  * script when there are any to wait for. */
 enum rl_err rl_run_ack(rl_client *c, const struct rl_round_opts *o,
-    int64_t wait_ms, const struct rl_script *s, int nkeys, const char **keys,
-    int nargs, const char **args);
+    int64_t wait_ms, const struct rl_call *call);
 /* rl_run_ack, but a round on the side of a call (opts aside) keeps its
  * replies in the nodes, to be read, until rl_round_end(&c->round) frees
  * them and puts those of the round before back (rl_round_end_keep). */
 enum rl_err rl_run_open(rl_client *c, const struct rl_round_opts *o,
-    int64_t wait_ms, const struct rl_script *s, int nkeys, const char **keys,
-    int nargs, const char **args);
+    int64_t wait_ms, const struct rl_call *call);
 /* Replica acknowledgement of the last round, as rl_quorum_acks takes
  * it: the count each master gave into ACKS, and the count wanted. In the
  * Sentinel default (c->replicas -1) one acknowledgement is wanted, and a

@@ -7,6 +7,9 @@
 
 #include "rl_decode.h"
 
+/* A stream entry (XRANGE): {id, {field, value...}}. */
+enum { EV_ID, EV_FIELDS };
+
 static const redisReply *
 elem(const redisReply *r, size_t i)
 {
@@ -45,6 +48,13 @@ rl_elem_str(const redisReply *r, size_t i)
 	return e->str;
 }
 
+/* The scripts' verdicts, as their RETURNS headers give them, are these. */
+_Static_assert(RL_RET_ACQUIRED == RL_V_YES && RL_RET_BUSY == RL_V_NO &&
+    RL_RET_WRONGTYPE == RL_V_WRONGTYPE && RL_RET_RELEASED == RL_V_RELEASED &&
+    RL_RET_NESTED == RL_V_YES && RL_RET_NOT_HELD == RL_V_NO &&
+    RL_RET_DELETED == RL_V_YES && RL_RET_FREE == RL_V_NO &&
+    RL_RET_HELD == RL_V_YES, "a script's verdict is not rl_verdict's");
+
 enum rl_verdict
 rl_verdict(const redisReply *r)
 {
@@ -60,50 +70,53 @@ rl_verdict(const redisReply *r)
 	    (enum rl_verdict)v : RL_V_BAD;
 }
 
-/* Where a holder's process runs, from the three elements of E from
- * FIRST on: boot id, pid namespace, renewed (1). */
+/* Where a holder's process runs, from the elements of E at BOOT, PIDNS
+ * and RENEWED (PROC_AT(SHAPE): those of reply shape SHAPE): boot id, pid
+ * namespace, renewed (1). */
+#define PROC_AT(S) RL_RET_##S##_BOOT, RL_RET_##S##_PIDNS, RL_RET_##S##_RENEWED
 static void
-proc_of(const redisReply *e, size_t first, struct rl_proc *p)
+proc_of(const redisReply *e, size_t boot, size_t pidns, size_t renewed,
+    struct rl_proc *p)
 {
-	p->boot = rl_elem_str(e, first);
-	p->pidns = rl_elem_str(e, first + 1);
-	p->renewed = rl_elem_int(e, first + 2, 0) == 1;
+	p->boot = rl_elem_str(e, boot);
+	p->pidns = rl_elem_str(e, pidns);
+	p->renewed = rl_elem_int(e, renewed, 0) == 1;
 }
 
 static enum rl_verdict
 wrongtype(const redisReply *r, const char **key, const char **type)
 {
-	*key = rl_elem_str(r, RL_R_BADKEY);
-	*type = rl_elem_str(r, RL_R_BADTYPE);
+	*key = rl_elem_str(r, RL_RET_WRONGTYPE_KEY);
+	*type = rl_elem_str(r, RL_RET_WRONGTYPE_TYPE);
 	return RL_V_WRONGTYPE;
 }
 
 static void
 holder(const redisReply *r, struct rl_attempt *a)
 {
-	a->pttl = rl_elem_int(r, RL_BUSY_PTTL, -1);
-	a->owner = rl_elem_str(r, RL_BUSY_OWNER);
-	a->host = rl_elem_str(r, RL_BUSY_HOST);
-	a->pid = (long)rl_elem_int(r, RL_BUSY_PID, 0);
-	a->cmd = rl_elem_str(r, RL_BUSY_CMD);
-	a->held_ms = rl_elem_int(r, RL_BUSY_HELD_MS, -1);
-	a->position = rl_elem_int(r, RL_BUSY_POSITION, 0);
-	a->queued = rl_elem_int(r, RL_BUSY_QUEUED, 0);
-	a->head_wait_ms = rl_elem_int(r, RL_BUSY_HEAD_WAIT, -1);
-	a->rejoined = rl_elem_int(r, RL_BUSY_REJOINED, 0) == 1;
-	a->ahead = rl_elem_int(r, RL_BUSY_AHEAD, -1);
-	a->listen = rl_elem_int(r, RL_BUSY_LISTEN, 0) == 1;
-	a->announced = rl_elem_int(r, RL_BUSY_ANNOUNCED, 0) == 1;
-	a->held_until_ms = rl_elem_int(r, RL_BUSY_UNTIL, 0);
-	a->by_owner = rl_elem_str(r, RL_BUSY_BY_OWNER);
+	a->pttl = rl_elem_int(r, RL_RET_BUSY_PTTL, -1);
+	a->owner = rl_elem_str(r, RL_RET_BUSY_OWNER);
+	a->host = rl_elem_str(r, RL_RET_BUSY_HOST);
+	a->pid = (long)rl_elem_int(r, RL_RET_BUSY_PID, 0);
+	a->cmd = rl_elem_str(r, RL_RET_BUSY_CMD);
+	a->held_ms = rl_elem_int(r, RL_RET_BUSY_HELD_MS, -1);
+	a->position = rl_elem_int(r, RL_RET_BUSY_POSITION, 0);
+	a->queued = rl_elem_int(r, RL_RET_BUSY_QUEUED, 0);
+	a->head_wait_ms = rl_elem_int(r, RL_RET_BUSY_HEAD_WAIT_MS, -1);
+	a->rejoined = rl_elem_int(r, RL_RET_BUSY_REJOINED, 0) == 1;
+	a->ahead = rl_elem_int(r, RL_RET_BUSY_AHEAD, -1);
+	a->listen = rl_elem_int(r, RL_RET_BUSY_LISTEN, 0) == 1;
+	a->announced = rl_elem_int(r, RL_RET_BUSY_ANNOUNCED, 0) == 1;
+	a->held_until_ms = rl_elem_int(r, RL_RET_BUSY_HELD_UNTIL, 0);
+	a->by_owner = rl_elem_str(r, RL_RET_BUSY_BY_OWNER);
 	a->superseded = a->by_owner != NULL;
 	a->lapsed = a->superseded && a->by_owner[0] == '\0';
 	if (a->lapsed)
 		a->by_owner = NULL;
-	a->gone = rl_elem_int(r, RL_BUSY_GONE, 0) == 1;
-	a->by_host = rl_elem_str(r, RL_BUSY_BY_HOST);
-	a->by_pid = (long)rl_elem_int(r, RL_BUSY_BY_PID, 0);
-	a->by_cmd = rl_elem_str(r, RL_BUSY_BY_CMD);
+	a->gone = rl_elem_int(r, RL_RET_BUSY_GONE, 0) == 1;
+	a->by_host = rl_elem_str(r, RL_RET_BUSY_BY_HOST);
+	a->by_pid = (long)rl_elem_int(r, RL_RET_BUSY_BY_PID, 0);
+	a->by_cmd = rl_elem_str(r, RL_RET_BUSY_BY_CMD);
 }
 
 enum rl_verdict
@@ -113,10 +126,10 @@ rl_decode_acquire(const redisReply *r, struct rl_attempt *a)
 
 	switch (v) {
 	case RL_V_YES:
-		a->fence = rl_elem_int(r, RL_ACQ_FENCE, 0);
-		a->holds = rl_elem_int(r, RL_ACQ_HOLDS, 1);
-		a->nopub = rl_elem_str(r, RL_ACQ_NOPUB);
-		a->skipped = rl_elem_str(r, RL_ACQ_SKIPPED);
+		a->fence = rl_elem_int(r, RL_RET_ACQUIRED_FENCE, 0);
+		a->holds = rl_elem_int(r, RL_RET_ACQUIRED_HOLDS, 1);
+		a->nopub = rl_elem_str(r, RL_RET_ACQUIRED_NOPUB);
+		a->skipped = rl_elem_str(r, RL_RET_ACQUIRED_SKIPPED);
 		return v;
 	case RL_V_NO:
 		holder(r, a);
@@ -138,11 +151,11 @@ rl_decode_release(const redisReply *r, int64_t *holds, const char **nopub)
 	*holds = 0;
 	*nopub = NULL;
 	if (v == RL_V_RELEASED)
-		*nopub = rl_elem_str(r, RL_REL_NOPUB);
+		*nopub = rl_elem_str(r, RL_RET_RELEASED_NOPUB);
 	else if (v == RL_V_YES)
-		*holds = rl_elem_int(r, RL_REL_HOLDS, 0);
+		*holds = rl_elem_int(r, RL_RET_NESTED_HOLDS, 0);
 	else if (v == RL_V_NO)
-		*holds = rl_elem_int(r, RL_REL_EXISTS, 0);
+		*holds = rl_elem_int(r, RL_RET_NOT_HELD_EXISTS, 0);
 	return v;
 }
 
@@ -150,7 +163,7 @@ int64_t
 rl_decode_release_until(const redisReply *r)
 {
 	return rl_verdict(r) == RL_V_RELEASED ?
-	    rl_elem_int(r, RL_REL_UNTIL, 0) : 0;
+	    rl_elem_int(r, RL_RET_RELEASED_UNTIL, 0) : 0;
 }
 
 enum rl_verdict
@@ -158,21 +171,21 @@ rl_decode_force(const redisReply *r, const char **nopub)
 {
 	enum rl_verdict v = rl_verdict(r);
 
-	*nopub = v == RL_V_YES ? rl_elem_str(r, RL_FORCE_NOPUB) : NULL;
+	*nopub = v == RL_V_YES ? rl_elem_str(r, RL_RET_DELETED_NOPUB) : NULL;
 	return v == RL_V_RELEASED ? RL_V_BAD : v;
 }
 
 void
 rl_decode_forced(const redisReply *r, struct rl_attempt *a)
 {
-	if (rl_verdict(r) != RL_V_YES || rl_elem_str(r, RL_FORCE_OWNER) == NULL)
+	if (rl_verdict(r) != RL_V_YES || rl_elem_str(r, RL_RET_DELETED_OWNER) == NULL)
 		return;
-	a->owner = rl_elem_str(r, RL_FORCE_OWNER);
-	a->host = rl_elem_str(r, RL_FORCE_HOST);
-	a->pid = (long)rl_elem_int(r, RL_FORCE_PID, 0);
-	a->user = rl_elem_str(r, RL_FORCE_USER);
-	a->cmd = rl_elem_str(r, RL_FORCE_CMD);
-	a->held_ms = rl_elem_int(r, RL_FORCE_HELD, -1);
+	a->owner = rl_elem_str(r, RL_RET_DELETED_OWNER);
+	a->host = rl_elem_str(r, RL_RET_DELETED_HOST);
+	a->pid = (long)rl_elem_int(r, RL_RET_DELETED_PID, 0);
+	a->user = rl_elem_str(r, RL_RET_DELETED_USER);
+	a->cmd = rl_elem_str(r, RL_RET_DELETED_CMD);
+	a->held_ms = rl_elem_int(r, RL_RET_DELETED_HELD_MS, -1);
 }
 
 /* A decimal field value S, or DEF when empty or not a number. */
@@ -252,7 +265,7 @@ packed(struct rl_event *ev, const redisReply *v, char **arena)
 size_t
 rl_event_room(const redisReply *r)
 {
-	const redisReply *f = elem(r, 1);
+	const redisReply *f = elem(r, EV_FIELDS);
 	size_t i, n = 0;
 
 	for (i = 0; f != NULL && f->type == REDIS_REPLY_ARRAY &&
@@ -264,7 +277,7 @@ rl_event_room(const redisReply *r)
 int
 rl_decode_event(const redisReply *r, struct rl_event *ev, char **arena)
 {
-	const redisReply *id = elem(r, 0), *f = elem(r, 1);
+	const redisReply *id = elem(r, EV_ID), *f = elem(r, EV_FIELDS);
 	size_t i;
 
 	memset(ev, 0, sizeof(*ev));
@@ -429,13 +442,14 @@ rl_decode_renew(const redisReply *r)
 		return RL_V_NONE;
 	if (r->type != REDIS_REPLY_INTEGER)
 		return RL_V_BAD;
-	return r->integer == 1 ? RL_V_YES : RL_V_NO;
+	return r->integer == RL_RET_RENEWED ? RL_V_YES : RL_V_NO;
 }
 
 int
 rl_decode_renew_taken(const redisReply *r)
 {
-	return r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer == 2;
+	return r != NULL && r->type == REDIS_REPLY_INTEGER &&
+	    r->integer == RL_RET_TAKEN;
 }
 
 /* The array at position I of R (its element count in *N), or NULL. */
@@ -454,7 +468,7 @@ list(const redisReply *r, size_t i, size_t *n)
 static void
 semaphore(const redisReply *r, struct rl_status *st)
 {
-	const char *kind = rl_elem_str(r, RL_R_KIND);
+	const char *kind = rl_elem_str(r, RL_RET_WRONGTYPE_KIND);
 
 	if (kind != NULL && strcmp(kind, "semaphore") == 0)
 		st->kind = RL_KIND_SEMAPHORE;
@@ -462,26 +476,26 @@ semaphore(const redisReply *r, struct rl_status *st)
 		st->kind = RL_KIND_EXPIRABLE;
 	else
 		return;
-	st->free = rl_elem_int(r, RL_R_FREE, 0);
-	st->taken = rl_elem_int(r, RL_R_TAKEN, 0);
-	st->list = list(r, RL_R_PERMITS, &st->permits);
-	st->waiting = rl_elem_int(r, RL_R_WAITING, 0);
-	st->ours = rl_elem_int(r, RL_R_OURS, 0);
+	st->free = rl_elem_int(r, RL_RET_WRONGTYPE_FREE, 0);
+	st->taken = rl_elem_int(r, RL_RET_WRONGTYPE_TAKEN, 0);
+	st->list = list(r, RL_RET_WRONGTYPE_PERMITS, &st->permits);
+	st->waiting = rl_elem_int(r, RL_RET_WRONGTYPE_WAITING, 0);
+	st->ours = rl_elem_int(r, RL_RET_WRONGTYPE_OURS, 0);
 }
 
 /* Held: a Redisson read-write lock when the reply names a mode. */
 static void
 rwlock(const redisReply *r, struct rl_status *st)
 {
-	const char *mode = rl_elem_str(r, RL_ST_MODE);
+	const char *mode = rl_elem_str(r, RL_RET_HELD_MODE);
 
 	if (mode == NULL ||
 	    (strcmp(mode, "read") != 0 && strcmp(mode, "write") != 0))
 		return;
 	st->kind = RL_KIND_RWLOCK;
 	st->mode = mode;
-	st->list = list(r, RL_ST_READERS, &st->readers);
-	st->writer = rl_elem_str(r, RL_ST_WRITER);
+	st->list = list(r, RL_RET_HELD_READERS, &st->readers);
+	st->writer = rl_elem_str(r, RL_RET_HELD_WRITER);
 }
 
 enum rl_verdict
@@ -500,23 +514,23 @@ rl_decode_status(const redisReply *r, struct rl_status *st)
 	}
 	if (v != RL_V_YES && v != RL_V_NO)
 		return v == RL_V_NONE ? v : RL_V_BAD;
-	st->waiting = rl_elem_int(r, RL_ST_WAITING, 0);
+	st->waiting = rl_elem_int(r, RL_RET_HELD_WAITING, 0);
 	if (v == RL_V_NO)
 		return v;
 	st->held = 1;
 	rwlock(r, st);
-	st->pttl = rl_elem_int(r, RL_ST_PTTL, -1);
-	st->owner = rl_elem_str(r, RL_ST_OWNER);
-	st->holds = rl_elem_int(r, RL_ST_HOLDS, 0);
-	st->host = rl_elem_str(r, RL_ST_HOST);
-	st->pid = (long)rl_elem_int(r, RL_ST_PID, 0);
-	st->user = rl_elem_str(r, RL_ST_USER);
-	st->cmd = rl_elem_str(r, RL_ST_CMD);
-	st->since_ms = rl_elem_int(r, RL_ST_SINCE, -1);
-	st->fence = rl_elem_int(r, RL_ST_FENCE, -1);
-	st->held_ms = rl_elem_int(r, RL_ST_HELD_MS, -1);
-	st->held_until_ms = rl_elem_int(r, RL_ST_UNTIL, 0);
-	proc_of(r, RL_ST_BOOT, &st->proc);
+	st->pttl = rl_elem_int(r, RL_RET_HELD_PTTL, -1);
+	st->owner = rl_elem_str(r, RL_RET_HELD_OWNER);
+	st->holds = rl_elem_int(r, RL_RET_HELD_HOLDS, 0);
+	st->host = rl_elem_str(r, RL_RET_HELD_HOST);
+	st->pid = (long)rl_elem_int(r, RL_RET_HELD_PID, 0);
+	st->user = rl_elem_str(r, RL_RET_HELD_USER);
+	st->cmd = rl_elem_str(r, RL_RET_HELD_CMD);
+	st->since_ms = rl_elem_int(r, RL_RET_HELD_SINCE_MS, -1);
+	st->fence = rl_elem_int(r, RL_RET_HELD_FENCE, -1);
+	st->held_ms = rl_elem_int(r, RL_RET_HELD_HELD_MS, -1);
+	st->held_until_ms = rl_elem_int(r, RL_RET_HELD_HELD_UNTIL, 0);
+	proc_of(r, PROC_AT(HELD), &st->proc);
 	return v;
 }
 
@@ -532,17 +546,17 @@ rl_status_reader(const struct rl_status *st, size_t i, struct rl_reader *rd)
 	rd->fence = -1;
 	if (e == NULL || e->type != REDIS_REPLY_ARRAY)
 		return -1;
-	rd->owner = rl_elem_str(e, RL_RD_OWNER);
-	rd->holds = rl_elem_int(e, RL_RD_HOLDS, 0);
-	rd->pttl = rl_elem_int(e, RL_RD_PTTL, -1);
-	rd->host = rl_elem_str(e, RL_RD_HOST);
-	rd->pid = (long)rl_elem_int(e, RL_RD_PID, 0);
-	rd->user = rl_elem_str(e, RL_RD_USER);
-	rd->cmd = rl_elem_str(e, RL_RD_CMD);
-	rd->since_ms = rl_elem_int(e, RL_RD_SINCE, -1);
-	rd->fence = rl_elem_int(e, RL_RD_FENCE, -1);
-	rd->held_until_ms = rl_elem_int(e, RL_RD_UNTIL, 0);
-	proc_of(e, RL_RD_BOOT, &rd->proc);
+	rd->owner = rl_elem_str(e, RL_RET_READER_OWNER);
+	rd->holds = rl_elem_int(e, RL_RET_READER_HOLDS, 0);
+	rd->pttl = rl_elem_int(e, RL_RET_READER_PTTL, -1);
+	rd->host = rl_elem_str(e, RL_RET_READER_HOST);
+	rd->pid = (long)rl_elem_int(e, RL_RET_READER_PID, 0);
+	rd->user = rl_elem_str(e, RL_RET_READER_USER);
+	rd->cmd = rl_elem_str(e, RL_RET_READER_CMD);
+	rd->since_ms = rl_elem_int(e, RL_RET_READER_SINCE_MS, -1);
+	rd->fence = rl_elem_int(e, RL_RET_READER_FENCE, -1);
+	rd->held_until_ms = rl_elem_int(e, RL_RET_READER_HELD_UNTIL, 0);
+	proc_of(e, PROC_AT(READER), &rd->proc);
 	return 0;
 }
 
@@ -556,18 +570,18 @@ rl_status_permit(const struct rl_status *st, size_t i, struct rl_permit *p)
 	p->expires_ms = -1;
 	if (e == NULL || e->type != REDIS_REPLY_ARRAY)
 		return -1;
-	p->id = rl_elem_str(e, RL_PM_ID);
-	p->expires_ms = rl_elem_int(e, RL_PM_EXPIRES, -1);
-	p->left_ms = p->expires_ms >= 0 ? rl_elem_int(e, RL_PM_LEFT, 0) : 0;
-	p->host = rl_elem_str(e, RL_PM_HOST);
-	p->pid = (long)rl_elem_int(e, RL_PM_PID, 0);
-	p->user = rl_elem_str(e, RL_PM_USER);
-	p->cmd = rl_elem_str(e, RL_PM_CMD);
-	p->since_ms = rl_elem_int(e, RL_PM_SINCE, -1);
-	p->fence = rl_elem_int(e, RL_PM_FENCE, -1);
-	p->owner = rl_elem_str(e, RL_PM_OWNER);
-	p->held_until_ms = rl_elem_int(e, RL_PM_UNTIL, 0);
-	proc_of(e, RL_PM_BOOT, &p->proc);
+	p->id = rl_elem_str(e, RL_RET_PERMIT_ID);
+	p->expires_ms = rl_elem_int(e, RL_RET_PERMIT_EXPIRES_MS, -1);
+	p->left_ms = p->expires_ms >= 0 ? rl_elem_int(e, RL_RET_PERMIT_LEFT_MS, 0) : 0;
+	p->host = rl_elem_str(e, RL_RET_PERMIT_HOST);
+	p->pid = (long)rl_elem_int(e, RL_RET_PERMIT_PID, 0);
+	p->user = rl_elem_str(e, RL_RET_PERMIT_USER);
+	p->cmd = rl_elem_str(e, RL_RET_PERMIT_CMD);
+	p->since_ms = rl_elem_int(e, RL_RET_PERMIT_SINCE_MS, -1);
+	p->fence = rl_elem_int(e, RL_RET_PERMIT_FENCE, -1);
+	p->owner = rl_elem_str(e, RL_RET_PERMIT_OWNER);
+	p->held_until_ms = rl_elem_int(e, RL_RET_PERMIT_HELD_UNTIL, 0);
+	proc_of(e, PROC_AT(PERMIT), &p->proc);
 	return 0;
 }
 
@@ -579,29 +593,29 @@ rl_decode_leave(const redisReply *r, int64_t *position)
 		return RL_V_NONE;
 	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
 		return RL_V_BAD;
-	*position = rl_elem_int(r, RL_LEAVE_POSITION, 0);
+	*position = rl_elem_int(r, RL_RET_LEFT_POSITION, 0);
 	return RL_V_YES;
 }
 
 static void
 qentry(const redisReply *e, struct rl_qentry *q)
 {
-	q->owner = rl_elem_str(e, RL_QE_OWNER);
-	q->ms = rl_elem_int(e, RL_QE_MS, INT64_MIN);
-	q->host = rl_elem_str(e, RL_QE_HOST);
-	q->pid = (long)rl_elem_int(e, RL_QE_PID, 0);
-	q->user = rl_elem_str(e, RL_QE_USER);
-	q->cmd = rl_elem_str(e, RL_QE_CMD);
-	q->since_ms = rl_elem_int(e, RL_QE_SINCE, -1);
-	q->held_until_ms = rl_elem_int(e, RL_QE_UNTIL, -1);
-	q->gives_up_ms = rl_elem_int(e, RL_QE_GIVES_UP, INT64_MIN);
-	proc_of(e, RL_QE_BOOT, &q->proc);
+	q->owner = rl_elem_str(e, RL_RET_ENTRY_OWNER);
+	q->ms = rl_elem_int(e, RL_RET_ENTRY_MS, INT64_MIN);
+	q->host = rl_elem_str(e, RL_RET_ENTRY_HOST);
+	q->pid = (long)rl_elem_int(e, RL_RET_ENTRY_PID, 0);
+	q->user = rl_elem_str(e, RL_RET_ENTRY_USER);
+	q->cmd = rl_elem_str(e, RL_RET_ENTRY_CMD);
+	q->age_ms = rl_elem_int(e, RL_RET_ENTRY_AGE_MS, -1);
+	q->held_until_ms = rl_elem_int(e, RL_RET_ENTRY_HELD_UNTIL, -1);
+	q->gives_up_ms = rl_elem_int(e, RL_RET_ENTRY_GIVES_UP, INT64_MIN);
+	proc_of(e, PROC_AT(ENTRY), &q->proc);
 }
 
 int
 rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
 {
-	const redisReply *h = elem(r, RL_Q_HOLDER), *rw, *g;
+	const redisReply *h = elem(r, RL_RET_QUEUE_HOLDER), *rw, *g;
 	size_t i;
 
 	memset(q, 0, sizeof(*q));
@@ -620,24 +634,24 @@ rl_decode_queue(const redisReply *r, struct rl_queue *q, enum rl_verdict *v)
 		q->held = 1;
 		qentry(h, &q->holder);
 	}
-	q->unordered = rl_elem_int(r, RL_Q_UNORDERED, 0);
-	rw = elem(r, RL_Q_RW);
+	q->unordered = rl_elem_int(r, RL_RET_QUEUE_UNORDERED, 0);
+	rw = elem(r, RL_RET_QUEUE_RW);
 	if (rw != NULL && rw->type == REDIS_REPLY_ARRAY && rw->elements > 0) {
-		q->mode = rl_elem_str(rw, RL_QRW_MODE);
-		q->readers = rl_elem_int(rw, RL_QRW_READERS, 0);
-		q->rw_waiting = rl_elem_int(rw, RL_QRW_WAITING, 0);
-		q->writer = rl_elem_str(rw, RL_QRW_WRITER);
-		q->writer_ms = rl_elem_int(rw, RL_QRW_WRITER_MS, -1);
+		q->mode = rl_elem_str(rw, RL_RET_RW_MODE);
+		q->readers = rl_elem_int(rw, RL_RET_RW_READERS, 0);
+		q->rw_waiting = rl_elem_int(rw, RL_RET_RW_WAITING, 0);
+		q->writer = rl_elem_str(rw, RL_RET_RW_WRITER);
+		q->writer_ms = rl_elem_int(rw, RL_RET_RW_WRITER_MS, -1);
 	}
-	q->n = r->elements > RL_Q_WAITERS ? r->elements - RL_Q_WAITERS : 0;
+	q->n = r->elements > RL_RET_QUEUE_WAITERS ? r->elements - RL_RET_QUEUE_WAITERS : 0;
 	if (q->n > 0 &&
 	    (q->waiters = calloc(q->n, sizeof(*q->waiters))) == NULL) {
 		q->n = 0;
 		return -1;
 	}
 	for (i = 0; i < q->n; i++)
-		qentry(r->element[i + RL_Q_WAITERS], &q->waiters[i]);
-	g = elem(r, RL_Q_GUESTS);
+		qentry(r->element[i + RL_RET_QUEUE_WAITERS], &q->waiters[i]);
+	g = elem(r, RL_RET_QUEUE_GUESTS);
 	q->nguests = g != NULL && g->type == REDIS_REPLY_ARRAY ?
 	    g->elements : 0;
 	if (q->nguests > 0 &&

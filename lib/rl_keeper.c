@@ -166,8 +166,8 @@ start(rl_keeper *k, int64_t now)
 		o.connect_ms = k->period;
 	if (o.reply_ms > k->period - wait_ms)
 		o.reply_ms = k->period - wait_ms;
-	if (rl_round_script(&k->round, k->c->nodes, k->c->n, &o, r->s,
-	    r->nkeys, r->keys, r->nargs, r->args) < 0 || (wait_ms > 0 &&
+	if (rl_round_script(&k->round, k->c->nodes, k->c->n, &o, r) < 0 ||
+	    (wait_ms > 0 &&
 	    rl_round_ack(&k->round, k->c->replicas, wait_ms) < 0)) {
 		rl_round_end(&k->round);
 		k->next = now + retry_gap(k);

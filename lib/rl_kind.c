@@ -1,5 +1,6 @@
-/* rl_kind.c: the script calls of shared locks, write locks and permits,
- * in Redisson's RReadWriteLock and RPermitExpirableSemaphore layouts. */
+/* rl_kind.c: the script calls of each kind of lock: plain (and fair)
+ * locks, shared locks, write locks and permits, in Redisson's RLock,
+ * RFairLock, RReadWriteLock and RPermitExpirableSemaphore layouts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +19,26 @@ rl_call_free(struct rl_call *call)
 
 	for (i = 0; i < call->nown; i++)
 		free(call->own[i]);
+	free(call->own);
 	memset(call, 0, sizeof(*call));
 }
 
 const char *
 rl_call_own(struct rl_call *call, char *s)
 {
-	if (s == NULL || call->nown == sizeof(call->own) /
-	    sizeof(call->own[0])) {
-		free(s);
+	size_t room = call->room > 0 ? 2 * call->room : 8;
+	char **own;
+
+	if (s != NULL && call->nown == call->room) {
+		if ((own = realloc(call->own, room * sizeof(*own))) == NULL) {
+			free(s);
+			s = NULL;
+		} else {
+			call->own = own;
+			call->room = room;
+		}
+	}
+	if (s == NULL) {
 		call->nomem = 1;
 		return NULL;
 	}
@@ -34,11 +46,32 @@ rl_call_own(struct rl_call *call, char *s)
 	return s;
 }
 
+const char *
+rl_call_copy(struct rl_call *call, const char *s)
+{
+	return rl_call_own(call, strdup(s));
+}
+
+const char *
+rl_call_num(struct rl_call *call, int64_t v)
+{
+	char n[24];
+
+	snprintf(n, sizeof(n), "%lld", (long long)v);
+	return rl_call_copy(call, n);
+}
+
 /* S, kept by the call; NULL when out of memory. */
 static const char *
 own(struct rl_call *call, char *s)
 {
 	return rl_call_own(call, s);
+}
+
+static const char *
+num(struct rl_call *call, int64_t v)
+{
+	return rl_call_num(call, v);
 }
 
 char *
@@ -60,73 +93,33 @@ rl_history_entry(const char *const *f, size_t n)
 	return s;
 }
 
-const char *
-rl_call_num(struct rl_call *call, size_t i, int64_t v)
-{
-	snprintf(call->num[i], sizeof(call->num[i]), "%lld", (long long)v);
-	return call->num[i];
-}
-
+/* The key of template T (split by lua/embed.sh) for lock NAME and OWNER,
+ * as the call's own. */
 static const char *
-num(struct rl_call *call, size_t i, int64_t v)
+template_key(struct rl_call *call, const struct rl_template *t,
+    const char *name, const char *owner)
 {
-	return rl_call_num(call, i, v);
-}
-
-/* The key named by PREFIX (Redisson's "PREFIX:{NAME}"), as the call's
- * own. */
-static const char *
-key(struct rl_call *call, const char *prefix, const char *name)
-{
-	return own(call, rl_key(prefix, name));
-}
-
-/* "{NAME}:SUFFIX" with OWNER in SUFFIX the owner token, as the call's
- * own. */
-static const char *
-suffixed(struct rl_call *call, const char *name, const char *suffix,
-    const char *owner)
-{
-	const char *at = strstr(suffix, "OWNER");
 	size_t n;
-	char *s;
+	char *s, *k;
 
-	if (at == NULL)
-		return own(call, rl_key_suffix(name, suffix));
-	if (owner == NULL)
-		return own(call, NULL);
-	n = strlen(suffix) + strlen(owner);
-	if ((s = malloc(n)) == NULL)
-		return own(call, NULL);
-	snprintf(s, n, "%.*s%s%s", (int)(at - suffix), suffix, owner,
-	    at + sizeof("OWNER") - 1);
-	own(call, s);
-	return own(call, rl_key_suffix(name, s));
-}
-
-/* The key of TEMPLATE (lua/embed.sh: NAME, PREFIX:{NAME}, {NAME} or
- * {NAME}:SUFFIX) for lock NAME and OWNER, as the call's own. */
-static const char *
-template_key(struct rl_call *call, const char *t, const char *name,
-    const char *owner)
-{
-	const char *brace = strstr(t, "{NAME}");
-	char prefix[64];
-
-	if (strcmp(t, "NAME") == 0)
+	switch (t->form) {
+	case RL_TEMPLATE_NAME:
 		return name;
-	if (brace == NULL || (brace > t && (brace[-1] != ':' ||
-	    brace - t > (ptrdiff_t)sizeof(prefix) || brace[6] != '\0')))
-		return own(call, NULL);
-	if (brace > t) {
-		snprintf(prefix, sizeof(prefix), "%.*s", (int)(brace - t - 1),
-		    t);
-		return own(call, rl_key(prefix, name));
+	case RL_TEMPLATE_PREFIX:
+		return own(call, rl_key(t->text, name));
+	case RL_TEMPLATE_SUFFIX:
+		return own(call, rl_key_suffix(name, t->text));
+	default:
+		if (owner == NULL)
+			return own(call, NULL);
+		n = strlen(t->text) + strlen(owner) + strlen(t->after) + 1;
+		if ((s = malloc(n)) == NULL)
+			return own(call, NULL);
+		snprintf(s, n, "%s%s%s", t->text, owner, t->after);
+		k = rl_key_suffix(name, s);
+		free(s);
+		return own(call, k);
 	}
-	if (brace[6] == '\0')
-		return own(call, rl_key_suffix(name, NULL));
-	return brace[6] == ':' ? suffixed(call, name, brace + 7, owner) :
-	    own(call, NULL);
 }
 
 void
@@ -140,7 +133,7 @@ rl_call_make(struct rl_call *call, const struct rl_script *s,
 	call->nkeys = s->nkeys;
 	call->nargs = s->nargs;
 	for (i = 0; i < s->nkeys; i++)
-		call->keys[i] = template_key(call, s->templates[i], name,
+		call->keys[i] = template_key(call, &s->templates[i], name,
 		    owner);
 	/* lua/embed.sh: the publish argument is the last one. */
 	if (s->pub >= 0)
@@ -239,7 +232,7 @@ meta_args(const struct rl_meta *meta, struct rl_call *call, int host,
     int pid, int user, int cmd)
 {
 	call->args[host] = meta && meta->host ? meta->host : "";
-	call->args[pid] = num(call, 3, meta ? meta->pid : 0);
+	call->args[pid] = num(call, meta ? meta->pid : 0);
 	call->args[user] = meta && meta->user ? meta->user : "";
 	call->args[cmd] = meta && meta->cmd ? meta->cmd : "";
 }
@@ -252,7 +245,9 @@ kind_name(const struct rl_lock *l)
 	return rl_kind_ops(l->kind)->history;
 }
 
-/* rl_history_meta with KIND last, when not NULL. */
+/* The caller's part of a history entry (rl_history_entry) for OWNER,
+ * described by META, having waited WAITED_MS, with KIND last when not
+ * NULL. */
 static char *
 history_meta(const char *owner, const struct rl_meta *meta,
     int64_t waited_ms, const char *kind)
@@ -294,8 +289,12 @@ json_str(char *p, const char *s)
 	return p;
 }
 
-char *
-rl_holder_json(const struct rl_meta *meta)
+/* The start of a holder record (see rl_holder_meta in lua/prelude.lua):
+ * a JSON object with META's host, pid, user and cmd, without its closing
+ * brace, for the script to add what the server knows. Malloc'd; NULL
+ * when out of memory. */
+static char *
+holder_json(const struct rl_meta *meta)
 {
 	const char *f[5] = { meta ? meta->host : NULL, meta ? meta->user :
 	    NULL, meta ? meta->cmd : NULL, meta ? meta->proc.boot : NULL,
@@ -327,41 +326,43 @@ rl_holder_json(const struct rl_meta *meta)
 	return s;
 }
 
-char *
-rl_history_meta(const char *owner, const struct rl_meta *meta,
-    int64_t waited_ms)
+/* Where a script takes the history's arguments and a release's flags
+ * (HISTORY_AT(SCRIPT), RELEASE_AT(SCRIPT): their enum names). */
+struct hist_at {
+	int max, ttl, entry, flags;
+};
+#define HISTORY_AT(S) (&(const struct hist_at){ RL_##S##_ARG_HIST_MAX, \
+	RL_##S##_ARG_HIST_TTL, RL_##S##_ARG_HIST_ENTRY, -1 })
+#define RELEASE_AT(S) (&(const struct hist_at){ RL_##S##_ARG_HIST_MAX, \
+	RL_##S##_ARG_HIST_TTL, RL_##S##_ARG_HIST_ENTRY, RL_##S##_ARG_FLAGS })
+
+/* How long the caller of C has waited so far (0: it does not wait). */
+static int64_t
+waited(const rl_client *c)
 {
-	return history_meta(owner, meta, waited_ms, NULL);
+	return c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0;
 }
 
-/* The history's three arguments, named by HISTORY_ARGS(SCRIPT), of CALL
- * for L's owner (META), as rl_try_acquire passes them for a plain lock.
- */
-#define HISTORY_ARGS(S) RL_##S##_ARG_HIST_MAX, RL_##S##_ARG_HIST_TTL, \
-	RL_##S##_ARG_HIST_ENTRY
+/* The history's three arguments, at AT, of CALL for L's owner (META),
+ * as an acquisition passes them. */
 static void
 history_args(rl_client *c, const struct rl_lock *l,
-    const struct rl_meta *meta, struct rl_call *call, int max, int ttl,
-    int entry)
+    const struct rl_meta *meta, struct rl_call *call,
+    const struct hist_at *at)
 {
-	const char *owner = l->owner;
-
-	call->args[max] = c->hist_max;
-	call->args[ttl] = c->hist_ttl;
-	call->args[entry] = own(call, history_meta(owner, meta,
-	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0,
-	    kind_name(l)));
+	call->args[at->max] = c->hist_max;
+	call->args[at->ttl] = c->hist_ttl;
+	call->args[at->entry] = own(call, history_meta(l->owner, meta,
+	    waited(c), kind_name(l)));
 }
 
-/* A release's history arguments and its flags, named by
- * RELEASE_ARGS(SCRIPT), of CALL (max, expiry, L's owner's entry with
- * COMMAND's exit status where known, and the kind; flags: "l" for the
- * watchdog's release, which has an exit status to record, so that a hold
- * it finds gone is recorded as lost). */
-#define RELEASE_ARGS(S) HISTORY_ARGS(S), RL_##S##_ARG_FLAGS
+/* A release's history arguments and its flags, at AT, of CALL (max,
+ * expiry, L's owner's entry with COMMAND's exit status where known, and
+ * the kind; flags: "l" for the watchdog's release, which has an exit
+ * status to record, so that a hold it finds gone is recorded as lost). */
 static void
 release_args(rl_client *c, const struct rl_lock *l, struct rl_call *call,
-    int max, int ttl, int entry, int flags)
+    const struct hist_at *at)
 {
 	const char *kind = kind_name(l), *f[6] = { "owner", l->owner };
 	size_t n = 2;
@@ -376,221 +377,338 @@ release_args(rl_client *c, const struct rl_lock *l, struct rl_call *call,
 		f[n + 1] = kind;
 		n += 2;
 	}
-	call->args[max] = c->hist_max;
-	call->args[ttl] = c->hist_ttl;
-	call->args[entry] = own(call, rl_history_entry(f, n));
-	call->args[flags] = c->exit_status[0] == '\0' ? "" : "l";
+	call->args[at->max] = c->hist_max;
+	call->args[at->ttl] = c->hist_ttl;
+	call->args[at->entry] = own(call, rl_history_entry(f, n));
+	call->args[at->flags] = c->exit_status[0] == '\0' ? "" : "l";
 }
 
-/* rl_call_acquire of a permit. */
-static enum rl_err
-permit_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
-    const struct rl_meta *meta, enum rl_join join, struct rl_call *call)
+/* A waiter's leaving, recorded in the history's arguments at AT: L's
+ * owner (META), having waited WAITED_MS. */
+static void
+leave_args(rl_client *c, const struct rl_lock *l, const struct rl_meta *meta,
+    int64_t waited_ms, struct rl_call *call, const struct hist_at *at)
 {
+	call->args[at->max] = c->hist_max;
+	call->args[at->ttl] = c->hist_ttl;
+	call->args[at->entry] = own(call, history_meta(l->owner, meta,
+	    waited_ms, kind_name(l)));
+}
+
+/* The waiter's name of OWNER: its token; a permit's key. */
+static const char *
+token(struct rl_call *call, const char *owner)
+{
+	(void)call;
+	return owner;
+}
+
+/* The acquire script's sixteenth argument, into CALL: how long the
+ * caller will still wait, for queue ("" when it does not wait, "-1" for
+ * ever). */
+static const char *
+gives_up_arg(const rl_client *c, struct rl_call *call)
+{
+	int64_t left;
+
+	if (c->wait_until_ms < -1)
+		return "";
+	if (c->wait_until_ms == -1)
+		return "-1";
+	left = c->wait_until_ms - rl_now_ms();
+	return num(call, left > 0 ? left : 0);
+}
+
+/* The acquire script's flags, the call's own: a caller that waits joins
+ * the fair queue, or the room of plain waiters; one already in the room
+ * (every attempt of its wait after the first, and a plain waiter that
+ * queues) leaves it when it acquires; --supersede's; and a call that only
+ * re-enters. */
+static const char *
+fair_flags(const rl_client *c, const struct rl_try *t, struct rl_call *call)
+{
+	const struct rl_fair *fair = t->fair;
+	char flags[8], *f = flags;
+
+	if (t->l->reenter)
+		*f++ = 'e';
+	/* --supersede: its first call supersedes, the later ones look. */
+	if (c->supersede > 0)
+		*f++ = c->supersede == 1 ? 'S' : 's';
+
+	if (t->join != RL_JOIN_NO)
+		*f++ = 'j';
+	if (t->join == RL_JOIN_AGAIN || (fair && fair->plain))
+		*f++ = 'w';
+	if (fair && t->join == RL_JOIN_AGAIN)
+		*f++ = 'r';
+	if (fair && fair->want_position)
+		*f++ = 'p';
+	*f = '\0';
+	return rl_call_copy(call, flags);
+}
+
+/* An exclusive lock's acquisition (acquire.lua), fair or not, with C's
+ * history, minimum hold and wait. */
+static enum rl_err
+lock_acquire(rl_client *c, const struct rl_try *t, struct rl_call *call)
+{
+	const struct rl_lock *l = t->l;
+	const struct rl_fair *fair = t->fair;
 	const char *name = l->name, *owner = l->owner;
 	const char **a = call->args;
 
-	rl_call_make(call, &rl_script_permit_acquire, name, owner);
-	RL_CALL_ARGS(PERMIT_ACQUIRE, 15);
-	a[RL_PERMIT_ACQUIRE_ARG_LEASE] = num(call, 0, ttl_ms);
-	a[RL_PERMIT_ACQUIRE_ARG_PERMIT] = permit_key(call, owner);
-	a[RL_PERMIT_ACQUIRE_ARG_LIMIT] = num(call, 1, l->limit);
-	meta_args(meta, call, META_ARGS(PERMIT_ACQUIRE));
-	a[RL_PERMIT_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, 2, c->waiter_ms);
-	a[RL_PERMIT_ACQUIRE_ARG_FLAGS] = l->reenter ? "e" :
-	    join == RL_JOIN_AGAIN ? "jw" : join == RL_JOIN_YES ? "j" : "";
-	a[RL_PERMIT_ACQUIRE_ARG_MIN_HOLD] = num(call, 4, c->min_hold_ms);
-	history_args(c, l, meta, call, HISTORY_ARGS(PERMIT_ACQUIRE));
-	a[RL_PERMIT_ACQUIRE_ARG_HOLDER_JSON] = own(call, rl_holder_json(meta));
+	rl_call_make(call, &rl_script_acquire, name, owner);
+	RL_CALL_ARGS(ACQUIRE, 17);
+	a[RL_ACQUIRE_ARG_LEASE] = num(call, t->ttl_ms);
+	a[RL_ACQUIRE_ARG_OWNER] = owner;
+	meta_args(t->meta, call, META_ARGS(ACQUIRE));
+	a[RL_ACQUIRE_ARG_MODE] = fair == NULL ? "" : fair->plain ? "queue" :
+	    "fair";
+	a[RL_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call,
+	    fair ? fair->waiter_timeout_ms : c->waiter_ms);
+	a[RL_ACQUIRE_ARG_FLAGS] = fair_flags(c, t, call);
+	a[RL_ACQUIRE_ARG_CHANNEL] = own(call, rl_key(RL_PREFIX_CHANNEL, name));
+	a[RL_ACQUIRE_ARG_MIN_HOLD] = num(call, c->min_hold_ms);
+	history_args(c, l, t->meta, call, HISTORY_AT(ACQUIRE));
+	a[RL_ACQUIRE_ARG_HOLDER_JSON] = own(call, holder_json(t->meta));
+	a[RL_ACQUIRE_ARG_GIVES_UP] = gives_up_arg(c, call);
 	return made(c, call);
 }
 
-enum rl_err
-rl_call_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
-    const struct rl_meta *meta, enum rl_join join, int64_t waiter_ms,
+static enum rl_err
+lock_release(rl_client *c, const struct rl_lock *l, struct rl_call *call)
+{
+	rl_call_make(call, &rl_script_release, l->name, l->owner);
+	RL_CALL_ARGS(RELEASE, 7);
+	call->args[RL_RELEASE_ARG_OWNER] = l->owner;
+	call->args[RL_RELEASE_ARG_MESSAGE] = "0";
+	release_args(c, l, call, RELEASE_AT(RELEASE));
+	return made(c, call);
+}
+
+static enum rl_err
+lock_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
     struct rl_call *call)
 {
-	const char *name = l->name, *owner = l->owner;
-	const char **a = call->args;
-
-	if (l->kind == RL_PERMIT)
-		return permit_acquire(c, l, ttl_ms, meta, join, call);
-	rl_call_make(call, &rl_script_rw_acquire, name, owner);
-	RL_CALL_ARGS(RW_ACQUIRE, 16);
-	a[RL_RW_ACQUIRE_ARG_LEASE] = num(call, 0, ttl_ms);
-	a[RL_RW_ACQUIRE_ARG_OWNER] = owner;
-	meta_args(meta, call, META_ARGS(RW_ACQUIRE));
-	a[RL_RW_ACQUIRE_ARG_MODE] = mode(l);
-	a[RL_RW_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, 2, waiter_ms);
-	a[RL_RW_ACQUIRE_ARG_FLAGS] = l->reenter ? "e" :
-	    join != RL_JOIN_NO ? "j" : "";
-	a[RL_RW_ACQUIRE_ARG_CHANNEL] = key(call, RL_PREFIX_RWLOCK, name);
-	a[RL_RW_ACQUIRE_ARG_MIN_HOLD] = num(call, 4, c->min_hold_ms);
-	history_args(c, l, meta, call, HISTORY_ARGS(RW_ACQUIRE));
-	a[RL_RW_ACQUIRE_ARG_HOLDER_JSON] = own(call, rl_holder_json(meta));
+	rl_call_make(call, &rl_script_renew, l->name, l->owner);
+	RL_CALL_ARGS(RENEW, 2);
+	call->args[RL_RENEW_ARG_LEASE] = num(call, ttl_ms);
+	call->args[RL_RENEW_ARG_OWNER] = l->owner;
 	return made(c, call);
 }
 
-enum rl_err
-rl_call_release(rl_client *c, const struct rl_lock *l, struct rl_call *call)
+/* Any lock's removal but a semaphore's: force.lua takes a read-write
+ * lock's too. */
+static enum rl_err
+lock_force(rl_client *c, const struct rl_lock *l, const struct rl_meta *by,
+    struct rl_call *call)
 {
+	const char **a = call->args;
+
+	rl_call_make(call, &rl_script_force, l->name, NULL);
+	RL_CALL_ARGS(FORCE, 7);
+	a[RL_FORCE_ARG_MESSAGE] = "0";
+	a[RL_FORCE_ARG_HIST_MAX] = c->hist_max;
+	a[RL_FORCE_ARG_HIST_TTL] = c->hist_ttl;
+	a[RL_FORCE_ARG_HOST] = by && by->host ? by->host : "";
+	a[RL_FORCE_ARG_PID] = num(call, by ? by->pid : 0);
+	a[RL_FORCE_ARG_USER] = by && by->user ? by->user : "";
+	return made(c, call);
+}
+
+/* A waiter of L's room that gives up (room_leave.lua), named WAITER
+ * there; as the listener, it hands the role on. */
+static enum rl_err
+room_leave(rl_client *c, const struct rl_lock *l, const struct rl_meta *meta,
+    int64_t waited_ms, struct rl_call *call)
+{
+	const char **a = call->args;
+
+	rl_call_make(call, &rl_script_room_leave, l->name, l->owner);
+	RL_CALL_ARGS(ROOM_LEAVE, 6);
+	a[RL_ROOM_LEAVE_ARG_WAITER] = rl_kind_ops(l->kind)->waiter(call,
+	    l->owner);
+	a[RL_ROOM_LEAVE_ARG_CHANNEL] = own(call, rl_kind_channel(l));
+	/* A waiter that gives up is recorded in the name's history. */
+	leave_args(c, l, meta, waited_ms, call, HISTORY_AT(ROOM_LEAVE));
+	return made(c, call);
+}
+
+/* rw_leave.lua of L's owner, recording nothing. */
+static void
+rw_leave_make(const struct rl_lock *l, struct rl_call *call)
+{
+	const char **a = call->args;
+
+	rl_call_make(call, &rl_script_rw_leave, l->name, l->owner);
+	RL_CALL_ARGS(RW_LEAVE, 5);
+	a[RL_RW_LEAVE_ARG_OWNER] = l->owner;
+	a[RL_RW_LEAVE_ARG_HIST_MAX] = a[RL_RW_LEAVE_ARG_HIST_TTL] =
+	    a[RL_RW_LEAVE_ARG_HIST_ENTRY] = "";
+}
+
+enum rl_err
+rl_call_unannounce(rl_client *c, const struct rl_lock *l,
+    struct rl_call *call)
+{
+	/* Not a read-write lock's waiter: its leaving the room records it
+	 * (no history: the stream is not touched). */
+	rw_leave_make(l, call);
+	return made(c, call);
+}
+
+/* A shared lock's, or a write lock's, acquisition. */
+static enum rl_err
+rw_acquire(rl_client *c, const struct rl_try *t, struct rl_call *call)
+{
+	const struct rl_lock *l = t->l;
 	const char *name = l->name, *owner = l->owner;
 	const char **a = call->args;
 
-	switch (l->kind) {
-	case RL_EXCLUSIVE:
-		rl_call_make(call, &rl_script_release, name, owner);
-		RL_CALL_ARGS(RELEASE, 7);
-		a[RL_RELEASE_ARG_OWNER] = owner;
-		a[RL_RELEASE_ARG_MESSAGE] = "0";
-		release_args(c, l, call, RELEASE_ARGS(RELEASE));
-		break;
-	case RL_PERMIT:
-		rl_call_make(call, &rl_script_permit_release, name, owner);
-		RL_CALL_ARGS(PERMIT_RELEASE, 6);
-		a[RL_PERMIT_RELEASE_ARG_PERMIT] = permit_key(call, owner);
-		release_args(c, l, call, RELEASE_ARGS(PERMIT_RELEASE));
-		break;
-	default:
-		rl_call_make(call, &rl_script_rw_release, name, owner);
-		RL_CALL_ARGS(RW_RELEASE, 7);
-		a[RL_RW_RELEASE_ARG_OWNER] = owner;
-		a[RL_RW_RELEASE_ARG_MODE] = mode(l);
-		release_args(c, l, call, RELEASE_ARGS(RW_RELEASE));
-		break;
-	}
+	rl_call_make(call, &rl_script_rw_acquire, name, owner);
+	RL_CALL_ARGS(RW_ACQUIRE, 16);
+	a[RL_RW_ACQUIRE_ARG_LEASE] = num(call, t->ttl_ms);
+	a[RL_RW_ACQUIRE_ARG_OWNER] = owner;
+	meta_args(t->meta, call, META_ARGS(RW_ACQUIRE));
+	a[RL_RW_ACQUIRE_ARG_MODE] = mode(l);
+	a[RL_RW_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, c->waiter_ms);
+	a[RL_RW_ACQUIRE_ARG_FLAGS] = l->reenter ? "e" :
+	    t->join != RL_JOIN_NO ? "j" : "";
+	a[RL_RW_ACQUIRE_ARG_CHANNEL] = own(call, rl_key(RL_PREFIX_RWLOCK,
+	    name));
+	a[RL_RW_ACQUIRE_ARG_MIN_HOLD] = num(call, c->min_hold_ms);
+	history_args(c, l, t->meta, call, HISTORY_AT(RW_ACQUIRE));
+	a[RL_RW_ACQUIRE_ARG_HOLDER_JSON] = own(call, holder_json(t->meta));
+	return made(c, call);
+}
+
+static enum rl_err
+rw_release(rl_client *c, const struct rl_lock *l, struct rl_call *call)
+{
+	rl_call_make(call, &rl_script_rw_release, l->name, l->owner);
+	RL_CALL_ARGS(RW_RELEASE, 7);
+	call->args[RL_RW_RELEASE_ARG_OWNER] = l->owner;
+	call->args[RL_RW_RELEASE_ARG_MODE] = mode(l);
+	release_args(c, l, call, RELEASE_AT(RW_RELEASE));
+	return made(c, call);
+}
+
+static enum rl_err
+rw_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    struct rl_call *call)
+{
+	rl_call_make(call, &rl_script_rw_renew, l->name, l->owner);
+	RL_CALL_ARGS(RW_RENEW, 3);
+	call->args[RL_RW_RENEW_ARG_LEASE] = num(call, ttl_ms);
+	call->args[RL_RW_RENEW_ARG_OWNER] = l->owner;
+	call->args[RL_RW_RENEW_ARG_MODE] = mode(l);
+	return made(c, call);
+}
+
+/* A read-write lock's waiter that gives up: a writer's announcement
+ * withdrawn, and (reader or writer) recorded in the name's history. */
+static enum rl_err
+rw_leave(rl_client *c, const struct rl_lock *l, const struct rl_meta *meta,
+    int64_t waited_ms, struct rl_call *call)
+{
+	rw_leave_make(l, call);
+	leave_args(c, l, meta, waited_ms, call, HISTORY_AT(RW_LEAVE));
+	return made(c, call);
+}
+
+static enum rl_err
+permit_acquire(rl_client *c, const struct rl_try *t, struct rl_call *call)
+{
+	const struct rl_lock *l = t->l;
+	const char **a = call->args;
+
+	rl_call_make(call, &rl_script_permit_acquire, l->name, l->owner);
+	RL_CALL_ARGS(PERMIT_ACQUIRE, 15);
+	a[RL_PERMIT_ACQUIRE_ARG_LEASE] = num(call, t->ttl_ms);
+	a[RL_PERMIT_ACQUIRE_ARG_PERMIT] = permit_key(call, l->owner);
+	a[RL_PERMIT_ACQUIRE_ARG_LIMIT] = num(call, l->limit);
+	meta_args(t->meta, call, META_ARGS(PERMIT_ACQUIRE));
+	a[RL_PERMIT_ACQUIRE_ARG_WAITER_TIMEOUT] = num(call, c->waiter_ms);
+	a[RL_PERMIT_ACQUIRE_ARG_FLAGS] = l->reenter ? "e" :
+	    t->join == RL_JOIN_AGAIN ? "jw" : t->join == RL_JOIN_YES ? "j" : "";
+	a[RL_PERMIT_ACQUIRE_ARG_MIN_HOLD] = num(call, c->min_hold_ms);
+	history_args(c, l, t->meta, call, HISTORY_AT(PERMIT_ACQUIRE));
+	a[RL_PERMIT_ACQUIRE_ARG_HOLDER_JSON] = own(call,
+	    holder_json(t->meta));
+	return made(c, call);
+}
+
+static enum rl_err
+permit_release(rl_client *c, const struct rl_lock *l, struct rl_call *call)
+{
+	rl_call_make(call, &rl_script_permit_release, l->name, l->owner);
+	RL_CALL_ARGS(PERMIT_RELEASE, 6);
+	call->args[RL_PERMIT_RELEASE_ARG_PERMIT] = permit_key(call, l->owner);
+	release_args(c, l, call, RELEASE_AT(PERMIT_RELEASE));
+	return made(c, call);
+}
+
+static enum rl_err
+permit_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
+    struct rl_call *call)
+{
+	rl_call_make(call, &rl_script_permit_renew, l->name, l->owner);
+	RL_CALL_ARGS(PERMIT_RENEW, 2);
+	call->args[RL_PERMIT_RENEW_ARG_LEASE] = num(call, ttl_ms);
+	call->args[RL_PERMIT_RENEW_ARG_PERMIT] = permit_key(call, l->owner);
+	return made(c, call);
+}
+
+/* A semaphore's removal, with all its permits. */
+static enum rl_err
+permit_force(rl_client *c, const struct rl_lock *l, const struct rl_meta *by,
+    struct rl_call *call)
+{
+	const char **a = call->args;
+
+	rl_call_make(call, &rl_script_permit_force, l->name, NULL);
+	RL_CALL_ARGS(PERMIT_FORCE, 6);
+	a[RL_PERMIT_FORCE_ARG_HIST_MAX] = c->hist_max;
+	a[RL_PERMIT_FORCE_ARG_HIST_TTL] = c->hist_ttl;
+	a[RL_PERMIT_FORCE_ARG_HOST] = by && by->host ? by->host : "";
+	a[RL_PERMIT_FORCE_ARG_PID] = num(call, by ? by->pid : 0);
+	a[RL_PERMIT_FORCE_ARG_USER] = by && by->user ? by->user : "";
 	return made(c, call);
 }
 
 void
 rl_call_unused(struct rl_call *call)
 {
-	if (call->s == &rl_script_release)
+	switch (call->s->id) {
+	case RL_SCRIPT_RELEASE:
 		call->args[RL_RELEASE_ARG_FLAGS] = "u";
-	else if (call->s == &rl_script_permit_release)
+		break;
+	case RL_SCRIPT_PERMIT_RELEASE:
 		call->args[RL_PERMIT_RELEASE_ARG_FLAGS] = "u";
-	else if (call->s == &rl_script_rw_release)
+		break;
+	case RL_SCRIPT_RW_RELEASE:
 		call->args[RL_RW_RELEASE_ARG_FLAGS] = "u";
+		break;
+	default:
+		break;
+	}
 }
 
 void
 rl_call_unrecorded(struct rl_call *call)
 {
-	if (call->s == &rl_script_room_leave)
+	if (call->s->id == RL_SCRIPT_ROOM_LEAVE)
 		call->args[RL_ROOM_LEAVE_ARG_HIST_MAX] = "";
-	else if (call->s == &rl_script_rw_leave)
+	else if (call->s->id == RL_SCRIPT_RW_LEAVE)
 		call->args[RL_RW_LEAVE_ARG_HIST_MAX] = "";
 }
 
 void
 rl_call_quiet(struct rl_call *call)
 {
-	if (call->s == &rl_script_release)
+	if (call->s->id == RL_SCRIPT_RELEASE)
 		call->args[RL_RELEASE_ARG_MESSAGE] = "";
-}
-
-enum rl_err
-rl_call_renew(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
-    struct rl_call *call)
-{
-	const char *name = l->name, *owner = l->owner;
-	const char **a = call->args;
-
-	switch (l->kind) {
-	case RL_EXCLUSIVE:
-		rl_call_make(call, &rl_script_renew, name, owner);
-		RL_CALL_ARGS(RENEW, 2);
-		a[RL_RENEW_ARG_LEASE] = num(call, 0, ttl_ms);
-		a[RL_RENEW_ARG_OWNER] = owner;
-		break;
-	case RL_PERMIT:
-		rl_call_make(call, &rl_script_permit_renew, name, owner);
-		RL_CALL_ARGS(PERMIT_RENEW, 2);
-		a[RL_PERMIT_RENEW_ARG_LEASE] = num(call, 0, ttl_ms);
-		a[RL_PERMIT_RENEW_ARG_PERMIT] = permit_key(call, owner);
-		break;
-	default:
-		rl_call_make(call, &rl_script_rw_renew, name, owner);
-		RL_CALL_ARGS(RW_RENEW, 3);
-		a[RL_RW_RENEW_ARG_LEASE] = num(call, 0, ttl_ms);
-		a[RL_RW_RENEW_ARG_OWNER] = owner;
-		a[RL_RW_RENEW_ARG_MODE] = mode(l);
-		break;
-	}
-	return made(c, call);
-}
-
-enum rl_err
-rl_call_force(rl_client *c, const struct rl_lock *l, const struct rl_meta *by,
-    struct rl_call *call)
-{
-	const char *name = l->name;
-	const char **a = call->args;
-	const char *host = by && by->host ? by->host : "";
-	const char *user = by && by->user ? by->user : "";
-
-	if (l->kind == RL_PERMIT) {
-		rl_call_make(call, &rl_script_permit_force, name, NULL);
-		RL_CALL_ARGS(PERMIT_FORCE, 6);
-		a[RL_PERMIT_FORCE_ARG_HIST_MAX] = c->hist_max;
-		a[RL_PERMIT_FORCE_ARG_HIST_TTL] = c->hist_ttl;
-		a[RL_PERMIT_FORCE_ARG_HOST] = host;
-		a[RL_PERMIT_FORCE_ARG_PID] = num(call, 0, by ? by->pid : 0);
-		a[RL_PERMIT_FORCE_ARG_USER] = user;
-		return made(c, call);
-	}
-	rl_call_make(call, &rl_script_force, name, NULL);
-	RL_CALL_ARGS(FORCE, 7);
-	a[RL_FORCE_ARG_MESSAGE] = "0";
-	a[RL_FORCE_ARG_HIST_MAX] = c->hist_max;
-	a[RL_FORCE_ARG_HIST_TTL] = c->hist_ttl;
-	a[RL_FORCE_ARG_HOST] = host;
-	a[RL_FORCE_ARG_PID] = num(call, 0, by ? by->pid : 0);
-	a[RL_FORCE_ARG_USER] = user;
-	return made(c, call);
-}
-
-enum rl_err
-rl_call_unannounce(rl_client *c, const struct rl_lock *l,
-    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
-{
-	const char *name = l->name, *owner = l->owner;
-	const char **a = call->args;
-
-	rl_call_make(call, &rl_script_rw_leave, name, owner);
-	RL_CALL_ARGS(RW_LEAVE, 5);
-	a[RL_RW_LEAVE_ARG_OWNER] = owner;
-	/* Not a read-write lock's waiter: its leaving the room records it
-	 * (no history: the stream is not touched). */
-	a[RL_RW_LEAVE_ARG_HIST_MAX] = a[RL_RW_LEAVE_ARG_HIST_TTL] =
-	    a[RL_RW_LEAVE_ARG_HIST_ENTRY] = "";
-	if (l->kind != RL_SHARED && l->kind != RL_WRITE)
-		return made(c, call);
-	a[RL_RW_LEAVE_ARG_HIST_MAX] = c->hist_max;
-	a[RL_RW_LEAVE_ARG_HIST_TTL] = c->hist_ttl;
-	a[RL_RW_LEAVE_ARG_HIST_ENTRY] = own(call, history_meta(owner, meta,
-	    waited_ms, kind_name(l)));
-	return made(c, call);
-}
-
-enum rl_err
-rl_call_room_leave(rl_client *c, const struct rl_lock *l,
-    const struct rl_meta *meta, int64_t waited_ms, struct rl_call *call)
-{
-	const char *name = l->name, *owner = l->owner;
-	const char **a = call->args;
-
-	rl_call_make(call, &rl_script_room_leave, name, owner);
-	RL_CALL_ARGS(ROOM_LEAVE, 6);
-	a[RL_ROOM_LEAVE_ARG_WAITER] = l->kind == RL_PERMIT ?
-	    permit_key(call, owner) : owner;
-	a[RL_ROOM_LEAVE_ARG_CHANNEL] = own(call, rl_kind_channel(l));
-	/* A waiter that gives up is recorded in the name's history. */
-	a[RL_ROOM_LEAVE_ARG_HIST_MAX] = c->hist_max;
-	a[RL_ROOM_LEAVE_ARG_HIST_TTL] = c->hist_ttl;
-	a[RL_ROOM_LEAVE_ARG_HIST_ENTRY] = own(call, history_meta(owner, meta,
-	    waited_ms, kind_name(l)));
-	return made(c, call);
 }
 
 char *
@@ -598,8 +716,7 @@ rl_kind_waiter_channel(const struct rl_lock *l)
 {
 	struct rl_call ids = { 0 };
 	char *ch = rl_kind_channel(l), *s = NULL;
-	const char *id = l->kind == RL_PERMIT ? permit_key(&ids, l->owner) :
-	    l->owner;
+	const char *id = rl_kind_ops(l->kind)->waiter(&ids, l->owner);
 	size_t n;
 
 	if (ch != NULL && id != NULL) {
@@ -635,10 +752,13 @@ static const struct rl_kind_ops kinds[] = {
 		.channel = RL_PREFIX_CHANNEL,
 		.queue = 1,
 		.room = 1,
-		.release = rl_call_release,
-		.renew = rl_call_renew,
-		.force = rl_call_force,
-		.leave = rl_call_room_leave,
+		.redlock = 1,
+		.waiter = token,
+		.acquire = lock_acquire,
+		.release = lock_release,
+		.renew = lock_renew,
+		.force = lock_force,
+		.leave = room_leave,
 	},
 	[RL_SHARED] = {
 		.kind = RL_SHARED,
@@ -647,11 +767,12 @@ static const struct rl_kind_ops kinds[] = {
 		.mode = "read",
 		.channel = RL_PREFIX_RWLOCK,
 		.renew_max_ms = RL_SHARED_RENEW_MAX_MS,
-		.acquire = rl_call_acquire,
-		.release = rl_call_release,
-		.renew = rl_call_renew,
-		.force = rl_call_force,
-		.leave = rl_call_unannounce,
+		.waiter = token,
+		.acquire = rw_acquire,
+		.release = rw_release,
+		.renew = rw_renew,
+		.force = lock_force,
+		.leave = rw_leave,
 	},
 	[RL_WRITE] = {
 		.kind = RL_WRITE,
@@ -659,11 +780,12 @@ static const struct rl_kind_ops kinds[] = {
 		.history = "write",
 		.mode = "write",
 		.channel = RL_PREFIX_RWLOCK,
-		.acquire = rl_call_acquire,
-		.release = rl_call_release,
-		.renew = rl_call_renew,
-		.force = rl_call_force,
-		.leave = rl_call_unannounce,
+		.waiter = token,
+		.acquire = rw_acquire,
+		.release = rw_release,
+		.renew = rw_renew,
+		.force = lock_force,
+		.leave = rw_leave,
 	},
 	[RL_PERMIT] = {
 		.kind = RL_PERMIT,
@@ -671,12 +793,14 @@ static const struct rl_kind_ops kinds[] = {
 		.history = "permit",
 		.channel = RL_PREFIX_SEMAPHORE,
 		.room = 1,
+		.limited = 1,
 		.renew_max_ms = RL_SHARED_RENEW_MAX_MS,
-		.acquire = rl_call_acquire,
-		.release = rl_call_release,
-		.renew = rl_call_renew,
-		.force = rl_call_force,
-		.leave = rl_call_room_leave,
+		.waiter = permit_key,
+		.acquire = permit_acquire,
+		.release = permit_release,
+		.renew = permit_renew,
+		.force = permit_force,
+		.leave = room_leave,
 	},
 };
 
@@ -701,7 +825,7 @@ rl_kind_check(rl_client *c, const struct rl_lock *l, int acquire)
 {
 	const struct rl_kind_ops *k = rl_kind_ops(l->kind);
 
-	if (acquire && l->kind == RL_PERMIT && l->limit < 1) {
+	if (acquire && k->limited && l->limit < 1) {
 		rl_seterr(c, RL_EUSAGE, "a semaphore needs at least one "
 		    "permit");
 		return NULL;

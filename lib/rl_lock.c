@@ -35,10 +35,17 @@ wrongtype(rl_client *c, const char *key, const char *type)
 	    key ? key : "?", type ? type : "?");
 }
 
+/* What a round did, for messages: its script ("unexpected reply from
+ * the acquire script"), and what it could not do ("no quorum to
+ * acquire"). */
+struct what {
+	const char *script, *doing;
+};
+
 /* The outcome of adding up the masters' replies, as an error. */
 static enum rl_err
-outcome(rl_client *c, enum rl_outcome o, size_t who, const char *script,
-    const char *doing, const char *key, const char *type)
+outcome(rl_client *c, enum rl_outcome o, size_t who, const struct what *w,
+    const char *key, const char *type)
 {
 	switch (o) {
 	case RL_OUT_OK:
@@ -46,9 +53,9 @@ outcome(rl_client *c, enum rl_outcome o, size_t who, const char *script,
 	case RL_OUT_WRONGTYPE:
 		return wrongtype(c, key, type);
 	case RL_OUT_BAD:
-		return unexpected(c, who, script);
+		return unexpected(c, who, w->script);
 	default:
-		return rl_no_quorum(c, doing);
+		return rl_no_quorum(c, w->doing);
 	}
 }
 
@@ -65,88 +72,8 @@ named(rl_client *c, const char *name)
 static void
 badtype(const redisReply *r, struct rl_attempt *a)
 {
-	a->badkey = rl_elem_str(r, RL_R_BADKEY);
-	a->badtype = rl_elem_str(r, RL_R_BADTYPE);
-}
-
-/* The acquire script's sixteenth argument, into CALL: how long the
- * caller will still wait, for queue ("" when it does not wait, "-1" for
- * ever). */
-static const char *
-gives_up_arg(const rl_client *c, struct rl_call *call)
-{
-	int64_t left;
-
-	if (c->wait_until_ms < -1)
-		return "";
-	if (c->wait_until_ms == -1)
-		return "-1";
-	left = c->wait_until_ms - rl_now_ms();
-	return rl_call_num(call, 4, left > 0 ? left : 0);
-}
-
-/* The acquire script's flags: a caller that waits joins the fair queue,
- * or the room of plain waiters; one already in the room (every attempt of
- * its wait after the first, and a plain waiter that queues) leaves it when
- * it acquires; --supersede's; and a call that only re-enters. */
-static void
-fair_flags(const rl_client *c, const struct rl_lock *l,
-    const struct rl_fair *fair, enum rl_join join, char *flags)
-{
-	char *f = flags;
-
-	if (l->reenter)
-		*f++ = 'e';
-	/* --supersede: its first call supersedes, the later ones look. */
-	if (c->supersede > 0)
-		*f++ = c->supersede == 1 ? 'S' : 's';
-
-	if (join != RL_JOIN_NO)
-		*f++ = 'j';
-	if (join == RL_JOIN_AGAIN || (fair && fair->plain))
-		*f++ = 'w';
-	if (fair && join == RL_JOIN_AGAIN)
-		*f++ = 'r';
-	if (fair && fair->want_position)
-		*f++ = 'p';
-	*f = '\0';
-}
-
-/* The call of acquire.lua for OWNER, with C's history, minimum hold and
- * wait. */
-static enum rl_err
-acquire_call(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
-    const struct rl_meta *meta, const struct rl_fair *fair, enum rl_join join,
-    struct rl_call *call)
-{
-	const char *name = l->name, *owner = l->owner;
-	const char **a = call->args;
-
-	rl_call_make(call, &rl_script_acquire, name, owner);
-	RL_CALL_ARGS(ACQUIRE, 17);
-	fair_flags(c, l, fair, join, call->flags);
-	a[RL_ACQUIRE_ARG_LEASE] = rl_call_num(call, 0, ttl_ms);
-	a[RL_ACQUIRE_ARG_OWNER] = owner;
-	a[RL_ACQUIRE_ARG_HOST] = meta && meta->host ? meta->host : "";
-	a[RL_ACQUIRE_ARG_PID] = rl_call_num(call, 1, meta ? meta->pid : 0);
-	a[RL_ACQUIRE_ARG_USER] = meta && meta->user ? meta->user : "";
-	a[RL_ACQUIRE_ARG_CMD] = meta && meta->cmd ? meta->cmd : "";
-	a[RL_ACQUIRE_ARG_MODE] = fair == NULL ? "" : fair->plain ? "queue" :
-	    "fair";
-	a[RL_ACQUIRE_ARG_WAITER_TIMEOUT] = rl_call_num(call, 2,
-	    fair ? fair->waiter_timeout_ms : c->waiter_ms);
-	a[RL_ACQUIRE_ARG_FLAGS] = call->flags;
-	a[RL_ACQUIRE_ARG_CHANNEL] = rl_call_own(call,
-	    rl_key(RL_PREFIX_CHANNEL, name));
-	a[RL_ACQUIRE_ARG_MIN_HOLD] = rl_call_num(call, 3, c->min_hold_ms);
-	a[RL_ACQUIRE_ARG_HIST_MAX] = c->hist_max;
-	a[RL_ACQUIRE_ARG_HIST_TTL] = c->hist_ttl;
-	a[RL_ACQUIRE_ARG_HIST_ENTRY] = rl_call_own(call, rl_history_meta(owner,
-	    meta, c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0));
-	a[RL_ACQUIRE_ARG_HOLDER_JSON] = rl_call_own(call,
-	    rl_holder_json(meta));
-	a[RL_ACQUIRE_ARG_GIVES_UP] = gives_up_arg(c, call);
-	return rl_call_made(c, call);
+	a->badkey = rl_elem_str(r, RL_RET_WRONGTYPE_KEY);
+	a->badtype = rl_elem_str(r, RL_RET_WRONGTYPE_TYPE);
 }
 
 /* Not acquired: release what may have been granted, on every master.
@@ -179,7 +106,7 @@ undo(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
 		o.learn = 0;
 		o.reply_ms = 1;
 	}
-	rl_run(c, &o, call.s, call.nkeys, call.keys, call.nargs, call.args);
+	rl_run(c, &o, &call);
 	rl_call_free(&call);
 }
 
@@ -221,8 +148,8 @@ acquire_outcome(rl_client *c, const struct rl_kind_ops *k,
 	if (o == RL_OUT_UNACKED)
 		e = unacked(c, l->name, &ak);
 	else
-		e = outcome(c, o, who, "acquire", "acquire", a->badkey,
-		    a->badtype);
+		e = outcome(c, o, who, &(const struct what){ "acquire",
+		    "acquire" }, a->badkey, a->badtype);
 	if (must_undo)
 		undo(c, k, l, a->foreign);
 	return e;
@@ -310,10 +237,24 @@ acquire_round(rl_client *c, enum rl_join join, struct rl_call *call)
 	 * release that follows would take a hold of the same owner's (an
 	 * outer one) off that master. */
 	o.whole = rl_opts_early(c, &o);
-	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms, call->s,
-	    call->nkeys, call->keys, call->nargs, call->args);
+	e = rl_run_ack(c, &o, heartbeat ? 0 : c->timeout_ms, call);
 	went(c);
 	if (e == RL_OK && c->replicas != 0 && (heartbeat || recounted(c)))
+		ack_after(c);
+	return e;
+}
+
+/* The acquire round of a kind taken on its one master. */
+static enum rl_err
+one_round(rl_client *c, struct rl_call *call)
+{
+	struct rl_round_opts o = rl_opts(c, 1);
+	enum rl_err e;
+
+	o.pub = 1;
+	e = rl_run_ack(c, &o, c->timeout_ms, call);
+	went(c);
+	if (e == RL_OK && recounted(c))
 		ack_after(c);
 	return e;
 }
@@ -355,8 +296,7 @@ status_open(rl_client *c, const char *name, struct rl_status *st,
 	    rl_key(RL_PREFIX_RWLOCK, name));
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
-	e = rl_run_open(c, ro, 0, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run_open(c, ro, 0, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
@@ -365,18 +305,20 @@ status_open(rl_client *c, const char *name, struct rl_status *st,
 	o = rl_combine_status(v, per, c->n, st, &who);
 	if (o == RL_OUT_WRONGTYPE && st->kind != RL_KIND_LOCK)
 		return semaphore(c, st);
-	return outcome(c, o, who, "status", "read the lock", st->badkey,
-	    st->badtype);
+	return outcome(c, o, who, &(const struct what){ "status",
+	    "read the lock" }, st->badkey, st->badtype);
 }
 
-/* What NAME is, from status ST (E: what rl_status returned), when it is
- * of another kind than the call takes (QUEUE: a queue is read; else
- * KIND is taken), into BUF with what to do: 1, or 0 when ST says no
+/* What L->name is, from status ST (E: what rl_status returned), when it
+ * is of another kind than the call takes (QUEUE: a queue is read; else
+ * L->kind is taken), into BUF with what to do: 1, or 0 when ST says no
  * more than the key's type. */
 static int
-kind_said(enum rl_lock_kind kind, const char *name, enum rl_err e,
-    const struct rl_status *st, int queue, char *buf, size_t len)
+kind_said(const struct rl_lock *l, enum rl_err e, const struct rl_status *st,
+    int queue, char *buf, size_t len)
 {
+	const char *name = l->name;
+	enum rl_lock_kind kind = l->kind;
 	int64_t all = st->free + st->taken;
 	char what[512];
 
@@ -432,8 +374,8 @@ other_kind(rl_client *c, const char *name, enum rl_lock_kind kind,
 	memcpy(keep, c->errstr, sizeof(keep));
 	o = rl_opts(c, 1);
 	o.aside = 1;
-	said = kind_said(kind, name, status_open(c, name, &st, &o), &st,
-	    queue, what, sizeof(what));
+	said = kind_said(&(const struct rl_lock){ .name = name, .kind = kind },
+	    status_open(c, name, &st, &o), &st, queue, what, sizeof(what));
 	rl_round_end(&c->round);
 	if (!said) {
 		memcpy(c->errstr, keep, sizeof(keep));
@@ -448,9 +390,10 @@ static enum rl_err
 other_limit(rl_client *c, const char *name, long limit)
 {
 	const redisReply *r = c->nodes[0].reply;
-	long long size = rl_elem_int(r, 1, 0), taken = rl_elem_int(r, 2, 0);
+	long long size = rl_elem_int(r, RL_RET_OTHER_LIMIT_PERMITS, 0);
+	long long taken = rl_elem_int(r, RL_RET_OTHER_LIMIT_TAKEN, 0);
 
-	if (rl_verdict(r) != -2)
+	if (rl_verdict(r) != RL_RET_OTHER_LIMIT)
 		return RL_OK;
 	return rl_seterr(c, RL_EUSAGE, "%s is a semaphore of %lld permit%s, "
 	    "not %ld, and %lld %s taken; nothing was changed: it is resized "
@@ -461,72 +404,52 @@ other_limit(rl_client *c, const char *name, long limit)
 	    name);
 }
 
-/* rl_try_acquire of a shared lock, a write lock or a permit. */
+/* Whether attempt T may be made of kind K: a fair queue is an exclusive
+ * lock's, on one master, with a waiter timeout of at most the most. */
 static enum rl_err
-try_kind(rl_client *c, const struct rl_kind_ops *k, const struct rl_lock *l,
-    int64_t ttl_ms, const struct rl_meta *meta, const struct rl_fair *fair,
-    enum rl_join join, struct rl_attempt *a)
+may_try(rl_client *c, const struct rl_kind_ops *k, const struct rl_try *t)
 {
-	const char *name = l->name;
-	struct rl_round_opts o = rl_opts(c, 1);
-	struct rl_call call;
+	const struct rl_fair *fair = t->fair;
 	enum rl_err e;
 
-	if (fair != NULL)
+	if (fair != NULL && !k->queue)
 		return rl_seterr(c, RL_EUSAGE, "fair queues are for exclusive "
 		    "locks only");
-	if (name[0] == '\0')
-		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
-	if ((e = k->acquire(c, l, ttl_ms, meta, join, c->waiter_ms,
-	    &call)) != RL_OK)
-		return e;
-	o.pub = 1;
-	a->sent_ms = rl_now_ms();
-	e = rl_run_ack(c, &o, c->timeout_ms, call.s, call.nkeys, call.keys,
-	    call.nargs, call.args);
-	went(c);
-	if (e == RL_OK && recounted(c))
-		ack_after(c);
-	if (e == RL_OK && (e = other_limit(c, name, l->limit)) == RL_OK)
-		e = acquire_outcome(c, k, l, ttl_ms, a);
-	rl_call_free(&call);
-	if (e == RL_EWRONGTYPE)
-		e = other_kind(c, name, l->kind, a->badkey, 0);
-	return e;
-}
-
-enum rl_err
-rl_try_acquire(rl_client *c, const struct rl_lock *l, int64_t ttl_ms,
-    const struct rl_meta *meta, const struct rl_fair *fair,
-    enum rl_join join, struct rl_attempt *a)
-{
-	const char *name = l->name;
-	const struct rl_kind_ops *ops;
-	struct rl_call call;
-	enum rl_err e;
-
-	memset(a, 0, sizeof(*a));
-	a->ahead = -1;
-	if ((ops = rl_kind_check(c, l, 1)) == NULL)
-		return RL_EUSAGE;
-	if (ops->acquire != NULL)
-		return try_kind(c, ops, l, ttl_ms, meta, fair, join, a);
 	if (fair != NULL && fair->waiter_timeout_ms > RL_WAITER_TIMEOUT_MAX_MS)
 		return rl_seterr(c, RL_EUSAGE, "a waiter timeout of %lldms is "
 		    "longer than the most, %lldms",
 		    (long long)fair->waiter_timeout_ms,
 		    (long long)RL_WAITER_TIMEOUT_MAX_MS);
-	if ((e = rl_policy(c, fair != NULL ? "fair locks" : NULL)) != RL_OK ||
-	    (e = named(c, name)) != RL_OK ||
-	    (e = acquire_call(c, l, ttl_ms, meta, fair, join, &call)) !=
-	    RL_OK)
+	if ((e = rl_policy(c, fair != NULL ? "fair locks" : NULL)) != RL_OK)
+		return e;
+	return named(c, t->l->name);
+}
+
+enum rl_err
+rl_try_acquire(rl_client *c, const struct rl_try *t, struct rl_attempt *a)
+{
+	const struct rl_lock *l = t->l;
+	const struct rl_kind_ops *k;
+	struct rl_call call;
+	enum rl_err e;
+
+	memset(a, 0, sizeof(*a));
+	a->ahead = -1;
+	if ((k = rl_kind_check(c, l, 1)) == NULL)
+		return RL_EUSAGE;
+	if ((e = may_try(c, k, t)) != RL_OK ||
+	    (e = k->acquire(c, t, &call)) != RL_OK)
 		return e;
 	a->sent_ms = rl_now_ms();
-	if ((e = acquire_round(c, join, &call)) == RL_OK)
-		e = acquire_outcome(c, ops, l, ttl_ms, a);
+	if (k->redlock)
+		e = acquire_round(c, t->join, &call);
+	else if ((e = one_round(c, &call)) == RL_OK)
+		e = other_limit(c, l->name, l->limit);
+	if (e == RL_OK)
+		e = acquire_outcome(c, k, l, t->ttl_ms, a);
 	rl_call_free(&call);
 	if (e == RL_EWRONGTYPE)
-		e = other_kind(c, name, l->kind, a->badkey, 0);
+		e = other_kind(c, l->name, l->kind, a->badkey, 0);
 	return e;
 }
 
@@ -564,12 +487,11 @@ leave(rl_client *c, const char *name, const char *owner, int64_t *position,
 	call.args[RL_LEAVE_ARG_OWNER] = owner;
 	call.args[RL_LEAVE_ARG_HIST_MAX] = c->hist_max;
 	call.args[RL_LEAVE_ARG_HIST_TTL] = c->hist_ttl;
-	call.args[RL_LEAVE_ARG_WAITED] = rl_call_num(&call, 0,
+	call.args[RL_LEAVE_ARG_WAITED] = rl_call_num(&call,
 	    c->wait_since_ms > 0 ? rl_now_ms() - c->wait_since_ms : 0);
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
-	e = rl_run_open(c, &o, 0, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run_open(c, &o, 0, &call);
 	rl_call_free(&call);
 	if (e == RL_OK)
 		e = left(c, position);
@@ -616,8 +538,7 @@ release(rl_client *c, const struct rl_lock *l, int unused,
 	if (unused)
 		rl_call_unused(&call);
 	ro.hold = 1;
-	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run(c, &ro, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
@@ -634,8 +555,8 @@ release(rl_client *c, const struct rl_lock *l, int unused,
 			    rl_decode_release_until(c->nodes[j].reply);
 	if (o == RL_OUT_WRONGTYPE)
 		badtype(c->nodes[who].reply, a);
-	return outcome(c, o, who, "release", "release", a->badkey,
-	    a->badtype);
+	return outcome(c, o, who, &(const struct what){ "release",
+	    "release" }, a->badkey, a->badtype);
 }
 
 enum rl_err
@@ -674,8 +595,7 @@ rl_force_release(rl_client *c, const char *name, enum rl_lock_kind kind,
 		return rl_seterr(c, RL_EUSAGE, "the lock name is empty");
 	if ((e = k->force(c, &l, by, &call)) != RL_OK)
 		return e;
-	e = rl_run(c, &ro, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run(c, &ro, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;
@@ -686,8 +606,8 @@ rl_force_release(rl_client *c, const char *name, enum rl_lock_kind kind,
 		rl_decode_forced(c->nodes[j].reply, a);
 	if (o == RL_OUT_WRONGTYPE)
 		badtype(c->nodes[who].reply, a);
-	return outcome(c, o, who, "force", "delete", a->badkey,
-	    a->badtype);
+	return outcome(c, o, who, &(const struct what){ "force", "delete" },
+	    a->badkey, a->badtype);
 }
 
 enum rl_err
@@ -728,8 +648,7 @@ rl_queue(rl_client *c, const char *name, struct rl_queue *q)
 	    rl_key(RL_PREFIX_RWLOCK, name));
 	if ((e = rl_call_made(c, &call)) != RL_OK)
 		return e;
-	e = rl_run(c, NULL, call.s, call.nkeys, call.keys, call.nargs,
-	    call.args);
+	e = rl_run(c, NULL, &call);
 	rl_call_free(&call);
 	if (e != RL_OK)
 		return e;

@@ -232,9 +232,9 @@ whole_of(const char *cmd, size_t len, const char *src, char **out,
 
 int
 rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
-    const struct rl_round_opts *o, const struct rl_script *s, int nkeys,
-    const char **keys, int nargs, const char **args)
+    const struct rl_round_opts *o, const struct rl_call *call)
 {
+	const struct rl_script *s = call != NULL ? call->s : NULL;
 	const char *argv[48];	/* EVALSHA SHA N, the keys, the arguments */
 	char nk[16];
 	int argc = 0, i;
@@ -248,17 +248,18 @@ rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
 	r->wait_ms = 0;
 	r->wait_seen = 0;
 	if (s != NULL) {
-		if (4 + nkeys + nargs > (int)(sizeof(argv) / sizeof(argv[0])))
+		if (4 + call->nkeys + call->nargs >
+		    (int)(sizeof(argv) / sizeof(argv[0])))
 			return -1;
-		snprintf(nk, sizeof(nk), "%d", nkeys);
+		snprintf(nk, sizeof(nk), "%d", call->nkeys);
 		snprintf(r->doing, sizeof(r->doing), "the %s script", s->name);
 		argv[argc++] = "EVALSHA";
 		argv[argc++] = s->sha;
 		argv[argc++] = nk;
-		for (i = 0; i < nkeys; i++)
-			argv[argc++] = keys[i];
-		for (i = 0; i < nargs; i++)
-			argv[argc++] = args[i];
+		for (i = 0; i < call->nkeys; i++)
+			argv[argc++] = call->keys[i];
+		for (i = 0; i < call->nargs; i++)
+			argv[argc++] = call->args[i];
 		if (format_script(r, argc, argv, o->pub) < 0) {
 			rl_round_end(r);
 			return -1;
@@ -570,23 +571,22 @@ rl_hops_clear(struct rl_hops *h)
 }
 
 void
-rl_hops_why(const struct rl_url *at, char *host, int port,
-    const char *doing, const char *str, int64_t ms, char *buf, size_t len)
+rl_hops_why(const struct rl_bounce *bo, char *buf, size_t len)
 {
-	struct rl_url other = *at;
+	struct rl_url other = *bo->at;
 	char a[256], b[256], why[80];
 
-	other.host = host;
-	other.port = port;
+	other.host = bo->host;
+	other.port = bo->port;
 	other.path = NULL;
-	rl_url_format(at, a, sizeof(a));
+	rl_url_format(bo->at, a, sizeof(a));
 	rl_url_format(&other, b, sizeof(b));
-	rl_clip(str, strlen(str), 60, why, sizeof(why));
+	rl_clip(bo->str, strlen(bo->str), 60, why, sizeof(why));
 	snprintf(buf, len, "%s and %s kept sending %s to each other (%s) "
 	    "for %lld ms (see --reply-timeout): each says the other serves "
 	    "the slot (a move left half done?); finish the move with redis-cli "
 	    "--cluster fix, or CLUSTER SETSLOT <slot> NODE <owner-id> on both",
-	    a, b, doing, why, (long long)ms);
+	    a, b, bo->doing, why, (long long)bo->ms);
 }
 
 /* Send ND's command (again), on a new connection if need be: behind
@@ -641,8 +641,8 @@ bounce(struct rl_round *r, struct rl_node *nd, char *host, int port,
 		nd->retry_end = now + r->o.reply_ms;
 	if (now + RL_TRYAGAIN_MS < nd->retry_end)
 		return 1;
-	rl_hops_why(&nd->url, host, port, r->doing, str,
-	    now - (nd->retry_end - r->o.reply_ms), nd->why, sizeof(nd->why));
+	rl_hops_why(&(struct rl_bounce){ &nd->url, host, port, r->doing, str,
+	    now - (nd->retry_end - r->o.reply_ms) }, nd->why, sizeof(nd->why));
 	nd->err = RL_ECONNECT;
 	nd->refused = nd->answered = 1;
 	nd->phase = RL_PH_DONE;

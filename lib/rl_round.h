@@ -16,22 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rl_call.h"
 #include "rl_conn.h"
 #include "rl_switch.h"
-
-/* A Lua script embedded at build time (build/rl_scripts.h). */
-struct rl_script {
-	const char *name;
-	const char *sha;
-	const char *src;
-	/* From the script's header (lua/embed.sh): how many keys and
-	 * arguments it takes, its keys' templates (NAME, PREFIX:{NAME},
-	 * {NAME} or {NAME}:SUFFIX, OWNER in SUFFIX the owner token), and
-	 * the position of its publish argument, the last, or -1. */
-	int nkeys, nargs;
-	const char *const *templates;
-	int pub;
-};
 
 #define RL_MAX_NODES 16
 
@@ -208,11 +195,19 @@ void rl_node_move(struct rl_node *nd, char *host, int port, int ask);
  * when out of memory. */
 int rl_hops_add(struct rl_hops *h, const struct rl_url *at);
 void rl_hops_clear(struct rl_hops *h);
+/* A ping-pong that outlasted its time: AT the node that answered STR
+ * (MOVED ...) to DOING, HOST:PORT the node it named, for MS ms. */
+struct rl_bounce {
+	const struct rl_url *at;
+	char *host;
+	int port;
+	const char *doing;
+	const char *str;
+	int64_t ms;
+};
 /* "A and B kept sending DOING to each other (MOVED ...) for MS ms: ..."
- * into BUF (LEN bytes): a ping-pong that outlasted its time, AT the node
- * that answered STR, HOST:PORT the node it named. */
-void rl_hops_why(const struct rl_url *at, char *host, int port,
-    const char *doing, const char *str, int64_t ms, char *buf, size_t len);
+ * into BUF (LEN bytes), of ping-pong B. */
+void rl_hops_why(const struct rl_bounce *b, char *buf, size_t len);
 /* One line of CLUSTER NODES (LEN bytes, no newline), in rl_scan.c: the
  * address of a master that serves slots, into HOST (HOSTLEN bytes, cut
  * short to fit) and *PORT; 0, or -1 for any other node or line (a port
@@ -220,12 +215,11 @@ void rl_hops_why(const struct rl_url *at, char *host, int port,
 int rl_cluster_master(const char *line, size_t len, char *host,
     size_t hostlen, int *port);
 
-/* Start a round of script S with NKEYS KEYS and NARGS ARGS on the N
- * masters of NODES; S NULL: only connect. Replies of the previous round
- * are freed. -1 when out of memory. */
+/* Start a round of CALL (its script, keys and arguments) on the N masters
+ * of NODES; CALL NULL: only connect. Replies of the previous round are
+ * freed. -1 when out of memory. */
 int rl_round_script(struct rl_round *r, struct rl_node *nodes, size_t n,
-    const struct rl_round_opts *o, const struct rl_script *s, int nkeys,
-    const char **keys, int nargs, const char **args);
+    const struct rl_round_opts *o, const struct rl_call *call);
 /* The same for a plain command (ARGV[0] names it in messages). */
 int rl_round_command(struct rl_round *r, struct rl_node *nodes, size_t n,
     const struct rl_round_opts *o, int argc, const char **argv);

@@ -245,8 +245,9 @@ sub_bounce_over(struct wait *w, size_t j, char *host, int port,
 		w->bounce_end[j] = now + ms;
 	if (now + RL_TRYAGAIN_MS < w->bounce_end[j])
 		return 0;
-	rl_hops_why(&nd->url, host, port, w->doing[w->kind[j]], str,
-	    now - (w->bounce_end[j] - ms), nd->sub.why, sizeof(nd->sub.why));
+	rl_hops_why(&(struct rl_bounce){ &nd->url, host, port,
+	    w->doing[w->kind[j]], str, now - (w->bounce_end[j] - ms) },
+	    nd->sub.why, sizeof(nd->sub.why));
 	nd->sub.err = RL_ECONNECT;
 	sub_failed(w, j, now);
 	return 1;
@@ -712,12 +713,13 @@ attempt(struct wait *w)
 
 	/* Connecting and answering take at most the time left. */
 	w->c->until_ms = w->deadline;
-	e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
-	    w->fair != NULL || w->room ? RL_JOIN_AGAIN : RL_JOIN_YES, w->a);
+	e = rl_try_acquire(w->c, &(struct rl_try){ w->l, w->ttl_ms, w->meta,
+	    w->fair, w->fair != NULL || w->room ? RL_JOIN_AGAIN :
+	    RL_JOIN_YES }, w->a);
 	if (e == RL_OK && !w->a->acquired && (e = after_attempt(w)) == RL_OK &&
 	    queue_behind_java(w))
-		e = rl_try_acquire(w->c, w->l, w->ttl_ms, w->meta, w->fair,
-		    RL_JOIN_YES, w->a);
+		e = rl_try_acquire(w->c, &(struct rl_try){ w->l, w->ttl_ms,
+		    w->meta, w->fair, RL_JOIN_YES }, w->a);
 	w->c->until_ms = -1;
 	w->try_failed = e == RL_ECONNECT || replaced(w, e);
 	if (w->try_failed)
@@ -874,8 +876,7 @@ last_call(rl_client *c, enum rl_err made, struct rl_call *call)
 		return;
 	memcpy(keep, c->errstr, sizeof(keep));
 	o.aside = 1;
-	rl_run(c, &o, call->s, call->nkeys, call->keys, call->nargs,
-	    call->args);
+	rl_run(c, &o, call);
 	memcpy(c->errstr, keep, sizeof(keep));
 	rl_call_free(call);
 }
@@ -910,8 +911,7 @@ give_up(struct wait *w)
 		last_call(w->c, made, &call);
 	}
 	if (w->announced && w->k->room)
-		last_call(w->c, rl_call_unannounce(w->c, w->l, w->meta,
-		    rl_now_ms() - w->c->wait_since_ms, &call), &call);
+		last_call(w->c, rl_call_unannounce(w->c, w->l, &call), &call);
 	memcpy(w->c->errstr, keep, sizeof(keep));
 }
 
@@ -924,8 +924,8 @@ first_attempt(struct wait *w, int64_t wait_ms)
 	struct rl_attempt *a = w->a;
 	enum rl_err e;
 
-	e = rl_try_acquire(c, w->l, w->ttl_ms, w->meta, w->fair,
-	    wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES, a);
+	e = rl_try_acquire(c, &(struct rl_try){ w->l, w->ttl_ms, w->meta,
+	    w->fair, wait_ms == 0 ? RL_JOIN_NO : RL_JOIN_YES }, a);
 	/* Refused for want of replicas in the Sentinel default: a master
 	 * being replaced, or one whose replicas the sentinels do not see
 	 * down yet; a waiter waits that out too. */
@@ -941,8 +941,9 @@ first_attempt(struct wait *w, int64_t wait_ms)
 	w->room = w->fair == NULL && w->k->room;
 	if ((e = after_attempt(w)) != RL_OK)
 		return e;
-	if (queue_behind_java(w) && ((e = rl_try_acquire(c, w->l, w->ttl_ms,
-	    w->meta, w->fair, RL_JOIN_YES, a)) != RL_OK || a->acquired))
+	if (queue_behind_java(w) && ((e = rl_try_acquire(c, &(struct rl_try){
+	    w->l, w->ttl_ms, w->meta, w->fair, RL_JOIN_YES }, a)) != RL_OK ||
+	    a->acquired))
 		return e;
 	w->waiting = 1;
 	w->sub_at = rl_now_ms();

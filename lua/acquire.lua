@@ -86,6 +86,12 @@
 --                          (checked here)
 -- Fencing tokens are returned as decimal strings: a Lua number keeps only
 -- 53 bits of the 63 a counter has.
+-- RETURNS  acquired   {1, fence, holds, nopub, skipped}
+-- RETURNS  busy       {0, pttl, owner, host, pid, user, cmd, held_ms,
+--                      position, queued, head_wait_ms, rejoined, ahead,
+--                      listen, announced, held_until, by_owner, by_host,
+--                      by_pid, by_cmd, gone}
+-- RETURNS  wrongtype  {-1, key, type}
 -- Returns {1, fence, holds, nopub, skipped}
 --                                      acquired (holds > 1: re-entered);
 --                                      nopub: the channel this user may not

@@ -1,7 +1,10 @@
 #!/bin/sh
 # embed.sh: turn lua/*.lua into a C include of rl_script structs, each
 # the prelude's definitions that the script uses followed by the script,
-# with the SHA-1 that EVALSHA names it by, computed here at build time.
+# with the SHA-1 that EVALSHA names it by, computed here at build time;
+# each script with an identity of its own (enum rl_script_id), defined
+# once, where RL_SCRIPTS_DEFINE is (lib/rl_scripts.c), with the list of
+# their SHA-1s (rl_script_shas).
 # Every call of a script runs its prelude part again (Lua makes each
 # function anew), so a script carries only what it needs.
 #
@@ -31,9 +34,11 @@
 # call again with SPUBLISH there where channels are sharded. From these,
 # for script S (upper case S in C names):
 #  - in C, enum rl_S_key { RL_S_KEY_NAME..., RL_S_KEYS } and enum
-#    rl_S_arg { RL_S_ARG_NAME..., RL_S_ARGS }, the templates in key order,
-#    and in its struct rl_script the counts, the templates and the
-#    position of its publish argument (-1: none). rl_call_make in
+#    rl_S_arg { RL_S_ARG_NAME..., RL_S_ARGS }, the templates in key order
+#    split into their parts (struct rl_template: its form, the prefix or
+#    the suffix, and what follows OWNER), and in its struct rl_script the
+#    counts, the templates and the position of its publish argument (-1:
+#    none). rl_call_make in
 #    lib/rl_kind.c fills the keys; callers set each argument by its enum
 #    name, and state how many they set (RL_CALL_ARGS): a renamed
 #    argument, or one added or taken away, does not compile, and a
@@ -41,6 +46,23 @@
 #  - in Lua, `local K_NAME, ... = KEYS[1], ...` and `local A_NAME, ... =
 #    ARGV[1], ...` put before the script as embedded: script bodies use
 #    these names, never KEYS[N] or ARGV[N] (test/check-calls.sh).
+# A script's header also gives the shapes of its replies, one RETURNS
+# line each (its elements may go on in comment lines below, up to the
+# closing brace):
+#   -- RETURNS  SHAPE  {ELEMENT, ...}
+#   -- RETURNS  SHAPE  VALUE
+# SHAPE is [a-z][a-z0-9_]*, once per script; an ELEMENT is a name (of the
+# field at that position, once per shape), NAME... last (the rest of the
+# array from there), an integer (a verdict: the shape's value when
+# first), nil, or nil x N (N positions unused); VALUE an integer, or
+# string, number or false (a reply that is not an array). Every script
+# has one. From them, in C, enum rl_ret_SHAPE { RL_RET_SHAPE_NAME = its
+# position... } and #define RL_RET_SHAPE its value: a shape of one name
+# is the same in every script that gives it (the decoders read the
+# replies of acquire, rw_acquire and permit_acquire alike), and a name at
+# another position there, or another value, fails the build. RETURNS
+# lines are not embedded: the C side reads them, the server has no use
+# for them, and a script's text and SHA-1 stay what its code is.
 # A header line that breaks these rules fails the build, named by its
 # file and line.
 # usage: embed.sh OUTPUT PRELUDE.lua SCRIPT.lua...
@@ -55,7 +77,8 @@ tmp=$out.tmp
 [ "$out" != -p ] || tmp=$(mktemp)
 luac=${LUAC:-luac5.1}
 me=lua/embed.sh
-trap 'rm -f "$tmp" "$tmp.src" "$tmp.map" "$tmp.err" "$tmp.c" "$tmp.lua"' EXIT
+trap 'rm -f "$tmp" "$tmp.src" "$tmp.map" "$tmp.err" "$tmp.c" "$tmp.lua" \
+    "$tmp.d" "$tmp.r" "$tmp.r.1" "$tmp.defs" "$tmp.ids"' EXIT
 
 if ! "$luac" -p - </dev/null >/dev/null 2>&1 ||
     ! "$luac" -v 2>&1 | grep -q '^Lua 5\.1'; then
@@ -175,11 +198,14 @@ needed() {
 	}' "$1"
 }
 
-# header SCRIPT NAME CFILE LUAFILE: the keys and arguments named in
-# SCRIPT's header: the C enums, templates and counts into CFILE (the
-# struct's fields last, without braces), the Lua locals into LUAFILE.
+# header SCRIPT NAME CFILE LUAFILE DFILE RFILE: the keys, arguments and
+# replies named in SCRIPT's header: the C enums and counts into CFILE (the
+# struct's fields last, as #define lines), the key templates split into
+# their parts into DFILE, the Lua locals into LUAFILE, and one line per
+# reply position or value (RETURNS) into RFILE for returns() below.
 header() {
-	awk -v name="$2" -v cfile="$3" -v lfile="$4" '
+	awk -v name="$2" -v cfile="$3" -v lfile="$4" -v dfile="$5" \
+	    -v rfile="$6" '
 	function fail(msg) {
 		printf "%s:%d: %s\n", FILENAME, FNR, msg >"/dev/stderr"
 		failed = 1
@@ -228,6 +254,120 @@ header() {
 			s = s (i > 1 ? "," : "") " " v "[" i "]"
 		print s >lfile
 	}
+	# template(T): key template T split, as a struct rl_template: its
+	# form, and the prefix, or the suffix (before OWNER) and what comes
+	# after OWNER.
+	function template(t,    s, o) {
+		if (t == "NAME")
+			return "{ RL_TEMPLATE_NAME, NULL, NULL }"
+		if (t !~ /^\{/) {
+			sub(/:\{NAME\}$/, "", t)
+			return "{ RL_TEMPLATE_PREFIX, \"" t "\", NULL }"
+		}
+		if (t == "{NAME}")
+			return "{ RL_TEMPLATE_SUFFIX, NULL, NULL }"
+		s = substr(t, 8)
+		if ((o = index(s, "OWNER")) == 0)
+			return "{ RL_TEMPLATE_SUFFIX, \"" s "\", NULL }"
+		return "{ RL_TEMPLATE_OWNER, \"" substr(s, 1, o - 1) "\", \"" \
+		    substr(s, o + 5) "\" }"
+	}
+	# A RETURNS header line (its shape named) fails with MSG.
+	function badret(msg) {
+		FNR = retline
+		fail("RETURNS " shape ": " msg)
+	}
+	# The elements of shape SHAPE (RET, from its { to its }): a name
+	# (the field at that position), NAME... last (the rest, from that
+	# position on), a number (a verdict: the shape'"'"'s value when first),
+	# nil, or nil x N; into RFILE, one line each named.
+	function elements(   body, n, i, e, pos, f, seenf) {
+		body = ret
+		sub(/^\{/, "", body)
+		sub(/\}.*/, "", body)
+		n = split(body, el, ",")
+		pos = 0
+		split("", seenf)
+		for (i = 1; i <= n; i++) {
+			e = el[i]
+			gsub(/^[ \t]+|[ \t]+$/, "", e)
+			if (e ~ /^-?[0-9]+$/) {
+				if (i == 1)
+					print "value", shape, e, where >rfile
+				pos++
+				continue
+			}
+			if (e == "nil") {
+				pos++
+				continue
+			}
+			if (e ~ /^nil x [1-9][0-9]*$/) {
+				pos += substr(e, 7) + 0
+				continue
+			}
+			f = e
+			if (e ~ /^[a-z][a-z0-9_]*\.\.\.$/) {
+				if (i != n)
+					badret(e " is not the last element")
+				sub(/\.\.\.$/, "", f)
+			} else if (e !~ /^[a-z][a-z0-9_]*$/)
+				badret("element " i " (" e ") is not a name " \
+				    "([a-z][a-z0-9_]*), NAME..., a number, nil " \
+				    "or nil x N")
+			if (f in seenf)
+				badret(f " named twice")
+			seenf[f] = 1
+			print "field", shape, f, pos, where >rfile
+			pos++
+		}
+		if (n == 0 || body ~ /^[ \t]*$/)
+			badret("no elements")
+		inret = 0
+	}
+	inret {
+		t = substr($0, 3)
+		sub(/\}.*/, "", t)
+		if ($0 !~ /^--[ \t]/ || t ~ /[^a-z0-9_ ,.\t-]/)
+			badret("no closing }: line " FNR " goes on with" \
+			    " other text")
+		ret = ret " " substr($0, 3)
+		if (index($0, "}"))
+			elements()
+		next
+	}
+	/^-- RETURNS/ {
+		rest = substr($0, 11)
+		retline = FNR
+		where = FILENAME ":" FNR
+		shape = "?"
+		if (rest !~ /^[ \t]/)
+			badret("not -- RETURNS  SHAPE  {...} or VALUE")
+		sub(/^[ \t]+/, "", rest)
+		shape = rest
+		sub(/[ \t].*/, "", shape)
+		if (shape !~ /^[a-z][a-z0-9_]*$/)
+			badret("no shape name ([a-z][a-z0-9_]*) first")
+		if (shape in shapes)
+			badret("a shape given twice")
+		shapes[shape] = 1
+		nret++
+		sub(/^[a-z0-9_]+[ \t]*/, "", rest)
+		if (substr(rest, 1, 1) == "{") {
+			ret = rest
+			inret = 1
+			if (index(rest, "}"))
+				elements()
+			next
+		}
+		v = rest
+		sub(/[ \t].*/, "", v)
+		if (v ~ /^-?[0-9]+$/)
+			print "value", shape, v, where >rfile
+		else if (v != "string" && v != "number" && v != "false")
+			badret(v " is not {...}, an integer, string, number" \
+			    " or false")
+		next
+	}
 	/^-- KEYS\[/ {
 		rest = substr($0, 9)
 		n = decl("KEYS", rest)
@@ -245,6 +385,12 @@ header() {
 	END {
 		if (failed)
 			exit 1
+		if (inret)
+			badret("no closing }")
+		if (nret == 0) {
+			FNR = 1
+			fail("no RETURNS header: the shapes of its replies")
+		}
 		up = toupper(name)
 		for (k = 0; k < 2; k++) {
 			kind = k ? "ARGV" : "KEYS"
@@ -263,13 +409,14 @@ header() {
 		}
 		printf "" >lfile
 		printf "" >cfile
+		printf "" >dfile
 		positions("KEYS", "KEY", "K_")
 		if (count["KEYS"] > 0) {
-			printf "static const char *const rl_%s_templates[] = {",
-			    name >cfile
+			printf "static const struct rl_template " \
+			    "rl_%s_templates[] = {", name >dfile
 			for (i = 1; i <= count["KEYS"]; i++)
-				printf "\n\t\"%s\",", tmpl[i] >cfile
-			printf "\n};\n" >cfile
+				printf "\n\t%s,", template(tmpl[i]) >dfile
+			printf "\n};\n" >dfile
 		}
 		positions("ARGV", "ARG", "A_")
 		pub = ("ARGV", "publish") in seen ? count["ARGV"] - 1 : -1
@@ -278,6 +425,86 @@ header() {
 		printf "#define RL_%s_COUNTS %d %d\n", up, count["KEYS"],
 		    count["ARGV"] >cfile
 		printf "#define RL_%s_TEMPLATES %s\n", up, tv >cfile
+	}' "$1"
+}
+
+# body SCRIPT MAP: SCRIPT as embedded, without its RETURNS lines (what the
+# C side reads of its replies: the server has no use for them); in MAP
+# (appended), for each line printed, SCRIPT's line (FILE:LINE), and one
+# past its end.
+body() {
+	awk -v map="$2" '
+	inret { if (index($0, "}")) inret = 0; next }
+	/^-- RETURNS/ {
+		inret = index($0, "{") && !index($0, "}")
+		next
+	}
+	{ print; print FILENAME ":" FNR >>map }
+	END { print FILENAME ":" FNR + 1 >>map }' "$1"
+}
+
+# returns RFILE: the reply positions of every script's RETURNS (RFILE's
+# lines: field SHAPE NAME POSITION WHERE, value SHAPE VALUE WHERE) as C
+# enums, one per shape: RL_RET_<SHAPE>_<NAME> its position; and
+# RL_RET_<SHAPE> its value (its first element, a verdict), a #define. A shape of one name is one
+# shape in every script that gives it: a name at another position, or
+# another value, fails the build, naming both lines; so does a C name
+# made twice (shape a_b's value and shape a's field b).
+returns() {
+	awk '
+	function fail(where, msg) {
+		printf "%s: %s\n", where, msg >"/dev/stderr"
+		exit 1
+	}
+	function made(id, what, where) {
+		if (id in origin && origin[id] != what)
+			fail(where, "RETURNS: " id " made twice (also at " \
+			    at[id] ")")
+		origin[id] = what
+	}
+	$1 == "value" {
+		id = "RL_RET_" toupper($2)
+		if ((id in value) && value[id] != $3)
+			fail($4, "RETURNS " $2 ": value " $3 ", but " value[id] \
+			    " at " at[id])
+		made(id, "value " $2, $4)
+		if (!(id in value)) {
+			value[id] = $3
+			at[id] = $4
+			nv++
+			vs[nv] = id
+		}
+		next
+	}
+	$1 == "field" {
+		id = "RL_RET_" toupper($2) "_" toupper($3)
+		if ((id in pos) && pos[id] != $4)
+			fail($5, "RETURNS " $2 ": " $3 " at position " $4 \
+			    ", but at " pos[id] " at " at[id])
+		made(id, "field " $2 " " $3, $5)
+		if (id in pos)
+			next
+		pos[id] = $4
+		at[id] = $5
+		if (!($2 in shape)) {
+			ns++
+			order[ns] = $2
+			shape[$2] = 0
+		}
+		nf[$2]++
+		field[$2, nf[$2]] = id
+	}
+	END {
+		for (i = 1; i <= ns; i++) {
+			s = order[i]
+			printf "enum rl_ret_%s {", s
+			for (j = 1; j <= nf[s]; j++)
+				printf "\n\t%s = %d%s", field[s, j],
+				    pos[field[s, j]], j < nf[s] ? "," : ""
+			printf "\n};\n"
+		}
+		for (i = 1; i <= nv; i++)
+			printf "#define %s %d\n", vs[i], value[vs[i]]
 	}' "$1"
 }
 
@@ -307,9 +534,11 @@ syntax() {
 }
 
 if [ "$out" = -p ]; then
-	header "$1" "$(basename "$1" .lua)" "$tmp.c" "$tmp.lua"
+	header "$1" "$(basename "$1" .lua)" "$tmp.c" "$tmp.lua" "$tmp.d" \
+	    "$tmp.r"
 	needed "$prelude" "$1" "$tmp.map"
-	cat "$tmp.lua" "$1"
+	cat "$tmp.lua"
+	body "$1" "$tmp.map"
 	exit 0
 fi
 
@@ -319,43 +548,105 @@ needed "$prelude" /dev/null "$tmp.map" >/dev/null
 awk -v f="$prelude" '{ print f ":" NR } END { print f ":" NR + 1 }' \
     "$prelude" >"$tmp.map"
 syntax "$prelude" "$tmp.map" "$prelude"
+: >"$tmp.r"
+: >"$tmp.defs"
+: >"$tmp.ids"
+keys_max=0
+args_max=0
 {
 	echo "/* Generated by lua/embed.sh from lua/; do not edit. */"
-	echo "/* A script is one string, longer than C's 4095-byte minimum. */"
 	echo "#ifndef RL_SCRIPTS_H"
 	echo "#define RL_SCRIPTS_H"
-	echo "#pragma GCC diagnostic ignored \"-Woverlength-strings\""
-	keys_max=0
-	args_max=0
+	echo
+	echo "#include <stddef.h>"
+	echo
+	echo "/* A key's template (a script's header), split: the lock's name"
+	echo " * itself; PREFIX:{NAME} (TEXT the prefix); {NAME} or {NAME}:SUFFIX"
+	echo " * (TEXT the suffix, or NULL); {NAME}:SUFFIX with the owner token in"
+	echo " * the suffix, TEXT before it and AFTER after it. */"
+	echo "enum rl_template_form {"
+	echo "	RL_TEMPLATE_NAME, RL_TEMPLATE_PREFIX, RL_TEMPLATE_SUFFIX,"
+	echo "	RL_TEMPLATE_OWNER"
+	echo "};"
+	echo "struct rl_template {"
+	echo "	enum rl_template_form form;"
+	echo "	const char *text, *after;"
+	echo "};"
+	echo
+	echo "/* Every script, by the identity it is told apart by. */"
+	echo "enum rl_script_id {"
+	for f in "$@"; do
+		printf '\tRL_SCRIPT_%s,\n' "$(basename "$f" .lua | tr a-z A-Z)"
+	done
+	echo "	RL_SCRIPTS"
+	echo "};"
+	echo
+	echo "/* A Lua script embedded at build time: its identity, name, SHA-1"
+	echo " * and text; from its header, how many keys and arguments it takes,"
+	echo " * its keys' templates and the position of its publish argument, the"
+	echo " * last, or -1. */"
+	echo "struct rl_script {"
+	echo "	enum rl_script_id id;"
+	echo "	const char *name;"
+	echo "	const char *sha;"
+	echo "	const char *src;"
+	echo "	int nkeys, nargs;"
+	echo "	const struct rl_template *templates;"
+	echo "	int pub;"
+	echo "};"
 	for f in "$@"; do
 		name=$(basename "$f" .lua)
 		up=$(echo "$name" | tr a-z A-Z)
-		header "$f" "$name" "$tmp.c" "$tmp.lua"
+		header "$f" "$name" "$tmp.c" "$tmp.lua" "$tmp.d" "$tmp.r.1"
+		cat "$tmp.r.1" >>"$tmp.r"
 		needed "$prelude" "$f" "$tmp.map" >"$tmp.src"
 		cat "$tmp.lua" >>"$tmp.src"
 		sed "s|^|$f: the names of its header's KEYS and ARGV, line |" \
 		    "$tmp.lua" | awk '{ print $0 NR }' >>"$tmp.map"
-		cat "$f" >>"$tmp.src"
-		awk -v f="$f" '{ print f ":" NR } END { print f ":" NR + 1 }' \
-		    "$f" >>"$tmp.map"
+		body "$f" "$tmp.map" >>"$tmp.src"
 		syntax "$tmp.src" "$tmp.map" "$f, as embedded (the prelude part, the names, then the script),"
 		sha=$(sha1sum <"$tmp.src" | cut -d' ' -f1)
 		printf '\n/* lua/%s.lua */\n' "$name"
 		grep -v '^#define' "$tmp.c"
+		printf 'extern const struct rl_script rl_script_%s;\n' "$name"
 		counts=$(sed -n "s/^#define RL_${up}_COUNTS //p" "$tmp.c")
 		[ "${counts% *}" -le "$keys_max" ] || keys_max=${counts% *}
 		[ "${counts#* }" -le "$args_max" ] || args_max=${counts#* }
-		printf 'static const struct rl_script rl_script_%s = {\n' "$name"
-		printf '\t"%s", "%s",\n\t' "$name" "$sha"
-		jq -Rs . <"$tmp.src" |
-		    sed 's/\\u00\([0-9a-fA-F][0-9a-fA-F]\)/\\x\1/g'
-		printf '\t, RL_%s_KEYS, RL_%s_ARGS, %s, %s\n};\n' "$up" "$up" \
-		    "$(sed -n "s/^#define RL_${up}_TEMPLATES //p" "$tmp.c")" \
-		    "$(sed -n "s/^#define RL_${up}_PUB //p" "$tmp.c")"
+		{
+			printf '\n/* lua/%s.lua */\n' "$name"
+			cat "$tmp.d"
+			printf 'const struct rl_script rl_script_%s = {\n' "$name"
+			printf '\tRL_SCRIPT_%s, "%s", "%s",\n\t' "$up" "$name" "$sha"
+			jq -Rs . <"$tmp.src" |
+			    sed 's/\\u00\([0-9a-fA-F][0-9a-fA-F]\)/\\x\1/g'
+			printf '\t, RL_%s_KEYS, RL_%s_ARGS, %s, %s\n};\n' "$up" \
+			    "$up" \
+			    "$(sed -n "s/^#define RL_${up}_TEMPLATES //p" "$tmp.c")" \
+			    "$(sed -n "s/^#define RL_${up}_PUB //p" "$tmp.c")"
+		} >>"$tmp.defs"
+		echo "$name $sha" >>"$tmp.ids"
 	done
+	printf '\n/* Reply positions, from the scripts'"'"' RETURNS headers. */\n'
+	returns "$tmp.r"
 	printf '\n/* The most keys, and arguments, of any script. */\n'
 	printf '#define RL_SCRIPT_KEYS_MAX %d\n' "$keys_max"
 	printf '#define RL_SCRIPT_ARGS_MAX %d\n' "$args_max"
+	echo
+	echo "/* Every script's SHA-1, by identity. */"
+	echo "extern const char *const rl_script_shas[RL_SCRIPTS];"
+	echo
+	echo "/* The scripts themselves, in the one file that defines them. */"
+	echo "#ifdef RL_SCRIPTS_DEFINE"
+	echo "/* A script is one string, longer than C's 4095-byte minimum. */"
+	echo "#pragma GCC diagnostic ignored \"-Woverlength-strings\""
+	cat "$tmp.defs"
+	echo
+	echo "const char *const rl_script_shas[RL_SCRIPTS] = {"
+	while read -r name sha; do
+		printf '\t"%s",\n' "$sha"
+	done <"$tmp.ids"
+	echo "};"
+	echo "#endif"
 	echo "#endif"
 } >"$tmp"
 mv "$tmp" "$out"

@@ -32,6 +32,9 @@
 -- ARGV[5]  pid             pid of the caller (who forced it)
 -- ARGV[6]  user            user of the caller (who forced it)
 -- ARGV[7]  publish         PUBLISH or SPUBLISH: the command that wakes waiters
+-- RETURNS  deleted    {1, nopub, owner, host, pid, user, cmd, held_ms}
+-- RETURNS  free       {0}
+-- RETURNS  wrongtype  {-1, key, type}
 -- Returns {1, nopub, owner, host, pid, user, cmd, held_ms}
 --                          a lock was deleted; nopub as in release; the
 --                          holder removed (a plain lock's, or the

@@ -19,6 +19,7 @@
 --                          (0: never)
 -- ARGV[4]  waited          how long it waited, in ms
 -- ARGV[5]  publish         PUBLISH or SPUBLISH: the command that wakes waiters
+-- RETURNS  left  {removed, position, nopub}
 -- Returns {removed, position, nopub}: queue entries removed (0 or 1), the
 --   place OWNER had (1 first; 0 when not queued or unknown), and the
 --   channel the server refused PUBLISH on, or nil.

@@ -56,6 +56,12 @@
 -- room, and wakes another waiter there when permits are still free
 -- (so that a release or unlock --force that frees several wakes them in
 -- turn).
+-- RETURNS  acquired     {1, fence, holds, nopub, skipped}
+-- RETURNS  busy         {0, pttl, owner, host, pid, user, cmd, held_ms, nil,
+--                        queued, nil x 3, listen, nil, held_until, nil x 4,
+--                        gone}
+-- RETURNS  other_limit  {-2, permits, taken}
+-- RETURNS  wrongtype    {-1, key, type}
 -- Returns {1, fence, holds, nopub, skipped}
 --                                      acquired; holds > 1: OWNER held a
 --                                      permit already (re-entered, lease

@@ -21,6 +21,9 @@
 -- ARGV[4]  pid             pid of the caller (who forced it)
 -- ARGV[5]  user            user of the caller (who forced it)
 -- ARGV[6]  publish         PUBLISH or SPUBLISH
+-- RETURNS  deleted    {1, nopub}
+-- RETURNS  free       {0}
+-- RETURNS  wrongtype  {-1, key, type}
 -- Returns the replies of force:
 --         {1, nopub}       deleted; nopub as in release
 --         {0}              NAME was not there

@@ -28,6 +28,10 @@
 --                          is not kept); "l", the watchdog's release, which
 --                          records a permit that it finds gone as lost
 -- ARGV[6]  publish         PUBLISH or SPUBLISH
+-- RETURNS  released   {2, nopub, until}
+-- RETURNS  nested     {1, holds}
+-- RETURNS  not_held   {0, exists}
+-- RETURNS  wrongtype  {-1, key, type}
 -- The replies have the shapes of release's:
 -- Returns {2, nopub}    released; nopub: the channel the server refused
 --                       to publish on, else nil

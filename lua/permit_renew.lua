@@ -9,6 +9,8 @@
 -- ARGV[1]  lease           lease in milliseconds
 -- ARGV[2]  permit          the owner's key, hex digits (rl_permit: its permit's
 --                          id)
+-- RETURNS  renewed  1
+-- RETURNS  gone     0
 -- Returns 1 renewed, 0 the permit is gone (expired and given back, or
 -- released) or K_permits is not a zset, or it is finished (--min-hold).
 if redis.call('TYPE', K_permits).ok ~= 'zset' then return 0 end

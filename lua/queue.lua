@@ -18,6 +18,11 @@
 -- KEYS[9]  guest      redlock_guest:{NAME}           hash: plain waiter ->
 --          its record (rl_guest_join)
 -- ARGV[1]  rwchannel       redisson_rwlock:{NAME} the read-write lock's channel
+-- RETURNS  queue      {now_ms, holder, unordered, rw, guests, waiters...}
+-- RETURNS  wrongtype  {-1, key, type}
+-- RETURNS  rw         {mode, readers, waiting, writer, writer_ms}
+-- RETURNS  entry      {owner, ms, host, pid, user, cmd, age_ms, held_until,
+--                      gives_up, boot, pidns, renewed}
 -- Returns {-1, key, type} when KEY is not of the type a lock needs, else
 --   {now_ms, holder, unordered, rw, guests, waiters...} where unordered
 --   is the number of plain and --limit waiters, in the room, guests the

@@ -39,6 +39,10 @@
 --                          is not kept); "l", the watchdog's release, which
 --                          records a hold that it finds gone as lost
 -- ARGV[7]  publish         PUBLISH or SPUBLISH: the command that wakes waiters
+-- RETURNS  released   {2, nopub, until}
+-- RETURNS  nested     {1, holds}
+-- RETURNS  not_held   {0, exists}
+-- RETURNS  wrongtype  {-1, key, type}
 -- Returns {2, nopub}       released: key deleted, waiters woken; nopub: the
 --                          channel the server refused PUBLISH on (ACL), so
 --                          waiters were not woken, else nil

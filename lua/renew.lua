@@ -6,6 +6,9 @@
 --          metadata
 -- ARGV[1]  lease           lease in milliseconds
 -- ARGV[2]  owner           owner token
+-- RETURNS  renewed  1
+-- RETURNS  gone     0
+-- RETURNS  taken    2
 -- Returns 1 when renewed; 0 when NAME is gone or not a lock, or OWNER's
 -- hold is finished (--min-hold: given back, it stays only until the end of
 -- its minimum hold); 2 when another owner holds NAME (OWNER is not among

@@ -19,6 +19,8 @@
 -- KEYS[4]  guest      redlock_guest:{NAME}           hash: plain waiter ->
 --          its record, for queue (rl_guest_join); none for --limit
 -- ARGV[6]  publish         PUBLISH or SPUBLISH
+-- RETURNS  listener  1
+-- RETURNS  waiter    0
 -- Returns 1 when it was the listener (another waiter was woken), else 0.
 rl_pubcmd = A_publish or rl_pubcmd
 if K_log then

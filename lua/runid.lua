@@ -3,6 +3,8 @@
 -- counted twice towards a Redlock quorum. Reads INFO, changes nothing.
 -- KEYS     none
 -- ARGV     none
+-- RETURNS  run_id   string
+-- RETURNS  refused  false
 -- Returns the server's run_id (40 hex digits), or false when INFO is
 -- refused (an ACL without +info) or names no run_id.
 local ok, info = pcall(redis.call, 'INFO', 'server')

@@ -47,6 +47,10 @@
 --                          rl_holder_meta)
 -- ARGV[16] publish         PUBLISH or SPUBLISH: how releases wake waiters
 --                          (checked here)
+-- RETURNS  acquired   {1, fence, holds, nopub, skipped}
+-- RETURNS  busy       {0, pttl, owner, host, pid, user, cmd, held_ms, nil,
+--                      queued, nil x 5, held_until, nil x 4, gone}
+-- RETURNS  wrongtype  {-1, key, type}
 -- Returns the replies of acquire.lua:
 --         {1, fence, holds, nopub, skipped}
 --                                      acquired (holds > 1: re-entered the

@@ -16,6 +16,8 @@
 --                          (rl_history_entry: owner, host, pid, user, cmd, how
 --                          long it waited, kind, "event")
 -- ARGV[5]  publish         PUBLISH or SPUBLISH: the command that wakes waiters
+-- RETURNS  withdrawn  1
+-- RETURNS  absent     0
 -- Returns 1 when OWNER's intent was removed ("1" published on K_rwchannel: all
 --   wake), 0 when K_writer did not hold OWNER (nothing else changed).
 rl_pubcmd = A_publish or rl_pubcmd

@@ -43,6 +43,10 @@
 --                          is not kept); "l", the watchdog's release, which
 --                          records a hold that it finds gone as lost
 -- ARGV[7]  publish         PUBLISH or SPUBLISH: the command that wakes waiters
+-- RETURNS  released   {2, nopub, until}
+-- RETURNS  nested     {1, holds}
+-- RETURNS  not_held   {0, exists}
+-- RETURNS  wrongtype  {-1, key, type}
 -- Returns {2, nopub}       OWNER's last hold of that kind given back; nopub:
 --                          a channel the server refused PUBLISH on (ACL),
 --                          else nil

@@ -10,6 +10,9 @@
 -- ARGV[1]  lease           lease in milliseconds
 -- ARGV[2]  owner           owner token
 -- ARGV[3]  mode            "read" or "write"
+-- RETURNS  renewed  1
+-- RETURNS  gone     0
+-- RETURNS  taken    2
 -- Returns 1 when renewed; 0 when NAME is gone or not a lock, or none of
 -- OWNER's read holds has its lease key left, or that hold is finished
 -- (--min-hold: given back, it stays only until the end of its minimum

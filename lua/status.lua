@@ -24,6 +24,17 @@
 -- waiting: the fair waiters and the waiters of the room; and, for a
 -- read-write lock, the clients that listen on its channel (its readers
 -- and writers that wait: redlock's leave no other trace of waiting).
+-- RETURNS  free       {0, waiting}
+-- RETURNS  held       {1, waiting, pttl, owner, holds, host, pid, user, cmd,
+--                      since_ms, fence, held_ms, mode, readers, writer,
+--                      held_until, boot, pidns, renewed}
+-- RETURNS  wrongtype  {-1, key, type, kind, free, taken, permits, waiting,
+--                      ours}
+-- RETURNS  reader     {owner, holds, pttl, host, pid, user, cmd, since_ms,
+--                      fence, held_until, boot, pidns, renewed}
+-- RETURNS  permit     {id, expires_ms, left_ms, host, pid, user, cmd,
+--                      since_ms, fence, owner, held_until, boot, pidns,
+--                      renewed}
 -- Returns {0, waiting}                  free
 --         {1, waiting, pttl, owner, holds, host, pid, user, cmd, since_ms,
 --          fence, held_ms, mode, readers, writer, held_until}

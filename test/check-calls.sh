@@ -1,6 +1,7 @@
 #!/bin/sh
-# check-calls.sh: no script key or argument is named by its position
-# outside the code that lua/embed.sh generates from the scripts' headers.
+# check-calls.sh: no script key, argument or reply field is named by its
+# position outside the code that lua/embed.sh generates from the scripts'
+# headers.
 # usage: check-calls.sh [DIR]   (DIR: the tree to check, by default this
 #                                one; then copies of it with one mistake
 #                                each, which must fail)
@@ -10,8 +11,11 @@
 # none): bodies and comments use the names K_NAME and A_NAME. In
 # DIR/lib/*.[ch], no args[DIGITS] or keys[DIGITS] (nor args[X + N]): a
 # call's arguments and keys are set by their enum names
-# (RL_<SCRIPT>_ARG_<NAME>, build/rl_scripts.h). Prints each offending
-# line as FILE:LINE: TEXT; exits 1 if there is any.
+# (RL_<SCRIPT>_ARG_<NAME>, build/rl_scripts.h); and no reply position by
+# number (nor X + N) to rl_elem_int, rl_elem_str, or rl_decode.c's elem
+# and list: a reply is read by the names its script's RETURNS header
+# gives (RL_RET_<SHAPE>_<FIELD>). Prints each offending line as
+# FILE:LINE: TEXT; exits 1 if there is any.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -30,6 +34,11 @@ scan() {
 		awk '/(^|[^A-Za-z0-9_])(args|keys)\[([0-9]+|[^]]*[-+] *[0-9]+)\]/ {
 			printf "%s:%d: %s\n", FILENAME, FNR, $0
 			bad = 1
+			next
+		}
+		/(^|[^A-Za-z0-9_])(rl_elem_int|rl_elem_str|elem|list)\([^,()]*, *([0-9]+|[^,)]*[-+] *[0-9]+) *[,)]/ {
+			printf "%s:%d: %s\n", FILENAME, FNR, $0
+			bad = 1
 		}
 		END { exit bad }' lib/*.c lib/*.h || s=1
 		exit $s
@@ -43,9 +52,9 @@ fi
 
 failed=0
 if scan "$root"; then
-	echo "ok - lua/ and lib/ name every key and argument"
+	echo "ok - lua/ and lib/ name every key, argument and reply position"
 else
-	echo "FAIL - lua/ or lib/ names a key or argument by its position"
+	echo "FAIL - lua/ or lib/ names a key, argument or reply field by its position"
 	failed=1
 fi
 
@@ -82,4 +91,12 @@ mistake "an argument by its number in lib/" lib/rl_kind.c \
 mistake "a key by its number in lib/" lib/rl_lock.c "	keys[0] = name;"
 mistake "an argument by arithmetic on a position in lib/" lib/rl_kind.c \
     "	call->args[at + 1] = pid;"
+mistake "a reply position by number in lib/" lib/rl_lock.c \
+    "	long long size = rl_elem_int(r, 1, 0);"
+mistake "a reply position by number, a string, in lib/" lib/rl_decode.c \
+    "	a->owner = rl_elem_str(r, 2);"
+mistake "a reply position by arithmetic in lib/" lib/rl_decode.c \
+    "	p->pidns = rl_elem_str(e, first + 1);"
+mistake "a reply's array by number in lib/" lib/rl_decode.c \
+    "	st->list = list(r, 13, &st->readers);"
 exit $failed

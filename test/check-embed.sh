@@ -17,10 +17,16 @@
 #  - a script header's KEYS and ARGV lines: one named twice or not at all,
 #    a name used twice, a key template of no known form, or a publish
 #    argument that is not the last fail the build, naming the line;
+#  - a script header's RETURNS lines are not embedded; a reply field
+#    named twice, an element of no known form, a shape without its
+#    closing brace or given twice, a field at another position (or a
+#    value other) than in another script with that shape, and a script
+#    without RETURNS fail the build, naming the line;
 #  - lib/ compiled against the header generated from the copy: a renamed
 #    argument, and one added, fail to compile; two arguments swapped in
 #    the header (names and positions together) compile, and C and Lua
-#    both follow the header.
+#    both follow the header; a reply field renamed fails to compile, and
+#    two swapped compile, C following the header.
 # Prints one line per case and exits 1 if any failed.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,7 +60,8 @@ end
 LUA
 	script=lua/check_embed.lua
 	printf '%s\n' '-- check-embed: a script of the test.' \
-	    'local r = rl_check_a(1)' 'return r' >"$work/$script"
+	    '-- RETURNS  result  number' 'local r = rl_check_a(1)' 'return r' \
+	    >"$work/$script"
 }
 
 # embed_in DIR OUT [LUAC]: embed.sh as make runs it, in DIR, into OUT
@@ -130,10 +137,10 @@ else
 fi
 
 setup
-printf '%s\n' '-- check-embed: a syntax error on line 2.' 'local r = = 1' \
-    >"$work/$script"
-refused "a syntax error in a script" \
-    "$script:2: unexpected symbol near '='"
+printf '%s\n' '-- check-embed: a syntax error on line 3.' \
+    '-- RETURNS  result  number' 'local r = = 1' >"$work/$script"
+refused "a syntax error in a script (its RETURNS line counted)" \
+    "$script:3: unexpected symbol near '='"
 
 setup
 line 7 '  if y them'
@@ -141,9 +148,10 @@ refused "a syntax error in a prelude function" \
     "lua/prelude.lua:$((base + 7)): 'then' expected near 'them'"
 
 setup
-printf '%s\n' 'local r = rl_check_a(1)' 'end' 'return r' >"$work/$script"
+printf '%s\n' '-- RETURNS  result  number' 'local r = rl_check_a(1)' 'end' \
+    'return r' >"$work/$script"
 refused "an end too many in a script" \
-    "$script:2: '<eof>' expected near 'end'"
+    "$script:3: '<eof>' expected near 'end'"
 
 setup
 line 9 'end'
@@ -207,6 +215,55 @@ header release '-- ARGV\[6\]  flags .*' '-- ARGV[7]  flags  flags'
 refused "a publish argument before another" \
     "lua/release.lua:$(at release '-- ARGV[6]  publish'): ARGV[6] publish is not the last argument"
 
+setup
+if ! embed; then
+	fail "RETURNS lines" "did not embed"
+elif sed -n '/^#ifdef RL_SCRIPTS_DEFINE/,$p' "$work/out.h" | grep -q RETURNS; then
+	fail "RETURNS lines" "embedded in a script"
+else
+	pass "RETURNS lines: read, and not embedded in the scripts"
+fi
+
+setup
+header release '-- RETURNS  nested     {1, holds}' \
+    '-- RETURNS  nested     {1, holds, holds}'
+refused "a reply field named twice" \
+    "lua/release.lua:$(at release '-- RETURNS  nested'): RETURNS nested: holds named twice"
+
+setup
+header release '-- RETURNS  not_held   {0, exists}' \
+    '-- RETURNS  not_held   {0, Exists}'
+refused "a reply element of no known form" \
+    "RETURNS not_held: element 2 (Exists) is not a name"
+
+setup
+header leave '-- RETURNS  left  {removed, position, nopub}' \
+    '-- RETURNS  left  {removed, position, nopub'
+refused "a reply shape without its closing brace" \
+    "lua/leave.lua:$(at leave '-- RETURNS  left'): RETURNS left: no closing }"
+
+setup
+header release '-- RETURNS  nested     {1, holds}' \
+    '-- RETURNS  nested     {1, holds}\n-- RETURNS  nested     {1}'
+refused "a reply shape given twice in a script" \
+    "RETURNS nested: a shape given twice"
+
+setup
+header rw_release '-- RETURNS  released   {2, nopub, until}' \
+    '-- RETURNS  released   {2, until, nopub}'
+refused "a reply field at another position than in another script" \
+    "lua/rw_release.lua:$(at rw_release '-- RETURNS  released'): RETURNS released: until at position 1, but at 2 at lua/permit_release.lua"
+
+setup
+header renew '-- RETURNS  gone     0' '-- RETURNS  gone     3'
+refused "a reply value other than in another script" \
+    "RETURNS gone: value 3, but 0 at lua/permit_renew.lua"
+
+setup
+sed -i '/^-- RETURNS/d' "$work/lua/runid.lua"
+refused "a script without RETURNS" \
+    "lua/runid.lua:1: no RETURNS header"
+
 # compiles WHAT: lib/ compiled against the copy's generated header; its
 # messages in $work/err.
 compiles() {
@@ -216,6 +273,7 @@ compiles() {
 	mv "$work/out.h" "$work/inc/rl_scripts.h"
 	${CC:-cc} -std=c11 -D_GNU_SOURCE -fsyntax-only -I"$work/inc" \
 	    -I"$root/lib" "$root"/lib/rl_kind.c "$root"/lib/rl_lock.c \
+	    "$root"/lib/rl_decode.c \
 	    2>"$work/err"
 }
 
@@ -259,6 +317,22 @@ elif ! grep -q 'RL_RENEW_ARG_OWNER,$' "$work/inc/rl_scripts.h" ||
 	fail "two arguments swapped" "C or Lua does not follow the header"
 else
 	pass "two arguments swapped in the header: compiled, C and Lua follow it"
+fi
+
+setup
+header leave '-- RETURNS  left  {removed, position, nopub}' \
+    '-- RETURNS  left  {removed, place, nopub}'
+uncompiled "a reply field renamed" "RL_RET_LEFT_POSITION"
+
+setup
+header leave '-- RETURNS  left  {removed, position, nopub}' \
+    '-- RETURNS  left  {removed, nopub, position}'
+if ! compiles "two reply fields swapped"; then
+	fail "two reply fields swapped" "did not compile"
+elif ! grep -q 'RL_RET_LEFT_POSITION = 2' "$work/inc/rl_scripts.h"; then
+	fail "two reply fields swapped" "C does not follow the header"
+else
+	pass "two reply fields swapped in the header: compiled, C follows it"
 fi
 
 exit $failed

@@ -222,7 +222,7 @@ setup() {
 	# Set and empty, it counts as unset.
 	REDLOCK_PUBSUB= run -69 "$RL" lock x
 	run -64 --separate-stderr "$RL" unlock --pubsub Classic --owner t x
-	assert_equal "$stderr" "redlock: --pubsub: 'Classic' is not auto, sharded or classic; usage: redlock unlock [--owner TOKEN | --force] [--pubsub MODE] NAME (see redlock unlock --help)"
+	assert_equal "$stderr" "redlock: --pubsub: 'Classic' is not auto, sharded or classic; usage: redlock unlock [--owner TOKEN | --force] NAME (see redlock unlock --help)"
 	REDLOCK_PUBSUB=on run -64 --separate-stderr "$RL" exec x -- true
 	assert_equal "$stderr" "redlock: REDLOCK_PUBSUB: 'on' is not auto, sharded or classic; fix it, or give --pubsub; usage: redlock exec [OPTIONS] NAME -- COMMAND [ARG...] (see redlock exec --help)"
 	# The option wins: the variable is not read then.
@@ -247,6 +247,26 @@ setup() {
 	assert_line --index 1 "hiredis $hiredis"
 	assert_line --index 2 "$(openssl version | cut -d' ' -f1-5) (libssl, loaded for rediss://)"
 	[ "${#lines[@]}" = 3 ]
+}
+
+@test "each COMMAND --help fits 40 lines of 80 columns, with examples and its exit statuses, and nothing of another command's" {
+	local c
+	for c in exec lock unlock status queue log config; do
+		run -0 "$RL" "$c" --help
+		[ "${#lines[@]}" -le 40 ] || { echo "$c: ${#lines[@]} lines"; false; }
+		run -0 awk -v c="$c" 'length > 80 { print c ": " $0 }' <<<"$output"
+		assert_output ""
+		run -0 "$RL" "$c" --help
+		assert_line "Examples:"
+		assert_line --regexp "^  (.*[ (])?redlock $c( |$)"
+		assert_line --regexp "^Exit status: .*"
+		assert_output --partial "64 usage"
+	done
+	run -0 "$RL" lock --help
+	refute_output --partial "COMMAND"
+	run -0 "$RL" exec --help
+	refute_output --partial "--keepalive"
+	refute_output --partial "token"
 }
 
 @test "a full stdout is an error, not a silent success" {
@@ -463,7 +483,7 @@ exit_codes() {
 	assert_output --partial "--reply-timeout DURATION"
 	assert_output --partial "--timeout DURATION  wait at most DURATION for NAME, as -w"
 	run -0 "$RL" exec --help
-	assert_output --partial "also --timeout, as flock(1) spells it"
+	assert_output --partial "wait at most DURATION for NAME; also --timeout"
 	# The manual says the same, where a user of flock looks.
 	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b | tr -s '[:space:]' ' ')
 	[[ $page == *"flock(1)'s --timeout is redlock's too: -w by another name"* ]]

@@ -132,7 +132,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	u.host = (char *)"127.0.0.1";
 	u.port = 6379;
 	if ((c = rl_client_new(&u, 100, 100)) != NULL) {
-		rl_try_acquire(c, &x, 1000, NULL, NULL, RL_JOIN_NO, &a);
+		rl_try_acquire(c, &(struct rl_try){ &x, 1000, NULL, NULL,
+		    RL_JOIN_NO }, &a);
 		if (a.owner != NULL)
 			(void)strlen(a.owner);
 		rl_release(c, &x, &rel, &holds, &a);

@@ -101,8 +101,8 @@ run_once(rl_client *c)
 {
 	int64_t t0 = rl_now_ms();
 
-	assert_int_equal(rl_run(c, NULL, &rl_script_runid, 0, NULL, 0, NULL),
-	    RL_OK);
+	assert_int_equal(rl_run(c, NULL, &(struct rl_call){ .s =
+	    &rl_script_runid }), RL_OK);
 	return rl_now_ms() - t0;
 }
 

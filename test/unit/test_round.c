@@ -406,12 +406,29 @@ opts_of(size_t need, int64_t reply_ms)
 	return o;
 }
 
+/* A call of script S with the NKEYS KEYS and NARGS ARGS given, as a
+ * round takes it (held until the next). */
+static const struct rl_call *
+call_of(const struct rl_script *s, int nkeys, const char **keys, int nargs,
+    const char **args)
+{
+	static struct rl_call call;
+
+	memset(&call, 0, sizeof(call));
+	call.s = s;
+	call.nkeys = nkeys;
+	call.nargs = nargs;
+	memcpy(call.keys, keys, (size_t)nkeys * sizeof(*keys));
+	memcpy(call.args, args, (size_t)nargs * sizeof(*args));
+	return &call;
+}
+
 /* A round of the renew script above on the first N masters, as O says. */
 static int
 renew_with(struct rl_round *r, size_t n, const struct rl_round_opts *o)
 {
-	return rl_round_script(r, nodes, n, o, &rl_script_renew, 2,
-	    renew_keys, 2, renew_args);
+	return rl_round_script(r, nodes, n, o,
+	    call_of(&rl_script_renew, 2, renew_keys, 2, renew_args));
 }
 
 static int
@@ -569,7 +586,7 @@ test_whole_script_until_the_connection_ran_it(void **state)
 static void
 test_script_exists_behind_teaches_the_connection(void **state)
 {
-	static const char *const shas[] = {
+	const char *const shas[] = {
 		rl_script_release.sha, rl_script_leave.sha
 	};
 	struct rl_round *r = &rd;
@@ -729,8 +746,8 @@ test_connect_timeout_then_the_rest_are_asked(void **state)
 	(void)state;
 	plain_masters(3);
 	srvs[2].stall = 1;
-	assert_int_equal(rl_round_script(r, nodes, 3, &o, &rl_script_renew,
-	    2, renew_keys, 2, renew_args), 0);
+	assert_int_equal(rl_round_script(r, nodes, 3, &o,
+	    call_of(&rl_script_renew, 2, renew_keys, 2, renew_args)), 0);
 	answer(r, &srvs[0], 1, ":1\r\n");
 	answer(r, &srvs[1], 1, ":1\r\n");
 	rl_round_run(r);
@@ -1044,8 +1061,8 @@ test_step_never_blocks(void **state)
 	(void)state;
 	plain_masters(2);
 	srvs[1].stall = 1;
-	assert_int_equal(rl_round_script(r, nodes, 2, &o, &rl_script_renew,
-	    2, renew_keys, 2, renew_args), 0);
+	assert_int_equal(rl_round_script(r, nodes, 2, &o,
+	    call_of(&rl_script_renew, 2, renew_keys, 2, renew_args)), 0);
 	for (i = 0; i < 40; i++) {
 		if (i == 20)
 			srvs[1].stall = 0;
@@ -1688,7 +1705,7 @@ release_round_sharded(struct rl_round *r, int whole)
 	o.pub = o.learn = 1;
 	o.whole = whole;
 	assert_int_equal(rl_round_script(r, nodes, 2, &o,
-	    &rl_script_release, 6, keys, 3, args), 0);
+	    call_of(&rl_script_release, 6, keys, 3, args)), 0);
 	answer(r, &srvs[0], 1, ":1\r\n");
 	answer(r, &srvs[1], 1, ":1\r\n");
 	rl_round_run(r);
@@ -1896,8 +1913,8 @@ test_learn_waits_for_hello(void **state)
 	srvs[0].mute = 1;
 	o = opts_of(1, 2000);
 	o.pub = o.learn = 1;
-	assert_int_equal(rl_round_script(r, nodes, 1, &o, &rl_script_force,
-	    6, keys, 2, args), 0);
+	assert_int_equal(rl_round_script(r, nodes, 1, &o,
+	    call_of(&rl_script_force, 6, keys, 2, args)), 0);
 	step_some(r);
 	assert_int_equal(srvs[0].nhello, 1);
 	assert_int_equal(srvs[0].ncmds, 0);
@@ -1911,8 +1928,8 @@ test_learn_waits_for_hello(void **state)
 	/* Known from then on: a new connection does not wait again. */
 	rl_conn_close(&nodes[0].conn);
 	srvs[0].mute = 1;
-	assert_int_equal(rl_round_script(r, nodes, 1, &o, &rl_script_force,
-	    6, keys, 2, args), 0);
+	assert_int_equal(rl_round_script(r, nodes, 1, &o,
+	    call_of(&rl_script_force, 6, keys, 2, args)), 0);
 	step_until(r, &srvs[0], 2);
 	assert_int_equal(srvs[0].opens, 2);
 	assert_string_equal(srvs[0].cmds[1].argv[10], "SPUBLISH");
@@ -1940,7 +1957,7 @@ test_pubsub_sharded_and_classic_by_request(void **state)
 	o = opts_of(1, 2000);
 	o.pub = o.learn = 1;
 	assert_int_equal(rl_round_script(r, nodes, 2, &o,
-	    &rl_script_release, 6, keys, 3, args), 0);
+	    call_of(&rl_script_release, 6, keys, 3, args)), 0);
 	/* The round waits for every master: none is sent anything yet. */
 	step_some(r);
 	assert_int_equal(srvs[0].nhello, 1);
