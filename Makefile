@@ -164,7 +164,7 @@ test:
 		    { cat build/asan/replay/$$f.log; exit 1; }; \
 		tail -n 1 build/asan/replay/$$f.log; \
 	done
-	mandoc -Tlint -Wwarning man/redlock.1
+	mandoc -Tlint -Wwarning $(MAN1) $(MAN5) $(MAN7)
 	test/suites.sh $(CURDIR)/build/asan/redlock build/asan/suites \
 	    $(CURDIR)/build/redlock
 
@@ -196,27 +196,38 @@ bench:
 	    build/bench-handover
 	test/bench/run.sh build/redlock
 
+# The manual: redlock(1), the configuration file, the concepts.
+MAN1 = man/redlock.1
+MAN5 = man/redlock.conf.5
+MAN7 = man/redlock-kinds.7 man/redlock-ha.7 man/redlock-redisson.7
+
 install: build/redlock
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
 	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR)
 	install -m 755 build/redlock $(DESTDIR)$(BINDIR)/redlock
-	install -m 644 man/redlock.1 $(DESTDIR)$(MANDIR)/man1/redlock.1
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
 	install -m 644 man/redlock.bash $(DESTDIR)$(BASHCOMPDIR)/redlock
 	install -m 644 man/_redlock $(DESTDIR)$(ZSHCOMPDIR)/_redlock
 	install -m 644 man/redlock.fish $(DESTDIR)$(FISHCOMPDIR)/redlock.fish
 
 # Everything install put in place; directories stay (others share them).
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/redlock $(DESTDIR)$(MANDIR)/man1/redlock.1 \
+	rm -f $(DESTDIR)$(BINDIR)/redlock \
+	    $(patsubst man/%,$(DESTDIR)$(MANDIR)/man1/%,$(MAN1)) \
+	    $(patsubst man/%,$(DESTDIR)$(MANDIR)/man5/%,$(MAN5)) \
+	    $(patsubst man/%,$(DESTDIR)$(MANDIR)/man7/%,$(MAN7)) \
 	    $(DESTDIR)$(BASHCOMPDIR)/redlock $(DESTDIR)$(ZSHCOMPDIR)/_redlock \
 	    $(DESTDIR)$(FISHCOMPDIR)/redlock.fish
 
 # The Debian package, built from a tree that make install fills under
 # DEBOUT (build/ unless told otherwise: tests build into a directory of
 # their own) and a control file written here: binary stripped, manual
-# gzipped, README, DEP-5 copyright from LICENSE, changelog. libssl3 is
-# dlopen'ed for rediss:// only (lib/rl_tls.c), so dpkg-shlibdeps would
-# not see it: it is a Recommends.
+# pages gzipped, README, DEP-5 copyright from LICENSE, changelog.
+# libssl3 is dlopen'ed for rediss:// only (lib/rl_tls.c), so
+# dpkg-shlibdeps would not see it: it is a Recommends.
 VERSION = $(shell sed -n 's/^\#define RL_VERSION "\(.*\)"/\1/p' lib/redlock.h)
 DEBOUT ?= build
 DEB_MAINTAINER ?= redlock maintainers <maintainers@users.noreply.a-seed-858824ef.example>
@@ -230,7 +241,7 @@ deb: build/redlock
 	    ZSHCOMPDIR=/usr/share/zsh/vendor-completions
 	strip --strip-unneeded --remove-section=.comment \
 	    --remove-section=.note $(ROOT)/usr/bin/redlock
-	gzip -9n $(ROOT)/usr/share/man/man1/redlock.1
+	gzip -9n $(ROOT)/usr/share/man/man[157]/*.[157]
 	install -d $(ROOT)/usr/share/doc/redlock $(ROOT)/DEBIAN
 	install -m 644 README.md $(ROOT)/usr/share/doc/redlock/README.md
 	{ echo 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/'; \

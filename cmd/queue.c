@@ -63,7 +63,7 @@ static void
 json_waiter(const struct rl_qentry *w)
 {
 	json_who(stdout, w->owner, w->host, w->pid, w->user, w->cmd);
-	json_int(stdout, "waiting_ms", w->since_ms, w->since_ms >= 0);
+	json_int(stdout, "waiting_ms", w->age_ms, w->age_ms >= 0);
 	json_int(stdout, "deadline_ms", w->ms, w->ms != INT64_MIN);
 	json_int(stdout, "gives_up_ms", w->gives_up_ms,
 	    w->gives_up_ms != INT64_MIN);
@@ -82,10 +82,10 @@ print_json(const char *name, const struct rl_queue *q)
 		putchar('{');
 		json_who(stdout, q->holder.owner, q->holder.host,
 		    q->holder.pid, q->holder.user, q->holder.cmd);
-		json_int(stdout, "held_ms", q->holder.since_ms,
-		    q->holder.since_ms >= 0);
+		json_int(stdout, "held_ms", q->holder.age_ms,
+		    q->holder.age_ms >= 0);
 		json_running(hold_running(&q->holder.proc, q->holder.pid,
-		    q->holder.since_ms, q->holder.held_until_ms));
+		    q->holder.age_ms, q->holder.held_until_ms));
 		json_int(stdout, "lease_ms", q->holder.ms, q->holder.ms >= 0);
 		json_finished(q->holder.held_until_ms);
 		putchar('}');
@@ -215,13 +215,13 @@ print_waiters(const struct rl_qentry *ws, size_t n, int ordered)
 		else
 			snprintf(who, sizeof(who), "%s",
 			    w->owner != NULL ? w->owner : "-");
-		rl_duration_format(w->since_ms, waiting, sizeof(waiting));
+		rl_duration_format(w->age_ms, waiting, sizeof(waiting));
 		if (ordered)
 			printf("%-4zu", i + 1);
 		else
 			printf("%-4s", "-");
 		put_cut(who, WHO_W, 0);
-		printf("  %-*s  %-*s  ", TIME_W, w->since_ms >= 0 ? waiting :
+		printf("  %-*s  %-*s  ", TIME_W, w->age_ms >= 0 ? waiting :
 		    "-", TIME_W, gives_up(w, left, sizeof(left)));
 		put_cut(w->cmd != NULL ? w->cmd : "-", cmd_w, 1);
 		putchar('\n');
@@ -256,7 +256,7 @@ print_holder(const char *name, const struct rl_qentry *h, const char *held,
 	char head[1200], who[1100], tail[200], fin[80];
 	size_t used, w = width();
 	const struct holder hd = { .host = h->host, .pid = h->pid,
-	    .not_running = hold_running(&h->proc, h->pid, h->since_ms,
+	    .not_running = hold_running(&h->proc, h->pid, h->age_ms,
 	    h->held_until_ms) == 0, .upto_pid = 1 };
 
 	snprintf(head, sizeof(head), "%s: %s (", esc(name_shown(name)),
@@ -277,7 +277,7 @@ print_text(const char *name, const struct rl_queue *q)
 	char held[32], lease[32], who[1100];
 
 	if (q->held) {
-		rl_duration_format(q->holder.since_ms, held, sizeof(held));
+		rl_duration_format(q->holder.age_ms, held, sizeof(held));
 		rl_duration_format(q->holder.ms, lease, sizeof(lease));
 		if (q->mode != NULL && strcmp(q->mode, "read") == 0)
 			printf("%s: held by %lld reader%s, lease %s left\n",

@@ -725,7 +725,8 @@ struct rl_qentry {
 	long pid;
 	const char *user;
 	const char *cmd;
-	int64_t since_ms;	/* held for / waiting for; -1 when unknown */
+	int64_t age_ms;		/* held for / waiting for; -1 when unknown
+				 * (since_ms elsewhere is an epoch) */
 	int64_t held_until_ms;	/* holder: finished (--min-hold), held until
 				 * then (server clock, epoch ms); else -1 */
 	int64_t gives_up_ms;	/* waiter: until it gives up (its -w); -1:

@@ -606,7 +606,7 @@ qentry(const redisReply *e, struct rl_qentry *q)
 	q->pid = (long)rl_elem_int(e, RL_RET_ENTRY_PID, 0);
 	q->user = rl_elem_str(e, RL_RET_ENTRY_USER);
 	q->cmd = rl_elem_str(e, RL_RET_ENTRY_CMD);
-	q->since_ms = rl_elem_int(e, RL_RET_ENTRY_SINCE_MS, -1);
+	q->age_ms = rl_elem_int(e, RL_RET_ENTRY_AGE_MS, -1);
 	q->held_until_ms = rl_elem_int(e, RL_RET_ENTRY_HELD_UNTIL, -1);
 	q->gives_up_ms = rl_elem_int(e, RL_RET_ENTRY_GIVES_UP, INT64_MIN);
 	proc_of(e, PROC_AT(ENTRY), &q->proc);

@@ -21,7 +21,7 @@
 -- RETURNS  queue      {now_ms, holder, unordered, rw, guests, waiters...}
 -- RETURNS  wrongtype  {-1, key, type}
 -- RETURNS  rw         {mode, readers, waiting, writer, writer_ms}
--- RETURNS  entry      {owner, ms, host, pid, user, cmd, since_ms, held_until,
+-- RETURNS  entry      {owner, ms, host, pid, user, cmd, age_ms, held_until,
 --                      gives_up, boot, pidns, renewed}
 -- Returns {-1, key, type} when KEY is not of the type a lock needs, else
 --   {now_ms, holder, unordered, rw, guests, waiters...} where unordered

@@ -289,18 +289,88 @@ man_options() {
 	    grep -oE -- '(^|[ ,[(|])--?[a-zA-Z][a-z-]*' | grep -oE -- '--?[a-zA-Z][a-z-]*' | sort -u
 }
 
+# The options that --complete lists, global and each command's, hidden
+# ones too; --complete itself.
+complete_options() {
+	local c
+	{
+		"$RL" --complete
+		for c in $("$RL" --complete | cut -f1 | grep -v '^-'); do
+			"$RL" --complete "$c"
+		done
+	} | cut -f1 | grep -- '^-'
+	echo --complete
+}
+binary_options() { { help_options; complete_options; } | sort -u; }
+
 @test "every option in --help is in the manual and the other way round" {
-	diff -u <(help_options) <(man_options)
+	run -0 comm -23 <(help_options) <(man_options)
+	assert_output ''
 	[ "$(help_options | wc -l)" -gt 15 ]
+	# Every long option the binary completes, those --help leaves out
+	# too; and the manual names none that the binary does not take.
+	run -0 comm -23 <(complete_options | grep -- '^--' | sort -u) <(man_options)
+	assert_output ''
+	[ "$(complete_options | grep -c -- '^--')" -gt 40 ]
+	run -0 comm -13 <(binary_options) <(man_options)
+	assert_output ''
+}
+
+# The exit statuses the binary uses: cmd/cmd.h's, and exec's 126, 127.
+exit_codes() {
+	sed -n 's/^[[:space:]]*EXIT_[A-Z_]* = \([0-9]*\).*/\1/p' \
+	    "$BATS_TEST_DIRNAME/../../cmd/cmd.h"
+	echo 126
+	echo 127
 }
 
 @test "the manual is mandoc -Tlint clean and lists every exit status" {
 	run -0 mandoc -Tlint -Wwarning "$BATS_TEST_DIRNAME/../../man/redlock.1"
 	assert_output ''
-	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -b)
-	for code in 0 1 64 65 69 70 75 79 124 126 127; do
-		grep -qE "^ +$code( |$)" <<<"$page"
+	page=$(mandoc -Tascii "$BATS_TEST_DIRNAME/../../man/redlock.1" | col -bx |
+	    sed -n '/^EXIT STATUS/,/^EXAMPLES/p')
+	[ "$(exit_codes | wc -l)" -ge 12 ]
+	for code in $(exit_codes) 128; do
+		grep -qE "^ +$code( |$)" <<<"$page" || {
+			echo "exit status $code is not in EXIT STATUS of redlock(1)"
+			return 1
+		}
 	done
+	# README.md's table too.
+	for code in $(exit_codes); do
+		grep -qE "^\| *$code *\|" "$BATS_TEST_DIRNAME/../../README.md" || {
+			echo "exit status $code is not in README.md's table"
+			return 1
+		}
+	done
+}
+
+# Each page: lint-clean, within its budget at 80 columns (redlock(1)
+# 1,200 lines and 10,000 words), all of them 20,000 words at most, and
+# each named in redlock(1)'s FILES and SEE ALSO.
+@test "every manual page is mandoc -Tlint clean, within its length, and listed in redlock(1)" {
+	local dir=$BATS_TEST_DIRNAME/../../man f n words lines total=0
+	main=$(MANWIDTH=80 man -l "$dir/redlock.1" 2>/dev/null | col -bx)
+	n=0
+	for f in "$dir"/*.[1-9]; do
+		n=$((n + 1))
+		run -0 mandoc -Tlint -Wwarning "$f"
+		assert_output ''
+		read -r lines words < <(MANWIDTH=80 man -l "$f" 2>/dev/null | wc -lw)
+		echo "$(basename "$f"): $lines lines, $words words" >&3
+		total=$((total + words))
+		case $f in
+		*/redlock.1)
+			[ "$lines" -le 1200 ] && [ "$words" -le 10000 ] ;;
+		*)
+			page=$(basename "$f")
+			grep -q "share/man/man${page##*.}/$page" <<<"$main"
+			grep -qF "${page%.*}(${page##*.})" <<<"$(sed -n '/^SEE ALSO/,$p' <<<"$main")" ;;
+		esac
+	done
+	[ "$n" -ge 5 ]
+	echo "all pages: $total words" >&3
+	[ "$total" -le 20000 ]
 }
 
 @test "the manual does not call what runs a usage error or an exit 69" {

@@ -18,7 +18,7 @@ tmake() {
 
 version() { sed -n 's/^#define RL_VERSION "\(.*\)"/\1/p' "$TOP/lib/redlock.h"; }
 
-@test "make install puts binary, manual and completions in place; make uninstall removes every one" {
+@test "make install puts binary, manual pages and completions in place; make uninstall removes every one" {
 	local d=$BATS_TEST_TMPDIR/dest
 	run -0 tmake install DESTDIR="$d" PREFIX=/usr/local
 	run -0 sh -c "cd '$d' && find . ! -type d | sort"
@@ -26,6 +26,10 @@ version() { sed -n 's/^#define RL_VERSION "\(.*\)"/\1/p' "$TOP/lib/redlock.h"; }
 	    ./usr/local/share/bash-completion/completions/redlock \
 	    ./usr/local/share/fish/vendor_completions.d/redlock.fish \
 	    ./usr/local/share/man/man1/redlock.1 \
+	    ./usr/local/share/man/man5/redlock.conf.5 \
+	    ./usr/local/share/man/man7/redlock-ha.7 \
+	    ./usr/local/share/man/man7/redlock-kinds.7 \
+	    ./usr/local/share/man/man7/redlock-redisson.7 \
 	    ./usr/local/share/zsh/site-functions/_redlock)"
 	run -0 "$d/usr/local/bin/redlock" --version
 	assert_output --partial "redlock $(version)"
@@ -64,6 +68,10 @@ version() { sed -n 's/^#define RL_VERSION "\(.*\)"/\1/p' "$TOP/lib/redlock.h"; }
 	run -0 dpkg-deb -c "$deb"
 	local f
 	for f in ./usr/bin/redlock ./usr/share/man/man1/redlock.1.gz \
+	    ./usr/share/man/man5/redlock.conf.5.gz \
+	    ./usr/share/man/man7/redlock-ha.7.gz \
+	    ./usr/share/man/man7/redlock-kinds.7.gz \
+	    ./usr/share/man/man7/redlock-redisson.7.gz \
 	    ./usr/share/bash-completion/completions/redlock \
 	    ./usr/share/zsh/vendor-completions/_redlock \
 	    ./usr/share/fish/vendor_completions.d/redlock.fish \
@@ -96,6 +104,12 @@ version() { sed -n 's/^#define RL_VERSION "\(.*\)"/\1/p' "$TOP/lib/redlock.h"; }
 	assert_line ' Redistribution and use in source and binary forms, with or without'
 	run -0 sh -c "zcat '$out/root/usr/share/man/man1/redlock.1.gz' | head -c 200"
 	assert_output --partial '.Dt REDLOCK 1'
+	# Each page, gzipped, as man finds it.
+	for f in man5/redlock.conf.5 man7/redlock-ha.7 man7/redlock-kinds.7 \
+	    man7/redlock-redisson.7; do
+		run -0 sh -c "zcat '$out/root/usr/share/man/$f.gz' | head -c 200"
+		assert_output --partial ".Dt $(basename "$f" | sed 's/\.[0-9]$//' | tr a-z A-Z)"
+	done
 }
 
 @test "the redlock of the package runs from a throwaway root, against a server" {

@@ -675,18 +675,18 @@ test_decode_queue(void **state)
 	assert_int_equal(q.holder.pid, 4242);
 	assert_string_equal(q.holder.user, "root");
 	assert_string_equal(q.holder.cmd, "pg_dump");
-	assert_int_equal(q.holder.since_ms, 72000);
+	assert_int_equal(q.holder.age_ms, 72000);
 	assert_int_equal(q.unordered, 3);
 	assert_null(q.mode);
 	assert_int_equal(q.n, 2);
 	assert_string_equal(q.waiters[0].owner, "w:1");
 	assert_int_equal(q.waiters[0].ms, 9000);
 	assert_string_equal(q.waiters[0].user, "alice");
-	assert_int_equal(q.waiters[0].since_ms, 300);
+	assert_int_equal(q.waiters[0].age_ms, 300);
 	assert_string_equal(q.waiters[1].owner, "w:2");
 	assert_true(q.waiters[1].ms == INT64_MIN);	/* no deadline */
 	assert_null(q.waiters[1].host);
-	assert_int_equal(q.waiters[1].since_ms, -1);
+	assert_int_equal(q.waiters[1].age_ms, -1);
 	/* The waiters without --fair: what each recorded, or its token. */
 	assert_int_equal(q.nguests, 2);
 	assert_string_equal(q.guests[0].owner, "g:1");
@@ -694,7 +694,7 @@ test_decode_queue(void **state)
 	assert_string_equal(q.guests[0].host, "web3");
 	assert_int_equal(q.guests[0].pid, 99);
 	assert_string_equal(q.guests[0].cmd, "backup");
-	assert_int_equal(q.guests[0].since_ms, 50);
+	assert_int_equal(q.guests[0].age_ms, 50);
 	assert_int_equal(q.guests[0].gives_up_ms, -1);
 	assert_string_equal(q.guests[1].owner, "g:2");
 	assert_null(q.guests[1].host);
