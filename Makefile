@@ -128,7 +128,8 @@ deps:
 	test/deps.sh build
 
 # Structure: no include or call cycle between lib files, nor between cmd
-# files (nm on their objects), no function over 80 lines, the Lua scripts' syntax as embedded
+# files (nm on their objects), no function over 80 lines nor over 6
+# parameters, the Lua scripts' syntax as embedded
 # (luac5.1 -p) and embed.sh's checks on copies of lua/ with a mistake
 # each, and no script key or argument named by its position outside the
 # generated code (check-calls.sh, with copies that must fail). All run,
@@ -146,6 +147,8 @@ check:
 	test/check-cycles.sh build/obj/cmd cmd || s=1; \
 	echo "== test/check-length.sh 80 lib/*.c cmd/*.c"; \
 	test/check-length.sh 80 $(LIB_SRC) $(CMD_SRC) || s=1; \
+	echo "== test/check-params.sh 6 lib/*.c cmd/*.c"; \
+	test/check-params.sh 6 $(LIB_SRC) $(CMD_SRC) || s=1; \
 	echo "== one master or several: decided in rl_quorum.c and rl_keys.c only"; \
 	! grep -n -- 'c->n [<>=!]=* *[0-9]' $(filter-out lib/rl_quorum.c \
 	    lib/rl_keys.c,$(LIB_SRC)) || s=1; \
