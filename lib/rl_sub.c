@@ -77,7 +77,7 @@ forget_moves(struct rl_waiter *w, size_t j)
 }
 
 /* Subscription J failed or was lost: say why, and subscribe again after
- * a backoff (the first loss at once). */
+ * a backoff (the first loss since an attempt was answered at once). */
 static void
 sub_failed(struct rl_waiter *w, size_t j, int64_t now)
 {
@@ -87,9 +87,10 @@ sub_failed(struct rl_waiter *w, size_t j, int64_t now)
 	rl_seterr(w->c, nd->sub.err != RL_OK ? nd->sub.err : RL_ECONNECT,
 	    "%s", nd->sub.why);
 	rl_conn_close(&nd->sub);
-	if (w->listening[j] && w->sub_backoff == 0)
+	if (w->listening[j] && !w->sub_lost) {
+		w->sub_lost = 1;
 		w->sub_at = now;
-	else if (w->sub_at <= now)
+	} else if (w->sub_at <= now)
 		w->sub_at = now + rl_backoff_ms(&w->sub_backoff);
 	w->listening[j] = 0;
 	rl_sub_note_lost(w);
@@ -264,8 +265,9 @@ rl_sub_io(struct rl_waiter *w, size_t j, short revents, int64_t now, int *got)
 		    nd->sub.why, sizeof(nd->sub.why));
 		sub_failed(w, j, now);
 	}
-	if (rl_sub_listening(w) == w->c->n)
-		w->sub_backoff = 0;
+	/* Listening again does not end the backoff: a server that takes
+	 * subscriptions and hangs up at each attempt would be hammered.
+	 * An attempt answered ends it (rl_wait.c). */
 	return RL_OK;
 }
 

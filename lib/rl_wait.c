@@ -83,8 +83,10 @@ rl_wait_attempt(struct rl_waiter *w)
 	w->try_failed = e == RL_ECONNECT || replaced(w, e);
 	if (w->try_failed)
 		e = RL_OK;
-	else
-		w->try_backoff = 0;
+	else {	/* The server answers: the next loss is retried at once. */
+		w->try_backoff = w->sub_backoff = 0;
+		w->sub_lost = 0;
+	}
 	rl_sub_note_lost(w);
 	arrived(w);
 	return e;

@@ -63,6 +63,8 @@ struct rl_waiter {
 	int64_t deadline;	/* -1: forever */
 	int64_t sub_at;		/* when to subscribe the missing ones */
 	int64_t sub_backoff;	/* last delay between failed subscriptions */
+	int sub_lost;		/* a subscription was lost since the last
+				 * attempt answered (its retry was at once) */
 	int64_t try_backoff;	/* last delay between failed attempts */
 	int try_failed;		/* the last attempt could not reach a quorum */
 	int waiting;		/* busy at its first attempt, and waits */
