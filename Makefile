@@ -154,11 +154,13 @@ check:
 	    lib/rl_keys.c,$(LIB_SRC)) || s=1; \
 	exit $$s
 
-# The whole suite, built with AddressSanitizer and UBSan.
+# The whole suite, built with AddressSanitizer and UBSan; the library
+# program of make bench is built too, so that it follows the API.
 test:
 	test/deps.sh test
 	$(MAKE) check
-	$(MAKE) build/redlock build/asan/redlock $(UNIT_BIN) $(REPLAY_BIN)
+	$(MAKE) build/redlock build/asan/redlock $(UNIT_BIN) $(REPLAY_BIN) \
+	    build/bench-lib
 	@for t in $(UNIT_BIN); do echo "== $$t"; $$t || exit 1; done
 	@for f in $(FUZZ); do printf '== fuzz replay %s: ' $$f; \
 		build/asan/replay/$$f test/fuzz/corpus/$$f/* \

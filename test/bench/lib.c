@@ -91,9 +91,9 @@ run(rl_client *c, const struct rl_lock *kind, enum mode mode, long n,
 	l = *kind;
 	l.owner = owner;
 	for (i = 0; i < n; i++) {
-		if ((mode != M_RENEW || i == 0) && (rl_try_acquire(c, &l,
-		    30000, meta, mode == M_FAIR ? &fair : NULL, RL_JOIN_NO,
-		    &a) != RL_OK || !a.acquired))
+		if ((mode != M_RENEW || i == 0) && (rl_try_acquire(c,
+		    &(const struct rl_try){ &l, 30000, meta, mode == M_FAIR ?
+		    &fair : NULL, RL_JOIN_NO }, &a) != RL_OK || !a.acquired))
 			goto fail;
 		if (mode == M_RENEW && (rl_renew(c, &l, 30000, &ours) !=
 		    RL_OK || !ours))
