@@ -401,6 +401,8 @@ rl_opts(const rl_client *c, size_t need)
 	o.connect_ms = c->connect_timeout_ms;
 	o.reply_ms = rl_reply_timeout_ms(c->n, c->node_timeout_ms,
 	    c->timeout_ms);
+	o.enough = rl_quorum(c->n);
+	o.straggle_ms = rl_straggle_ms(c->n, c->node_timeout_ms);
 	if (x != NULL && x->until_ms >= 0) {
 		int64_t left = x->until_ms - rl_now_ms();
 

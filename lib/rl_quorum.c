@@ -54,6 +54,12 @@ rl_reply_timeout_ms(size_t n, int64_t node_ms, int64_t timeout_ms)
 	return n == 1 ? timeout_ms : node_ms;
 }
 
+int64_t
+rl_straggle_ms(size_t n, int64_t node_ms)
+{
+	return n == 1 ? 0 : node_ms;
+}
+
 int
 rl_quorum_check_distinct(size_t n)
 {

@@ -14,6 +14,11 @@
  * whole --reply-timeout, with several the short node timeout, so that one slow
  * master does not eat the lease (Redlock). */
 int64_t rl_reply_timeout_ms(size_t n, int64_t node_ms, int64_t timeout_ms);
+/* How much longer than the first quorum of N masters the others may take
+ * to connect, with NODE_MS the per-master bound: NODE_MS over several
+ * masters (a dead one costs a round that much, not --connect-timeout);
+ * 0, no limit, for one. */
+int64_t rl_straggle_ms(size_t n, int64_t node_ms);
 /* Whether two URLs could name one server and count twice: worth a
  * run_id check when there is more than one to count. */
 int rl_quorum_check_distinct(size_t n);

@@ -132,6 +132,7 @@ start(struct rl_round *r, struct rl_node *nodes, size_t n,
 	r->sent = r->done = 0;
 	r->nsent = 0;
 	r->sent_ms = now;
+	r->cut_ms = 0;
 	clear_replies(nodes, n);
 	for (j = 0; j < n; j++)
 		node_join(r, &nodes[j], now);
@@ -701,8 +702,13 @@ node_late(const struct rl_round *r, struct rl_node *nd)
 	}
 	if (nd->phase == RL_PH_CONNECT && nd->conn.state != RL_CONN_READY) {
 		/* Cut by the wait's end: -w bounded it, as where the client
-		 * cuts a round (rl_client.c). */
-		if (r->o.connect_wait_ms > 1) {
+		 * cuts a round (rl_client.c); or by the per-master bound,
+		 * once a quorum was connected (cut_stragglers). */
+		if (r->cut_ms > 0 && nd->deadline == r->cut_ms) {
+			rl_duration_format(r->o.straggle_ms, w, sizeof(w));
+			snprintf(within, sizeof(within), "not within %s of a "
+			    "majority (the per-master bound)", w);
+		} else if (r->o.connect_wait_ms > 1) {
 			rl_duration_format(r->o.connect_wait_ms, w, sizeof(w));
 			snprintf(within, sizeof(within), "none within -w %s", w);
 		} else
@@ -766,6 +772,32 @@ rl_round_wake(const struct rl_round *r)
 	return r->done ? -1 : wake;
 }
 
+/* Once a quorum of masters is connected (opts enough), those still
+ * connecting get the per-master bound more (opts straggle_ms), not what
+ * is left of --connect-timeout: a master whose packets are dropped
+ * costs the round that much, and the rest are asked while their leases
+ * are young. */
+static void
+cut_stragglers(struct rl_round *r, int64_t now)
+{
+	size_t j, up = 0;
+
+	if (r->sent || r->o.straggle_ms <= 0)
+		return;
+	for (j = 0; j < r->n && r->cut_ms == 0; j++)
+		up += r->nodes[j].phase == RL_PH_READY;
+	if (r->cut_ms == 0 && (up == 0 || up < r->o.enough))
+		return;
+	if (r->cut_ms == 0)
+		r->cut_ms = now + r->o.straggle_ms;
+	for (j = 0; j < r->n; j++) {
+		struct rl_node *nd = &r->nodes[j];
+
+		if (nd->phase == RL_PH_CONNECT && nd->deadline > r->cut_ms)
+			nd->deadline = r->cut_ms;
+	}
+}
+
 int
 rl_round_step(struct rl_round *r, int64_t now)
 {
@@ -789,6 +821,7 @@ rl_round_step(struct rl_round *r, int64_t now)
 		if (active(nd) && now >= nd->deadline)
 			node_late(r, nd);
 	}
+	cut_stragglers(r, now);
 	for (j = 0; j < r->n; j++)
 		busy += r->nodes[j].phase == RL_PH_CONNECT;
 	if (!r->sent && busy == 0)

@@ -90,6 +90,13 @@ struct rl_round_opts {
 				 * wait (-w) this long, shorter than
 				 * --connect-timeout */
 	int64_t reply_ms;	/* to answer once sent */
+	size_t enough;		/* once this many masters are connected... */
+	int64_t straggle_ms;	/* > 0: ...those still connecting get at
+				 * most this long more (the per-master
+				 * bound): a master that does not answer
+				 * costs a round that, never the whole
+				 * connect_ms (several masters,
+				 * rl_straggle_ms) */
 	int keep;		/* only masters still connected take part: a
 				 * lone WAIT must follow its write on the
 				 * same connection */
@@ -143,6 +150,8 @@ struct rl_round {
 	const char *const *shas;	/* what it asks of: EXISTS_N SHAs */
 	size_t exists_n;
 	int64_t sent_ms;	/* when the command went out */
+	int64_t cut_ms;		/* when masters still connecting are given
+				 * up on (opts straggle_ms); 0 */
 	size_t nsent;		/* to how many masters */
 	int sent;
 	int done;

@@ -121,6 +121,67 @@ down() { stop_redis "$(pid_of "$1")"; }
 	kill -CONT "$(pid_of M3)"
 }
 
+# holes N: N ports whose connections hang (test/bats/hole.py: every SYN
+# dropped, as a partition drops a master's packets); "$holes" lists them.
+holes() {
+	python3 "$BATS_TEST_DIRNAME/hole.py" "$1" >"$D/holes" 3>&- &
+	hpid=$!
+	wait_for 5 test -s "$D/holes"
+	holes=$(cat "$D/holes")
+}
+held_on() { [ "$(holding "$1")" = "$2" ]; }
+# Three live masters and two whose packets are dropped.
+cut_urls() {
+	local p
+	cut="redis://127.0.0.1:$M1_PORT,redis://127.0.0.1:$M2_PORT,redis://127.0.0.1:$M3_PORT"
+	for p in $holes; do cut="$cut,redis://127.0.0.1:$p"; done
+}
+
+@test "2 of 5 masters drop every packet: each acquisition costs the per-master bound, not --connect-timeout" {
+	holes 2
+	cut_urls
+	t0=$(now_ms)
+	run -0 --separate-stderr timeout 30 "$RL" -u "$cut" --connect-timeout 10s \
+	    exec -v -t 3s x -- true
+	took=$(($(now_ms) - t0))
+	kill "$hpid"
+	echo "acquired, ran and released in $took ms (per-master bound 30 ms, connect timeout 10 s)" >&3
+	# Waiting for the two would take the 10 s connect timeout.
+	[ "$took" -lt 5000 ]
+	[[ $stderr == *"acquired x on 3 masters (fence "*", lease 3000ms, validity "* ]]
+	[ "$(holding x)" = 0 ]
+}
+
+@test "2 of 5 masters drop every packet: the watchdog renews on the live three, a short lease is kept" {
+	holes 2
+	cut_urls
+	# -t 3s: a renewal every second; one that waited for the two dead
+	# masters' connections would let the lease run out (exit 79).
+	run -0 --separate-stderr timeout 60 "$RL" -u "$cut" --connect-timeout 10s \
+	    exec -t 3s x -- sleep 7
+	kill "$hpid"
+	[[ $stderr != *"lost the lock"* ]]
+	[ "$(holding x)" = 0 ]
+}
+
+@test "2 of 5 masters drop every packet: a waiter is woken by the release and a -n contender answers at once" {
+	holes 2
+	cut_urls
+	"$RL" -u "$cut" --connect-timeout 10s exec -t 3s x -- sleep 2 3>&- &
+	hold=$!
+	wait_for 5 held_on x 3
+	t0=$(now_ms)
+	run -75 --separate-stderr timeout 30 "$RL" -u "$cut" --connect-timeout 10s \
+	    exec -n x -- true
+	took=$(($(now_ms) - t0))
+	echo "busy answer in $took ms" >&3
+	[ "$took" -lt 5000 ]
+	run -0 --separate-stderr timeout 30 "$RL" -u "$cut" --connect-timeout 10s \
+	    exec -w 20s -t 3s x -- true
+	reap "$hold"
+	kill "$hpid"
+}
+
 # waits_out URLS ANSWERED: on URLS, where no quorum answers in time but
 # one is in reach, exec -n exits 69 saying ANSWERED ("N of 5 masters
 # answered"), and exec -w 2s waits its 2 s out (75), COMMAND not run.

@@ -764,6 +764,63 @@ test_connect_timeout_then_the_rest_are_asked(void **state)
 	assert_int_equal(srvs[2].ncmds, 0);
 }
 
+/* Once a quorum is connected (opts enough), a master still connecting
+ * gets the per-master bound (opts straggle_ms) more, not the rest of
+ * connect_ms: a master whose packets are dropped costs a round that. */
+static void
+test_straggler_gets_the_per_master_bound(void **state)
+{
+	struct rl_round_opts o = { .need = 1, .connect_ms = 5000,
+	    .reply_ms = 2000, .enough = 2, .straggle_ms = 20 };
+	struct rl_round *r = &rd;
+	int64_t t0 = rl_now_ms(), took;
+
+	(void)state;
+	plain_masters(3);
+	srvs[2].stall = 1;
+	assert_int_equal(rl_round_script(r, nodes, 3, &o,
+	    call_of(&rl_script_renew, 2, renew_keys, 2, renew_args)), 0);
+	answer(r, &srvs[0], 1, ":1\r\n");
+	answer(r, &srvs[1], 1, ":1\r\n");
+	rl_round_run(r);
+	took = rl_now_ms() - t0;
+	assert_true(took >= 20);
+	assert_true(took < 2500);	/* not connect_ms (5 s) */
+	assert_int_equal(rl_round_answered(r), 2);
+	assert_int_equal(nodes[2].err, RL_ECONNECT);
+	assert_non_null(strstr(nodes[2].why, "cannot connect to "
+	    "redis://127.0.0.1:6393: not within 20ms of a majority"));
+	assert_int_equal(nodes[2].conn.state, RL_CONN_CLOSED);
+	rl_round_end(r);
+	pump_all();
+	assert_int_equal(srvs[2].ncmds, 0);
+}
+
+/* Short of a quorum connected, nobody is cut: the round waits connect_ms
+ * for the masters it needs. */
+static void
+test_no_cut_before_a_quorum_connects(void **state)
+{
+	struct rl_round_opts o = { .need = 1, .connect_ms = 300,
+	    .reply_ms = 2000, .enough = 2, .straggle_ms = 20 };
+	struct rl_round *r = &rd;
+	int64_t t0 = rl_now_ms();
+
+	(void)state;
+	plain_masters(3);
+	srvs[1].stall = 1;
+	srvs[2].stall = 1;
+	assert_int_equal(rl_round_script(r, nodes, 3, &o,
+	    call_of(&rl_script_renew, 2, renew_keys, 2, renew_args)), 0);
+	rl_round_run(r);
+	assert_true(rl_now_ms() - t0 >= 300);
+	assert_int_equal(r->cut_ms, 0);
+	assert_non_null(strstr(nodes[1].why, "cannot connect to "
+	    "redis://127.0.0.1:6392: timed out"));
+	rl_round_end(r);
+	pump_all();
+}
+
 /* AUTH and SELECT go first; the script waits for their replies. */
 static void
 test_handshake_goes_first(void **state)
@@ -2252,6 +2309,10 @@ main(void)
 		T(test_too_few_reachable_sends_nothing),
 		T(test_connect_failing_under_way),
 		T(test_connect_timeout_then_the_rest_are_asked),
+		T(test_straggler_gets_the_per_master_bound),
+		T(test_no_cut_before_a_quorum_connects),
+	T(test_straggler_gets_the_per_master_bound),
+	T(test_no_cut_before_a_quorum_connects),
 		T(test_handshake_goes_first),
 		T(test_handshake_names_the_acl_user),
 		T(test_wrong_password_stops_the_round),
