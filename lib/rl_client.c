@@ -438,6 +438,10 @@ rl_opts_pub(const rl_client *c)
 	 * lock would stay held on that master (a nested hold: the outer
 	 * one's hold, for its whole lease). */
 	o.whole = rl_opts_early(c, &o);
+	/* It must run wherever it can: a master slow to connect is waited
+	 * for as long as --connect-timeout, not the per-master bound (one
+	 * the hold never went to is left out: opts hold). */
+	o.straggle_ms = 0;
 	return o;
 }
 
